@@ -1,0 +1,210 @@
+//! Per-object differences between two snapshots.
+
+use serde::{Deserialize, Serialize};
+
+use crate::Snapshot;
+
+/// What happened to one object between two snapshots.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Op {
+    Create,
+    Update,
+    Delete,
+}
+
+impl Op {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Op::Create => "create",
+            Op::Update => "update",
+            Op::Delete => "delete",
+        }
+    }
+}
+
+/// One observed change to one object.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Change {
+    pub object: String,
+    pub op: Op,
+    /// For updates: `true` when content that existed before was changed or
+    /// removed (a destructive overwrite), `false` when fields were only added.
+    /// An object without a field breakdown is always an overwrite when it changes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overwrite: Option<bool>,
+    /// Digest before the change (absent for a create).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<String>,
+    /// Digest after the change (absent for a delete).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
+}
+
+impl Change {
+    /// Deletes and overwrites are what `destructiveHint` is about.
+    pub fn is_destructive(&self) -> bool {
+        match self.op {
+            Op::Delete => true,
+            Op::Update => self.overwrite.unwrap_or(true),
+            Op::Create => false,
+        }
+    }
+}
+
+/// Every change between two snapshots, ordered by object id.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Delta {
+    pub changes: Vec<Change>,
+}
+
+impl Delta {
+    pub fn is_empty(&self) -> bool {
+        self.changes.is_empty()
+    }
+
+    pub fn count(&self, op: Op) -> usize {
+        self.changes.iter().filter(|c| c.op == op).count()
+    }
+}
+
+/// Compares two snapshots object by object. Content (the digest) decides
+/// whether an object changed; nothing else is consulted.
+pub fn diff(before: &Snapshot, after: &Snapshot) -> Delta {
+    let mut changes = Vec::new();
+    let mut old = before.objects.iter().peekable();
+    let mut new = after.objects.iter().peekable();
+    loop {
+        match (old.peek(), new.peek()) {
+            (None, None) => break,
+            (Some((id, state)), None) => {
+                changes.push(deleted(id, &state.digest));
+                old.next();
+            }
+            (None, Some((id, state))) => {
+                changes.push(created(id, &state.digest));
+                new.next();
+            }
+            (Some((old_id, old_state)), Some((new_id, new_state))) => {
+                match old_id.cmp(new_id) {
+                    std::cmp::Ordering::Less => {
+                        changes.push(deleted(old_id, &old_state.digest));
+                        old.next();
+                    }
+                    std::cmp::Ordering::Greater => {
+                        changes.push(created(new_id, &new_state.digest));
+                        new.next();
+                    }
+                    std::cmp::Ordering::Equal => {
+                        if old_state.digest != new_state.digest {
+                            let overwrite = old_state.fields.is_empty()
+                                || old_state
+                                    .fields
+                                    .iter()
+                                    .any(|(k, v)| new_state.fields.get(k) != Some(v));
+                            changes.push(Change {
+                                object: (*old_id).clone(),
+                                op: Op::Update,
+                                overwrite: Some(overwrite),
+                                before: Some(old_state.digest.clone()),
+                                after: Some(new_state.digest.clone()),
+                            });
+                        }
+                        old.next();
+                        new.next();
+                    }
+                }
+            }
+        }
+    }
+    Delta { changes }
+}
+
+fn created(id: &str, digest: &str) -> Change {
+    Change {
+        object: id.to_owned(),
+        op: Op::Create,
+        overwrite: None,
+        before: None,
+        after: Some(digest.to_owned()),
+    }
+}
+
+fn deleted(id: &str, digest: &str) -> Change {
+    Change {
+        object: id.to_owned(),
+        op: Op::Delete,
+        overwrite: None,
+        before: Some(digest.to_owned()),
+        after: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+    use crate::ObjectState;
+
+    fn state(digest: &str, fields: &[(&str, &str)]) -> ObjectState {
+        ObjectState {
+            digest: digest.into(),
+            size: 1,
+            fields: fields
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect::<BTreeMap<_, _>>(),
+        }
+    }
+
+    fn snap(objects: &[(&str, ObjectState)]) -> Snapshot {
+        Snapshot {
+            objects: objects
+                .iter()
+                .map(|(id, s)| (id.to_string(), s.clone()))
+                .collect(),
+            warnings: vec![],
+        }
+    }
+
+    #[test]
+    fn create_update_delete_are_told_apart_in_id_order() {
+        let before = snap(&[("a/1", state("x", &[])), ("b/1", state("y", &[]))]);
+        let after = snap(&[("b/1", state("z", &[])), ("c/1", state("w", &[]))]);
+        let ops: Vec<_> = diff(&before, &after)
+            .changes
+            .into_iter()
+            .map(|c| (c.object, c.op))
+            .collect();
+        assert_eq!(
+            ops,
+            vec![
+                ("a/1".to_string(), Op::Delete),
+                ("b/1".to_string(), Op::Update),
+                ("c/1".to_string(), Op::Create)
+            ]
+        );
+    }
+
+    #[test]
+    fn same_digest_is_no_change() {
+        let s = snap(&[("a/1", state("x", &[("f", "1")]))]);
+        assert!(diff(&s, &s.clone()).is_empty());
+    }
+
+    #[test]
+    fn added_field_is_additive_changed_field_is_overwrite() {
+        let before = snap(&[("n/1", state("x", &[("body", "1")]))]);
+        let grown = snap(&[("n/1", state("y", &[("body", "1"), ("tag", "2")]))]);
+        let changed = snap(&[("n/1", state("z", &[("body", "3")]))]);
+        let d = diff(&before, &grown);
+        assert_eq!(d.changes[0].overwrite, Some(false));
+        assert!(!d.changes[0].is_destructive());
+        let d = diff(&before, &changed);
+        assert_eq!(d.changes[0].overwrite, Some(true));
+        assert!(d.changes[0].is_destructive());
+    }
+}

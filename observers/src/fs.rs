@@ -1,0 +1,1 @@
+//! Filesystem observer (being written).

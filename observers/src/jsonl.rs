@@ -1,0 +1,1 @@
+//! JSON-lines observer (being written).

@@ -1,0 +1,1 @@
+//! SQLite observer (being written).
