@@ -85,36 +85,34 @@ pub fn diff(before: &Snapshot, after: &Snapshot) -> Delta {
                 changes.push(created(id, &state.digest));
                 new.next();
             }
-            (Some((old_id, old_state)), Some((new_id, new_state))) => {
-                match old_id.cmp(new_id) {
-                    std::cmp::Ordering::Less => {
-                        changes.push(deleted(old_id, &old_state.digest));
-                        old.next();
-                    }
-                    std::cmp::Ordering::Greater => {
-                        changes.push(created(new_id, &new_state.digest));
-                        new.next();
-                    }
-                    std::cmp::Ordering::Equal => {
-                        if old_state.digest != new_state.digest {
-                            let overwrite = old_state.fields.is_empty()
-                                || old_state
-                                    .fields
-                                    .iter()
-                                    .any(|(k, v)| new_state.fields.get(k) != Some(v));
-                            changes.push(Change {
-                                object: (*old_id).clone(),
-                                op: Op::Update,
-                                overwrite: Some(overwrite),
-                                before: Some(old_state.digest.clone()),
-                                after: Some(new_state.digest.clone()),
-                            });
-                        }
-                        old.next();
-                        new.next();
-                    }
+            (Some((old_id, old_state)), Some((new_id, new_state))) => match old_id.cmp(new_id) {
+                std::cmp::Ordering::Less => {
+                    changes.push(deleted(old_id, &old_state.digest));
+                    old.next();
                 }
-            }
+                std::cmp::Ordering::Greater => {
+                    changes.push(created(new_id, &new_state.digest));
+                    new.next();
+                }
+                std::cmp::Ordering::Equal => {
+                    if old_state.digest != new_state.digest {
+                        let overwrite = old_state.fields.is_empty()
+                            || old_state
+                                .fields
+                                .iter()
+                                .any(|(k, v)| new_state.fields.get(k) != Some(v));
+                        changes.push(Change {
+                            object: (*old_id).clone(),
+                            op: Op::Update,
+                            overwrite: Some(overwrite),
+                            before: Some(old_state.digest.clone()),
+                            after: Some(new_state.digest.clone()),
+                        });
+                    }
+                    old.next();
+                    new.next();
+                }
+            },
         }
     }
     Delta { changes }

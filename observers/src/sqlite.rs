@@ -6,12 +6,27 @@
 //! the file set (database, `-wal`, `-journal`) is copied byte for byte into a
 //! private temporary directory and SQLite opens the copy. The original's bytes
 //! and inodes are never touched.
+//!
+//! Object ids:
+//! - `sqlite_master/<type>:<name>` for every schema entry (tables, indexes,
+//!   views, triggers), so a table created empty is still a visible effect;
+//! - `<table>/<key>` for every row, the key being the primary key values joined
+//!   with `,` in primary-key order, or the rowid when no key is declared;
+//! - `sqlite_sequence/<table>` for AUTOINCREMENT counters.
+//!
+//! Two rows whose keys render alike (a TEXT `'1'` and an INTEGER `1`, two NULL
+//! keys in a rowid table, a `,` inside a composite key) get a `#2`, `#3`, ...
+//! suffix in scan order, and the snapshot carries a warning saying so.
 
+use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags};
 
-use crate::ObserveError;
+use crate::{ObjectState, ObserveError, Observer, Snapshot};
 
 /// Suffixes of the files SQLite keeps beside a database.
 const COMPANIONS: [&str; 2] = ["-wal", "-journal"];
@@ -19,8 +34,10 @@ const COMPANIONS: [&str; 2] = ["-wal", "-journal"];
 /// A private, disposable copy of a database's file set, opened read-write so
 /// SQLite may replay a WAL or roll back a hot journal *in the copy*.
 pub struct PrivateCopy {
-    _dir: tempfile::TempDir,
+    // Declared before `_dir` so the connection closes (and finishes any
+    // checkpoint in the copy) before the directory holding the copy is removed.
     conn: Connection,
+    _dir: tempfile::TempDir,
 }
 
 impl PrivateCopy {
@@ -61,7 +78,7 @@ impl PrivateCopy {
             path: path.to_path_buf(),
             source,
         })?;
-        Ok(Some(Self { _dir: dir, conn }))
+        Ok(Some(Self { conn, _dir: dir }))
     }
 
     /// The connection to the copy. Writes through it reach only the copy.
@@ -74,4 +91,866 @@ fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
     name.push(suffix);
     PathBuf::from(name)
+}
+
+/// Observes a SQLite database row by row, so an audit can charge each created,
+/// updated or deleted row (and each schema change) to the tool call that made it.
+///
+/// It only ever reads a [`PrivateCopy`], so observing cannot perturb the server.
+#[derive(Clone, Debug)]
+pub struct SqliteObserver {
+    path: PathBuf,
+}
+
+impl SqliteObserver {
+    /// The path is remembered, not opened: the server may create the database
+    /// only on its first write, after the observer exists.
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        Self { path: path.into() }
+    }
+
+    /// The database this observer watches, for reports and error messages.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Observer for SqliteObserver {
+    fn kind(&self) -> &'static str {
+        "sqlite"
+    }
+
+    fn snapshot(&mut self) -> Result<Snapshot, ObserveError> {
+        let Some(copy) = PrivateCopy::open(&self.path)? else {
+            return Ok(Snapshot::default());
+        };
+        read_snapshot(copy.conn()).map_err(|source| ObserveError::Sqlite {
+            path: self.path.clone(),
+            source,
+        })
+    }
+}
+
+/// Storage-class tags of the canonical value encoding.
+const TAG_NULL: u8 = 0;
+const TAG_INTEGER: u8 = 1;
+const TAG_REAL: u8 = 2;
+const TAG_TEXT: u8 = 3;
+const TAG_BLOB: u8 = 4;
+
+/// Hex characters kept of a per-field digest: enough to tell values apart in a
+/// diff, short enough that a wide table's snapshot stays small.
+const FIELD_DIGEST_CHARS: usize = 16;
+
+/// Names under which SQLite exposes the rowid, in the order it resolves them.
+const ROWID_ALIASES: [&str; 3] = ["rowid", "_rowid_", "oid"];
+
+/// Reads the schema (fatal on failure: this is where a non-database fails) and
+/// then every table (a table that cannot be read becomes a warning).
+fn read_snapshot(conn: &Connection) -> rusqlite::Result<Snapshot> {
+    let mut snapshot = Snapshot::default();
+    let mut tables = Vec::new();
+    {
+        let mut stmt =
+            conn.prepare("SELECT type, name, sql FROM main.sqlite_master ORDER BY type, name")?;
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            let kind = text_lossy(row.get_ref(0)?);
+            let name = text_lossy(row.get_ref(1)?);
+            let state = match row.get_ref(2)? {
+                ValueRef::Null => ObjectState::whole(format!("{kind}\0{name}").as_bytes()),
+                ValueRef::Text(sql) | ValueRef::Blob(sql) => ObjectState::whole(sql),
+                other => ObjectState::whole(render_key(other).as_bytes()),
+            };
+            insert_unique(
+                &mut snapshot.objects,
+                format!("sqlite_master/{kind}:{name}"),
+                state,
+            );
+            if kind == "table" && is_observed_table(&name) {
+                tables.push(name);
+            }
+        }
+    }
+    for table in tables {
+        let mut rows = Vec::new();
+        let outcome = plan_table(conn, &table)
+            .and_then(|plan| read_rows(conn, &plan, &mut rows).map_err(|e| e.to_string()));
+        match outcome {
+            Ok(()) => {
+                let mut collisions = 0usize;
+                for (id, state) in rows {
+                    if !insert_unique(&mut snapshot.objects, id, state) {
+                        collisions += 1;
+                    }
+                }
+                if collisions > 0 {
+                    snapshot.warnings.push(format!(
+                        "table {table:?}: {collisions} row id(s) rendered like an earlier \
+                         object and were suffixed with #n"
+                    ));
+                }
+            }
+            Err(reason) => snapshot
+                .warnings
+                .push(format!("table {table:?} not observed: {reason}")),
+        }
+    }
+    Ok(snapshot)
+}
+
+/// SQLite's own bookkeeping tables (`sqlite_stat1`, ...) are skipped, except
+/// `sqlite_sequence`, whose counters a server changes through AUTOINCREMENT.
+fn is_observed_table(name: &str) -> bool {
+    let internal = name
+        .get(..7)
+        .is_some_and(|p| p.eq_ignore_ascii_case("sqlite_"));
+    !internal || name.eq_ignore_ascii_case("sqlite_sequence")
+}
+
+/// How to read one table: the SELECT, the content columns it returns first,
+/// and which result columns make up the row key.
+struct TablePlan {
+    name: String,
+    columns: Vec<String>,
+    key: Vec<usize>,
+    select: String,
+}
+
+fn plan_table(conn: &Connection, table: &str) -> Result<TablePlan, String> {
+    let mut columns = Vec::new();
+    let mut pk: Vec<(i64, usize)> = Vec::new();
+    {
+        let mut stmt = conn
+            .prepare("SELECT name, pk FROM pragma_table_info(?1, 'main') ORDER BY cid")
+            .map_err(|e| e.to_string())?;
+        let mut rows = stmt.query([table]).map_err(|e| e.to_string())?;
+        while let Some(row) = rows.next().map_err(|e| e.to_string())? {
+            let name = text_lossy(row.get_ref(0).map_err(|e| e.to_string())?);
+            let rank: i64 = row.get(1).map_err(|e| e.to_string())?;
+            if rank > 0 {
+                pk.push((rank, columns.len()));
+            }
+            columns.push(name);
+        }
+    }
+    if columns.is_empty() {
+        return Err("no columns visible (table_info is empty)".into());
+    }
+    pk.sort_unstable();
+    let mut key: Vec<usize> = pk.into_iter().map(|(_, index)| index).collect();
+    if table.eq_ignore_ascii_case("sqlite_sequence")
+        && let Some(index) = columns.iter().position(|c| c.eq_ignore_ascii_case("name"))
+    {
+        key = vec![index];
+    }
+    let mut select = String::from("SELECT ");
+    for (i, column) in columns.iter().enumerate() {
+        if i > 0 {
+            select.push_str(", ");
+        }
+        push_quoted(&mut select, column);
+    }
+    if key.is_empty() {
+        let alias = ROWID_ALIASES
+            .iter()
+            .find(|alias| !columns.iter().any(|c| c.eq_ignore_ascii_case(alias)))
+            .ok_or("no primary key, and every rowid alias is a column name")?;
+        select.push_str(", ");
+        select.push_str(alias);
+        key.push(columns.len());
+    }
+    select.push_str(" FROM main.");
+    push_quoted(&mut select, table);
+    Ok(TablePlan {
+        name: table.to_owned(),
+        columns,
+        key,
+        select,
+    })
+}
+
+/// Streams a table's rows, keeping only each row's digests.
+fn read_rows(
+    conn: &Connection,
+    plan: &TablePlan,
+    out: &mut Vec<(String, ObjectState)>,
+) -> rusqlite::Result<()> {
+    let mut stmt = conn.prepare(&plan.select)?;
+    let mut rows = stmt.query([])?;
+    let mut encoding = Vec::new();
+    while let Some(row) = rows.next()? {
+        encoding.clear();
+        let mut fields = BTreeMap::new();
+        for (i, column) in plan.columns.iter().enumerate() {
+            push_len(&mut encoding, column.len());
+            encoding.extend_from_slice(column.as_bytes());
+            let start = encoding.len();
+            let value = row.get_ref(i)?;
+            push_tagged(&mut encoding, value);
+            if value != ValueRef::Null {
+                let mut digest = crate::digest_hex(&encoding[start..]);
+                digest.truncate(FIELD_DIGEST_CHARS);
+                fields.insert(column.clone(), digest);
+            }
+        }
+        let mut id = plan.name.clone();
+        id.push('/');
+        for (n, &index) in plan.key.iter().enumerate() {
+            if n > 0 {
+                id.push(',');
+            }
+            id.push_str(&render_key(row.get_ref(index)?));
+        }
+        out.push((
+            id,
+            ObjectState {
+                digest: crate::digest_hex(&encoding),
+                size: encoding.len() as u64,
+                fields,
+            },
+        ));
+    }
+    Ok(())
+}
+
+/// Inserts under `id`, or under the first free `id#2`, `id#3`, ... when `id` is
+/// taken. Returns whether `id` itself was free.
+fn insert_unique(
+    objects: &mut BTreeMap<String, ObjectState>,
+    id: String,
+    state: ObjectState,
+) -> bool {
+    let taken = match objects.entry(id) {
+        Entry::Vacant(slot) => {
+            slot.insert(state);
+            return true;
+        }
+        Entry::Occupied(slot) => slot.key().clone(),
+    };
+    let mut n = 2u64;
+    loop {
+        if let Entry::Vacant(slot) = objects.entry(format!("{taken}#{n}")) {
+            slot.insert(state);
+            return false;
+        }
+        n += 1;
+    }
+}
+
+/// Appends `value` as a storage-class tag followed by a self-delimiting payload.
+fn push_tagged(buf: &mut Vec<u8>, value: ValueRef<'_>) {
+    match value {
+        ValueRef::Null => buf.push(TAG_NULL),
+        ValueRef::Integer(i) => {
+            buf.push(TAG_INTEGER);
+            buf.extend_from_slice(&i.to_le_bytes());
+        }
+        ValueRef::Real(r) => {
+            buf.push(TAG_REAL);
+            buf.extend_from_slice(&r.to_bits().to_le_bytes());
+        }
+        ValueRef::Text(bytes) => {
+            buf.push(TAG_TEXT);
+            push_len(buf, bytes.len());
+            buf.extend_from_slice(bytes);
+        }
+        ValueRef::Blob(bytes) => {
+            buf.push(TAG_BLOB);
+            push_len(buf, bytes.len());
+            buf.extend_from_slice(bytes);
+        }
+    }
+}
+
+fn push_len(buf: &mut Vec<u8>, len: usize) {
+    buf.extend_from_slice(&(len as u64).to_le_bytes());
+}
+
+/// A key value as it appears in an object id.
+fn render_key(value: ValueRef<'_>) -> String {
+    match value {
+        ValueRef::Null => "NULL".to_owned(),
+        ValueRef::Integer(i) => i.to_string(),
+        ValueRef::Real(r) => format!("{r}"),
+        ValueRef::Text(bytes) => String::from_utf8_lossy(bytes).into_owned(),
+        ValueRef::Blob(bytes) => {
+            let mut hex = String::with_capacity(bytes.len() * 2);
+            for b in bytes {
+                let _ = write!(hex, "{b:02x}");
+            }
+            hex
+        }
+    }
+}
+
+fn text_lossy(value: ValueRef<'_>) -> String {
+    match value {
+        ValueRef::Text(bytes) | ValueRef::Blob(bytes) => {
+            String::from_utf8_lossy(bytes).into_owned()
+        }
+        other => render_key(other),
+    }
+}
+
+/// Appends `name` as a double-quoted SQL identifier.
+fn push_quoted(sql: &mut String, name: &str) {
+    sql.push('"');
+    sql.push_str(&name.replace('"', "\"\""));
+    sql.push('"');
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::os::unix::fs::MetadataExt;
+    use std::time::SystemTime;
+
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+    use crate::{Op, diff};
+
+    /// Everything about a file that an observer must not change.
+    #[derive(Debug, PartialEq)]
+    struct FileFacts {
+        ino: u64,
+        size: u64,
+        modified: SystemTime,
+        bytes: Vec<u8>,
+    }
+
+    fn file_set(dir: &Path) -> BTreeMap<String, FileFacts> {
+        std::fs::read_dir(dir)
+            .expect("read_dir")
+            .map(|entry| {
+                let entry = entry.expect("dir entry");
+                let meta = entry.metadata().expect("metadata");
+                let facts = FileFacts {
+                    ino: meta.ino(),
+                    size: meta.size(),
+                    modified: meta.modified().expect("mtime"),
+                    bytes: std::fs::read(entry.path()).expect("read"),
+                };
+                (entry.file_name().to_string_lossy().into_owned(), facts)
+            })
+            .collect()
+    }
+
+    fn snap(path: &Path) -> Snapshot {
+        SqliteObserver::new(path).snapshot().expect("snapshot")
+    }
+
+    fn ids(snapshot: &Snapshot) -> Vec<&str> {
+        snapshot.objects.keys().map(String::as_str).collect()
+    }
+
+    fn row_ids<'a>(snapshot: &'a Snapshot, table: &str) -> Vec<&'a str> {
+        let prefix = format!("{table}/");
+        snapshot
+            .objects
+            .keys()
+            .filter(|id| id.starts_with(&prefix))
+            .map(String::as_str)
+            .collect()
+    }
+
+    fn changes(before: &Snapshot, after: &Snapshot) -> Vec<(String, Op, Option<bool>)> {
+        diff(before, after)
+            .changes
+            .into_iter()
+            .map(|c| (c.object, c.op, c.overwrite))
+            .collect()
+    }
+
+    fn db(sql: &str) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("store.db");
+        Connection::open(&path)
+            .expect("open")
+            .execute_batch(sql)
+            .expect("setup sql");
+        (dir, path)
+    }
+
+    fn exec(path: &Path, sql: &str) {
+        Connection::open(path)
+            .expect("open")
+            .execute_batch(sql)
+            .expect("sql");
+    }
+
+    #[test]
+    fn kind_is_sqlite() {
+        assert_eq!(SqliteObserver::new("x.db").kind(), "sqlite");
+    }
+
+    #[test]
+    fn rollback_journal_database_is_left_byte_and_inode_identical() {
+        let (dir, path) = db("PRAGMA journal_mode=DELETE;
+             CREATE TABLE notes(slug TEXT PRIMARY KEY, body TEXT);
+             INSERT INTO notes VALUES ('welcome', 'hello'), ('second', 'more');");
+        let before = file_set(dir.path());
+        assert_eq!(before.keys().collect::<Vec<_>>(), vec!["store.db"]);
+        for _ in 0..3 {
+            let s = snap(&path);
+            assert_eq!(row_ids(&s, "notes"), vec!["notes/second", "notes/welcome"]);
+        }
+        assert_eq!(file_set(dir.path()), before);
+    }
+
+    #[test]
+    fn uncommitted_spilled_write_is_rolled_back_in_the_copy_only() {
+        let (dir, path) = db("PRAGMA journal_mode=DELETE;
+             CREATE TABLE notes(slug TEXT PRIMARY KEY, body BLOB);
+             INSERT INTO notes VALUES ('welcome', X'00');");
+        let committed = std::fs::read(&path).expect("read");
+        let writer = Connection::open(&path).expect("open");
+        writer
+            .execute_batch(
+                "PRAGMA cache_size=10;
+                 BEGIN;
+                 WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000)
+                 INSERT INTO notes SELECT 'row' || i, zeroblob(1000) FROM n;",
+            )
+            .expect("open write transaction");
+        let before = file_set(dir.path());
+        assert!(before.contains_key("store.db-journal"));
+        assert_ne!(
+            before["store.db"].bytes, committed,
+            "pages must have spilled"
+        );
+        let s = snap(&path);
+        assert_eq!(row_ids(&s, "notes"), vec!["notes/welcome"]);
+        assert_eq!(file_set(dir.path()), before);
+        writer.execute_batch("COMMIT;").expect("writer commits");
+        assert_eq!(row_ids(&snap(&path), "notes").len(), 2001);
+    }
+
+    #[test]
+    fn wal_database_with_open_writer_is_left_untouched_and_wal_rows_are_seen() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("store.db");
+        let writer = Connection::open(&path).expect("open");
+        let mode: String = writer
+            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+            .expect("wal");
+        assert_eq!(mode, "wal");
+        writer
+            .execute_batch(
+                "PRAGMA wal_autocheckpoint=0;
+                 CREATE TABLE notes(slug TEXT PRIMARY KEY, body TEXT);
+                 INSERT INTO notes VALUES ('welcome', 'hello'), ('second', 'more');",
+            )
+            .expect("writes");
+
+        let before = file_set(dir.path());
+        assert_eq!(
+            before.keys().collect::<Vec<_>>(),
+            vec!["store.db", "store.db-shm", "store.db-wal"]
+        );
+        assert!(before["store.db-wal"].size > 0, "frames must be in the WAL");
+
+        // The main file alone does not hold the rows: they live only in the WAL.
+        let main_only = tempfile::tempdir().expect("tempdir");
+        let main_only_path = main_only.path().join("store.db");
+        std::fs::copy(&path, &main_only_path).expect("copy main file");
+        assert!(row_ids(&snap(&main_only_path), "notes").is_empty());
+
+        for _ in 0..3 {
+            let s = snap(&path);
+            assert_eq!(row_ids(&s, "notes"), vec!["notes/second", "notes/welcome"]);
+            assert!(s.objects.contains_key("sqlite_master/table:notes"));
+        }
+        assert_eq!(file_set(dir.path()), before);
+
+        // The writer still works after being observed, and its rows stay in the WAL.
+        writer
+            .execute("INSERT INTO notes VALUES ('third', 'x')", [])
+            .expect("writer still writes");
+        assert_eq!(row_ids(&snap(&path), "notes").len(), 3);
+        drop(writer);
+    }
+
+    #[test]
+    fn wal_database_without_wal_file_gets_none_created() {
+        let (dir, path) = db("PRAGMA journal_mode=WAL;
+             CREATE TABLE notes(slug TEXT PRIMARY KEY, body TEXT);
+             INSERT INTO notes VALUES ('welcome', 'hello');");
+        // Closing the last connection checkpointed and removed -wal and -shm,
+        // but the header still says WAL.
+        let before = file_set(dir.path());
+        assert_eq!(before.keys().collect::<Vec<_>>(), vec!["store.db"]);
+        assert_eq!(before["store.db"].bytes[18..20], [2, 2]);
+        let s = snap(&path);
+        assert_eq!(row_ids(&s, "notes"), vec!["notes/welcome"]);
+        assert_eq!(file_set(dir.path()), before);
+    }
+
+    #[test]
+    fn table_created_empty_is_observed_as_a_schema_create() {
+        let (_dir, path) = db("CREATE TABLE notes(slug TEXT PRIMARY KEY);");
+        let before = snap(&path);
+        exec(&path, "CREATE TABLE x(a INTEGER);");
+        let after = snap(&path);
+        assert_eq!(
+            changes(&before, &after),
+            vec![("sqlite_master/table:x".to_string(), Op::Create, None)]
+        );
+    }
+
+    #[test]
+    fn schema_entries_cover_indexes_autoindexes_views_and_triggers() {
+        let (_dir, path) = db("CREATE TABLE notes(slug TEXT PRIMARY KEY, body TEXT);
+             CREATE INDEX idx_body ON notes(body);
+             CREATE VIEW v AS SELECT slug FROM notes;
+             CREATE TRIGGER t AFTER INSERT ON notes BEGIN SELECT 1; END;");
+        let s = snap(&path);
+        assert_eq!(
+            ids(&s),
+            vec![
+                "sqlite_master/index:idx_body",
+                "sqlite_master/index:sqlite_autoindex_notes_1",
+                "sqlite_master/table:notes",
+                "sqlite_master/trigger:t",
+                "sqlite_master/view:v",
+            ]
+        );
+        let table = &s.objects["sqlite_master/table:notes"];
+        let sql = "CREATE TABLE notes(slug TEXT PRIMARY KEY, body TEXT)";
+        assert_eq!(table, &ObjectState::whole(sql.as_bytes()));
+        let before = s;
+        exec(
+            &path,
+            "DROP INDEX idx_body; CREATE INDEX idx_body ON notes(slug);",
+        );
+        assert_eq!(
+            changes(&before, &snap(&path)),
+            vec![(
+                "sqlite_master/index:idx_body".to_string(),
+                Op::Update,
+                Some(true)
+            )]
+        );
+    }
+
+    #[test]
+    fn row_create_update_delete_are_told_apart() {
+        let (_dir, path) = db(
+            "CREATE TABLE notes(slug TEXT PRIMARY KEY, body TEXT, tag TEXT);
+             INSERT INTO notes VALUES ('welcome', 'hi', NULL), ('old', 'bye', NULL);",
+        );
+        let s0 = snap(&path);
+        exec(
+            &path,
+            "INSERT INTO notes VALUES ('fresh', 'new', NULL);
+             DELETE FROM notes WHERE slug = 'old';
+             UPDATE notes SET tag = 'x' WHERE slug = 'welcome';",
+        );
+        let s1 = snap(&path);
+        assert_eq!(
+            changes(&s0, &s1),
+            vec![
+                ("notes/fresh".to_string(), Op::Create, None),
+                ("notes/old".to_string(), Op::Delete, None),
+                ("notes/welcome".to_string(), Op::Update, Some(false)),
+            ]
+        );
+        exec(
+            &path,
+            "UPDATE notes SET body = 'changed' WHERE slug = 'welcome';",
+        );
+        let s2 = snap(&path);
+        assert_eq!(
+            changes(&s1, &s2),
+            vec![("notes/welcome".to_string(), Op::Update, Some(true))]
+        );
+        exec(&path, "UPDATE notes SET tag = NULL WHERE slug = 'welcome';");
+        assert_eq!(
+            changes(&s2, &snap(&path)),
+            vec![("notes/welcome".to_string(), Op::Update, Some(true))]
+        );
+    }
+
+    #[test]
+    fn row_state_has_field_digests_for_non_null_columns_only() {
+        let (_dir, path) = db(
+            "CREATE TABLE notes(slug TEXT PRIMARY KEY, body TEXT, tag TEXT);
+             INSERT INTO notes VALUES ('welcome', 'hi', NULL);",
+        );
+        let s = snap(&path);
+        let row = &s.objects["notes/welcome"];
+        assert_eq!(row.fields.keys().collect::<Vec<_>>(), vec!["body", "slug"]);
+
+        // The canonical encoding, spelled out: per column in declared order,
+        // u64-LE name length, name, storage-class tag, payload.
+        fn text(buf: &mut Vec<u8>, s: &str) {
+            buf.push(TAG_TEXT);
+            buf.extend_from_slice(&(s.len() as u64).to_le_bytes());
+            buf.extend_from_slice(s.as_bytes());
+        }
+        fn name(buf: &mut Vec<u8>, s: &str) {
+            buf.extend_from_slice(&(s.len() as u64).to_le_bytes());
+            buf.extend_from_slice(s.as_bytes());
+        }
+        let mut expected = Vec::new();
+        name(&mut expected, "slug");
+        text(&mut expected, "welcome");
+        name(&mut expected, "body");
+        text(&mut expected, "hi");
+        name(&mut expected, "tag");
+        expected.push(TAG_NULL);
+        assert_eq!(row.digest, crate::digest_hex(&expected));
+        assert_eq!(row.size, expected.len() as u64);
+        let mut tagged = Vec::new();
+        text(&mut tagged, "welcome");
+        assert_eq!(
+            row.fields["slug"],
+            crate::digest_hex(&tagged)[..FIELD_DIGEST_CHARS]
+        );
+    }
+
+    #[test]
+    fn storage_class_change_is_an_update_even_when_values_print_alike() {
+        let (_dir, path) = db("CREATE TABLE t(k TEXT PRIMARY KEY, v);
+             INSERT INTO t VALUES ('a', 1);");
+        let before = snap(&path);
+        exec(&path, "UPDATE t SET v = 1.0 WHERE k = 'a';");
+        let after = snap(&path);
+        assert_eq!(
+            changes(&before, &after),
+            vec![("t/a".to_string(), Op::Update, Some(true))]
+        );
+        exec(&path, "UPDATE t SET v = '1' WHERE k = 'a';");
+        assert_eq!(
+            changes(&after, &snap(&path)),
+            vec![("t/a".to_string(), Op::Update, Some(true))]
+        );
+    }
+
+    #[test]
+    fn composite_primary_key_is_joined_in_pk_order() {
+        let (_dir, path) = db(
+            "CREATE TABLE edges(src TEXT, dst TEXT, w REAL, PRIMARY KEY (dst, src));
+             INSERT INTO edges VALUES ('a', 'b', 1.5), ('c', 'b', NULL);",
+        );
+        assert_eq!(
+            row_ids(&snap(&path), "edges"),
+            vec!["edges/b,a", "edges/b,c"]
+        );
+    }
+
+    #[test]
+    fn table_without_primary_key_is_keyed_by_rowid() {
+        let (_dir, path) = db("CREATE TABLE log(msg TEXT);
+             INSERT INTO log VALUES ('one'), ('two'), ('two');
+             CREATE TABLE shadow(rowid TEXT, x);
+             INSERT INTO shadow VALUES ('not a key', 1);");
+        let s = snap(&path);
+        assert_eq!(row_ids(&s, "log"), vec!["log/1", "log/2", "log/3"]);
+        // A column named `rowid` hides the real rowid; `_rowid_` still reaches it.
+        assert_eq!(row_ids(&s, "shadow"), vec!["shadow/1"]);
+        assert_eq!(s.objects["log/2"].digest, s.objects["log/3"].digest);
+        assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+    }
+
+    #[test]
+    fn without_rowid_and_integer_primary_key_tables_use_their_key() {
+        let (_dir, path) = db(
+            "CREATE TABLE w(a INTEGER, b TEXT, PRIMARY KEY (b)) WITHOUT ROWID;
+             INSERT INTO w VALUES (1, 'x');
+             CREATE TABLE items(id INTEGER PRIMARY KEY, name TEXT);
+             INSERT INTO items VALUES (42, 'answer');",
+        );
+        let s = snap(&path);
+        assert_eq!(row_ids(&s, "w"), vec!["w/x"]);
+        assert_eq!(row_ids(&s, "items"), vec!["items/42"]);
+    }
+
+    #[test]
+    fn sqlite_sequence_rows_are_keyed_by_table_name() {
+        let (_dir, path) = db(
+            "CREATE TABLE items(id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT);
+             INSERT INTO items(name) VALUES ('a'), ('b');",
+        );
+        let before = snap(&path);
+        assert_eq!(row_ids(&before, "items"), vec!["items/1", "items/2"]);
+        assert_eq!(
+            row_ids(&before, "sqlite_sequence"),
+            vec!["sqlite_sequence/items"]
+        );
+        assert!(
+            before
+                .objects
+                .contains_key("sqlite_master/table:sqlite_sequence")
+        );
+        exec(
+            &path,
+            "DELETE FROM items WHERE id = 2; INSERT INTO items(name) VALUES ('c');",
+        );
+        assert_eq!(
+            changes(&before, &snap(&path)),
+            vec![
+                ("items/2".to_string(), Op::Delete, None),
+                ("items/3".to_string(), Op::Create, None),
+                ("sqlite_sequence/items".to_string(), Op::Update, Some(true)),
+            ]
+        );
+    }
+
+    #[test]
+    fn internal_stat_tables_are_schema_only() {
+        let (_dir, path) = db("CREATE TABLE t(a TEXT PRIMARY KEY);
+             INSERT INTO t VALUES ('x');
+             ANALYZE;");
+        let s = snap(&path);
+        assert!(s.objects.contains_key("sqlite_master/table:sqlite_stat1"));
+        assert!(row_ids(&s, "sqlite_stat1").is_empty());
+    }
+
+    #[test]
+    fn awkward_table_and_column_names_are_quoted() {
+        let (_dir, path) = db(
+            r#"CREATE TABLE "my ""odd"" table"("select" TEXT PRIMARY KEY, "a b" INTEGER);
+             INSERT INTO "my ""odd"" table" VALUES ('k1', 7);
+             CREATE INDEX "idx ""q""" ON "my ""odd"" table"("a b");
+             CREATE TABLE "order"(x);
+             INSERT INTO "order" VALUES (1);"#,
+        );
+        let s = snap(&path);
+        assert_eq!(
+            row_ids(&s, r#"my "odd" table"#),
+            vec![r#"my "odd" table/k1"#]
+        );
+        assert_eq!(row_ids(&s, "order"), vec!["order/1"]);
+        assert!(s.objects.contains_key(r#"sqlite_master/index:idx "q""#));
+        assert_eq!(
+            s.objects[r#"my "odd" table/k1"#]
+                .fields
+                .keys()
+                .collect::<Vec<_>>(),
+            vec!["a b", "select"]
+        );
+        assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+    }
+
+    #[test]
+    fn generated_columns_are_derived_so_not_encoded() {
+        let (_dir, path) = db("CREATE TABLE g(k TEXT PRIMARY KEY, a INTEGER,
+               b INTEGER GENERATED ALWAYS AS (a * 2) STORED,
+               c INTEGER GENERATED ALWAYS AS (a * 3) VIRTUAL);
+             INSERT INTO g(k, a) VALUES ('x', 1);");
+        let s = snap(&path);
+        assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+        assert_eq!(
+            s.objects["g/x"].fields.keys().collect::<Vec<_>>(),
+            vec!["a", "k"]
+        );
+    }
+
+    #[test]
+    fn key_values_render_by_storage_class() {
+        let (_dir, path) = db(
+            "CREATE TABLE r(k REAL PRIMARY KEY); INSERT INTO r VALUES (2.5), (3.0);
+             CREATE TABLE b(k BLOB PRIMARY KEY); INSERT INTO b VALUES (X'00FF1a');
+             CREATE TABLE n(k TEXT PRIMARY KEY, v); INSERT INTO n VALUES (NULL, 1);
+             CREATE TABLE i(k INTEGER, PRIMARY KEY (k)) WITHOUT ROWID; INSERT INTO i VALUES (-7);",
+        );
+        let s = snap(&path);
+        assert_eq!(row_ids(&s, "r"), vec!["r/2.5", "r/3"]);
+        assert_eq!(row_ids(&s, "b"), vec!["b/00ff1a"]);
+        assert_eq!(row_ids(&s, "n"), vec!["n/NULL"]);
+        assert_eq!(row_ids(&s, "i"), vec!["i/-7"]);
+    }
+
+    #[test]
+    fn ids_that_render_alike_are_suffixed_with_a_warning() {
+        let (_dir, path) = db("CREATE TABLE n(k PRIMARY KEY, v);
+             INSERT INTO n VALUES (NULL, 'a'), (NULL, 'b'), ('1', 'c'), (1, 'd');");
+        let s = snap(&path);
+        assert_eq!(row_ids(&s, "n"), vec!["n/1", "n/1#2", "n/NULL", "n/NULL#2"]);
+        assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
+        assert!(s.warnings[0].contains("\"n\""), "{:?}", s.warnings);
+        assert_eq!(s, snap(&path));
+    }
+
+    #[test]
+    fn fts5_virtual_table_and_its_shadow_tables_are_read() {
+        let (_dir, path) = db("CREATE VIRTUAL TABLE docs USING fts5(body);
+             INSERT INTO docs(rowid, body) VALUES (5, 'hello world');");
+        let s = snap(&path);
+        assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+        assert_eq!(row_ids(&s, "docs"), vec!["docs/5"]);
+        assert_eq!(row_ids(&s, "docs_content"), vec!["docs_content/5"]);
+        assert!(s.objects.contains_key("sqlite_master/table:docs"));
+    }
+
+    #[test]
+    fn unreadable_table_becomes_a_warning_and_the_rest_is_observed() {
+        let (_dir, path) = db("CREATE TABLE notes(slug TEXT PRIMARY KEY);
+             INSERT INTO notes VALUES ('welcome');
+             PRAGMA writable_schema = ON;
+             INSERT INTO sqlite_master(type, name, tbl_name, rootpage, sql)
+               VALUES ('table', 'ghost', 'ghost', 0, 'CREATE VIRTUAL TABLE ghost USING nosuchmodule(a)');
+             PRAGMA writable_schema = OFF;");
+        let s = snap(&path);
+        assert_eq!(row_ids(&s, "notes"), vec!["notes/welcome"]);
+        assert!(s.objects.contains_key("sqlite_master/table:ghost"));
+        assert!(row_ids(&s, "ghost").is_empty());
+        assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
+        assert!(s.warnings[0].contains("ghost"), "{:?}", s.warnings);
+        assert!(s.warnings[0].contains("nosuchmodule"), "{:?}", s.warnings);
+    }
+
+    #[test]
+    fn snapshots_are_deterministic() {
+        let (_dir, path) = db(
+            "CREATE TABLE notes(slug TEXT PRIMARY KEY, body TEXT, n REAL, b BLOB);
+             INSERT INTO notes VALUES ('welcome', 'hi', 0.1, X'01'), ('z', NULL, NULL, NULL);
+             CREATE TABLE log(msg); INSERT INTO log VALUES ('a'), ('b');
+             CREATE TABLE items(id INTEGER PRIMARY KEY AUTOINCREMENT);
+             INSERT INTO items DEFAULT VALUES;",
+        );
+        let a = snap(&path);
+        let b = snap(&path);
+        assert_eq!(a, b);
+        assert_eq!(
+            serde_json::to_string(&a).expect("json"),
+            serde_json::to_string(&b).expect("json")
+        );
+        // A separately built copy of the same content gives the same snapshot.
+        let copy_dir = tempfile::tempdir().expect("tempdir");
+        let copy = copy_dir.path().join("other.db");
+        std::fs::copy(&path, &copy).expect("copy");
+        assert_eq!(snap(&copy), a);
+    }
+
+    #[test]
+    fn missing_database_is_an_empty_snapshot() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("not-yet.db");
+        assert_eq!(snap(&path), Snapshot::default());
+        assert!(!path.exists());
+        assert_eq!(file_set(dir.path()), BTreeMap::new());
+    }
+
+    #[test]
+    fn garbage_file_is_an_error_not_a_panic() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for (name, bytes) in [
+            ("short.db", b"not a database".to_vec()),
+            ("long.db", b"this is plainly not sqlite. ".repeat(200)),
+        ] {
+            let path = dir.path().join(name);
+            std::fs::write(&path, &bytes).expect("write");
+            let err = SqliteObserver::new(&path)
+                .snapshot()
+                .expect_err("garbage must not snapshot");
+            match err {
+                ObserveError::Sqlite { path: p, .. } => assert_eq!(p, path),
+                other => panic!("unexpected error {other:?}"),
+            }
+            assert_eq!(std::fs::read(&path).expect("read"), bytes);
+        }
+    }
 }
