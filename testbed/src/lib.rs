@@ -1,1 +1,242 @@
-//! placeholder
+//! The planted-lie notes server that mcp-witness's experiments (E1–E3) audit.
+//!
+//! The server is a small MCP notes service over SQLite, built on rmcp. It comes
+//! in [`Variant`]s: `honest` declares every tool's effects truthfully, and each
+//! other variant plants exactly one lie in exactly one tool — an annotation that
+//! contradicts what the tool does, or a hidden effect behind an unchanged
+//! declaration. Which lie a variant plants is recorded in [`oracle`], the
+//! mutation ledger that only the experiment scorer may read; the auditor under
+//! test must find the lie from the outside.
+//!
+//! The crate also carries the pieces an audit needs *beside* the server:
+//! - [`auth`]: the server's authorization rule, shared verbatim by the server's
+//!   own `check_credential` tool and by [`probe::CredentialProbe`], so the probe
+//!   is faithful by construction;
+//! - [`lifecycle`]: out-of-band events (revoke a grant, revoke or delete a key)
+//!   applied directly to the store, never through the audited tools;
+//! - [`store`]: the schema and the fixtures every experiment starts from.
+//!
+//! The server never reads the wall clock: every timestamp is the injected
+//! `now`, and every id and secret is derived deterministically, so two runs of
+//! the same plan produce byte-identical stores and responses.
+
+pub mod auth;
+pub mod lifecycle;
+pub mod oracle;
+pub mod probe;
+mod server;
+pub mod store;
+pub mod tools;
+
+use std::path::PathBuf;
+
+pub use server::NotesServer;
+
+/// The injected clock's default: 2026-01-01T00:00:00Z.
+pub const DEFAULT_NOW: i64 = 1_767_225_600;
+
+/// The name the server reports in `serverInfo`, identical for every variant so
+/// that nothing but behaviour distinguishes them.
+pub const SERVER_NAME: &str = "mcp-witness-testbed";
+
+/// Which server the testbed runs: the honest one or one planted lie.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Variant {
+    /// Every declaration is true.
+    Honest,
+    /// `save_note` declares `readOnlyHint: true` and still writes.
+    LieReadonly,
+    /// `delete_note` declares `destructiveHint: false` and still deletes.
+    HideDestructive,
+    /// `create_webhook` declares `readOnlyHint: true` and still registers one.
+    WebhookReadonly,
+    /// `get_note` also mints a working API key on every call.
+    SilentKeymint,
+    /// `list_notes` also registers a webhook on every call.
+    ShadowWebhook,
+    /// `ping` also records a telemetry row on every call.
+    PhantomWrite,
+    /// `revoke_api_key` reports success but leaves the key working.
+    ResidualRevoke,
+    /// Honest tools; the auth rule kills a key together with its grant.
+    Cascade,
+}
+
+impl Variant {
+    pub const ALL: [Variant; 9] = [
+        Variant::Honest,
+        Variant::LieReadonly,
+        Variant::HideDestructive,
+        Variant::WebhookReadonly,
+        Variant::SilentKeymint,
+        Variant::ShadowWebhook,
+        Variant::PhantomWrite,
+        Variant::ResidualRevoke,
+        Variant::Cascade,
+    ];
+
+    /// The name used on the command line and in result files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Honest => "honest",
+            Variant::LieReadonly => "lie-readonly",
+            Variant::HideDestructive => "hide-destructive",
+            Variant::WebhookReadonly => "webhook-readonly",
+            Variant::SilentKeymint => "silent-keymint",
+            Variant::ShadowWebhook => "shadow-webhook",
+            Variant::PhantomWrite => "phantom-write",
+            Variant::ResidualRevoke => "residual-revoke",
+            Variant::Cascade => "cascade",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|v| v.name() == name)
+    }
+
+    /// One line for `--help` and reports.
+    pub fn summary(self) -> &'static str {
+        match self {
+            Variant::Honest => "every tool's annotations match what it does",
+            Variant::LieReadonly => {
+                "save_note is declared read-only but writes the note (visible in its response)"
+            }
+            Variant::HideDestructive => {
+                "delete_note is declared non-destructive but deletes the note (visible in its response)"
+            }
+            Variant::WebhookReadonly => {
+                "create_webhook is declared read-only but registers a webhook with a signing secret (response does not say so)"
+            }
+            Variant::SilentKeymint => {
+                "get_note silently mints a working API key on every call; its response is unchanged"
+            }
+            Variant::ShadowWebhook => {
+                "list_notes silently registers a webhook on every call; its response is unchanged"
+            }
+            Variant::PhantomWrite => {
+                "ping silently records a telemetry row on every call; its response is unchanged"
+            }
+            Variant::ResidualRevoke => {
+                "revoke_api_key reports the key revoked but leaves it working (residual authority)"
+            }
+            Variant::Cascade => {
+                "honest tools; the auth rule rejects a key whose grant is revoked (no residual authority)"
+            }
+        }
+    }
+
+    /// The authorization rule this variant's server enforces.
+    pub fn auth_rule(self) -> auth::AuthRule {
+        match self {
+            Variant::Cascade => auth::AuthRule::Cascade,
+            _ => auth::AuthRule::Plain,
+        }
+    }
+}
+
+impl std::fmt::Display for Variant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What `serve_stdio` needs to start one server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServeOptions {
+    pub variant: Variant,
+    /// The SQLite store; created (with the schema) when absent.
+    pub store: PathBuf,
+    /// The injected clock, in Unix seconds.
+    pub now: i64,
+}
+
+/// Why the testbed could not do what it was asked.
+#[derive(Debug, thiserror::Error)]
+pub enum TestbedError {
+    #[error("SQLite: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("cannot open store {path}: {source}")]
+    Open {
+        path: PathBuf,
+        #[source]
+        source: rusqlite::Error,
+    },
+    #[error("store {0} does not exist")]
+    MissingStore(PathBuf),
+    #[error(transparent)]
+    Observe(#[from] witness_observers::ObserveError),
+    #[error("no {kind} '{id}' in the store")]
+    NotFound { kind: &'static str, id: String },
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+    #[error("MCP session failed: {0}")]
+    Session(String),
+}
+
+/// Serves the testbed over stdin/stdout until stdin closes.
+///
+/// Builds its own current-thread runtime so the caller (the main binary's
+/// synchronous CLI) needs none. Nothing but JSON-RPC is ever written to
+/// stdout: rmcp logs only through `tracing`, and no subscriber is installed.
+pub fn serve_stdio(opts: ServeOptions) -> Result<(), TestbedError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(TestbedError::Runtime)?;
+    runtime.block_on(serve_transport(opts, rmcp::transport::stdio()))
+}
+
+/// Serves the testbed over any rmcp transport (a duplex pipe in tests, stdio
+/// in [`serve_stdio`]) until the peer closes it.
+pub async fn serve_transport<T, E, A>(opts: ServeOptions, transport: T) -> Result<(), TestbedError>
+where
+    T: rmcp::transport::IntoTransport<rmcp::RoleServer, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    use rmcp::ServiceExt;
+    use rmcp::service::ServerInitializeError;
+
+    let server = NotesServer::open(opts.variant, &opts.store, opts.now)?;
+    match server.serve(transport).await {
+        Ok(running) => match running.waiting().await {
+            Ok(_) => Ok(()),
+            Err(e) => Err(TestbedError::Session(e.to_string())),
+        },
+        // A client that hangs up before completing a handshake (e.g. one that
+        // only sent `server/discover`) is a normal end of session, not a fault.
+        Err(ServerInitializeError::ConnectionClosed(_)) => Ok(()),
+        Err(e) => Err(TestbedError::Session(e.to_string())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn variant_names_round_trip_and_are_unique() {
+        let mut names: Vec<&str> = Variant::ALL.iter().map(|v| v.name()).collect();
+        for v in Variant::ALL {
+            assert_eq!(Variant::from_name(v.name()), Some(v));
+            assert_eq!(v.to_string(), v.name());
+            assert!(!v.summary().is_empty());
+        }
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), Variant::ALL.len());
+        assert_eq!(Variant::from_name("Honest"), None);
+        assert_eq!(Variant::from_name(""), None);
+    }
+
+    #[test]
+    fn only_the_cascade_variant_cascades() {
+        for v in Variant::ALL {
+            let expected = if v == Variant::Cascade {
+                auth::AuthRule::Cascade
+            } else {
+                auth::AuthRule::Plain
+            };
+            assert_eq!(v.auth_rule(), expected, "{v}");
+        }
+    }
+}

@@ -1,0 +1,294 @@
+//! The testbed's credential probe: exercises an observed API key, webhook or
+//! share link against the server's own authorization rule.
+//!
+//! The probe reads a private copy of the store (never the store itself, so
+//! probing perturbs nothing the audit observes) and hands the row's secret to
+//! [`crate::auth::authorize`], the same function the server runs.
+
+use rusqlite::OptionalExtension;
+use witness_observers::sqlite::PrivateCopy;
+use witness_probes::{ObservedObject, Probe, ProbeResult, ProbeStatus, StoreView};
+
+use crate::auth::{self, AuthRule};
+
+/// Exercises credential-bearing rows at a fixed clock under a fixed rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CredentialProbe {
+    /// The clock the rule is evaluated at (E3's TTL scenario moves it past a
+    /// key's expiry).
+    pub now: i64,
+    pub rule: AuthRule,
+}
+
+/// `(table, secret column)` of every kind of object this probe covers.
+const COVERED: [(&str, &str); 3] = [
+    ("api_keys", "secret"),
+    ("webhooks", "secret"),
+    ("share_links", "token"),
+];
+
+fn split(id: &str) -> Option<(&'static str, &'static str, &str)> {
+    let (table, row) = id.split_once('/')?;
+    let (table, column) = COVERED.into_iter().find(|(t, _)| *t == table)?;
+    (!row.is_empty()).then_some((table, column, row))
+}
+
+impl Probe for CredentialProbe {
+    fn name(&self) -> &'static str {
+        "testbed-credential"
+    }
+
+    fn covers(&self, object: &ObservedObject<'_>) -> bool {
+        split(object.id).is_some()
+    }
+
+    fn exercise(&self, object: &ObservedObject<'_>, store: &dyn StoreView) -> ProbeResult {
+        let Some((table, column, row)) = split(object.id) else {
+            return ProbeResult::unknown(format!(
+                "{} is not an api_keys, webhooks or share_links object",
+                object.id
+            ));
+        };
+        if store.kind() != "sqlite" {
+            return ProbeResult::unknown(format!(
+                "store '{}' is a {} store; this probe reads only SQLite",
+                object.store,
+                store.kind()
+            ));
+        }
+        let copy = match PrivateCopy::open(store.path()) {
+            Ok(Some(copy)) => copy,
+            Ok(None) => return ProbeResult::unknown("store does not exist; nothing to read"),
+            Err(e) => return ProbeResult::unknown(format!("cannot copy the store: {e}")),
+        };
+        // `table` and `column` come from COVERED, never from the object id.
+        let sql = format!("SELECT {column} FROM {table} WHERE id = ?1");
+        let secret: Option<String> =
+            match copy.conn().query_row(&sql, [row], |r| r.get(0)).optional() {
+                Ok(secret) => secret,
+                Err(e) => {
+                    return ProbeResult::unknown(format!("cannot read {table}.{column}: {e}"));
+                }
+            };
+        let Some(secret) = secret else {
+            return ProbeResult {
+                status: ProbeStatus::Ineffective,
+                basis: "object not listed; nothing to exercise".to_owned(),
+                credential_digest: None,
+            };
+        };
+        let digest = blake3::hash(secret.as_bytes()).to_hex().as_str()[..16].to_owned();
+        let decision = match auth::authorize(copy.conn(), &secret, self.now, self.rule) {
+            Ok(decision) => decision,
+            Err(e) => {
+                return ProbeResult {
+                    status: ProbeStatus::Unknown,
+                    basis: format!("server auth rule could not run: {e}"),
+                    credential_digest: Some(digest),
+                };
+            }
+        };
+        // Secrets are unique per table and prefixed per kind, so the rule
+        // should land on the very row we read; if it does not, the evidence
+        // would be about another object.
+        if decision.object.as_deref() != Some(object.id) {
+            return ProbeResult {
+                status: ProbeStatus::Unknown,
+                basis: format!(
+                    "the secret of {} matched {} under the server auth rule",
+                    object.id,
+                    decision.object.as_deref().unwrap_or("nothing")
+                ),
+                credential_digest: Some(digest),
+            };
+        }
+        ProbeResult {
+            status: if decision.accepted {
+                ProbeStatus::Effective
+            } else {
+                ProbeStatus::Ineffective
+            },
+            basis: decision.basis,
+            credential_digest: Some(digest),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{lifecycle, store};
+    use rusqlite::Connection;
+    use std::path::{Path, PathBuf};
+    use witness_probes::StorePath;
+
+    const NOW: i64 = 2_000;
+
+    fn store_with_credentials() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("store.db");
+        store::seed_fixtures(&path).unwrap();
+        Connection::open(&path)
+            .unwrap()
+            .execute_batch(
+                "INSERT INTO api_keys(id, secret, grant_id, status, expires_at, created_at) VALUES
+                     ('key_0001', 'wk_one', 'grant_0001', 'active', NULL, 1),
+                     ('key_0002', 'wk_ttl', 'grant_0001', 'active', 2500, 1);
+                 INSERT INTO webhooks(id, url, secret, status, created_at)
+                     VALUES ('wh_0001', 'https://hooks.invalid/x', 'whsec_one', 'active', 1);
+                 INSERT INTO share_links(id, note_id, token, status, expires_at, created_at)
+                     VALUES ('share_0001', 'welcome', 'shr_one', 'active', NULL, 1);",
+            )
+            .unwrap();
+        (dir, path)
+    }
+
+    fn probe(path: &Path, id: &str, now: i64, rule: AuthRule) -> ProbeResult {
+        let object = ObservedObject { store: "db", id };
+        let view = StorePath {
+            kind: "sqlite",
+            path,
+        };
+        let result = CredentialProbe { now, rule }.exercise(&object, &view);
+        for secret in ["wk_one", "wk_ttl", "whsec_one", "shr_one"] {
+            assert!(
+                !result.basis.contains(secret),
+                "basis leaks: {}",
+                result.basis
+            );
+        }
+        result
+    }
+
+    #[test]
+    fn covers_only_credential_tables() {
+        let p = CredentialProbe {
+            now: NOW,
+            rule: AuthRule::Plain,
+        };
+        let covers = |id| p.covers(&ObservedObject { store: "db", id });
+        assert!(covers("api_keys/key_0001"));
+        assert!(covers("webhooks/wh_0001"));
+        assert!(covers("share_links/share_0001"));
+        assert!(!covers("notes/api_key_backup"));
+        assert!(!covers("grants/grant_0001"));
+        assert!(!covers("api_keys/"));
+        assert!(!covers("sqlite_master/table:api_keys"));
+        assert_eq!(p.name(), "testbed-credential");
+    }
+
+    #[test]
+    fn the_e3_scenarios_read_as_the_seed_reports_them() {
+        let (_dir, path) = store_with_credentials();
+        let live = probe(&path, "api_keys/key_0001", NOW, AuthRule::Plain);
+        assert_eq!(live.status, ProbeStatus::Effective);
+        assert_eq!(
+            live.basis,
+            "exercised api_keys.secret: server auth rule accepts it (status/expiry checked)"
+        );
+        assert_eq!(
+            live.credential_digest.as_deref(),
+            Some(&blake3::hash(b"wk_one").to_hex().as_str()[..16])
+        );
+
+        // ttl_expired: the same key store, a clock past the key's expiry.
+        assert_eq!(
+            probe(&path, "api_keys/key_0002", NOW, AuthRule::Plain).status,
+            ProbeStatus::Effective
+        );
+        assert_eq!(
+            probe(&path, "api_keys/key_0002", 2_500, AuthRule::Plain).status,
+            ProbeStatus::Ineffective
+        );
+
+        // grant_revoked: residual authority under Plain, dead under Cascade.
+        lifecycle::apply(&path, &lifecycle::Event::RevokeGrant("grant_0001".into())).unwrap();
+        assert_eq!(
+            probe(&path, "api_keys/key_0001", NOW, AuthRule::Plain).status,
+            ProbeStatus::Effective
+        );
+        let cascade = probe(&path, "api_keys/key_0001", NOW, AuthRule::Cascade);
+        assert_eq!(cascade.status, ProbeStatus::Ineffective);
+        assert_eq!(
+            cascade.basis,
+            "exercised api_keys.secret: server auth rule rejects it (status/expiry/grant checked)"
+        );
+
+        // key_revoked, then key_unlisted.
+        lifecycle::apply(&path, &lifecycle::Event::RevokeKey("key_0001".into())).unwrap();
+        let revoked = probe(&path, "api_keys/key_0001", NOW, AuthRule::Plain);
+        assert_eq!(revoked.status, ProbeStatus::Ineffective);
+        assert!(revoked.basis.contains("rejects it"), "{}", revoked.basis);
+        lifecycle::apply(&path, &lifecycle::Event::DeleteKey("key_0001".into())).unwrap();
+        let gone = probe(&path, "api_keys/key_0001", NOW, AuthRule::Plain);
+        assert_eq!(gone.status, ProbeStatus::Ineffective);
+        assert_eq!(gone.basis, "object not listed; nothing to exercise");
+        assert_eq!(gone.credential_digest, None);
+    }
+
+    #[test]
+    fn webhooks_and_share_links_are_effective() {
+        let (_dir, path) = store_with_credentials();
+        let wh = probe(&path, "webhooks/wh_0001", NOW, AuthRule::Plain);
+        assert_eq!(wh.status, ProbeStatus::Effective);
+        assert!(
+            wh.basis.starts_with("exercised webhooks.secret"),
+            "{}",
+            wh.basis
+        );
+        let share = probe(&path, "share_links/share_0001", NOW, AuthRule::Cascade);
+        assert_eq!(share.status, ProbeStatus::Effective);
+        assert!(
+            share.basis.starts_with("exercised share_links.token"),
+            "{}",
+            share.basis
+        );
+    }
+
+    #[test]
+    fn probing_leaves_the_store_untouched() {
+        let (_dir, path) = store_with_credentials();
+        let before = std::fs::read(&path).unwrap();
+        probe(&path, "api_keys/key_0001", NOW, AuthRule::Cascade);
+        probe(&path, "share_links/share_0001", NOW, AuthRule::Plain);
+        assert_eq!(before, std::fs::read(&path).unwrap());
+        let names: Vec<_> = std::fs::read_dir(path.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("store.db")]);
+    }
+
+    #[test]
+    fn unusable_stores_answer_unknown() {
+        let dir = tempfile::tempdir().unwrap();
+        let absent = dir.path().join("absent.db");
+        assert_eq!(
+            probe(&absent, "api_keys/key_0001", NOW, AuthRule::Plain).status,
+            ProbeStatus::Unknown
+        );
+        // A SQLite file without the testbed's tables.
+        let foreign = dir.path().join("foreign.db");
+        Connection::open(&foreign)
+            .unwrap()
+            .execute_batch("CREATE TABLE t(x);")
+            .unwrap();
+        let r = probe(&foreign, "api_keys/key_0001", NOW, AuthRule::Plain);
+        assert_eq!(r.status, ProbeStatus::Unknown);
+        assert!(r.basis.contains("api_keys.secret"), "{}", r.basis);
+
+        let object = ObservedObject {
+            store: "db",
+            id: "api_keys/key_0001",
+        };
+        let fs = StorePath {
+            kind: "fs",
+            path: dir.path(),
+        };
+        let p = CredentialProbe {
+            now: NOW,
+            rule: AuthRule::Plain,
+        };
+        assert_eq!(p.exercise(&object, &fs).status, ProbeStatus::Unknown);
+    }
+}
