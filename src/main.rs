@@ -1,1 +1,309 @@
-fn main() {}
+//! The `mcp-witness` command line. Exit codes, for every command: 0 passed,
+//! 1 completed and the target failed, 2 invalid invocation (nothing was
+//! launched), 3 incomplete (could not conclude).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use mcp_witness::audit::{self, AuditOptions};
+use mcp_witness::jail::{JailSpec, StoreSpec};
+use mcp_witness::model::AuditReport;
+use mcp_witness::plan::Plan;
+use mcp_witness::wire::session::EraChoice;
+
+const AFTER_HELP: &str = "\
+Exit codes: 0 passed · 1 completed and the target failed · 2 invalid invocation
+(nothing was launched) · 3 incomplete: could not conclude (never evidence
+against the target).";
+
+#[derive(Parser)]
+#[command(
+    name = "mcp-witness",
+    version,
+    about = "Effect-aware conformance lab for MCP servers",
+    long_about = "mcp-witness runs an MCP server against a throwaway copy of its store, observes that \
+store out of band around every tool call, and holds the tools' declared annotations \
+(readOnlyHint, destructiveHint, idempotentHint) to what actually happened.\n\n\
+Start with the built-in testbed:\n  \
+mcp-witness audit --store db=sqlite:/tmp/new.db -- mcp-witness testbed serve --variant honest --store {db}",
+    after_help = AFTER_HELP
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Audit one server: observe its store around every tool call and check its declarations.
+    #[command(after_help = AUDIT_HELP)]
+    Audit(AuditArgs),
+    /// The built-in planted-lie notes server the experiments audit.
+    #[command(subcommand)]
+    Testbed(TestbedCommand),
+    /// Print the JSON Schema of a versioned document.
+    Schema {
+        /// Which document.
+        #[arg(value_enum)]
+        document: SchemaDoc,
+    },
+}
+
+const AUDIT_HELP: &str = "\
+The server runs in a jail: a fresh temporary directory with copies of the
+declared stores, its working directory, HOME and TMPDIR, a scrubbed
+environment (PATH, LANG, LC_ALL, LC_CTYPE, TZ plus --env), its own process
+group, and a new network namespace where the kernel allows it. The stores you
+name are copied, never touched. In the command and in --env values, {NAME}
+stands for the jailed path of store NAME and {jail} for the jail itself; the
+program name `mcp-witness` means this binary.
+
+Examples:
+  mcp-witness audit --store db=sqlite:notes.db -- mcp-witness testbed serve --variant honest --store {db}
+  mcp-witness audit --store mem=jsonl:memory.jsonl --env MEMORY_FILE_PATH={mem} -- node /path/to/server-memory/dist/index.js
+  mcp-witness audit --plan plan.toml --format json --out results/ -- ...
+
+Without --plan every tool is called once with arguments synthesized from its
+input schema (a failure on those is `untestable`, never `fail`); tools
+declared idempotent are called twice. Exit codes: 0 passed, 1 a check
+failed, 2 invalid invocation, 3 incomplete.";
+
+#[derive(Args)]
+struct AuditArgs {
+    /// A store to copy into the jail and observe: NAME=KIND:PATH with KIND sqlite, jsonl or fs.
+    /// A PATH that does not exist starts empty in the jail.
+    #[arg(long = "store", value_name = "NAME=KIND:PATH")]
+    stores: Vec<String>,
+    /// An environment variable for the server (repeatable); {NAME} placeholders expand.
+    #[arg(long = "env", value_name = "K=V")]
+    env: Vec<String>,
+    /// A TOML plan of calls with literal or harvested arguments (see docs/cli.md).
+    #[arg(long, value_name = "FILE")]
+    plan: Option<PathBuf>,
+    /// Write audit.json (and later pages) into this directory.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// What to print on stdout.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Which protocol era to speak.
+    #[arg(long, value_enum, default_value_t = EraChoice::Auto)]
+    era: EraChoice,
+    /// Timeout of every request, in milliseconds.
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    timeout_ms: u64,
+    /// Wait after each call before the post-call snapshot, in milliseconds.
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(0..=60_000))]
+    settle_ms: u64,
+    /// Keep the jail directory after the audit (its path is printed).
+    #[arg(long)]
+    keep_jail: bool,
+    /// Do not try to put the server in a network namespace.
+    #[arg(long)]
+    no_netns: bool,
+    /// How created objects are exercised: `null` (authority unknown, EFF-06 skips)
+    /// or `testbed` (the built-in testbed's own authorization rule).
+    #[arg(long, value_enum, default_value_t = ProbeChoice::Null)]
+    probe: ProbeChoice,
+    /// Injected clock for `--probe testbed` (Unix seconds).
+    #[arg(long, default_value_t = witness_testbed::DEFAULT_NOW)]
+    probe_now: i64,
+    /// Deterministic run: injected clock, no wall-clock values (reruns write identical JSON).
+    #[arg(long)]
+    deterministic: bool,
+    /// The server command and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    command: Vec<String>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Text,
+    Json,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ProbeChoice {
+    Null,
+    Testbed,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum SchemaDoc {
+    /// mcp-witness.audit/v1
+    Audit,
+}
+
+#[derive(Subcommand)]
+enum TestbedCommand {
+    /// Serve the testbed over stdio (what an audit launches).
+    Serve {
+        /// Which variant: see `mcp-witness testbed variants`.
+        #[arg(long, default_value = "honest")]
+        variant: String,
+        /// The SQLite store (created with its schema if missing).
+        #[arg(long, value_name = "PATH")]
+        store: PathBuf,
+        /// The injected clock, in Unix seconds (the server never reads the wall clock).
+        #[arg(long, default_value_t = witness_testbed::DEFAULT_NOW)]
+        now: i64,
+    },
+    /// List the variants and the lie each one plants.
+    Variants,
+    /// Create a store with the fixtures the experiments start from.
+    Seed {
+        #[arg(long, value_name = "PATH")]
+        store: PathBuf,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(error) => {
+            let code = match error.downcast_ref::<Invalid>() {
+                Some(_) => 2,
+                None => 3,
+            };
+            eprintln!("mcp-witness: {error:#}");
+            ExitCode::from(code)
+        }
+    }
+}
+
+/// An invalid invocation: reported before anything is launched, exit 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct Invalid(String);
+
+fn invalid(message: impl Into<String>) -> anyhow::Error {
+    Invalid(message.into()).into()
+}
+
+fn run(cli: Cli) -> Result<u8> {
+    match cli.command {
+        Command::Audit(args) => run_audit(args),
+        Command::Testbed(cmd) => run_testbed(cmd),
+        Command::Schema { document } => {
+            let schema = match document {
+                SchemaDoc::Audit => schemars::schema_for!(AuditReport),
+            };
+            println!("{}", serde_json::to_string_pretty(&schema)?);
+            Ok(0)
+        }
+    }
+}
+
+fn run_audit(args: AuditArgs) -> Result<u8> {
+    let mut stores = Vec::new();
+    for text in &args.stores {
+        let spec = StoreSpec::parse(text).map_err(invalid)?;
+        if stores.iter().any(|s: &StoreSpec| s.name == spec.name) {
+            return Err(invalid(format!(
+                "--store {}: the name is used twice",
+                spec.name
+            )));
+        }
+        stores.push(spec);
+    }
+    let mut env = Vec::new();
+    for pair in &args.env {
+        let (k, v) = pair
+            .split_once('=')
+            .ok_or_else(|| invalid(format!("--env {pair:?}: expected K=V")))?;
+        if k.is_empty() || k.contains('\0') || v.contains('\0') {
+            return Err(invalid(format!("--env {pair:?}: invalid name or value")));
+        }
+        env.push((k.to_owned(), v.to_owned()));
+    }
+    let plan = match &args.plan {
+        Some(path) => Some(Plan::load(path).map_err(|e| invalid(e.to_string()))?),
+        None => None,
+    };
+    if let Some(out) = &args.out
+        && out.exists()
+        && !out.is_dir()
+    {
+        return Err(invalid(format!("--out {}: not a directory", out.display())));
+    }
+    let probe: Box<dyn witness_probes::Probe> = match args.probe {
+        ProbeChoice::Null => Box::new(witness_probes::NullProbe),
+        ProbeChoice::Testbed => Box::new(witness_testbed::probe::CredentialProbe {
+            now: args.probe_now,
+            rule: witness_testbed::auth::AuthRule::Plain,
+        }),
+    };
+    let options = AuditOptions {
+        jail: JailSpec {
+            command: args.command.clone(),
+            stores,
+            env,
+            keep: args.keep_jail,
+            isolate_network: !args.no_netns,
+        },
+        era: args.era,
+        plan,
+        timeout: Duration::from_millis(args.timeout_ms),
+        settle: Duration::from_millis(args.settle_ms),
+        deterministic: args.deterministic,
+        probe,
+        label: None,
+        pinned_version: None,
+        events: Default::default(),
+    };
+    let run = audit::run(options).context("the audit could not start")?;
+    let report = run.report;
+    let json = serde_json::to_string_pretty(&report)? + "\n";
+    if let Some(out) = &args.out {
+        std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+        let path = out.join("audit.json");
+        std::fs::write(&path, &json).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    match args.format {
+        Format::Json => print!("{json}"),
+        Format::Text => print!("{}", mcp_witness::render::text(&report)),
+    }
+    if let Some(kept) = run.kept_jail {
+        eprintln!("mcp-witness: jail kept at {}", kept.display());
+    }
+    Ok(u8::try_from(report.exit_code).unwrap_or(3))
+}
+
+fn run_testbed(cmd: TestbedCommand) -> Result<u8> {
+    match cmd {
+        TestbedCommand::Serve {
+            variant,
+            store,
+            now,
+        } => {
+            let variant = witness_testbed::Variant::from_name(&variant).ok_or_else(|| {
+                invalid(format!(
+                    "unknown variant {variant:?}; `mcp-witness testbed variants` lists them"
+                ))
+            })?;
+            witness_testbed::serve_stdio(witness_testbed::ServeOptions {
+                variant,
+                store,
+                now,
+            })
+            .context("the testbed server stopped")?;
+            Ok(0)
+        }
+        TestbedCommand::Variants => {
+            for variant in witness_testbed::Variant::ALL {
+                println!("{:18} {}", variant.name(), variant.summary());
+            }
+            Ok(0)
+        }
+        TestbedCommand::Seed { store } => {
+            witness_testbed::store::seed_fixtures(&store)
+                .with_context(|| format!("cannot seed {}", store.display()))?;
+            Ok(0)
+        }
+    }
+}

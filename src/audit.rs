@@ -1,0 +1,673 @@
+//! The audit loop: jail, session, plan, and for every call
+//! snapshot → call → settle → snapshot → delta.
+//!
+//! The next call's pre-snapshot is compared with this call's post-snapshot:
+//! whatever changed in between is a late effect, recorded on this call as
+//! unattributed and charged to nobody. Tools declared idempotent are called a
+//! second time with identical arguments.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use witness_observers::{Observer, Snapshot, diff};
+use witness_probes::{ObservedObject, Probe, StorePath};
+
+use crate::checks;
+use crate::harvest::Pool;
+use crate::jail::{Jail, JailSpec, JailedStore, StoreKind};
+use crate::model::*;
+use crate::plan::{Plan, PlanStep, resolve};
+use crate::redact::Redactor;
+use crate::wire::clock::{Clock, MonotonicClock, StepClock};
+use crate::wire::session::{CallOutcome, EraChoice, Session};
+
+/// An out-of-band event an experiment applies between two calls. It gets the
+/// jailed stores and returns a description for the ledger.
+pub type Event = Box<dyn FnMut(&[JailedStore]) -> Result<String, String>>;
+
+/// Everything an audit needs to know before it starts.
+pub struct AuditOptions {
+    pub jail: JailSpec,
+    pub era: EraChoice,
+    pub plan: Option<Plan>,
+    pub timeout: Duration,
+    pub settle: Duration,
+    /// Injected clock and no wall-clock values: reruns write identical JSON.
+    pub deterministic: bool,
+    pub probe: Box<dyn Probe>,
+    pub label: Option<String>,
+    pub pinned_version: Option<String>,
+    /// Events to apply after a plan step's call (and its repeat), by step.
+    pub events: BTreeMap<u32, Vec<Event>>,
+}
+
+/// The audit, plus the kept jail's path when `--keep-jail` was given.
+pub struct AuditRun {
+    pub report: AuditReport,
+    pub kept_jail: Option<std::path::PathBuf>,
+}
+
+struct Observed {
+    name: String,
+    observer: Box<dyn Observer>,
+    last: Snapshot,
+}
+
+/// Runs one audit to the end. Never panics on anything the server does; every
+/// failure ends in a report with `complete: false`.
+pub fn run(mut options: AuditOptions) -> Result<AuditRun, crate::jail::JailError> {
+    let started = Instant::now();
+    let mut jail = Jail::create(options.jail.clone())?;
+    let clock: Arc<dyn Clock> = if options.deterministic {
+        Arc::new(StepClock::default())
+    } else {
+        Arc::new(MonotonicClock::start())
+    };
+    let mut builder = ReportBuilder::new(&options, &jail);
+    let mut observed: Vec<Observed> = jail
+        .stores
+        .iter()
+        .map(|s| Observed {
+            name: s.spec.name.clone(),
+            observer: observer_for(s),
+            last: Snapshot::default(),
+        })
+        .collect();
+
+    // The pristine copies, before the server ever runs.
+    if let Err(reason) = snapshot_all(&mut observed, &mut Vec::new()) {
+        builder.incomplete(format!("cannot observe the stores: {reason}"));
+        return Ok(builder.finish(jail, None, Vec::new(), started, &options));
+    }
+
+    let launch_clock = clock.clone();
+    let opened = {
+        let mut launch = || jail.launch(launch_clock.clone());
+        Session::open(&mut launch, options.era, options.timeout)
+    };
+    builder.isolation(jail.isolation());
+    let (mut session, handshake) = match opened {
+        Ok(pair) => pair,
+        Err((error, discarded)) => {
+            builder.incomplete(format!("no session: {error}"));
+            return Ok(builder.finish(jail, None, discarded, started, &options));
+        }
+    };
+    builder.handshake(&handshake);
+
+    let mut startup = Vec::new();
+    if let Err(reason) = snapshot_all(&mut observed, &mut startup) {
+        builder.incomplete(format!("cannot observe the stores: {reason}"));
+        let discarded = std::mem::take(&mut session.discarded);
+        return Ok(builder.finish(jail, Some(session), discarded, started, &options));
+    }
+    builder.report.startup_effects = startup;
+
+    let catalog = match session.list_tools() {
+        Ok(catalog) => catalog,
+        Err(e) => {
+            builder.incomplete(format!("tools/list failed: {e}"));
+            let discarded = std::mem::take(&mut session.discarded);
+            return Ok(builder.finish(jail, Some(session), discarded, started, &options));
+        }
+    };
+    builder.catalog(&catalog);
+    if !catalog.complete {
+        let problem = catalog.problem.clone().unwrap_or_default();
+        builder.incomplete(format!("the catalog is incomplete: {problem}"));
+        let discarded = std::mem::take(&mut session.discarded);
+        return Ok(builder.finish(jail, Some(session), discarded, started, &options));
+    }
+
+    let plan = match options.plan.take() {
+        Some(plan) => plan,
+        None => Plan::synthesized(&builder.report.tools),
+    };
+    let unknown = plan.unknown_tools(&builder.report.tools);
+    if !unknown.is_empty() {
+        builder.incomplete(format!(
+            "the plan names tools the server does not list: {}",
+            unknown.join(", ")
+        ));
+        let discarded = std::mem::take(&mut session.discarded);
+        return Ok(builder.finish(jail, Some(session), discarded, started, &options));
+    }
+
+    let mut results: BTreeMap<u32, Value> = BTreeMap::new();
+    let mut pool = Pool::default();
+    let mut steps = plan.steps.clone();
+    let mut retry_at = plan.retry_at;
+    let mut next_id = 1u32;
+    let mut index = 0usize;
+    'steps: while index < steps.len() || retry_at.is_some() {
+        if retry_at == Some(index) {
+            // One more chance for tools that failed on invented arguments,
+            // now that the harvest may hold real ones.
+            retry_at = None;
+            let again = retries(&steps[..index], &builder.report.calls, &results, &pool);
+            steps.splice(index..index, again);
+            continue;
+        }
+        let step = steps[index].clone();
+        index += 1;
+        let step = &step;
+        let step_no = index as u32;
+        let declared_idempotent = builder
+            .report
+            .tool(&step.tool)
+            .is_some_and(|t| t.hints.idempotent == Some(true));
+        let (arguments, record_args) = match resolve(step, &results, &pool) {
+            Ok(resolved) => resolved,
+            Err(reason) => {
+                builder.report.calls.push(CallRecord {
+                    id: next_id,
+                    step: step_no,
+                    tool: step.tool.clone(),
+                    repeat_of: None,
+                    arguments: Vec::new(),
+                    outcome: Outcome {
+                        status: CallStatus::NotSent,
+                        code: None,
+                        detail: Some(reason),
+                    },
+                    response: None,
+                    frames: None,
+                    effects: Vec::new(),
+                    late_effects: Vec::new(),
+                    probes: Vec::new(),
+                    events_after: Vec::new(),
+                });
+                next_id += 1;
+                continue;
+            }
+        };
+        let rounds = if declared_idempotent { 2 } else { 1 };
+        let mut first_id = None;
+        for round in 0..rounds {
+            // Late effects: what changed since the previous post-snapshot.
+            let mut late = Vec::new();
+            if let Err(reason) = snapshot_all(&mut observed, &mut late) {
+                builder.incomplete(format!("cannot observe the stores: {reason}"));
+                break 'steps;
+            }
+            if let Some(previous) = builder.report.calls.last_mut() {
+                previous.late_effects.extend(late);
+            } else {
+                builder.report.startup_effects.extend(late);
+            }
+            let frame_start = next_frame(&session);
+            let outcome = session.call_tool(&step.tool, &arguments);
+            std::thread::sleep(options.settle);
+            session.server.rpc.drain();
+            let frame_end = next_frame(&session).saturating_sub(1);
+            let mut effects = Vec::new();
+            let observed_ok = snapshot_all(&mut observed, &mut effects);
+            let (status, code, detail, response) = match &outcome {
+                CallOutcome::Result(result) => {
+                    let is_error = result.get("isError").and_then(Value::as_bool) == Some(true);
+                    let status = if is_error {
+                        CallStatus::ToolError
+                    } else {
+                        CallStatus::Ok
+                    };
+                    (status, None, None, Some(result.clone()))
+                }
+                CallOutcome::RpcError { code, message } => (
+                    CallStatus::RpcError,
+                    Some(*code),
+                    Some(crate::text::clip(message, 300)),
+                    None,
+                ),
+                CallOutcome::Transport(detail) => {
+                    (CallStatus::TransportError, None, Some(detail.clone()), None)
+                }
+            };
+            if round == 0
+                && let Some(result) = &response
+            {
+                results.insert(step_no, result.clone());
+                if status == CallStatus::Ok {
+                    pool.absorb(&step.tool, step_no, result);
+                }
+            }
+            let probes = probe_effects(options.probe.as_ref(), &jail.stores, &effects);
+            let id = next_id;
+            next_id += 1;
+            builder.report.calls.push(CallRecord {
+                id,
+                step: step_no,
+                tool: step.tool.clone(),
+                repeat_of: if round == 0 { None } else { first_id },
+                arguments: record_args.clone(),
+                outcome: Outcome {
+                    status,
+                    code,
+                    detail,
+                },
+                response,
+                frames: (frame_end >= frame_start).then_some([frame_start, frame_end]),
+                effects,
+                late_effects: Vec::new(),
+                probes,
+                events_after: Vec::new(),
+            });
+            first_id.get_or_insert(id);
+            if let Err(reason) = observed_ok {
+                builder.incomplete(format!("cannot observe the stores: {reason}"));
+                break 'steps;
+            }
+            if status == CallStatus::TransportError {
+                builder.incomplete(format!(
+                    "the transport failed during call {id} ({}); later calls were not made",
+                    step.tool
+                ));
+                break 'steps;
+            }
+            if status != CallStatus::Ok {
+                // A failed call is not repeated: there is no effect to compare.
+                break;
+            }
+        }
+        if let Some(events) = options.events.get_mut(&step_no) {
+            for event in events.iter_mut() {
+                let described = match event(&jail.stores) {
+                    Ok(text) => text,
+                    Err(e) => {
+                        builder.incomplete(format!(
+                            "out-of-band event after call {step_no} failed: {e}"
+                        ));
+                        break 'steps;
+                    }
+                };
+                if let Some(last) = builder.report.calls.last_mut() {
+                    last.events_after.push(described);
+                }
+            }
+            // The event's changes are ours, not the server's: rebase silently.
+            if let Err(reason) = snapshot_all(&mut observed, &mut Vec::new()) {
+                builder.incomplete(format!("cannot observe the stores: {reason}"));
+                break 'steps;
+            }
+        }
+    }
+
+    // Whatever arrived after the last call's post-snapshot.
+    let mut late = Vec::new();
+    if snapshot_all(&mut observed, &mut late).is_ok()
+        && let Some(last) = builder.report.calls.last_mut()
+    {
+        last.late_effects.extend(late);
+    }
+    session.server.shutdown();
+    let mut shutdown = Vec::new();
+    if snapshot_all(&mut observed, &mut shutdown).is_ok() {
+        builder.report.shutdown_effects = shutdown;
+    }
+    let discarded = std::mem::take(&mut session.discarded);
+    Ok(builder.finish(jail, Some(session), discarded, started, &options))
+}
+
+/// Steps to try again: tools none of whose calls succeeded, that failed on
+/// synthesized arguments, and for which the harvest now offers other values.
+fn retries(
+    steps: &[PlanStep],
+    calls: &[CallRecord],
+    results: &BTreeMap<u32, Value>,
+    pool: &Pool,
+) -> Vec<PlanStep> {
+    let mut out = Vec::new();
+    for step in steps {
+        if out.iter().any(|s: &PlanStep| s.tool == step.tool) {
+            continue;
+        }
+        let mine: Vec<&CallRecord> = calls.iter().filter(|c| c.tool == step.tool).collect();
+        let failed_on_invention = !mine.is_empty()
+            && mine.iter().all(|c| {
+                matches!(
+                    c.outcome.status,
+                    CallStatus::ToolError | CallStatus::RpcError
+                ) && c.used_synthesized()
+            });
+        if !failed_on_invention {
+            continue;
+        }
+        let Ok((_, now)) = resolve(step, results, pool) else {
+            continue;
+        };
+        if mine.iter().any(|c| c.arguments == now) {
+            continue;
+        }
+        out.push(step.clone());
+    }
+    out
+}
+
+fn observer_for(store: &JailedStore) -> Box<dyn Observer> {
+    match store.spec.kind {
+        StoreKind::Sqlite => Box::new(witness_observers::sqlite::SqliteObserver::new(&store.path)),
+        StoreKind::Jsonl => Box::new(witness_observers::jsonl::JsonlObserver::new(&store.path)),
+        StoreKind::Fs => Box::new(witness_observers::fs::FsObserver::new(&store.path)),
+    }
+}
+
+/// Snapshots every store, appends the changes since the last snapshot, and
+/// makes the new snapshots the reference.
+fn snapshot_all(observed: &mut [Observed], changes: &mut Vec<Effect>) -> Result<(), String> {
+    for o in observed.iter_mut() {
+        let now = o.observer.snapshot().map_err(|e| e.to_string())?;
+        for change in diff(&o.last, &now).changes {
+            changes.push(Effect::from_change(&o.name, &change));
+        }
+        o.last = now;
+    }
+    Ok(())
+}
+
+fn next_frame(session: &Session) -> u64 {
+    session
+        .server
+        .rpc
+        .transcript()
+        .frames
+        .last()
+        .map_or(1, |f| f.seq + 1)
+}
+
+/// Exercises every object a call created, updated or deleted that the probe covers.
+fn probe_effects(
+    probe: &dyn Probe,
+    stores: &[JailedStore],
+    effects: &[Effect],
+) -> Vec<ProbeRecord> {
+    let mut out = Vec::new();
+    for effect in effects {
+        let object = ObservedObject {
+            store: &effect.store,
+            id: &effect.object,
+        };
+        if !probe.covers(&object) {
+            continue;
+        }
+        let Some(store) = stores.iter().find(|s| s.spec.name == effect.store) else {
+            continue;
+        };
+        let view = StorePath {
+            kind: store.spec.kind.as_str(),
+            path: &store.path,
+        };
+        let result = probe.exercise(&object, &view);
+        out.push(ProbeRecord {
+            store: effect.store.clone(),
+            object: effect.object.clone(),
+            status: result.status.as_str().to_owned(),
+            basis: result.basis,
+            credential_digest: result.credential_digest,
+        });
+    }
+    out
+}
+
+/// Builds the report as the audit goes, and finishes it once.
+struct ReportBuilder {
+    report: AuditReport,
+}
+
+impl ReportBuilder {
+    fn new(options: &AuditOptions, jail: &Jail) -> Self {
+        let stores = jail
+            .stores
+            .iter()
+            .map(|s| StoreEntry {
+                name: s.spec.name.clone(),
+                kind: s.spec.kind.as_str().to_owned(),
+                path: s.spec.source.to_string_lossy().into_owned(),
+                existed: s.existed,
+                observer: s.spec.kind.as_str().to_owned(),
+            })
+            .collect();
+        let report = AuditReport {
+            schema: AUDIT_SCHEMA.into(),
+            generator: format!("mcp-witness {}", env!("CARGO_PKG_VERSION")),
+            target: Target {
+                command: options.jail.command.clone(),
+                env: options.jail.env.iter().map(|(k, _)| k.clone()).collect(),
+                label: options.label.clone(),
+                pinned_version: options.pinned_version.clone(),
+            },
+            era: EraEntry {
+                requested: match options.era {
+                    EraChoice::Auto => "auto",
+                    EraChoice::Modern => "modern",
+                    EraChoice::Legacy => "legacy",
+                }
+                .into(),
+                era: None,
+                protocol_version: None,
+                discover: None,
+                server_info: None,
+                instructions_present: false,
+            },
+            isolation: IsolationEntry {
+                level: "none".into(),
+                detail: "the server was never started".into(),
+            },
+            stores,
+            probe: options.probe.name().to_owned(),
+            complete: true,
+            incomplete_reason: None,
+            catalog: CatalogEntry {
+                complete: false,
+                pages: 0,
+                tools: 0,
+                problem: None,
+            },
+            tools: Vec::new(),
+            startup_effects: Vec::new(),
+            calls: Vec::new(),
+            shutdown_effects: Vec::new(),
+            checks: Vec::new(),
+            findings: Vec::new(),
+            summary: Summary::default(),
+            exit_code: 0,
+            transcripts: Vec::new(),
+            volatile: Volatile::default(),
+        };
+        Self { report }
+    }
+
+    fn incomplete(&mut self, reason: String) {
+        if self.report.complete {
+            self.report.complete = false;
+            self.report.incomplete_reason = Some(reason);
+        }
+    }
+
+    fn isolation(&mut self, isolation: Option<&crate::jail::Isolation>) {
+        if let Some(i) = isolation {
+            self.report.isolation = IsolationEntry {
+                level: i.level.clone(),
+                detail: i.detail.clone(),
+            };
+        }
+    }
+
+    fn handshake(&mut self, h: &crate::wire::session::Handshake) {
+        self.report.era.era = Some(
+            match h.era {
+                crate::wire::session::Era::Modern => "modern",
+                crate::wire::session::Era::Legacy => "legacy",
+            }
+            .into(),
+        );
+        self.report.era.protocol_version = Some(h.protocol_version.clone());
+        self.report.era.discover = h.discover.clone();
+        self.report.era.server_info = h.server_info.clone();
+        self.report.era.instructions_present = h.instructions.is_some();
+    }
+
+    fn catalog(&mut self, catalog: &crate::wire::session::Catalog) {
+        self.report.catalog = CatalogEntry {
+            complete: catalog.complete,
+            pages: catalog.pages,
+            tools: catalog.tools.len(),
+            problem: catalog.problem.clone(),
+        };
+        self.report.tools = catalog.tools.iter().map(tool_entry).collect();
+    }
+
+    fn finish(
+        mut self,
+        jail: Jail,
+        session: Option<Session>,
+        discarded: Vec<crate::jail::ServerProcess>,
+        started: Instant,
+        options: &AuditOptions,
+    ) -> AuditRun {
+        let mut processes: Vec<(&str, crate::jail::ServerProcess)> =
+            discarded.into_iter().map(|p| ("discover", p)).collect();
+        if let Some(session) = session {
+            processes.push(("session", session.server));
+        }
+        for (_, process) in processes.iter_mut() {
+            process.shutdown();
+        }
+        // Learn every secret first, then write everything through the redactor.
+        let mut redactor = Redactor::default();
+        for (_, process) in &processes {
+            for frame in &process.rpc.transcript().frames {
+                redactor.learn_text(&frame.text);
+            }
+        }
+        for call in &mut self.report.calls {
+            if let Some(response) = &call.response {
+                redactor.learn(response);
+            }
+        }
+        for call in &mut self.report.calls {
+            call.response = call.response.as_ref().map(|r| redactor.value(r));
+            for arg in &mut call.arguments {
+                arg.value = redactor.value(&arg.value);
+            }
+            if let Some(detail) = &call.outcome.detail {
+                call.outcome.detail = Some(redactor.text(detail));
+            }
+        }
+        for (role, process) in processes.iter_mut() {
+            let exit = process.exited().map(|s| s.to_string());
+            let transcript = process.rpc.transcript();
+            for finding in &transcript.findings {
+                self.report.findings.push(Finding {
+                    kind: finding.kind.clone(),
+                    detail: match finding.frame {
+                        Some(seq) => format!("{} ({} process, frame {seq})", finding.detail, role),
+                        None => format!("{} ({} process)", finding.detail, role),
+                    },
+                    call: None,
+                });
+            }
+            let stderr = process.rpc.transport().stderr();
+            self.report.transcripts.push(ProcessTranscript {
+                role: (*role).to_owned(),
+                exit,
+                frames: transcript
+                    .frames
+                    .iter()
+                    .map(|f| FrameEntry {
+                        seq: f.seq,
+                        dir: match f.dir {
+                            crate::wire::transcript::Direction::Out => "out",
+                            crate::wire::transcript::Direction::In => "in",
+                        }
+                        .into(),
+                        t_us: f.t_us,
+                        text: redactor.text(&f.text),
+                        bytes: f.bytes,
+                        truncated: f.truncated,
+                    })
+                    .collect(),
+                dropped_frames: transcript.dropped_frames,
+                stderr_bytes: stderr.total,
+                stderr: redactor.text(&String::from_utf8_lossy(&stderr.kept)),
+            });
+        }
+        for call in &self.report.calls {
+            if !call.late_effects.is_empty() {
+                self.report.findings.push(Finding {
+                    kind: "late-effect".into(),
+                    detail: format!(
+                        "{} change(s) appeared after call {} had settled; they are charged to no call",
+                        call.late_effects.len(),
+                        call.id
+                    ),
+                    call: Some(call.id),
+                });
+            }
+        }
+        let probe_active = options.probe.name() != "null";
+        self.report.checks = checks::evaluate(&self.report.tools, &self.report.calls, probe_active);
+        let mut summary = Summary {
+            calls: self.report.calls.len(),
+            ..Summary::default()
+        };
+        for check in &self.report.checks {
+            match check.verdict {
+                Verdict::Pass => summary.pass += 1,
+                Verdict::Fail => summary.fail += 1,
+                Verdict::Skip => summary.skip += 1,
+                Verdict::Untestable => summary.untestable += 1,
+            }
+        }
+        for effect in self.report.calls.iter().flat_map(|c| &c.effects) {
+            match effect.op.as_str() {
+                "create" => summary.creates += 1,
+                "update" => summary.updates += 1,
+                _ => summary.deletes += 1,
+            }
+        }
+        self.report.exit_code = if summary.fail > 0 {
+            1
+        } else if !self.report.complete {
+            3
+        } else {
+            0
+        };
+        self.report.summary = summary;
+        if !options.deterministic {
+            self.report.volatile = Volatile {
+                jail: jail
+                    .kept()
+                    .then(|| jail.root().to_string_lossy().into_owned()),
+                elapsed_ms: Some(u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)),
+            };
+        }
+        let kept_jail = jail.kept().then(|| jail.root().to_path_buf());
+        drop(processes);
+        drop(jail);
+        AuditRun {
+            report: self.report,
+            kept_jail,
+        }
+    }
+}
+
+fn tool_entry(raw: &Value) -> ToolEntry {
+    let text = |key: &str| raw.get(key).and_then(Value::as_str).map(str::to_owned);
+    let annotations = raw.get("annotations").cloned();
+    let hints = Hints::from_annotations(annotations.as_ref());
+    ToolEntry {
+        name: text("name").unwrap_or_default(),
+        title: text("title").or_else(|| {
+            raw.pointer("/annotations/title")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        }),
+        description: text("description"),
+        class: hints.class(),
+        hints,
+        annotations,
+        input_schema: raw.get("inputSchema").cloned(),
+        has_output_schema: raw.get("outputSchema").is_some(),
+    }
+}

@@ -1,0 +1,562 @@
+//! The effect lane: declarations held to observed effects.
+//!
+//! | id | holds when |
+//! |---|---|
+//! | EFF-01 | a tool declared `readOnlyHint: true` caused no observed create, update or delete |
+//! | EFF-02 | every observed delete or overwrite comes from a tool not declared `destructiveHint: false` (nor read-only); read per target, so a create cannot mask a delete |
+//! | EFF-03 | a tool declared `idempotentHint: true`, repeated with identical arguments, caused no further effect |
+//! | EFF-06 | a read-only tool mints no effective credential, and a call that claims to revoke or delete a credential leaves it ineffective |
+//!
+//! Verdicts rest only on the ledger. A call that failed on synthesized
+//! arguments and changed nothing makes a check `untestable`: such a failure
+//! proves nothing about the server. An observed effect is evidence whatever
+//! the call's outcome, so a read-only tool that writes and then errors still fails.
+
+use crate::model::{
+    CallRecord, CallStatus, CheckResult, Evidence, EvidenceEffect, ToolEntry, Verdict,
+};
+
+/// Words by which a tool or its answer claims to take authority away. Used
+/// only to read what a call *claims* (EFF-06), never to classify a tool.
+const REVOKE_WORDS: [&str; 7] = [
+    "revoke",
+    "revoked",
+    "delete",
+    "deleted",
+    "disable",
+    "deactivate",
+    "invalidate",
+];
+
+pub const CHECK_IDS: [&str; 4] = ["EFF-01", "EFF-02", "EFF-03", "EFF-06"];
+
+/// Every check for every tool, ordered by check id then tool name.
+pub fn evaluate(tools: &[ToolEntry], calls: &[CallRecord], probe_active: bool) -> Vec<CheckResult> {
+    let mut sorted: Vec<&ToolEntry> = tools.iter().collect();
+    sorted.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut out = Vec::new();
+    for id in CHECK_IDS {
+        for tool in &sorted {
+            let mine: Vec<&CallRecord> = calls.iter().filter(|c| c.tool == tool.name).collect();
+            let (verdict, reason, evidence) = match id {
+                "EFF-01" => eff01(tool, &mine),
+                "EFF-02" => eff02(tool, &mine),
+                "EFF-03" => eff03(tool, &mine),
+                _ => eff06(tool, &mine, probe_active),
+            };
+            out.push(CheckResult {
+                id: id.to_owned(),
+                tool: tool.name.clone(),
+                verdict,
+                reason,
+                evidence,
+            });
+        }
+    }
+    out
+}
+
+type Outcome = (Verdict, String, Evidence);
+
+fn evidence_of(calls: &[&CallRecord], effects: Vec<EvidenceEffect>) -> Evidence {
+    Evidence {
+        calls: calls.iter().map(|c| c.id).collect(),
+        effects,
+        probes: Vec::new(),
+    }
+}
+
+fn effects_where(
+    calls: &[&CallRecord],
+    keep: impl Fn(&crate::model::Effect) -> bool,
+) -> Vec<EvidenceEffect> {
+    calls
+        .iter()
+        .flat_map(|c| {
+            c.effects
+                .iter()
+                .filter(|e| keep(e))
+                .map(|e| EvidenceEffect {
+                    call: c.id,
+                    object: e.qualified(),
+                    op: e.op.clone(),
+                })
+        })
+        .collect()
+}
+
+/// When nothing was observed: was the tool exercised well enough to say so?
+fn unexercised(calls: &[&CallRecord]) -> Option<(Verdict, String)> {
+    if calls.is_empty() {
+        return Some((Verdict::Skip, "the tool was not called".into()));
+    }
+    if calls.iter().any(|c| c.succeeded()) {
+        return None;
+    }
+    if calls.iter().all(|c| {
+        matches!(
+            c.outcome.status,
+            CallStatus::TransportError | CallStatus::NotSent
+        )
+    }) {
+        return Some((
+            Verdict::Untestable,
+            "no call reached the tool: the transport failed or an argument could not be resolved"
+                .into(),
+        ));
+    }
+    if calls.iter().any(|c| c.used_synthesized()) {
+        return Some((
+            Verdict::Untestable,
+            "every call failed on synthesized arguments, which proves nothing about the tool"
+                .into(),
+        ));
+    }
+    Some((
+        Verdict::Untestable,
+        "every call failed on the arguments given, so the tool's effects were not exercised".into(),
+    ))
+}
+
+fn eff01(tool: &ToolEntry, calls: &[&CallRecord]) -> Outcome {
+    if tool.hints.read_only != Some(true) {
+        return (
+            Verdict::Skip,
+            "not declared readOnlyHint: true; nothing to verify".into(),
+            evidence_of(calls, vec![]),
+        );
+    }
+    let writes = effects_where(calls, |_| true);
+    if !writes.is_empty() {
+        let reason = format!(
+            "declared read-only, but {} observed change(s) followed its calls",
+            writes.len()
+        );
+        return (Verdict::Fail, reason, evidence_of(calls, writes));
+    }
+    if let Some((verdict, reason)) = unexercised(calls) {
+        return (verdict, reason, evidence_of(calls, vec![]));
+    }
+    (
+        Verdict::Pass,
+        format!(
+            "declared read-only and no change was observed over {} call(s)",
+            calls.len()
+        ),
+        evidence_of(calls, vec![]),
+    )
+}
+
+fn eff02(tool: &ToolEntry, calls: &[&CallRecord]) -> Outcome {
+    let destructive = effects_where(calls, |e| e.is_destructive());
+    let denies = tool.hints.read_only == Some(true) || tool.hints.destructive == Some(false);
+    if !destructive.is_empty() {
+        if denies {
+            let claim = if tool.hints.read_only == Some(true) {
+                "readOnlyHint: true"
+            } else {
+                "destructiveHint: false"
+            };
+            return (
+                Verdict::Fail,
+                format!(
+                    "declared {claim}, but {} delete(s) or overwrite(s) were observed",
+                    destructive.len()
+                ),
+                evidence_of(calls, destructive),
+            );
+        }
+        let basis = if tool.hints.destructive == Some(true) {
+            "destructiveHint: true"
+        } else {
+            "the specification's default for an unset destructiveHint (true)"
+        };
+        return (
+            Verdict::Pass,
+            format!(
+                "{} delete(s) or overwrite(s) observed, covered by {basis}",
+                destructive.len()
+            ),
+            evidence_of(calls, destructive),
+        );
+    }
+    if let Some((verdict, reason)) = unexercised(calls) {
+        return (verdict, reason, evidence_of(calls, vec![]));
+    }
+    (
+        Verdict::Pass,
+        "no delete or overwrite was observed".into(),
+        evidence_of(calls, vec![]),
+    )
+}
+
+fn eff03(tool: &ToolEntry, calls: &[&CallRecord]) -> Outcome {
+    if tool.hints.idempotent != Some(true) {
+        return (
+            Verdict::Skip,
+            "not declared idempotentHint: true; nothing to verify".into(),
+            evidence_of(calls, vec![]),
+        );
+    }
+    let repeats: Vec<&CallRecord> = calls
+        .iter()
+        .copied()
+        .filter(|c| c.repeat_of.is_some())
+        .collect();
+    let further = effects_where(&repeats, |_| true);
+    if !further.is_empty() {
+        return (
+            Verdict::Fail,
+            format!(
+                "declared idempotent, but the identical repeat caused {} further change(s)",
+                further.len()
+            ),
+            evidence_of(calls, further),
+        );
+    }
+    if repeats.iter().any(|c| c.succeeded()) {
+        return (
+            Verdict::Pass,
+            "the identical repeat caused no further change".into(),
+            evidence_of(calls, vec![]),
+        );
+    }
+    if let Some((verdict, reason)) = unexercised(calls) {
+        return (verdict, reason, evidence_of(calls, vec![]));
+    }
+    (
+        Verdict::Untestable,
+        "no identical repeat completed, so the claim could not be exercised".into(),
+        evidence_of(calls, vec![]),
+    )
+}
+
+fn eff06(tool: &ToolEntry, calls: &[&CallRecord], probe_active: bool) -> Outcome {
+    if !probe_active {
+        return (
+            Verdict::Skip,
+            "no probe can exercise this server's credentials (NullProbe): authority is unknown"
+                .into(),
+            evidence_of(calls, vec![]),
+        );
+    }
+    let mut effective_mints = Vec::new();
+    let mut residual = Vec::new();
+    let mut neutralized = Vec::new();
+    let mut probes = Vec::new();
+    for call in calls {
+        let claims_revoke = claims_revocation(tool, call);
+        for probe in &call.probes {
+            let Some(effect) = call
+                .effects
+                .iter()
+                .find(|e| e.store == probe.store && e.object == probe.object)
+            else {
+                continue;
+            };
+            let item = EvidenceEffect {
+                call: call.id,
+                object: effect.qualified(),
+                op: effect.op.clone(),
+            };
+            let line = format!(
+                "call {} {}: {} — {}",
+                call.id,
+                effect.qualified(),
+                probe.status,
+                probe.basis
+            );
+            match (effect.op.as_str(), probe.status.as_str()) {
+                ("create", "effective") => {
+                    probes.push(line);
+                    effective_mints.push(item);
+                }
+                ("update" | "delete", "effective") if claims_revoke => {
+                    probes.push(line);
+                    residual.push(item);
+                }
+                ("update" | "delete", "ineffective") if claims_revoke => {
+                    probes.push(line);
+                    neutralized.push(item);
+                }
+                _ => {}
+            }
+        }
+    }
+    let with_probes = |effects: Vec<EvidenceEffect>, probes: Vec<String>| {
+        let mut e = evidence_of(calls, effects);
+        e.probes = probes;
+        e
+    };
+    if tool.hints.read_only == Some(true) && !effective_mints.is_empty() {
+        return (
+            Verdict::Fail,
+            format!(
+                "declared read-only, but it created {} credential(s) the server's rule accepts",
+                effective_mints.len()
+            ),
+            with_probes(effective_mints, probes),
+        );
+    }
+    if !residual.is_empty() {
+        return (
+            Verdict::Fail,
+            "claims to revoke or delete a credential, but the probe finds it still effective (residual authority)".into(),
+            with_probes(residual, probes),
+        );
+    }
+    if !neutralized.is_empty() {
+        return (
+            Verdict::Pass,
+            "the credential it revoked or deleted is no longer accepted".into(),
+            with_probes(neutralized, probes),
+        );
+    }
+    if !effective_mints.is_empty() {
+        return (
+            Verdict::Pass,
+            "the credentials it minted are accounted for: the tool is not declared read-only"
+                .into(),
+            with_probes(effective_mints, probes),
+        );
+    }
+    (
+        Verdict::Skip,
+        "no call created or revoked a credential the probe covers".into(),
+        evidence_of(calls, vec![]),
+    )
+}
+
+/// A call claims to take authority away when the tool is declared destructive
+/// and its name, description or answer says so.
+fn claims_revocation(tool: &ToolEntry, call: &CallRecord) -> bool {
+    if tool.hints.read_only == Some(true) || tool.hints.destructive == Some(false) {
+        return false;
+    }
+    let mut text = tool.name.to_ascii_lowercase();
+    if let Some(d) = &tool.description {
+        text.push(' ');
+        text.push_str(&d.to_ascii_lowercase());
+    }
+    if let Some(r) = &call.response {
+        text.push(' ');
+        text.push_str(&r.to_string().to_ascii_lowercase());
+    }
+    REVOKE_WORDS.iter().any(|w| text.contains(w))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::model::{Argument, Effect, Hints, Outcome as CallOutcome, Provenance, ToolClass};
+
+    fn tool(name: &str, annotations: serde_json::Value) -> ToolEntry {
+        let hints = Hints::from_annotations(Some(&annotations));
+        ToolEntry {
+            name: name.into(),
+            title: None,
+            description: None,
+            class: hints.class(),
+            hints,
+            annotations: Some(annotations),
+            input_schema: None,
+            has_output_schema: false,
+        }
+    }
+
+    fn call(
+        id: u32,
+        tool: &str,
+        status: CallStatus,
+        source: Provenance,
+        effects: &[(&str, &str)],
+    ) -> CallRecord {
+        CallRecord {
+            id,
+            step: id,
+            tool: tool.into(),
+            repeat_of: None,
+            arguments: vec![Argument {
+                name: "id".into(),
+                value: json!("x"),
+                source,
+                from: None,
+            }],
+            outcome: CallOutcome {
+                status,
+                code: None,
+                detail: None,
+            },
+            response: None,
+            frames: None,
+            effects: effects
+                .iter()
+                .map(|(object, op)| Effect {
+                    store: "db".into(),
+                    object: (*object).into(),
+                    op: (*op).into(),
+                    overwrite: (*op == "update").then_some(true),
+                    before: None,
+                    after: None,
+                })
+                .collect(),
+            late_effects: vec![],
+            probes: vec![],
+            events_after: vec![],
+        }
+    }
+
+    fn verdict(checks: &[CheckResult], id: &str, tool: &str) -> Verdict {
+        checks
+            .iter()
+            .find(|c| c.id == id && c.tool == tool)
+            .map(|c| c.verdict)
+            .unwrap_or(Verdict::Skip)
+    }
+
+    #[test]
+    fn read_only_tool_that_writes_fails_eff01_even_on_synthesized_arguments() {
+        let tools = [tool("get", json!({"readOnlyHint": true}))];
+        let calls = [call(
+            1,
+            "get",
+            CallStatus::ToolError,
+            Provenance::Synthesized,
+            &[("keys/k1", "create")],
+        )];
+        let checks = evaluate(&tools, &calls, false);
+        assert_eq!(verdict(&checks, "EFF-01", "get"), Verdict::Fail);
+        assert_eq!(tools[0].class, ToolClass::ReadOnly);
+    }
+
+    #[test]
+    fn failure_on_synthesized_arguments_without_effect_is_untestable_never_fail() {
+        let tools = [tool(
+            "get",
+            json!({"readOnlyHint": true, "idempotentHint": true}),
+        )];
+        let calls = [call(
+            1,
+            "get",
+            CallStatus::ToolError,
+            Provenance::Synthesized,
+            &[],
+        )];
+        let checks = evaluate(&tools, &calls, false);
+        for id in ["EFF-01", "EFF-02", "EFF-03"] {
+            assert_eq!(verdict(&checks, id, "get"), Verdict::Untestable, "{id}");
+        }
+    }
+
+    #[test]
+    fn eff02_reads_per_target_ops_so_a_create_cannot_mask_a_delete() {
+        let tools = [tool(
+            "mv",
+            json!({"readOnlyHint": false, "destructiveHint": false}),
+        )];
+        let calls = [call(
+            1,
+            "mv",
+            CallStatus::Ok,
+            Provenance::Literal,
+            &[("file/b", "create"), ("file/a", "delete")],
+        )];
+        let checks = evaluate(&tools, &calls, false);
+        assert_eq!(verdict(&checks, "EFF-02", "mv"), Verdict::Fail);
+        let evidence = &checks
+            .iter()
+            .find(|c| c.id == "EFF-02")
+            .map(|c| c.evidence.clone());
+        assert_eq!(
+            evidence.as_ref().map(|e| e.effects[0].object.clone()),
+            Some("db:file/a".to_string())
+        );
+    }
+
+    #[test]
+    fn unset_destructive_hint_defaults_to_true_and_covers_deletes() {
+        let tools = [tool("write_query", json!({}))];
+        let calls = [call(
+            1,
+            "write_query",
+            CallStatus::Ok,
+            Provenance::Literal,
+            &[("items/3", "delete")],
+        )];
+        let checks = evaluate(&tools, &calls, false);
+        assert_eq!(verdict(&checks, "EFF-02", "write_query"), Verdict::Pass);
+        assert_eq!(verdict(&checks, "EFF-01", "write_query"), Verdict::Skip);
+        assert_eq!(tools[0].class, ToolClass::Unknown);
+    }
+
+    #[test]
+    fn idempotence_is_judged_on_the_repeat_only() {
+        let tools = [tool(
+            "save",
+            json!({"readOnlyHint": false, "idempotentHint": true}),
+        )];
+        let first = call(
+            1,
+            "save",
+            CallStatus::Ok,
+            Provenance::Literal,
+            &[("notes/a", "create")],
+        );
+        let mut repeat = call(2, "save", CallStatus::Ok, Provenance::Literal, &[]);
+        repeat.repeat_of = Some(1);
+        let checks = evaluate(&tools, &[first.clone(), repeat.clone()], false);
+        assert_eq!(verdict(&checks, "EFF-03", "save"), Verdict::Pass);
+        repeat.effects = first.effects.clone();
+        let checks = evaluate(&tools, &[first, repeat], false);
+        assert_eq!(verdict(&checks, "EFF-03", "save"), Verdict::Fail);
+    }
+
+    #[test]
+    fn eff06_skips_without_probe_and_catches_residual_authority() {
+        let tools = [tool(
+            "revoke_api_key",
+            json!({"readOnlyHint": false, "destructiveHint": true}),
+        )];
+        let mut revoke = call(
+            1,
+            "revoke_api_key",
+            CallStatus::Ok,
+            Provenance::Literal,
+            &[("api_keys/key_0001", "update")],
+        );
+        revoke.probes.push(crate::model::ProbeRecord {
+            store: "db".into(),
+            object: "api_keys/key_0001".into(),
+            status: "effective".into(),
+            basis: "rule accepts it".into(),
+            credential_digest: None,
+        });
+        assert_eq!(
+            verdict(
+                &evaluate(&tools, &[revoke.clone()], false),
+                "EFF-06",
+                "revoke_api_key"
+            ),
+            Verdict::Skip
+        );
+        assert_eq!(
+            verdict(
+                &evaluate(&tools, &[revoke.clone()], true),
+                "EFF-06",
+                "revoke_api_key"
+            ),
+            Verdict::Fail
+        );
+        revoke.probes[0].status = "ineffective".into();
+        assert_eq!(
+            verdict(
+                &evaluate(&tools, &[revoke], true),
+                "EFF-06",
+                "revoke_api_key"
+            ),
+            Verdict::Pass
+        );
+    }
+}

@@ -1,0 +1,190 @@
+//! The wire client against servers that misbehave: every run ends in a
+//! finding or `incomplete` (exit 3) within its timeout, never a panic or a hang.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+fn fake() -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/fake_server.py")
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Runs an audit of the fake server in `mode`; returns (exit code, report, elapsed).
+fn audit(mode: &str, extra: &[&str]) -> (i32, Value, Duration) {
+    let started = Instant::now();
+    let output = Command::new(env!("CARGO_BIN_EXE_mcp-witness"))
+        .args([
+            "audit",
+            "--format",
+            "json",
+            "--timeout-ms",
+            "1500",
+            "--settle-ms",
+            "0",
+        ])
+        .args(extra)
+        .args(["--", "python3", &fake(), mode])
+        .output()
+        .expect("mcp-witness runs");
+    let elapsed = started.elapsed();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let report: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+        panic!(
+            "mode {mode}: stdout is not a report ({e}); stderr: {}",
+            String::from_utf8_lossy(&output.stderr)
+        )
+    });
+    (output.status.code().unwrap_or(-1), report, elapsed)
+}
+
+fn finding_kinds(report: &Value) -> Vec<String> {
+    report["findings"]
+        .as_array()
+        .map(|f| {
+            f.iter()
+                .filter_map(|x| x["kind"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn garbage_on_stdout_is_a_finding_and_the_audit_still_completes() {
+    let (code, report, _) = audit("garbage", &[]);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(report["complete"], true);
+    assert!(
+        finding_kinds(&report)
+            .iter()
+            .filter(|k| *k == "stdout-not-json")
+            .count()
+            >= 2
+    );
+    assert_eq!(report["era"]["era"], "legacy");
+    assert_eq!(report["era"]["protocol_version"], "2025-06-18");
+}
+
+#[test]
+fn a_server_that_dies_mid_call_ends_incomplete() {
+    let (code, report, elapsed) = audit("die-mid-call", &[]);
+    assert_eq!(code, 3, "{report:#}");
+    assert_eq!(report["complete"], false);
+    let call = &report["calls"][0];
+    assert_eq!(call["outcome"]["status"], "transport-error");
+    assert!(elapsed < Duration::from_secs(10), "took {elapsed:?}");
+    assert!(
+        report["transcripts"]
+            .as_array()
+            .and_then(|t| t.last())
+            .and_then(|t| t["exit"].as_str())
+            .is_some_and(|e| e.contains('7')),
+        "the exit status is recorded: {:#}",
+        report["transcripts"]
+    );
+}
+
+#[test]
+fn a_server_that_never_answers_a_call_ends_incomplete_within_the_timeout() {
+    let (code, report, elapsed) = audit("hang-call", &[]);
+    assert_eq!(code, 3);
+    assert_eq!(report["calls"][0]["outcome"]["status"], "transport-error");
+    assert!(
+        report["calls"][0]["outcome"]["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("no answer")),
+        "{:#}",
+        report["calls"][0]
+    );
+    assert!(elapsed < Duration::from_secs(10), "took {elapsed:?}");
+}
+
+#[test]
+fn a_server_that_never_finishes_the_handshake_ends_incomplete() {
+    let (code, report, elapsed) = audit("hang-init", &[]);
+    assert_eq!(code, 3);
+    assert!(
+        report["incomplete_reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("initialize"))
+    );
+    assert!(elapsed < Duration::from_secs(10), "took {elapsed:?}");
+}
+
+#[test]
+fn endless_pagination_makes_the_catalog_incomplete_never_shorter() {
+    let (code, report, _) = audit("pages-forever", &[]);
+    assert_eq!(code, 3);
+    assert_eq!(report["catalog"]["complete"], false);
+    assert_eq!(report["catalog"]["pages"], 20);
+    assert!(report["calls"].as_array().is_some_and(|c| c.is_empty()));
+}
+
+#[test]
+fn a_repeated_cursor_makes_the_catalog_incomplete() {
+    let (code, report, _) = audit("repeat-cursor", &[]);
+    assert_eq!(code, 3);
+    assert!(
+        report["catalog"]["problem"]
+            .as_str()
+            .is_some_and(|p| p.contains("cursor"))
+    );
+}
+
+#[test]
+fn a_duplicate_tool_makes_the_catalog_incomplete() {
+    let (code, report, _) = audit("duplicate-tool", &[]);
+    assert_eq!(code, 3);
+    assert!(
+        report["catalog"]["problem"]
+            .as_str()
+            .is_some_and(|p| p.contains("twice"))
+    );
+}
+
+#[test]
+fn a_malformed_entry_makes_the_catalog_incomplete() {
+    let (code, report, _) = audit("malformed-tool", &[]);
+    assert_eq!(code, 3);
+    assert!(
+        report["catalog"]["problem"]
+            .as_str()
+            .is_some_and(|p| p.contains("malformed"))
+    );
+}
+
+#[test]
+fn an_oversized_line_is_cut_recorded_and_ends_incomplete() {
+    let (code, report, _) = audit("oversized", &[]);
+    assert_eq!(code, 3);
+    assert!(finding_kinds(&report).contains(&"oversized-line".to_string()));
+    let session = report["transcripts"]
+        .as_array()
+        .and_then(|t| t.last())
+        .cloned()
+        .unwrap_or_default();
+    let frames = session["frames"].as_array().cloned().unwrap_or_default();
+    let cut = frames
+        .iter()
+        .find(|f| f["truncated"] == true)
+        .expect("a cut frame");
+    assert!(cut["bytes"].as_u64().unwrap_or(0) > 9 * 1024 * 1024);
+    assert_eq!(cut["text"].as_str().map(str::len), Some(8 * 1024 * 1024));
+}
+
+#[test]
+fn a_flood_on_stderr_is_bounded() {
+    let (code, report, _) = audit("flood-stderr", &[]);
+    assert_eq!(code, 0, "{:#}", report["incomplete_reason"]);
+    let session = report["transcripts"]
+        .as_array()
+        .and_then(|t| t.last())
+        .cloned()
+        .unwrap_or_default();
+    assert!(session["stderr_bytes"].as_u64().unwrap_or(0) >= 4 * 1024 * 1024);
+    assert!(session["stderr"].as_str().map_or(0, str::len) <= 64 * 1024);
+}
