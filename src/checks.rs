@@ -42,7 +42,7 @@ pub fn evaluate(tools: &[ToolEntry], calls: &[CallRecord], probe_active: bool) -
                 "EFF-01" => eff01(tool, &mine),
                 "EFF-02" => eff02(tool, &mine),
                 "EFF-03" => eff03(tool, &mine),
-                _ => eff06(tool, &mine, probe_active),
+                _ => eff06(tool, &mine, calls, probe_active),
             };
             out.push(CheckResult {
                 id: id.to_owned(),
@@ -231,7 +231,31 @@ fn eff03(tool: &ToolEntry, calls: &[&CallRecord]) -> Outcome {
     )
 }
 
-fn eff06(tool: &ToolEntry, calls: &[&CallRecord], probe_active: bool) -> Outcome {
+/// Objects whose most recent probe before call `before` found them effective.
+fn effective_before(
+    all: &[CallRecord],
+    before: u32,
+) -> std::collections::BTreeSet<(String, String)> {
+    let mut live = std::collections::BTreeSet::new();
+    for call in all.iter().filter(|c| c.id < before) {
+        for probe in &call.probes {
+            let key = (probe.store.clone(), probe.object.clone());
+            if probe.status == "effective" {
+                live.insert(key);
+            } else if probe.status == "ineffective" {
+                live.remove(&key);
+            }
+        }
+    }
+    live
+}
+
+fn eff06(
+    tool: &ToolEntry,
+    calls: &[&CallRecord],
+    all: &[CallRecord],
+    probe_active: bool,
+) -> Outcome {
     if !probe_active {
         return (
             Verdict::Skip,
@@ -246,6 +270,7 @@ fn eff06(tool: &ToolEntry, calls: &[&CallRecord], probe_active: bool) -> Outcome
     let mut probes = Vec::new();
     for call in calls {
         let claims_revoke = claims_revocation(tool, call);
+        let live_before = effective_before(all, call.id);
         for probe in &call.probes {
             let Some(effect) = call
                 .effects
@@ -266,16 +291,18 @@ fn eff06(tool: &ToolEntry, calls: &[&CallRecord], probe_active: bool) -> Outcome
                 probe.status,
                 probe.basis
             );
+            // Only what was authority before the call can have been taken away.
+            let was_live = live_before.contains(&(probe.store.clone(), probe.object.clone()));
             match (effect.op.as_str(), probe.status.as_str()) {
                 ("create", "effective") => {
                     probes.push(line);
                     effective_mints.push(item);
                 }
-                ("update" | "delete", "effective") if claims_revoke => {
+                ("update" | "delete", "effective") if claims_revoke && was_live => {
                     probes.push(line);
                     residual.push(item);
                 }
-                ("update" | "delete", "ineffective") if claims_revoke => {
+                ("update" | "delete", "ineffective") if claims_revoke && was_live => {
                     probes.push(line);
                     neutralized.push(item);
                 }
@@ -515,48 +542,63 @@ mod tests {
 
     #[test]
     fn eff06_skips_without_probe_and_catches_residual_authority() {
-        let tools = [tool(
-            "revoke_api_key",
-            json!({"readOnlyHint": false, "destructiveHint": true}),
-        )];
-        let mut revoke = call(
+        let tools = [
+            tool(
+                "mint_api_key",
+                json!({"readOnlyHint": false, "destructiveHint": false}),
+            ),
+            tool(
+                "revoke_api_key",
+                json!({"readOnlyHint": false, "destructiveHint": true}),
+            ),
+            tool(
+                "delete_note",
+                json!({"readOnlyHint": false, "destructiveHint": true}),
+            ),
+        ];
+        let probe = |status: &str, object: &str| crate::model::ProbeRecord {
+            store: "db".into(),
+            object: object.into(),
+            status: status.into(),
+            basis: "rule".into(),
+            credential_digest: None,
+        };
+        let mut mint = call(
             1,
+            "mint_api_key",
+            CallStatus::Ok,
+            Provenance::Literal,
+            &[("api_keys/key_0001", "create")],
+        );
+        mint.probes.push(probe("effective", "api_keys/key_0001"));
+        let mut revoke = call(
+            2,
             "revoke_api_key",
             CallStatus::Ok,
             Provenance::Literal,
             &[("api_keys/key_0001", "update")],
         );
-        revoke.probes.push(crate::model::ProbeRecord {
-            store: "db".into(),
-            object: "api_keys/key_0001".into(),
-            status: "effective".into(),
-            basis: "rule accepts it".into(),
-            credential_digest: None,
-        });
+        revoke.probes.push(probe("effective", "api_keys/key_0001"));
+        let mut note = call(
+            3,
+            "delete_note",
+            CallStatus::Ok,
+            Provenance::Literal,
+            &[("notes/a", "delete")],
+        );
+        note.probes.push(probe("ineffective", "notes/a"));
+        let all = [mint.clone(), revoke.clone(), note.clone()];
         assert_eq!(
-            verdict(
-                &evaluate(&tools, &[revoke.clone()], false),
-                "EFF-06",
-                "revoke_api_key"
-            ),
+            verdict(&evaluate(&tools, &all, false), "EFF-06", "revoke_api_key"),
             Verdict::Skip
         );
-        assert_eq!(
-            verdict(
-                &evaluate(&tools, &[revoke.clone()], true),
-                "EFF-06",
-                "revoke_api_key"
-            ),
-            Verdict::Fail
-        );
+        let checks = evaluate(&tools, &all, true);
+        assert_eq!(verdict(&checks, "EFF-06", "revoke_api_key"), Verdict::Fail);
+        assert_eq!(verdict(&checks, "EFF-06", "mint_api_key"), Verdict::Pass);
+        // Deleting something that never was authority neutralizes nothing.
+        assert_eq!(verdict(&checks, "EFF-06", "delete_note"), Verdict::Skip);
         revoke.probes[0].status = "ineffective".into();
-        assert_eq!(
-            verdict(
-                &evaluate(&tools, &[revoke], true),
-                "EFF-06",
-                "revoke_api_key"
-            ),
-            Verdict::Pass
-        );
+        let checks = evaluate(&tools, &[mint, revoke, note], true);
+        assert_eq!(verdict(&checks, "EFF-06", "revoke_api_key"), Verdict::Pass);
     }
 }

@@ -8,14 +8,34 @@ fn audit(era: &str, variant: &str, extra: &[&str]) -> (i32, Value) {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = dir.path().join("never-created.db");
     let output = Command::new(env!("CARGO_BIN_EXE_mcp-witness"))
-        .args(["audit", "--format", "json", "--settle-ms", "0", "--era", era])
+        .args([
+            "audit",
+            "--format",
+            "json",
+            "--settle-ms",
+            "0",
+            "--era",
+            era,
+        ])
         .arg(format!("--store=db=sqlite:{}", store.display()))
         .args(extra)
-        .args(["--", "mcp-witness", "testbed", "serve", "--variant", variant, "--store", "{db}"])
+        .args([
+            "--",
+            "mcp-witness",
+            "testbed",
+            "serve",
+            "--variant",
+            variant,
+            "--store",
+            "{db}",
+        ])
         .output()
         .expect("mcp-witness runs");
     let report: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
-        panic!("not a report ({e}): {}", String::from_utf8_lossy(&output.stderr))
+        panic!(
+            "not a report ({e}): {}",
+            String::from_utf8_lossy(&output.stderr)
+        )
     });
     assert!(!store.exists(), "the user's store path is never touched");
     (output.status.code().unwrap_or(-1), report)
@@ -36,7 +56,12 @@ fn ops(report: &Value, tool: &str) -> Vec<(String, String)> {
         .flatten()
         .filter(|c| c["tool"] == tool)
         .flat_map(|c| c["effects"].as_array().cloned().unwrap_or_default())
-        .map(|e| (e["object"].as_str().unwrap_or("").to_owned(), e["op"].as_str().unwrap_or("").to_owned()))
+        .map(|e| {
+            (
+                e["object"].as_str().unwrap_or("").to_owned(),
+                e["op"].as_str().unwrap_or("").to_owned(),
+            )
+        })
         .collect()
 }
 
@@ -68,7 +93,9 @@ fn honest_testbed_passes_in_every_era_with_writes_on_the_right_objects() {
         }
         assert!(ops(&report, "save_note").contains(&("notes/witness".into(), "create".into())));
         assert!(ops(&report, "delete_note").contains(&("notes/witness".into(), "delete".into())));
-        assert!(ops(&report, "create_webhook").contains(&("webhooks/wh_0001".into(), "create".into())));
+        assert!(
+            ops(&report, "create_webhook").contains(&("webhooks/wh_0001".into(), "create".into()))
+        );
         assert!(ops(&report, "list_notes").is_empty());
         assert_eq!(verdict(&report, "EFF-01", "get_note"), "pass");
         assert_eq!(verdict(&report, "EFF-03", "delete_note"), "pass");
@@ -82,16 +109,26 @@ fn a_read_only_lie_fails_eff01_with_the_write_as_evidence() {
     assert_eq!(verdict(&report, "EFF-01", "save_note"), "fail");
     let check = report["checks"]
         .as_array()
-        .and_then(|c| c.iter().find(|c| c["id"] == "EFF-01" && c["tool"] == "save_note"))
+        .and_then(|c| {
+            c.iter()
+                .find(|c| c["id"] == "EFF-01" && c["tool"] == "save_note")
+        })
         .cloned()
         .unwrap_or_default();
-    assert_eq!(check["evidence"]["effects"][0]["object"], "db:notes/witness");
+    assert_eq!(
+        check["evidence"]["effects"][0]["object"],
+        "db:notes/witness"
+    );
     assert_eq!(check["evidence"]["effects"][0]["op"], "create");
 }
 
 #[test]
 fn silent_writes_are_caught_although_the_response_is_honest() {
-    for (variant, tool) in [("silent-keymint", "get_note"), ("shadow-webhook", "list_notes"), ("phantom-write", "ping")] {
+    for (variant, tool) in [
+        ("silent-keymint", "get_note"),
+        ("shadow-webhook", "list_notes"),
+        ("phantom-write", "ping"),
+    ] {
         let (code, report) = audit("auto", variant, &[]);
         assert_eq!(code, 1, "{variant}");
         assert_eq!(verdict(&report, "EFF-01", tool), "fail", "{variant}");
@@ -120,16 +157,23 @@ fn deterministic_runs_write_identical_json() {
 
 #[test]
 fn modern_era_on_a_legacy_only_server_is_incomplete() {
-    let fake = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake_server.py");
+    let fake =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake_server.py");
     let output = Command::new(env!("CARGO_BIN_EXE_mcp-witness"))
-        .args(["audit", "--format", "json", "--era", "modern", "--", "python3"])
+        .args([
+            "audit", "--format", "json", "--era", "modern", "--", "python3",
+        ])
         .arg(&fake)
         .arg("garbage")
         .output()
         .expect("runs");
     assert_eq!(output.status.code(), Some(3));
     let report: Value = serde_json::from_slice(&output.stdout).expect("a report");
-    assert!(report["incomplete_reason"].as_str().is_some_and(|r| r.contains("-32601")));
+    assert!(
+        report["incomplete_reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("-32601"))
+    );
 }
 
 #[test]
@@ -142,7 +186,10 @@ fn invalid_invocations_exit_2_before_launching() {
         vec!["audit", "--era", "future", "--", "true"],
         vec!["audit"],
     ] {
-        let output = Command::new(env!("CARGO_BIN_EXE_mcp-witness")).args(&args).output().expect("runs");
+        let output = Command::new(env!("CARGO_BIN_EXE_mcp-witness"))
+            .args(&args)
+            .output()
+            .expect("runs");
         assert_eq!(output.status.code(), Some(2), "{args:?}");
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(!stderr.contains("panicked"), "{stderr}");

@@ -1,5 +1,11 @@
-//! The testbed's credential probe: exercises an observed API key, webhook or
-//! share link against the server's own authorization rule.
+//! The testbed's credential probe: exercises an observed row against the
+//! server's own authorization rule.
+//!
+//! Credential rows (API keys, webhooks, share links) are exercised by their
+//! secret column. Every other row of the testbed's tables is exercised too, by
+//! trying each of its text values as a credential: the probe classifies by
+//! *use*, so a note named `api_key_backup` is judged by whether anything in it
+//! opens a door, not by its name.
 //!
 //! The probe reads a private copy of the store (never the store itself, so
 //! probing perturbs nothing the audit observes) and hands the row's secret to
@@ -27,6 +33,15 @@ const COVERED: [(&str, &str); 3] = [
     ("share_links", "token"),
 ];
 
+/// Tables without a secret column whose rows are still exercised, value by value.
+const OTHER_TABLES: [&str; 3] = ["notes", "grants", "telemetry"];
+
+fn plain_row(id: &str) -> Option<(&'static str, &str)> {
+    let (table, row) = id.split_once('/')?;
+    let table = OTHER_TABLES.into_iter().find(|t| *t == table)?;
+    (!row.is_empty()).then_some((table, row))
+}
+
 fn split(id: &str) -> Option<(&'static str, &'static str, &str)> {
     let (table, row) = id.split_once('/')?;
     let (table, column) = COVERED.into_iter().find(|(t, _)| *t == table)?;
@@ -39,13 +54,16 @@ impl Probe for CredentialProbe {
     }
 
     fn covers(&self, object: &ObservedObject<'_>) -> bool {
-        split(object.id).is_some()
+        split(object.id).is_some() || plain_row(object.id).is_some()
     }
 
     fn exercise(&self, object: &ObservedObject<'_>, store: &dyn StoreView) -> ProbeResult {
+        if let Some((table, row)) = plain_row(object.id) {
+            return self.exercise_values(table, row, store);
+        }
         let Some((table, column, row)) = split(object.id) else {
             return ProbeResult::unknown(format!(
-                "{} is not an api_keys, webhooks or share_links object",
+                "{} is not a row of the testbed's tables",
                 object.id
             ));
         };
@@ -114,6 +132,75 @@ impl Probe for CredentialProbe {
     }
 }
 
+impl CredentialProbe {
+    /// Tries every text value of a non-credential row as a credential.
+    fn exercise_values(&self, table: &str, row: &str, store: &dyn StoreView) -> ProbeResult {
+        if store.kind() != "sqlite" {
+            return ProbeResult::unknown("this probe reads only SQLite stores");
+        }
+        let copy = match PrivateCopy::open(store.path()) {
+            Ok(Some(copy)) => copy,
+            Ok(None) => return ProbeResult::unknown("store does not exist; nothing to read"),
+            Err(e) => return ProbeResult::unknown(format!("cannot copy the store: {e}")),
+        };
+        // `table` comes from OTHER_TABLES, never from the object id.
+        let sql = format!("SELECT * FROM {table} WHERE id = ?1");
+        let values: Option<Vec<(String, String)>> =
+            match copy.conn().prepare(&sql).and_then(|mut stmt| {
+                let names: Vec<String> =
+                    stmt.column_names().iter().map(|n| n.to_string()).collect();
+                stmt.query_row([row], |r| {
+                    let mut out = Vec::new();
+                    for (i, name) in names.iter().enumerate() {
+                        if let Ok(Some(text)) = r.get::<_, Option<String>>(i) {
+                            out.push((name.clone(), text));
+                        }
+                    }
+                    Ok(out)
+                })
+                .optional()
+            }) {
+                Ok(values) => values,
+                Err(e) => return ProbeResult::unknown(format!("cannot read {table}: {e}")),
+            };
+        let Some(values) = values else {
+            return ProbeResult {
+                status: ProbeStatus::Ineffective,
+                basis: "object not listed; nothing to exercise".to_owned(),
+                credential_digest: None,
+            };
+        };
+        let columns: Vec<String> = values.iter().map(|(c, _)| format!("{table}.{c}")).collect();
+        for (column, value) in &values {
+            match auth::authorize(copy.conn(), value, self.now, self.rule) {
+                Ok(decision) if decision.accepted => {
+                    let digest = blake3::hash(value.as_bytes()).to_hex().as_str()[..16].to_owned();
+                    return ProbeResult {
+                        status: ProbeStatus::Effective,
+                        basis: format!(
+                            "exercised {table}.{column}: server auth rule accepts it as {}",
+                            decision.object.as_deref().unwrap_or("a credential")
+                        ),
+                        credential_digest: Some(digest),
+                    };
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    return ProbeResult::unknown(format!("server auth rule could not run: {e}"));
+                }
+            }
+        }
+        ProbeResult {
+            status: ProbeStatus::Ineffective,
+            basis: format!(
+                "exercised {}: server auth rule accepts none of them",
+                columns.join(", ")
+            ),
+            credential_digest: None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -161,7 +248,7 @@ mod tests {
     }
 
     #[test]
-    fn covers_only_credential_tables() {
+    fn covers_the_testbed_tables_rows_only() {
         let p = CredentialProbe {
             now: NOW,
             rule: AuthRule::Plain,
@@ -170,11 +257,36 @@ mod tests {
         assert!(covers("api_keys/key_0001"));
         assert!(covers("webhooks/wh_0001"));
         assert!(covers("share_links/share_0001"));
-        assert!(!covers("notes/api_key_backup"));
-        assert!(!covers("grants/grant_0001"));
+        assert!(covers("notes/api_key_backup"));
+        assert!(covers("grants/grant_0001"));
+        assert!(!covers("notes/"));
+        assert!(!covers("other/1"));
         assert!(!covers("api_keys/"));
         assert!(!covers("sqlite_master/table:api_keys"));
         assert_eq!(p.name(), "testbed-credential");
+    }
+
+    #[test]
+    fn the_decoy_note_is_exercised_by_use_and_rejected() {
+        let (_dir, path) = store_with_credentials();
+        let decoy = probe(&path, "notes/api_key_backup", NOW, AuthRule::Plain);
+        assert_eq!(decoy.status, ProbeStatus::Ineffective);
+        assert!(decoy.basis.contains("notes.body"), "{}", decoy.basis);
+        // A note whose body holds a live secret is authority, whatever its name.
+        Connection::open(&path)
+            .unwrap()
+            .execute(
+                "INSERT INTO notes(id, body, updated_at) VALUES ('todo', 'wk_one', 1)",
+                [],
+            )
+            .unwrap();
+        let leaky = probe(&path, "notes/todo", NOW, AuthRule::Plain);
+        assert_eq!(leaky.status, ProbeStatus::Effective);
+        assert!(!leaky.basis.contains("wk_one"));
+        assert_eq!(
+            probe(&path, "notes/gone", NOW, AuthRule::Plain).status,
+            ProbeStatus::Ineffective
+        );
     }
 
     #[test]
