@@ -104,6 +104,22 @@ pub fn run(mut options: AuditOptions) -> Result<AuditRun, crate::jail::JailError
         return Ok(builder.finish(jail, Some(session), discarded, started, &options));
     }
     builder.report.startup_effects = startup;
+    // Objects present before any call: probed once, so a later revocation can
+    // be judged against what was authority to begin with.
+    let baseline: Vec<Effect> = observed
+        .iter()
+        .flat_map(|o| {
+            o.last.objects.iter().map(|(id, state)| Effect {
+                store: o.name.clone(),
+                object: id.clone(),
+                op: "present".into(),
+                overwrite: None,
+                before: None,
+                after: Some(state.digest.clone()),
+            })
+        })
+        .collect();
+    builder.report.baseline_probes = probe_effects(options.probe.as_ref(), &jail.stores, &baseline);
 
     let catalog = match session.list_tools() {
         Ok(catalog) => catalog,
@@ -178,6 +194,7 @@ pub fn run(mut options: AuditOptions) -> Result<AuditRun, crate::jail::JailError
                     late_effects: Vec::new(),
                     probes: Vec::new(),
                     events_after: Vec::new(),
+                    event_effects: Vec::new(),
                 });
                 next_id += 1;
                 continue;
@@ -252,6 +269,7 @@ pub fn run(mut options: AuditOptions) -> Result<AuditRun, crate::jail::JailError
                 late_effects: Vec::new(),
                 probes,
                 events_after: Vec::new(),
+                event_effects: Vec::new(),
             });
             first_id.get_or_insert(id);
             if let Err(reason) = observed_ok {
@@ -285,10 +303,15 @@ pub fn run(mut options: AuditOptions) -> Result<AuditRun, crate::jail::JailError
                     last.events_after.push(described);
                 }
             }
-            // The event's changes are ours, not the server's: rebase silently.
-            if let Err(reason) = snapshot_all(&mut observed, &mut Vec::new()) {
+            // The event's changes are the experiment's, not the server's:
+            // recorded beside the call, charged to nobody.
+            let mut changed = Vec::new();
+            if let Err(reason) = snapshot_all(&mut observed, &mut changed) {
                 builder.incomplete(format!("cannot observe the stores: {reason}"));
                 break 'steps;
+            }
+            if let Some(last) = builder.report.calls.last_mut() {
+                last.event_effects = changed;
             }
         }
     }
@@ -422,7 +445,11 @@ impl ReportBuilder {
             .map(|s| StoreEntry {
                 name: s.spec.name.clone(),
                 kind: s.spec.kind.as_str().to_owned(),
-                path: s.spec.source.to_string_lossy().into_owned(),
+                path: s
+                    .spec
+                    .shown
+                    .clone()
+                    .unwrap_or_else(|| s.spec.source.to_string_lossy().into_owned()),
                 existed: s.existed,
                 observer: s.spec.kind.as_str().to_owned(),
             })
@@ -465,6 +492,7 @@ impl ReportBuilder {
             },
             tools: Vec::new(),
             startup_effects: Vec::new(),
+            baseline_probes: Vec::new(),
             calls: Vec::new(),
             shutdown_effects: Vec::new(),
             checks: Vec::new(),
@@ -606,7 +634,12 @@ impl ReportBuilder {
             }
         }
         let probe_active = options.probe.name() != "null";
-        self.report.checks = checks::evaluate(&self.report.tools, &self.report.calls, probe_active);
+        self.report.checks = checks::evaluate(
+            &self.report.tools,
+            &self.report.calls,
+            &self.report.baseline_probes,
+            probe_active,
+        );
         let mut summary = Summary {
             calls: self.report.calls.len(),
             ..Summary::default()

@@ -13,7 +13,7 @@
 //! the call's outcome, so a read-only tool that writes and then errors still fails.
 
 use crate::model::{
-    CallRecord, CallStatus, CheckResult, Evidence, EvidenceEffect, ToolEntry, Verdict,
+    CallRecord, CallStatus, CheckResult, Evidence, EvidenceEffect, ProbeRecord, ToolEntry, Verdict,
 };
 
 /// Words by which a tool or its answer claims to take authority away. Used
@@ -31,7 +31,12 @@ const REVOKE_WORDS: [&str; 7] = [
 pub const CHECK_IDS: [&str; 4] = ["EFF-01", "EFF-02", "EFF-03", "EFF-06"];
 
 /// Every check for every tool, ordered by check id then tool name.
-pub fn evaluate(tools: &[ToolEntry], calls: &[CallRecord], probe_active: bool) -> Vec<CheckResult> {
+pub fn evaluate(
+    tools: &[ToolEntry],
+    calls: &[CallRecord],
+    baseline: &[ProbeRecord],
+    probe_active: bool,
+) -> Vec<CheckResult> {
     let mut sorted: Vec<&ToolEntry> = tools.iter().collect();
     sorted.sort_by(|a, b| a.name.cmp(&b.name));
     let mut out = Vec::new();
@@ -42,7 +47,7 @@ pub fn evaluate(tools: &[ToolEntry], calls: &[CallRecord], probe_active: bool) -
                 "EFF-01" => eff01(tool, &mine),
                 "EFF-02" => eff02(tool, &mine),
                 "EFF-03" => eff03(tool, &mine),
-                _ => eff06(tool, &mine, calls, probe_active),
+                _ => eff06(tool, &mine, calls, baseline, probe_active),
             };
             out.push(CheckResult {
                 id: id.to_owned(),
@@ -234,11 +239,16 @@ fn eff03(tool: &ToolEntry, calls: &[&CallRecord]) -> Outcome {
 /// Objects whose most recent probe before call `before` found them effective.
 fn effective_before(
     all: &[CallRecord],
+    baseline: &[ProbeRecord],
     before: u32,
 ) -> std::collections::BTreeSet<(String, String)> {
     let mut live = std::collections::BTreeSet::new();
-    for call in all.iter().filter(|c| c.id < before) {
-        for probe in &call.probes {
+    let earlier = all
+        .iter()
+        .filter(|c| c.id < before)
+        .map(|c| c.probes.as_slice());
+    for probes in std::iter::once(baseline).chain(earlier) {
+        for probe in probes {
             let key = (probe.store.clone(), probe.object.clone());
             if probe.status == "effective" {
                 live.insert(key);
@@ -254,6 +264,7 @@ fn eff06(
     tool: &ToolEntry,
     calls: &[&CallRecord],
     all: &[CallRecord],
+    baseline: &[ProbeRecord],
     probe_active: bool,
 ) -> Outcome {
     if !probe_active {
@@ -270,7 +281,7 @@ fn eff06(
     let mut probes = Vec::new();
     for call in calls {
         let claims_revoke = claims_revocation(tool, call);
-        let live_before = effective_before(all, call.id);
+        let live_before = effective_before(all, baseline, call.id);
         for probe in &call.probes {
             let Some(effect) = call
                 .effects
@@ -432,6 +443,7 @@ mod tests {
             late_effects: vec![],
             probes: vec![],
             events_after: vec![],
+            event_effects: vec![],
         }
     }
 
@@ -453,7 +465,7 @@ mod tests {
             Provenance::Synthesized,
             &[("keys/k1", "create")],
         )];
-        let checks = evaluate(&tools, &calls, false);
+        let checks = evaluate(&tools, &calls, &[], false);
         assert_eq!(verdict(&checks, "EFF-01", "get"), Verdict::Fail);
         assert_eq!(tools[0].class, ToolClass::ReadOnly);
     }
@@ -471,7 +483,7 @@ mod tests {
             Provenance::Synthesized,
             &[],
         )];
-        let checks = evaluate(&tools, &calls, false);
+        let checks = evaluate(&tools, &calls, &[], false);
         for id in ["EFF-01", "EFF-02", "EFF-03"] {
             assert_eq!(verdict(&checks, id, "get"), Verdict::Untestable, "{id}");
         }
@@ -490,7 +502,7 @@ mod tests {
             Provenance::Literal,
             &[("file/b", "create"), ("file/a", "delete")],
         )];
-        let checks = evaluate(&tools, &calls, false);
+        let checks = evaluate(&tools, &calls, &[], false);
         assert_eq!(verdict(&checks, "EFF-02", "mv"), Verdict::Fail);
         let evidence = &checks
             .iter()
@@ -512,7 +524,7 @@ mod tests {
             Provenance::Literal,
             &[("items/3", "delete")],
         )];
-        let checks = evaluate(&tools, &calls, false);
+        let checks = evaluate(&tools, &calls, &[], false);
         assert_eq!(verdict(&checks, "EFF-02", "write_query"), Verdict::Pass);
         assert_eq!(verdict(&checks, "EFF-01", "write_query"), Verdict::Skip);
         assert_eq!(tools[0].class, ToolClass::Unknown);
@@ -533,10 +545,10 @@ mod tests {
         );
         let mut repeat = call(2, "save", CallStatus::Ok, Provenance::Literal, &[]);
         repeat.repeat_of = Some(1);
-        let checks = evaluate(&tools, &[first.clone(), repeat.clone()], false);
+        let checks = evaluate(&tools, &[first.clone(), repeat.clone()], &[], false);
         assert_eq!(verdict(&checks, "EFF-03", "save"), Verdict::Pass);
         repeat.effects = first.effects.clone();
-        let checks = evaluate(&tools, &[first, repeat], false);
+        let checks = evaluate(&tools, &[first, repeat], &[], false);
         assert_eq!(verdict(&checks, "EFF-03", "save"), Verdict::Fail);
     }
 
@@ -589,16 +601,20 @@ mod tests {
         note.probes.push(probe("ineffective", "notes/a"));
         let all = [mint.clone(), revoke.clone(), note.clone()];
         assert_eq!(
-            verdict(&evaluate(&tools, &all, false), "EFF-06", "revoke_api_key"),
+            verdict(
+                &evaluate(&tools, &all, &[], false),
+                "EFF-06",
+                "revoke_api_key"
+            ),
             Verdict::Skip
         );
-        let checks = evaluate(&tools, &all, true);
+        let checks = evaluate(&tools, &all, &[], true);
         assert_eq!(verdict(&checks, "EFF-06", "revoke_api_key"), Verdict::Fail);
         assert_eq!(verdict(&checks, "EFF-06", "mint_api_key"), Verdict::Pass);
         // Deleting something that never was authority neutralizes nothing.
         assert_eq!(verdict(&checks, "EFF-06", "delete_note"), Verdict::Skip);
         revoke.probes[0].status = "ineffective".into();
-        let checks = evaluate(&tools, &[mint, revoke, note], true);
+        let checks = evaluate(&tools, &[mint, revoke, note], &[], true);
         assert_eq!(verdict(&checks, "EFF-06", "revoke_api_key"), Verdict::Pass);
     }
 }

@@ -58,6 +58,9 @@ pub struct StoreSpec {
     pub name: String,
     pub kind: StoreKind,
     pub source: PathBuf,
+    /// How the report names the source, when its real path is incidental
+    /// (the lab's temporary seed files); `None` shows the path.
+    pub shown: Option<String>,
 }
 
 impl StoreSpec {
@@ -88,6 +91,7 @@ impl StoreSpec {
             name: name.into(),
             kind,
             source: PathBuf::from(path),
+            shown: None,
         })
     }
 }
@@ -490,7 +494,8 @@ mod tests {
             Ok(StoreSpec {
                 name: "db".into(),
                 kind: StoreKind::Sqlite,
-                source: "/tmp/x.db".into()
+                source: "/tmp/x.db".into(),
+                shown: None,
             })
         );
         assert!(StoreSpec::parse("db").is_err());
@@ -507,6 +512,7 @@ mod tests {
                 name: "db".into(),
                 kind: StoreKind::Sqlite,
                 source: "/nonexistent/never.db".into(),
+                shown: None,
             }],
             env: vec![("DB".into(), "{db}".into())],
             keep: false,

@@ -45,6 +45,9 @@ enum Command {
     /// The built-in planted-lie notes server the experiments audit.
     #[command(subcommand)]
     Testbed(TestbedCommand),
+    /// Run the E1–E3 experiments on the built-in testbed and write their results.
+    #[command(after_help = LAB_HELP)]
+    Lab(LabArgs),
     /// Print the JSON Schema of a versioned document.
     Schema {
         /// Which document.
@@ -71,6 +74,36 @@ Without --plan every tool is called once with arguments synthesized from its
 input schema (a failure on those is `untestable`, never `fail`); tools
 declared idempotent are called twice. Exit codes: 0 passed, 1 a check
 failed, 2 invalid invocation, 3 incomplete.";
+
+const LAB_HELP: &str = "\
+Experiments (all on the built-in testbed, no network, no Node):
+  e1   detection: six planted annotation lies, three detectors (effect-aware,
+       response-level, name heuristic) reading the same executions
+  e2   construct validation: does a probe separate authority from persistence?
+  e3   lifecycle: is a key still effective after grant/key revocation, deletion, TTL?
+  all  every experiment above
+
+Writes DIR/<experiment>.json, DIR/summary.md and every audit behind them
+(DIR/audits/*.json). Reruns write identical bytes. Exit 0 when the experiment
+ran; 3 when an audit could not complete.";
+
+#[derive(Args)]
+struct LabArgs {
+    /// Which experiment.
+    #[arg(value_enum)]
+    experiment: Experiment,
+    /// Output directory (created if missing).
+    #[arg(long, value_name = "DIR", default_value = "lab-results")]
+    out: PathBuf,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Experiment {
+    E1,
+    E2,
+    E3,
+    All,
+}
 
 #[derive(Args)]
 struct AuditArgs {
@@ -189,6 +222,7 @@ fn run(cli: Cli) -> Result<u8> {
     match cli.command {
         Command::Audit(args) => run_audit(args),
         Command::Testbed(cmd) => run_testbed(cmd),
+        Command::Lab(args) => run_lab(args),
         Command::Schema { document } => {
             let schema = match document {
                 SchemaDoc::Audit => schemars::schema_for!(AuditReport),
@@ -272,6 +306,41 @@ fn run_audit(args: AuditArgs) -> Result<u8> {
         eprintln!("mcp-witness: jail kept at {}", kept.display());
     }
     Ok(u8::try_from(report.exit_code).unwrap_or(3))
+}
+
+fn run_lab(args: LabArgs) -> Result<u8> {
+    use mcp_witness::lab;
+    if args.out.exists() && !args.out.is_dir() {
+        return Err(invalid(format!(
+            "--out {}: not a directory",
+            args.out.display()
+        )));
+    }
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create {}", args.out.display()))?;
+    let progress = lab::Progress::new();
+    let want = |e: Experiment| args.experiment == e || args.experiment == Experiment::All;
+    if want(Experiment::E1) {
+        lab::e1::run(&args.out, &progress)?;
+    }
+    if want(Experiment::E2) {
+        lab::e2::run(&args.out, &progress)?;
+    }
+    if want(Experiment::E3) {
+        lab::e3::run(&args.out, &progress)?;
+    }
+    let read = |name: &str| -> Option<String> { std::fs::read_to_string(args.out.join(name)).ok() };
+    let e1 = read("e1.json").and_then(|t| serde_json::from_str(&t).ok());
+    let e2 = read("e2.json").and_then(|t| serde_json::from_str(&t).ok());
+    let e3 = read("e3.json").and_then(|t| serde_json::from_str(&t).ok());
+    let summary = lab::summary::markdown(e1.as_ref(), e2.as_ref(), e3.as_ref());
+    let path = args.out.join("summary.md");
+    std::fs::write(&path, summary).with_context(|| format!("cannot write {}", path.display()))?;
+    eprintln!(
+        "mcp-witness: results in {} (summary.md, *.json, audits/)",
+        args.out.display()
+    );
+    Ok(0)
 }
 
 fn run_testbed(cmd: TestbedCommand) -> Result<u8> {

@@ -155,6 +155,9 @@ pub struct CallRecord {
     /// Out-of-band events the experiment applied after this call.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events_after: Vec<String>,
+    /// What those events changed: made by the experiment, charged to no call.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub event_effects: Vec<Effect>,
 }
 
 impl CallRecord {
@@ -458,6 +461,9 @@ pub struct AuditReport {
     pub tools: Vec<ToolEntry>,
     /// Changes made while the server started, before any call.
     pub startup_effects: Vec<Effect>,
+    /// Probes of the objects already in the stores when the session began.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub baseline_probes: Vec<ProbeRecord>,
     pub calls: Vec<CallRecord>,
     /// Changes that appeared while the server shut down.
     pub shutdown_effects: Vec<Effect>,
