@@ -56,19 +56,25 @@ impl PrivateCopy {
             .tempdir()
             .map_err(io)?;
         let copy = dir.path().join("store.db");
-        std::fs::copy(path, &copy).map_err(io)?;
-        for suffix in COMPANIONS {
-            let companion = with_suffix(path, suffix);
-            match std::fs::copy(&companion, with_suffix(&copy, suffix)) {
-                Ok(_) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(source) => {
-                    return Err(ObserveError::Io {
-                        path: companion,
-                        source,
-                    });
-                }
+        // A writer may commit between copying the database and its journal;
+        // the two would then disagree. Copy until the file set held still.
+        let mut attempts = 0;
+        loop {
+            let before = stamp(path);
+            copy_set(path, &copy)?;
+            if stamp(path) == before {
+                break;
             }
+            attempts += 1;
+            if attempts == MAX_COPY_ATTEMPTS {
+                return Err(ObserveError::Unusable {
+                    path: path.to_path_buf(),
+                    reason: format!(
+                        "it changed during each of {MAX_COPY_ATTEMPTS} attempts to copy it"
+                    ),
+                });
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
         }
         let conn = Connection::open_with_flags(
             &copy,
@@ -85,6 +91,49 @@ impl PrivateCopy {
     pub fn conn(&self) -> &Connection {
         &self.conn
     }
+}
+
+/// How many times a moving store is copied before giving up.
+const MAX_COPY_ATTEMPTS: u32 = 20;
+
+/// Copies the database and whichever companions exist; a companion left over
+/// from an earlier attempt is removed when the source no longer has it.
+fn copy_set(path: &Path, copy: &Path) -> Result<(), ObserveError> {
+    std::fs::copy(path, copy).map_err(|source| ObserveError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    for suffix in COMPANIONS {
+        let companion = with_suffix(path, suffix);
+        let target = with_suffix(copy, suffix);
+        match std::fs::copy(&companion, &target) {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let _ = std::fs::remove_file(&target);
+            }
+            Err(source) => {
+                return Err(ObserveError::Io {
+                    path: companion,
+                    source,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Identity and size/time of every file in the set: equal stamps before and
+/// after a copy mean no writer moved in between.
+fn stamp(path: &Path) -> Vec<Option<(u64, u64, i64, i64)>> {
+    use std::os::unix::fs::MetadataExt;
+    std::iter::once(path.to_path_buf())
+        .chain(COMPANIONS.iter().map(|s| with_suffix(path, s)))
+        .map(|p| {
+            std::fs::metadata(p)
+                .ok()
+                .map(|m| (m.ino(), m.len(), m.mtime(), m.mtime_nsec()))
+        })
+        .collect()
 }
 
 fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
@@ -900,6 +949,46 @@ mod tests {
         assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
         assert!(s.warnings[0].contains("ghost"), "{:?}", s.warnings);
         assert!(s.warnings[0].contains("nosuchmodule"), "{:?}", s.warnings);
+    }
+
+    #[test]
+    fn snapshots_taken_while_a_writer_commits_are_consistent() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("busy.db");
+        let writer = Connection::open(&path).unwrap();
+        writer
+            .execute_batch(
+                "PRAGMA journal_mode=WAL; CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT);",
+            )
+            .unwrap();
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = done.clone();
+        let handle = std::thread::spawn(move || {
+            for i in 1..=300 {
+                writer
+                    .execute("INSERT INTO t(id, v) VALUES (?1, 'x')", [i])
+                    .unwrap();
+                std::thread::sleep(std::time::Duration::from_micros(300));
+            }
+            flag.store(true, std::sync::atomic::Ordering::SeqCst);
+        });
+        let mut observer = SqliteObserver::new(&path);
+        let mut last = 0;
+        while !done.load(std::sync::atomic::Ordering::SeqCst) {
+            let snapshot = observer.snapshot().unwrap();
+            let rows: Vec<i64> = snapshot
+                .objects
+                .keys()
+                .filter_map(|k| k.strip_prefix("t/"))
+                .filter_map(|k| k.parse().ok())
+                .collect();
+            // Committed rows form a prefix 1..=n, and n never goes back.
+            let n = rows.len() as i64;
+            assert!(rows.iter().all(|r| *r >= 1 && *r <= n), "torn snapshot");
+            assert!(n >= last);
+            last = n;
+        }
+        handle.join().unwrap();
     }
 
     #[test]
