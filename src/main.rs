@@ -169,6 +169,12 @@ enum ProbeChoice {
 enum SchemaDoc {
     /// mcp-witness.audit/v1
     Audit,
+    /// mcp-witness.e1/v1
+    E1,
+    /// mcp-witness.e2/v1
+    E2,
+    /// mcp-witness.e3/v1
+    E3,
 }
 
 #[derive(Subcommand)]
@@ -226,6 +232,9 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Schema { document } => {
             let schema = match document {
                 SchemaDoc::Audit => schemars::schema_for!(AuditReport),
+                SchemaDoc::E1 => schemars::schema_for!(mcp_witness::lab::model::E1Document),
+                SchemaDoc::E2 => schemars::schema_for!(mcp_witness::lab::model::E2Document),
+                SchemaDoc::E3 => schemars::schema_for!(mcp_witness::lab::model::E3Document),
             };
             println!("{}", serde_json::to_string_pretty(&schema)?);
             Ok(0)
