@@ -195,3 +195,61 @@ fn invalid_invocations_exit_2_before_launching() {
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
 }
+
+#[test]
+fn an_existing_store_is_copied_and_never_touched() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = dir.path().join("seeded.db");
+    let status = Command::new(env!("CARGO_BIN_EXE_mcp-witness"))
+        .args(["testbed", "seed", "--store"])
+        .arg(&store)
+        .status()
+        .expect("runs");
+    assert!(status.success());
+    let before = std::fs::read(&store).expect("read");
+    let inode = std::fs::metadata(&store).expect("meta").ino();
+    let listing = |d: &std::path::Path| {
+        let mut names: Vec<String> = std::fs::read_dir(d)
+            .expect("dir")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let files = listing(dir.path());
+    let output = Command::new(env!("CARGO_BIN_EXE_mcp-witness"))
+        .args(["audit", "--format", "json", "--settle-ms", "0"])
+        .arg(format!("--store=db=sqlite:{}", store.display()))
+        .args([
+            "--",
+            "mcp-witness",
+            "testbed",
+            "serve",
+            "--variant",
+            "phantom-write",
+            "--store",
+            "{db}",
+        ])
+        .output()
+        .expect("runs");
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "phantom-write writes, so the audit fails"
+    );
+    let report: Value = serde_json::from_slice(&output.stdout).expect("report");
+    assert_eq!(report["stores"][0]["existed"], true);
+    assert_eq!(
+        std::fs::read(&store).expect("read"),
+        before,
+        "the source store changed"
+    );
+    assert_eq!(std::fs::metadata(&store).expect("meta").ino(), inode);
+    assert_eq!(
+        listing(dir.path()),
+        files,
+        "files appeared beside the source store"
+    );
+}

@@ -188,3 +188,82 @@ fn a_flood_on_stderr_is_bounded() {
     assert!(session["stderr_bytes"].as_u64().unwrap_or(0) >= 4 * 1024 * 1024);
     assert!(session["stderr"].as_str().map_or(0, str::len) <= 64 * 1024);
 }
+
+fn session_stderr(report: &Value) -> String {
+    report["transcripts"]
+        .as_array()
+        .and_then(|t| t.last())
+        .and_then(|t| t["stderr"].as_str())
+        .unwrap_or("")
+        .to_owned()
+}
+
+#[test]
+fn the_whole_process_group_is_stopped_at_the_end() {
+    let (code, report, _) = audit("grandchild", &[]);
+    assert_eq!(code, 0);
+    let stderr = session_stderr(&report);
+    let pid: u32 = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("grandchild="))
+        .and_then(|p| p.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no grandchild pid in {stderr:?}"));
+    // Reaped or not, a killed process is no longer running (zombies show state Z).
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let running = status
+        .lines()
+        .find(|l| l.starts_with("State:"))
+        .is_some_and(|l| !l.contains('Z'));
+    assert!(!running, "grandchild {pid} outlived the audit: {status}");
+}
+
+#[test]
+fn the_server_gets_a_scrubbed_environment_inside_the_jail() {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-witness"))
+        .args([
+            "audit",
+            "--format",
+            "json",
+            "--settle-ms",
+            "0",
+            "--env",
+            "GIVEN=yes",
+        ])
+        .args(["--", "python3", &fake(), "environment"])
+        .env("WITNESS_TEST_SECRET", "hunter2-should-not-pass")
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(0));
+    let report: Value = serde_json::from_slice(&output.stdout).expect("report");
+    let stderr = session_stderr(&report);
+    assert!(
+        !stderr.contains("hunter2"),
+        "an unlisted variable reached the server"
+    );
+    assert!(stderr.contains("env GIVEN=yes"));
+    let cwd = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("cwd="))
+        .unwrap_or("");
+    let home = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("env HOME="))
+        .unwrap_or("");
+    assert!(
+        cwd.contains("mcp-witness-jail-") && cwd.ends_with("/work"),
+        "{cwd}"
+    );
+    assert!(
+        home.contains("mcp-witness-jail-") && home.ends_with("/home"),
+        "{home}"
+    );
+    assert!(
+        !std::path::Path::new(cwd).exists(),
+        "the jail is removed after the audit"
+    );
+    assert_eq!(
+        report["target"]["env"],
+        serde_json::json!(["GIVEN"]),
+        "values of --env are not kept"
+    );
+}
