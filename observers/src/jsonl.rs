@@ -508,6 +508,50 @@ mod tests {
         lines.join("\n")
     }
 
+    #[test]
+    fn snapshot_leaves_the_file_and_its_directory_unchanged() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("memory.jsonl");
+        fs::write(
+            &path,
+            memory_file(&[entity("Alice", "person", &["a"]), "{bad".into()]),
+        )
+        .unwrap();
+        let meta = fs::metadata(&path).unwrap();
+        let before = (
+            fs::read(&path).unwrap(),
+            meta.ino(),
+            meta.mtime(),
+            meta.mtime_nsec(),
+            meta.mode(),
+        );
+        let listing = || {
+            let mut names: Vec<_> = fs::read_dir(dir.path())
+                .unwrap()
+                .flatten()
+                .map(|e| e.file_name())
+                .collect();
+            names.sort();
+            names
+        };
+        let files = listing();
+        let mut observer = JsonlObserver::new(&path);
+        for _ in 0..3 {
+            observer.snapshot().unwrap();
+        }
+        let meta = fs::metadata(&path).unwrap();
+        let after = (
+            fs::read(&path).unwrap(),
+            meta.ino(),
+            meta.mtime(),
+            meta.mtime_nsec(),
+            meta.mode(),
+        );
+        assert_eq!(before, after);
+        assert_eq!(files, listing());
+    }
+
     fn rewrite_via_rename(path: &Path, content: &str) {
         let tmp = path.with_extension("jsonl.tmp");
         fs::write(&tmp, content).unwrap();
