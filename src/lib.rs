@@ -5,7 +5,7 @@
 //! throwaway copy of its store, talks to it over a hand-written [`wire`]
 //! client, observes the store out of band around every call ([`audit`]), and
 //! holds the declarations to what happened ([`checks`]). The result is the
-//! versioned document of [`model`].
+//! versioned document of [`model`]. [`manifest`] pins the tool catalog itself.
 //!
 //! The binary (`src/main.rs`) is a thin command-line layer over this library.
 
@@ -13,6 +13,7 @@ pub mod audit;
 pub mod checks;
 pub mod harvest;
 pub mod jail;
+pub mod manifest;
 pub mod model;
 pub mod plan;
 pub mod redact;
