@@ -3,7 +3,8 @@
 //! A `tools/list` answer is prompt text written by someone else and fetched at
 //! run time, so it can change without any commit of ours. A *pin* is that
 //! catalog normalized into a stable, reviewable file (`mcp-witness.manifest/v1`)
-//! with a fingerprint over its content.
+//! with a fingerprint over its content; [`diff`] classifies what changed
+//! between two of them.
 //!
 //! Normalization, precisely (it decides what a pin can and cannot see):
 //! - tools are sorted by name, so the order a server lists them in (or how it
@@ -24,6 +25,9 @@
 //! Everything is sorted and nothing is timestamped, so pinning an unchanged
 //! server twice gives byte-identical files.
 
+pub mod allow;
+pub mod diff;
+pub mod render;
 pub mod source;
 
 use std::path::{Path, PathBuf};
