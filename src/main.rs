@@ -45,6 +45,9 @@ enum Command {
     /// The built-in planted-lie notes server the experiments audit.
     #[command(subcommand)]
     Testbed(TestbedCommand),
+    /// Pin a server's tool manifest, fingerprint it, and classify drift between two.
+    #[command(subcommand)]
+    Manifest(mcp_witness::manifest::cli::ManifestCommand),
     /// Print the JSON Schema of a versioned document.
     Schema {
         /// Which document.
@@ -136,6 +139,10 @@ enum ProbeChoice {
 enum SchemaDoc {
     /// mcp-witness.audit/v1
     Audit,
+    /// mcp-witness.manifest/v1 (a pin file)
+    Manifest,
+    /// mcp-witness.manifest-diff/v1 (`manifest diff --format json`)
+    ManifestDiff,
 }
 
 #[derive(Subcommand)]
@@ -189,9 +196,20 @@ fn run(cli: Cli) -> Result<u8> {
     match cli.command {
         Command::Audit(args) => run_audit(args),
         Command::Testbed(cmd) => run_testbed(cmd),
+        Command::Manifest(cmd) => mcp_witness::manifest::cli::run(cmd).map_err(|e| {
+            if e.is_invalid() {
+                invalid(e.to_string())
+            } else {
+                e.into()
+            }
+        }),
         Command::Schema { document } => {
             let schema = match document {
                 SchemaDoc::Audit => schemars::schema_for!(AuditReport),
+                SchemaDoc::Manifest => schemars::schema_for!(mcp_witness::manifest::Pin),
+                SchemaDoc::ManifestDiff => {
+                    schemars::schema_for!(mcp_witness::manifest::diff::ManifestDiff)
+                }
             };
             println!("{}", serde_json::to_string_pretty(&schema)?);
             Ok(0)

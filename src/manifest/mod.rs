@@ -26,6 +26,7 @@
 //! server twice gives byte-identical files.
 
 pub mod allow;
+pub mod cli;
 pub mod diff;
 pub mod render;
 pub mod source;
