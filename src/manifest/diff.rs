@@ -1498,6 +1498,16 @@ mod tests {
     }
 
     #[test]
+    fn the_ci_guide_carries_the_table_from_the_code() {
+        let guide = include_str!("../../docs/manifest-ci.md");
+        assert!(
+            guide.contains(&table_markdown()),
+            "docs/manifest-ci.md is out of date; paste this table:\n{}",
+            table_markdown()
+        );
+    }
+
+    #[test]
     fn identical_manifests_have_no_changes() {
         let t = tool("a", "x", id_schema(), read_only(true));
         assert!(changes(t.clone(), t).is_empty());
