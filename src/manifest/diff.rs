@@ -746,17 +746,22 @@ fn compare_tool(
     let start = out.len();
     let name = new.name.as_str();
     if old.title != new.title {
+        let (before, after) = (
+            old.title.clone().map(Value::String),
+            new.title.clone().map(Value::String),
+        );
         out.push(
             Change::new(
                 name,
                 ChangeClass::TitleEdited,
                 "/title".into(),
-                "title edited".into(),
+                format!(
+                    "title: {} -> {}",
+                    show_json(before.as_ref()),
+                    show_json(after.as_ref())
+                ),
             )
-            .values(
-                old.title.clone().map(Value::String).as_ref(),
-                new.title.clone().map(Value::String).as_ref(),
-            ),
+            .values(before.as_ref(), after.as_ref()),
         );
     }
     if old.description != new.description {
@@ -1824,6 +1829,7 @@ mod tests {
         );
         assert_eq!(found[0].severity, Severity::Behavioural);
         assert_eq!(found[1].severity, Severity::Metadata);
+        assert_eq!(found[1].summary, r#"title: "Old" -> "New""#);
     }
 
     #[test]
