@@ -5,7 +5,8 @@
 //! throwaway copy of its store, talks to it over a hand-written [`wire`]
 //! client, observes the store out of band around every call ([`audit`]), and
 //! holds the declarations to what happened ([`checks`]). The result is the
-//! versioned document of [`model`].
+//! versioned document of [`model`]. [`manifest`] pins the tool catalog itself
+//! and classifies drift between two pins.
 //!
 //! The binary (`src/main.rs`) is a thin command-line layer over this library.
 
@@ -14,6 +15,7 @@ pub mod checks;
 pub mod harvest;
 pub mod jail;
 pub mod lab;
+pub mod manifest;
 pub mod model;
 pub mod plan;
 pub mod redact;

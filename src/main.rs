@@ -48,6 +48,9 @@ enum Command {
     /// Run the E1–E3 experiments on the built-in testbed and write their results.
     #[command(after_help = LAB_HELP)]
     Lab(LabArgs),
+    /// Pin a server's tool manifest, fingerprint it, and classify drift between two.
+    #[command(subcommand)]
+    Manifest(mcp_witness::manifest::cli::ManifestCommand),
     /// Print the JSON Schema of a versioned document.
     Schema {
         /// Which document.
@@ -175,6 +178,10 @@ enum SchemaDoc {
     E2,
     /// mcp-witness.e3/v1
     E3,
+    /// mcp-witness.manifest/v1 (a pin file)
+    Manifest,
+    /// mcp-witness.manifest-diff/v1 (`manifest diff --format json`)
+    ManifestDiff,
 }
 
 #[derive(Subcommand)]
@@ -229,12 +236,23 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Audit(args) => run_audit(args),
         Command::Testbed(cmd) => run_testbed(cmd),
         Command::Lab(args) => run_lab(args),
+        Command::Manifest(cmd) => mcp_witness::manifest::cli::run(cmd).map_err(|e| {
+            if e.is_invalid() {
+                invalid(e.to_string())
+            } else {
+                e.into()
+            }
+        }),
         Command::Schema { document } => {
             let schema = match document {
                 SchemaDoc::Audit => schemars::schema_for!(AuditReport),
                 SchemaDoc::E1 => schemars::schema_for!(mcp_witness::lab::model::E1Document),
                 SchemaDoc::E2 => schemars::schema_for!(mcp_witness::lab::model::E2Document),
                 SchemaDoc::E3 => schemars::schema_for!(mcp_witness::lab::model::E3Document),
+                SchemaDoc::Manifest => schemars::schema_for!(mcp_witness::manifest::Pin),
+                SchemaDoc::ManifestDiff => {
+                    schemars::schema_for!(mcp_witness::manifest::diff::ManifestDiff)
+                }
             };
             println!("{}", serde_json::to_string_pretty(&schema)?);
             Ok(0)
