@@ -115,6 +115,10 @@ struct AuditArgs {
     /// Deterministic run: injected clock, no wall-clock values (reruns write identical JSON).
     #[arg(long)]
     deterministic: bool,
+    /// Without --plan: call destructive and unknown tools even when the jail got no
+    /// network isolation (inside a network-isolated jail every tool is called anyway).
+    #[arg(long)]
+    include_destructive: bool,
     /// The server command and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     command: Vec<String>,
@@ -255,6 +259,7 @@ fn run_audit(args: AuditArgs) -> Result<u8> {
         label: None,
         pinned_version: None,
         events: Default::default(),
+        include_destructive: args.include_destructive,
     };
     let run = audit::run(options).context("the audit could not start")?;
     let report = run.report;
