@@ -231,9 +231,14 @@ pub fn run(mut options: AuditOptions) -> Result<AuditRun, crate::jail::JailError
                 retry_at = None;
                 if failed_on_invention(&run.builder.report.calls) {
                     // Harvest again first: the writes since the first pass
-                    // may have made the real values those tools need.
+                    // may have made the real values those tools need. Only
+                    // the sources are asked again (the listing tools that
+                    // need no harvested value themselves).
                     for step in &plan.steps[..plan.harvest] {
-                        if !crate::plan::satisfiable(step, &run.pool) {
+                        let source = step.args.iter().all(|(_, spec)| {
+                            matches!(spec, ArgSpec::Pinned(_) | ArgSpec::Literal(_))
+                        });
+                        if !source || !harvested_tools.contains(&step.tool) {
                             continue;
                         }
                         let first = run.next_id;
@@ -288,6 +293,46 @@ pub fn run(mut options: AuditOptions) -> Result<AuditRun, crate::jail::JailError
     builder.observer_warnings(&mut observed, None);
     let discarded = std::mem::take(&mut session.discarded);
     Ok(builder.finish(jail, Some(session), discarded, started, &options))
+}
+
+/// Starts the server in a jail, lists its tools and returns the planner's
+/// plan without calling any tool. `Err` with a reason when no catalog could
+/// be had.
+pub fn preview(
+    jail_spec: JailSpec,
+    era: EraChoice,
+    timeout: Duration,
+    include_destructive: bool,
+) -> Result<crate::plan::PlanPreview, String> {
+    let command = jail_spec.command.clone();
+    let mut jail = Jail::create(jail_spec).map_err(|e| e.to_string())?;
+    let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::start());
+    let opened = {
+        let mut launch = || jail.launch(clock.clone());
+        Session::open(&mut launch, era, timeout)
+    };
+    let (mut session, _) = opened.map_err(|(e, _)| format!("no session: {e}"))?;
+    let catalog = session
+        .list_tools()
+        .map_err(|e| format!("tools/list failed: {e}"))?;
+    session.server.shutdown();
+    if !catalog.complete {
+        return Err(format!(
+            "the catalog is incomplete: {}",
+            catalog.problem.unwrap_or_default()
+        ));
+    }
+    let tools: Vec<ToolEntry> = catalog.tools.iter().map(tool_entry).collect();
+    let isolation = jail.isolation().cloned();
+    let (plan, skipped) = planned(&tools, isolation.as_ref(), include_destructive);
+    Ok(crate::plan::PlanPreview::new(
+        command,
+        isolation.map_or_else(|| "none".to_owned(), |i| i.level),
+        include_destructive,
+        &tools,
+        &plan,
+        skipped,
+    ))
 }
 
 /// The planner's plan for this server, and the tools it leaves out: outside a

@@ -65,7 +65,9 @@ impl Pool {
     /// Collects the id-shaped values of a successful call's result.
     pub fn absorb(&mut self, tool: &str, step: u32, result: &Value) {
         let view = result_view(result);
-        for root in ["structured", "json"] {
+        // `structured` last, so that where both hold a value it is the one
+        // found first (the newest): the typed result is the better citation.
+        for root in ["json", "structured"] {
             if let Some(value) = view.get(root) {
                 self.walk(tool, step, root.to_owned(), None, value, 0);
             }

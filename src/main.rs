@@ -42,6 +42,9 @@ enum Command {
     /// Audit one server: observe its store around every tool call and check its declarations.
     #[command(after_help = AUDIT_HELP)]
     Audit(AuditArgs),
+    /// Print the plan an audit without --plan would follow (only tools/list is sent).
+    #[command(after_help = PLAN_HELP)]
+    Plan(PlanArgs),
     /// The built-in planted-lie notes server the experiments audit.
     #[command(subcommand)]
     Testbed(TestbedCommand),
@@ -71,6 +74,41 @@ Without --plan every tool is called once with arguments synthesized from its
 input schema (a failure on those is `untestable`, never `fail`); tools
 declared idempotent are called twice. Exit codes: 0 passed, 1 a check
 failed, 2 invalid invocation, 3 incomplete.";
+
+const PLAN_HELP: &str = "\
+The server is started in a jail exactly as `audit` would start it, asked for
+its tools, and stopped; no tool is called. The plan shows each tool's class
+(from annotations only, never from its name), the harvest pass (read-only
+tools that run once their required arguments can be harvested), the calls
+after it with where each argument will come from, and the tools left out
+(destructive and unknown tools when the jail has no network isolation,
+unless --include-destructive).";
+
+#[derive(Args)]
+struct PlanArgs {
+    /// A store to copy into the jail: NAME=KIND:PATH (as for `audit`).
+    #[arg(long = "store", value_name = "NAME=KIND:PATH")]
+    stores: Vec<String>,
+    /// An environment variable for the server (repeatable); {NAME} placeholders expand.
+    #[arg(long = "env", value_name = "K=V")]
+    env: Vec<String>,
+    /// What to print.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    #[arg(long, value_enum, default_value_t = EraChoice::Auto)]
+    era: EraChoice,
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    timeout_ms: u64,
+    /// Do not try to put the server in a network namespace.
+    #[arg(long)]
+    no_netns: bool,
+    /// Plan destructive and unknown tools even without network isolation.
+    #[arg(long)]
+    include_destructive: bool,
+    /// The server command and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    command: Vec<String>,
+}
 
 #[derive(Args)]
 struct AuditArgs {
@@ -192,6 +230,7 @@ fn invalid(message: impl Into<String>) -> anyhow::Error {
 fn run(cli: Cli) -> Result<u8> {
     match cli.command {
         Command::Audit(args) => run_audit(args),
+        Command::Plan(args) => run_plan(args),
         Command::Testbed(cmd) => run_testbed(cmd),
         Command::Schema { document } => {
             let schema = match document {
@@ -203,9 +242,9 @@ fn run(cli: Cli) -> Result<u8> {
     }
 }
 
-fn run_audit(args: AuditArgs) -> Result<u8> {
+fn parse_stores(texts: &[String]) -> Result<Vec<StoreSpec>> {
     let mut stores = Vec::new();
-    for text in &args.stores {
+    for text in texts {
         let spec = StoreSpec::parse(text).map_err(invalid)?;
         if stores.iter().any(|s: &StoreSpec| s.name == spec.name) {
             return Err(invalid(format!(
@@ -215,8 +254,12 @@ fn run_audit(args: AuditArgs) -> Result<u8> {
         }
         stores.push(spec);
     }
+    Ok(stores)
+}
+
+fn parse_env(pairs: &[String]) -> Result<Vec<(String, String)>> {
     let mut env = Vec::new();
-    for pair in &args.env {
+    for pair in pairs {
         let (k, v) = pair
             .split_once('=')
             .ok_or_else(|| invalid(format!("--env {pair:?}: expected K=V")))?;
@@ -225,6 +268,39 @@ fn run_audit(args: AuditArgs) -> Result<u8> {
         }
         env.push((k.to_owned(), v.to_owned()));
     }
+    Ok(env)
+}
+
+fn run_plan(args: PlanArgs) -> Result<u8> {
+    let jail = JailSpec {
+        command: args.command.clone(),
+        stores: parse_stores(&args.stores)?,
+        env: parse_env(&args.env)?,
+        keep: false,
+        isolate_network: !args.no_netns,
+    };
+    let preview = match audit::preview(
+        jail,
+        args.era,
+        Duration::from_millis(args.timeout_ms),
+        args.include_destructive,
+    ) {
+        Ok(preview) => preview,
+        Err(reason) => {
+            eprintln!("mcp-witness: no plan: {reason}");
+            return Ok(3);
+        }
+    };
+    match args.format {
+        Format::Json => println!("{}", serde_json::to_string_pretty(&preview)?),
+        Format::Text => print!("{}", preview.text()),
+    }
+    Ok(0)
+}
+
+fn run_audit(args: AuditArgs) -> Result<u8> {
+    let stores = parse_stores(&args.stores)?;
+    let env = parse_env(&args.env)?;
     let plan = match &args.plan {
         Some(path) => Some(Plan::load(path).map_err(|e| invalid(e.to_string()))?),
         None => None,

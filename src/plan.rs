@@ -276,6 +276,169 @@ impl Plan {
     }
 }
 
+/// What `mcp-witness plan` prints: the planner's choices for one server,
+/// before anything but `tools/list` was sent to it.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct PlanPreview {
+    /// Always `mcp-witness.plan/v1`.
+    pub schema: &'static str,
+    pub command: Vec<String>,
+    /// `network-namespace` or `none`: decides whether destructive and
+    /// unknown tools may be called.
+    pub isolation: String,
+    pub include_destructive: bool,
+    /// Every tool with its class, from annotations alone.
+    pub tools: Vec<ToolPreview>,
+    /// Read-only tools in harvest order; each runs once its required
+    /// arguments can be filled without inventing anything.
+    pub harvest: Vec<StepPreview>,
+    /// Then every tool not called in the harvest pass, in this order.
+    pub calls: Vec<StepPreview>,
+    /// Index in `calls` before which tools that failed on invented values
+    /// are retried with harvested ones (after a second harvest pass).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry_before: Option<usize>,
+    pub skipped: Vec<crate::model::SkippedTool>,
+}
+
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ToolPreview {
+    pub name: String,
+    pub class: ToolClass,
+    pub hints: crate::model::Hints,
+}
+
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct StepPreview {
+    pub tool: String,
+    pub args: Vec<ArgPreview>,
+}
+
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ArgPreview {
+    pub name: String,
+    /// `harvested-else-synthesized`, `schema` (fixed by the schema),
+    /// `synthesized`, `literal` or `reference`.
+    pub source: &'static str,
+    /// The value sent when nothing harvested fits.
+    pub value: Value,
+}
+
+impl PlanPreview {
+    pub fn new(
+        command: Vec<String>,
+        isolation: String,
+        include_destructive: bool,
+        tools: &[ToolEntry],
+        plan: &Plan,
+        skipped: Vec<crate::model::SkippedTool>,
+    ) -> Self {
+        let step = |s: &PlanStep| StepPreview {
+            tool: s.tool.clone(),
+            args: s
+                .args
+                .iter()
+                .map(|(name, spec)| {
+                    let (source, value) = match spec {
+                        ArgSpec::Auto(v) => ("harvested-else-synthesized", v.clone()),
+                        ArgSpec::Pinned(v) => ("schema", v.clone()),
+                        ArgSpec::Synthesized(v) => ("synthesized", v.clone()),
+                        ArgSpec::Literal(v) => ("literal", v.clone()),
+                        ArgSpec::From { step, path } => {
+                            ("reference", Value::String(format!("call {step} at {path}")))
+                        }
+                    };
+                    ArgPreview {
+                        name: name.clone(),
+                        source,
+                        value,
+                    }
+                })
+                .collect(),
+        };
+        let harvest = plan.steps[..plan.harvest].iter().map(step).collect();
+        let calls = plan.steps[plan.harvest..].iter().map(step).collect();
+        PlanPreview {
+            schema: "mcp-witness.plan/v1",
+            command,
+            isolation,
+            include_destructive,
+            tools: tools
+                .iter()
+                .map(|t| ToolPreview {
+                    name: t.name.clone(),
+                    class: t.class,
+                    hints: t.hints.clone(),
+                })
+                .collect(),
+            harvest,
+            calls,
+            retry_before: plan.retry_at.map(|r| r.saturating_sub(plan.harvest)),
+            skipped,
+        }
+    }
+
+    /// The preview for a terminal.
+    pub fn text(&self) -> String {
+        use std::fmt::Write;
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "plan for: {}",
+            crate::text::clip(&self.command.join(" "), 120)
+        );
+        let _ = writeln!(out, "isolation: {}", self.isolation);
+        let _ = writeln!(out, "\ntools (class from annotations only):");
+        for t in &self.tools {
+            let _ = writeln!(
+                out,
+                "  {:40} {}",
+                crate::text::clip(&t.name, 40),
+                t.class.as_str()
+            );
+        }
+        let line = |out: &mut String, n: usize, s: &StepPreview| {
+            let args: Vec<String> = s
+                .args
+                .iter()
+                .map(|a| {
+                    format!(
+                        "{}={} ({})",
+                        a.name,
+                        crate::text::clip(&a.value.to_string(), 40),
+                        a.source
+                    )
+                })
+                .collect();
+            let _ = writeln!(out, "  {n:>3}. {} {}", s.tool, args.join(", "));
+        };
+        let _ = writeln!(
+            out,
+            "\nharvest pass (each runs once its required arguments can be harvested):"
+        );
+        for (i, s) in self.harvest.iter().enumerate() {
+            line(&mut out, i + 1, s);
+        }
+        let _ = writeln!(
+            out,
+            "\nthen (tools already called in the harvest pass are not called again):"
+        );
+        for (i, s) in self.calls.iter().enumerate() {
+            if self.retry_before == Some(i) {
+                let _ = writeln!(
+                    out,
+                    "       -- second harvest pass, retry of tools that failed on invented values --"
+                );
+            }
+            line(&mut out, i + 1, s);
+        }
+        for s in &self.skipped {
+            let _ = writeln!(out, "  not called: {} ({})", s.tool, s.reason);
+        }
+        out
+    }
+}
+
 /// Whether a harvest-pass step can run now without inventing anything: every
 /// argument is a literal, fixed by the schema, or filled entirely from the
 /// harvest.
