@@ -13,6 +13,7 @@ pub mod audit;
 pub mod checks;
 pub mod harvest;
 pub mod jail;
+pub mod lab_cases;
 pub mod model;
 pub mod plan;
 pub mod redact;

@@ -45,6 +45,17 @@ enum Command {
     /// Print the plan an audit without --plan would follow (only tools/list is sent).
     #[command(after_help = PLAN_HELP)]
     Plan(PlanArgs),
+    /// Audit the three published case-study servers (needs experiments/cases/install.sh).
+    #[command(name = "lab-cases", after_help = LAB_CASES_HELP)]
+    LabCases {
+        /// Write case-<name>.json and audits/case-<name>.json here.
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// Where the pinned packages are installed (default: $MCP_WITNESS_CASES_DIR,
+        /// else ./experiments/cases, else the source tree's).
+        #[arg(long, value_name = "DIR")]
+        cases_dir: Option<PathBuf>,
+    },
     /// The built-in planted-lie notes server the experiments audit.
     #[command(subcommand)]
     Testbed(TestbedCommand),
@@ -83,6 +94,17 @@ tools that run once their required arguments can be harvested), the calls
 after it with where each argument will come from, and the tools left out
 (destructive and unknown tools when the jail has no network isolation,
 unless --include-destructive).";
+
+const LAB_CASES_HELP: &str = "\
+Audits @modelcontextprotocol/server-memory@2026.8.31 (JSONL store),
+@modelcontextprotocol/server-filesystem@2026.8.31 (directory tree) and
+@executeautomation/database-server@1.1.0 (SQLite, no annotations), each with
+the plan in experiments/cases/plans/. Install them first (Node 20+, npm):
+
+    bash experiments/cases/install.sh
+
+Exit codes: 0 no check failed, 1 a check failed, 2 the servers are not
+installed (nothing was launched), 3 a case could not conclude.";
 
 #[derive(Args)]
 struct PlanArgs {
@@ -231,6 +253,7 @@ fn run(cli: Cli) -> Result<u8> {
     match cli.command {
         Command::Audit(args) => run_audit(args),
         Command::Plan(args) => run_plan(args),
+        Command::LabCases { out, cases_dir } => run_lab_cases(&out, cases_dir),
         Command::Testbed(cmd) => run_testbed(cmd),
         Command::Schema { document } => {
             let schema = match document {
@@ -269,6 +292,22 @@ fn parse_env(pairs: &[String]) -> Result<Vec<(String, String)>> {
         env.push((k.to_owned(), v.to_owned()));
     }
     Ok(env)
+}
+
+fn run_lab_cases(out: &std::path::Path, cases_dir: Option<PathBuf>) -> Result<u8> {
+    use mcp_witness::lab_cases::{self, CasesError};
+    if out.exists() && !out.is_dir() {
+        return Err(invalid(format!("--out {}: not a directory", out.display())));
+    }
+    let dir = cases_dir.unwrap_or_else(lab_cases::cases_dir);
+    match lab_cases::run_cases_in(&dir, out, true) {
+        Ok(outcome) => {
+            println!("wrote {} case(s) to {}", outcome.cases.len(), out.display());
+            Ok(outcome.exit_code)
+        }
+        Err(e @ CasesError::NotInstalled { .. }) => Err(invalid(e.to_string())),
+        Err(e) => Err(e.into()),
+    }
 }
 
 fn run_plan(args: PlanArgs) -> Result<u8> {
