@@ -742,6 +742,23 @@ pub fn notes(report: &AuditReport) -> Vec<String> {
             }
         }
     }
+    // Declared writes that, this time, changed nothing (a duplicate create, a
+    // refused drop): the absence of an effect is an observation too.
+    for call in report
+        .calls
+        .iter()
+        .filter(|c| c.repeat_of.is_none() && c.succeeded() && c.effects.is_empty())
+    {
+        let declared_write = report
+            .tool(&call.tool)
+            .is_some_and(|t| t.hints.read_only == Some(false));
+        if declared_write {
+            notes.push(format!(
+                "Call {} ({}), a tool declared to write, succeeded and changed no object.",
+                call.id, call.tool
+            ));
+        }
+    }
     // Tools that declare nothing yet changed the store: observation does not
     // depend on annotations.
     for tool in report.tools.iter().filter(|t| !t.hints.declares_anything()) {
