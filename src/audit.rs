@@ -6,7 +6,8 @@
 //! unattributed and charged to nobody. Tools declared idempotent are called a
 //! second time with identical arguments.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -18,7 +19,7 @@ use crate::checks;
 use crate::harvest::Pool;
 use crate::jail::{Jail, JailSpec, JailedStore, StoreKind};
 use crate::model::*;
-use crate::plan::{Plan, PlanStep, resolve};
+use crate::plan::{ArgSpec, Plan, PlanStep, resolve};
 use crate::redact::Redactor;
 use crate::wire::clock::{Clock, MonotonicClock, StepClock};
 use crate::wire::session::{CallOutcome, EraChoice, Session};
@@ -41,6 +42,9 @@ pub struct AuditOptions {
     pub pinned_version: Option<String>,
     /// Events to apply after a plan step's call (and its repeat), by step.
     pub events: BTreeMap<u32, Vec<Event>>,
+    /// Let the planner call destructive and unknown tools even when the jail
+    /// has no network isolation.
+    pub include_destructive: bool,
 }
 
 /// The audit, plus the kept jail's path when `--keep-jail` was given.
@@ -53,6 +57,11 @@ struct Observed {
     name: String,
     observer: Box<dyn Observer>,
     last: Snapshot,
+    /// Warnings already reported (a malformed line is seen by every snapshot
+    /// until it is fixed; it is reported once).
+    warned: BTreeSet<String>,
+    /// Warnings not yet reported.
+    fresh: Vec<String>,
 }
 
 /// Runs one audit to the end. Never panics on anything the server does; every
@@ -73,8 +82,23 @@ pub fn run(mut options: AuditOptions) -> Result<AuditRun, crate::jail::JailError
             name: s.spec.name.clone(),
             observer: observer_for(s),
             last: Snapshot::default(),
+            warned: BTreeSet::new(),
+            fresh: Vec::new(),
         })
         .collect();
+    // The rest of the jail (HOME, TMPDIR, the working directory) is watched
+    // too: a change there is an effect outside every declared store (EFF-05).
+    let mut jail_observer = witness_observers::fs::FsObserver::new(jail.root());
+    for excluded in &builder.report.jail_scope.excluded {
+        jail_observer = jail_observer.exclude(excluded);
+    }
+    observed.push(Observed {
+        name: JAIL_STORE.to_owned(),
+        observer: Box::new(jail_observer),
+        last: Snapshot::default(),
+        warned: BTreeSet::new(),
+        fresh: Vec::new(),
+    });
 
     // The pristine copies, before the server ever runs.
     if let Err(reason) = snapshot_all(&mut observed, &mut Vec::new()) {
@@ -137,9 +161,19 @@ pub fn run(mut options: AuditOptions) -> Result<AuditRun, crate::jail::JailError
         return Ok(builder.finish(jail, Some(session), discarded, started, &options));
     }
 
-    let plan = match options.plan.take() {
-        Some(plan) => plan,
-        None => Plan::synthesized(&builder.report.tools),
+    let (plan, skipped) = match options.plan.take() {
+        Some(plan) => (plan, Vec::new()),
+        None => planned(
+            &builder.report.tools,
+            jail.isolation(),
+            options.include_destructive,
+        ),
+    };
+    builder.report.planner = PlannerEntry {
+        origin: plan.origin.to_owned(),
+        harvest_calls: Vec::new(),
+        include_destructive: options.include_destructive,
+        skipped,
     };
     let unknown = plan.unknown_tools(&builder.report.tools);
     if !unknown.is_empty() {
@@ -150,35 +184,254 @@ pub fn run(mut options: AuditOptions) -> Result<AuditRun, crate::jail::JailError
         let discarded = std::mem::take(&mut session.discarded);
         return Ok(builder.finish(jail, Some(session), discarded, started, &options));
     }
+    // `{NAME}` and `{jail}` in a plan's literal strings are jailed paths.
+    let plan = Plan {
+        steps: plan
+            .steps
+            .into_iter()
+            .map(|mut step| {
+                for (_, spec) in step.args.iter_mut() {
+                    if let ArgSpec::Literal(value) = spec {
+                        *value = expand_strings(value, &|t| jail.expand(t));
+                    }
+                }
+                step
+            })
+            .collect(),
+        ..plan
+    };
 
-    let mut results: BTreeMap<u32, Value> = BTreeMap::new();
-    let mut pool = Pool::default();
-    let mut steps = plan.steps.clone();
-    let mut retry_at = plan.retry_at;
-    let mut next_id = 1u32;
-    let mut index = 0usize;
-    'steps: while index < steps.len() || retry_at.is_some() {
-        if retry_at == Some(index) {
-            // One more chance for tools that failed on invented arguments,
-            // now that the harvest may hold real ones.
-            retry_at = None;
-            let again = retries(&steps[..index], &builder.report.calls, &results, &pool);
-            steps.splice(index..index, again);
-            continue;
+    let mut run = Runner {
+        session: &mut session,
+        observed: &mut observed,
+        builder: &mut builder,
+        results: BTreeMap::new(),
+        pool: Pool::default(),
+        next_id: 1,
+        steps_done: 0,
+        settle: options.settle,
+        probe: options.probe.as_ref(),
+        stores: &jail.stores,
+        events: &mut options.events,
+    };
+    'audit: {
+        // The harvest pass: read-only tools, each once every required argument
+        // can be filled without inventing anything, until none can.
+        let mut pending: Vec<PlanStep> = plan.steps[..plan.harvest].to_vec();
+        let mut harvested_tools: Vec<String> = Vec::new();
+        while let Some(i) = pending
+            .iter()
+            .position(|step| crate::plan::satisfiable(step, &run.pool))
+        {
+            let step = pending.remove(i);
+            let first = run.next_id;
+            if run.execute(&step).is_break() {
+                break 'audit;
+            }
+            run.builder
+                .report
+                .planner
+                .harvest_calls
+                .extend(first..run.next_id);
+            harvested_tools.push(step.tool);
         }
-        let step = steps[index].clone();
-        index += 1;
-        let step = &step;
-        let step_no = index as u32;
-        let declared_idempotent = builder
+
+        let mut steps: Vec<PlanStep> = plan.steps[plan.harvest..].to_vec();
+        let mut retry_at = plan.retry_at.map(|r| r.saturating_sub(plan.harvest));
+        let mut index = 0usize;
+        let mut retries_end = 0usize;
+        while index < steps.len() || retry_at.is_some() {
+            if retry_at == Some(index) {
+                // One more chance for tools that failed on invented arguments,
+                // now that the harvest may hold real ones.
+                retry_at = None;
+                if failed_on_invention(&run.builder.report.calls) {
+                    // Harvest again first: the writes since the first pass
+                    // may have made the real values those tools need. Only
+                    // the sources are asked again (the listing tools that
+                    // need no harvested value themselves).
+                    for step in &plan.steps[..plan.harvest] {
+                        let source = step.args.iter().all(|(_, spec)| {
+                            matches!(spec, ArgSpec::Pinned(_) | ArgSpec::Literal(_))
+                        });
+                        if !source || !harvested_tools.contains(&step.tool) {
+                            continue;
+                        }
+                        let first = run.next_id;
+                        if run.execute(step).is_break() {
+                            break 'audit;
+                        }
+                        run.builder
+                            .report
+                            .planner
+                            .harvest_calls
+                            .extend(first..run.next_id);
+                    }
+                }
+                let again = retries(
+                    &run.builder.report.calls,
+                    &plan.steps,
+                    &run.results,
+                    &run.pool,
+                );
+                retries_end = index + again.len();
+                steps.splice(index..index, again);
+                continue;
+            }
+            let step = steps[index].clone();
+            index += 1;
+            let retried = index <= retries_end;
+            if !retried && harvested_tools.contains(&step.tool) {
+                // Already called in the harvest pass.
+                continue;
+            }
+            if run.execute(&step).is_break() {
+                break 'audit;
+            }
+        }
+    }
+    drop(run);
+
+    // Whatever arrived after the last call's post-snapshot.
+    let mut late = Vec::new();
+    if snapshot_all(&mut observed, &mut late).is_ok()
+        && let Some(last) = builder.report.calls.last_mut()
+    {
+        last.late_effects.extend(late);
+    }
+    let last_call = builder.report.calls.last().map(|c| c.id);
+    builder.observer_warnings(&mut observed, last_call);
+    session.server.shutdown();
+    let mut shutdown = Vec::new();
+    if snapshot_all(&mut observed, &mut shutdown).is_ok() {
+        builder.report.shutdown_effects = shutdown;
+    }
+    builder.observer_warnings(&mut observed, None);
+    let discarded = std::mem::take(&mut session.discarded);
+    Ok(builder.finish(jail, Some(session), discarded, started, &options))
+}
+
+/// Starts the server in a jail, lists its tools and returns the planner's
+/// plan without calling any tool. `Err` with a reason when no catalog could
+/// be had.
+pub fn preview(
+    jail_spec: JailSpec,
+    era: EraChoice,
+    timeout: Duration,
+    include_destructive: bool,
+) -> Result<crate::plan::PlanPreview, String> {
+    let command = jail_spec.command.clone();
+    let mut jail = Jail::create(jail_spec).map_err(|e| e.to_string())?;
+    let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::start());
+    let opened = {
+        let mut launch = || jail.launch(clock.clone());
+        Session::open(&mut launch, era, timeout)
+    };
+    let (mut session, _) = opened.map_err(|(e, _)| format!("no session: {e}"))?;
+    let catalog = session
+        .list_tools()
+        .map_err(|e| format!("tools/list failed: {e}"))?;
+    session.server.shutdown();
+    if !catalog.complete {
+        return Err(format!(
+            "the catalog is incomplete: {}",
+            catalog.problem.unwrap_or_default()
+        ));
+    }
+    let tools: Vec<ToolEntry> = catalog.tools.iter().map(tool_entry).collect();
+    let isolation = jail.isolation().cloned();
+    let (plan, skipped) = planned(&tools, isolation.as_ref(), include_destructive);
+    Ok(crate::plan::PlanPreview::new(
+        command,
+        isolation.map_or_else(|| "none".to_owned(), |i| i.level),
+        include_destructive,
+        &tools,
+        &plan,
+        skipped,
+    ))
+}
+
+/// The planner's plan for this server, and the tools it leaves out: outside a
+/// network-isolated jail, tools declared destructive and tools that declare
+/// nothing are not called unless `--include-destructive` says so.
+pub fn planned(
+    tools: &[ToolEntry],
+    isolation: Option<&crate::jail::Isolation>,
+    include_destructive: bool,
+) -> (Plan, Vec<SkippedTool>) {
+    let plan = Plan::synthesized(tools);
+    let isolated = isolation.is_some_and(|i| i.level == "network-namespace");
+    if isolated || include_destructive {
+        return (plan, Vec::new());
+    }
+    let mut skipped = Vec::new();
+    for tool in tools {
+        let what = match tool.class {
+            ToolClass::Destructive => "declared destructive",
+            ToolClass::Unknown => "declares no annotations (unknown: it may destroy)",
+            ToolClass::ReadOnly | ToolClass::Additive => continue,
+        };
+        skipped.push(SkippedTool {
+            tool: tool.name.clone(),
+            reason: format!(
+                "{what}, and the jail has no network isolation; --include-destructive calls it anyway"
+            ),
+        });
+    }
+    let names: Vec<&str> = skipped.iter().map(|s| s.tool.as_str()).collect();
+    (plan.without(&names), skipped)
+}
+
+/// Applies `expand` to every string inside `value`.
+fn expand_strings(value: &Value, expand: &dyn Fn(&str) -> String) -> Value {
+    match value {
+        Value::String(s) => Value::String(expand(s)),
+        Value::Array(items) => {
+            Value::Array(items.iter().map(|v| expand_strings(v, expand)).collect())
+        }
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), expand_strings(v, expand)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// The state of the call loop.
+struct Runner<'a> {
+    session: &'a mut Session,
+    observed: &'a mut Vec<Observed>,
+    builder: &'a mut ReportBuilder,
+    /// Results by plan step (what `call N` in a plan refers to).
+    results: BTreeMap<u32, Value>,
+    pool: Pool,
+    next_id: u32,
+    /// Plan steps carried out so far; the next one is `call steps_done + 1`.
+    steps_done: u32,
+    settle: Duration,
+    probe: &'a dyn Probe,
+    stores: &'a [JailedStore],
+    events: &'a mut BTreeMap<u32, Vec<Event>>,
+}
+
+impl Runner<'_> {
+    /// Carries out one plan step: the call, its identical repeat when the
+    /// tool is declared idempotent, and the experiment's events after it.
+    /// Breaks when the audit cannot go on.
+    fn execute(&mut self, step: &PlanStep) -> ControlFlow<()> {
+        self.steps_done += 1;
+        let step_no = self.steps_done;
+        let declared_idempotent = self
+            .builder
             .report
             .tool(&step.tool)
             .is_some_and(|t| t.hints.idempotent == Some(true));
-        let (arguments, record_args) = match resolve(step, &results, &pool) {
+        let (arguments, record_args) = match resolve(step, &self.results, &self.pool) {
             Ok(resolved) => resolved,
             Err(reason) => {
-                builder.report.calls.push(CallRecord {
-                    id: next_id,
+                self.builder.report.calls.push(CallRecord {
+                    id: self.next_id,
                     step: step_no,
                     tool: step.tool.clone(),
                     repeat_of: None,
@@ -196,8 +449,8 @@ pub fn run(mut options: AuditOptions) -> Result<AuditRun, crate::jail::JailError
                     events_after: Vec::new(),
                     event_effects: Vec::new(),
                 });
-                next_id += 1;
-                continue;
+                self.next_id += 1;
+                return ControlFlow::Continue(());
             }
         };
         let rounds = if declared_idempotent { 2 } else { 1 };
@@ -205,22 +458,25 @@ pub fn run(mut options: AuditOptions) -> Result<AuditRun, crate::jail::JailError
         for round in 0..rounds {
             // Late effects: what changed since the previous post-snapshot.
             let mut late = Vec::new();
-            if let Err(reason) = snapshot_all(&mut observed, &mut late) {
-                builder.incomplete(format!("cannot observe the stores: {reason}"));
-                break 'steps;
+            if let Err(reason) = snapshot_all(self.observed, &mut late) {
+                self.builder
+                    .incomplete(format!("cannot observe the stores: {reason}"));
+                return ControlFlow::Break(());
             }
-            if let Some(previous) = builder.report.calls.last_mut() {
+            let previous = self.builder.report.calls.last().map(|c| c.id);
+            self.builder.observer_warnings(self.observed, previous);
+            if let Some(previous) = self.builder.report.calls.last_mut() {
                 previous.late_effects.extend(late);
             } else {
-                builder.report.startup_effects.extend(late);
+                self.builder.report.startup_effects.extend(late);
             }
-            let frame_start = next_frame(&session);
-            let outcome = session.call_tool(&step.tool, &arguments);
-            std::thread::sleep(options.settle);
-            session.server.rpc.drain();
-            let frame_end = next_frame(&session).saturating_sub(1);
+            let frame_start = next_frame(self.session);
+            let outcome = self.session.call_tool(&step.tool, &arguments);
+            std::thread::sleep(self.settle);
+            self.session.server.rpc.drain();
+            let frame_end = next_frame(self.session).saturating_sub(1);
             let mut effects = Vec::new();
-            let observed_ok = snapshot_all(&mut observed, &mut effects);
+            let observed_ok = snapshot_all(self.observed, &mut effects);
             let (status, code, detail, response) = match &outcome {
                 CallOutcome::Result(result) => {
                     let is_error = result.get("isError").and_then(Value::as_bool) == Some(true);
@@ -244,15 +500,15 @@ pub fn run(mut options: AuditOptions) -> Result<AuditRun, crate::jail::JailError
             if round == 0
                 && let Some(result) = &response
             {
-                results.insert(step_no, result.clone());
+                self.results.insert(step_no, result.clone());
                 if status == CallStatus::Ok {
-                    pool.absorb(&step.tool, step_no, result);
+                    self.pool.absorb(&step.tool, step_no, result);
                 }
             }
-            let probes = probe_effects(options.probe.as_ref(), &jail.stores, &effects);
-            let id = next_id;
-            next_id += 1;
-            builder.report.calls.push(CallRecord {
+            let probes = probe_effects(self.probe, self.stores, &effects);
+            let id = self.next_id;
+            self.next_id += 1;
+            let record = CallRecord {
                 id,
                 step: step_no,
                 tool: step.tool.clone(),
@@ -270,73 +526,107 @@ pub fn run(mut options: AuditOptions) -> Result<AuditRun, crate::jail::JailError
                 probes,
                 events_after: Vec::new(),
                 event_effects: Vec::new(),
-            });
+            };
+            if matches!(status, CallStatus::ToolError | CallStatus::RpcError)
+                && record.used_harvested()
+            {
+                self.builder.report.findings.push(Finding {
+                    kind: "harvested-value-rejected".into(),
+                    detail: format!(
+                        "call {id} ({}) failed on {}: the value exists by the server's own account, so the failure is evidence, not noise",
+                        step.tool,
+                        harvested_origins(&record)
+                    ),
+                    call: Some(id),
+                });
+            }
+            self.builder.report.calls.push(record);
+            self.builder.observer_warnings(self.observed, Some(id));
             first_id.get_or_insert(id);
             if let Err(reason) = observed_ok {
-                builder.incomplete(format!("cannot observe the stores: {reason}"));
-                break 'steps;
+                self.builder
+                    .incomplete(format!("cannot observe the stores: {reason}"));
+                return ControlFlow::Break(());
             }
             if status == CallStatus::TransportError {
-                builder.incomplete(format!(
+                self.builder.incomplete(format!(
                     "the transport failed during call {id} ({}); later calls were not made",
                     step.tool
                 ));
-                break 'steps;
+                return ControlFlow::Break(());
             }
             if status != CallStatus::Ok {
                 // A failed call is not repeated: there is no effect to compare.
                 break;
             }
         }
-        if let Some(events) = options.events.get_mut(&step_no) {
+        if let Some(events) = self.events.get_mut(&step_no) {
             for event in events.iter_mut() {
-                let described = match event(&jail.stores) {
+                let described = match event(self.stores) {
                     Ok(text) => text,
                     Err(e) => {
-                        builder.incomplete(format!(
+                        self.builder.incomplete(format!(
                             "out-of-band event after call {step_no} failed: {e}"
                         ));
-                        break 'steps;
+                        return ControlFlow::Break(());
                     }
                 };
-                if let Some(last) = builder.report.calls.last_mut() {
+                if let Some(last) = self.builder.report.calls.last_mut() {
                     last.events_after.push(described);
                 }
             }
             // The event's changes are the experiment's, not the server's:
             // recorded beside the call, charged to nobody.
             let mut changed = Vec::new();
-            if let Err(reason) = snapshot_all(&mut observed, &mut changed) {
-                builder.incomplete(format!("cannot observe the stores: {reason}"));
-                break 'steps;
+            if let Err(reason) = snapshot_all(self.observed, &mut changed) {
+                self.builder
+                    .incomplete(format!("cannot observe the stores: {reason}"));
+                return ControlFlow::Break(());
             }
-            if let Some(last) = builder.report.calls.last_mut() {
+            if let Some(last) = self.builder.report.calls.last_mut() {
                 last.event_effects = changed;
             }
         }
+        ControlFlow::Continue(())
     }
+}
 
-    // Whatever arrived after the last call's post-snapshot.
-    let mut late = Vec::new();
-    if snapshot_all(&mut observed, &mut late).is_ok()
-        && let Some(last) = builder.report.calls.last_mut()
-    {
-        last.late_effects.extend(late);
+/// `harvested values (entityName from call 2 at structured.entities[0].name)`.
+fn harvested_origins(call: &CallRecord) -> String {
+    let mut origins = Vec::new();
+    for arg in &call.arguments {
+        if let Some(from) = &arg.from {
+            origins.push(format!("{} from {} at {}", arg.name, from.call, from.path));
+        }
+        for part in &arg.parts {
+            origins.push(format!(
+                "{}{} from {} at {}",
+                arg.name, part.at, part.from.call, part.from.path
+            ));
+        }
     }
-    session.server.shutdown();
-    let mut shutdown = Vec::new();
-    if snapshot_all(&mut observed, &mut shutdown).is_ok() {
-        builder.report.shutdown_effects = shutdown;
-    }
-    let discarded = std::mem::take(&mut session.discarded);
-    Ok(builder.finish(jail, Some(session), discarded, started, &options))
+    format!("harvested values ({})", origins.join("; "))
+}
+
+/// Whether some tool has been called and every call of it failed on
+/// synthesized arguments.
+fn failed_on_invention(calls: &[CallRecord]) -> bool {
+    let tools: BTreeSet<&str> = calls.iter().map(|c| c.tool.as_str()).collect();
+    tools.into_iter().any(|tool| {
+        calls.iter().filter(|c| c.tool == tool).all(|c| {
+            matches!(
+                c.outcome.status,
+                CallStatus::ToolError | CallStatus::RpcError
+            ) && c.used_synthesized()
+        })
+    })
 }
 
 /// Steps to try again: tools none of whose calls succeeded, that failed on
 /// synthesized arguments, and for which the harvest now offers other values.
 fn retries(
-    steps: &[PlanStep],
     calls: &[CallRecord],
+    steps: &[PlanStep],
     results: &BTreeMap<u32, Value>,
     pool: &Pool,
 ) -> Vec<PlanStep> {
@@ -379,9 +669,17 @@ fn observer_for(store: &JailedStore) -> Box<dyn Observer> {
 /// makes the new snapshots the reference.
 fn snapshot_all(observed: &mut [Observed], changes: &mut Vec<Effect>) -> Result<(), String> {
     for o in observed.iter_mut() {
-        let now = o.observer.snapshot().map_err(|e| e.to_string())?;
+        let now = o
+            .observer
+            .snapshot()
+            .map_err(|e| format!("{}: {e}", o.name))?;
         for change in diff(&o.last, &now).changes {
             changes.push(Effect::from_change(&o.name, &change));
+        }
+        for warning in &now.warnings {
+            if o.warned.insert(warning.clone()) {
+                o.fresh.push(warning.clone());
+            }
         }
         o.last = now;
     }
@@ -454,6 +752,17 @@ impl ReportBuilder {
                 observer: s.spec.kind.as_str().to_owned(),
             })
             .collect();
+        let mut excluded: Vec<String> = jail
+            .stores
+            .iter()
+            .map(|s| format!("stores/{}", s.spec.name))
+            .collect();
+        excluded.sort();
+        let jail_scope = JailScope {
+            observer: "fs".into(),
+            watched: vec!["home".into(), "tmp".into(), "work".into(), "stores".into()],
+            excluded,
+        };
         let report = AuditReport {
             schema: AUDIT_SCHEMA.into(),
             generator: format!("mcp-witness {}", env!("CARGO_PKG_VERSION")),
@@ -481,6 +790,7 @@ impl ReportBuilder {
                 detail: "the server was never started".into(),
             },
             stores,
+            jail_scope,
             probe: options.probe.name().to_owned(),
             complete: true,
             incomplete_reason: None,
@@ -491,6 +801,7 @@ impl ReportBuilder {
                 problem: None,
             },
             tools: Vec::new(),
+            planner: PlannerEntry::default(),
             startup_effects: Vec::new(),
             baseline_probes: Vec::new(),
             calls: Vec::new(),
@@ -503,6 +814,20 @@ impl ReportBuilder {
             volatile: Volatile::default(),
         };
         Self { report }
+    }
+
+    /// Reports each observer warning once, as a finding, with the call it
+    /// first appeared after (none: before any call, or at shutdown).
+    fn observer_warnings(&mut self, observed: &mut [Observed], call: Option<u32>) {
+        for o in observed.iter_mut() {
+            for warning in o.fresh.drain(..) {
+                self.report.findings.push(Finding {
+                    kind: "observer-warning".into(),
+                    detail: format!("store {}: {warning}", o.name),
+                    call,
+                });
+            }
+        }
     }
 
     fn incomplete(&mut self, reason: String) {
@@ -639,6 +964,7 @@ impl ReportBuilder {
             &self.report.calls,
             &self.report.baseline_probes,
             probe_active,
+            &self.report.planner.skipped,
         );
         let mut summary = Summary {
             calls: self.report.calls.len(),
@@ -653,6 +979,10 @@ impl ReportBuilder {
             }
         }
         for effect in self.report.calls.iter().flat_map(|c| &c.effects) {
+            if effect.outside_stores() {
+                summary.outside_stores += 1;
+                continue;
+            }
             match effect.op.as_str() {
                 "create" => summary.creates += 1,
                 "update" => summary.updates += 1,
@@ -676,12 +1006,46 @@ impl ReportBuilder {
             };
         }
         let kept_jail = jail.kept().then(|| jail.root().to_path_buf());
+        let report = unjail(self.report, jail.root());
         drop(processes);
         drop(jail);
-        AuditRun {
-            report: self.report,
-            kept_jail,
+        AuditRun { report, kept_jail }
+    }
+}
+
+/// Writes the jail's path as `{jail}` everywhere in the report (responses,
+/// arguments, frames, stderr, findings): it is a different temporary
+/// directory on every run, and a reader needs to know only that a path was
+/// inside the jail. `volatile.jail` keeps the real path of a kept jail.
+fn unjail(report: AuditReport, root: &std::path::Path) -> AuditReport {
+    let mut roots = vec![root.to_string_lossy().into_owned()];
+    if let Ok(real) = root.canonicalize() {
+        let real = real.to_string_lossy().into_owned();
+        if !roots.contains(&real) {
+            // Longest first, so a resolved /private/tmp/... is not half-replaced.
+            roots.push(real);
+            roots.sort_by_key(|r| std::cmp::Reverse(r.len()));
         }
+    }
+    let volatile = report.volatile.clone();
+    let Ok(value) = serde_json::to_value(&report) else {
+        return report;
+    };
+    let replaced = expand_strings(&value, &|text| {
+        let mut out = text.to_owned();
+        for root in &roots {
+            if out.contains(root.as_str()) {
+                out = out.replace(root.as_str(), "{jail}");
+            }
+        }
+        out
+    });
+    match serde_json::from_value::<AuditReport>(replaced) {
+        Ok(mut clean) => {
+            clean.volatile = volatile;
+            clean
+        }
+        Err(_) => report,
     }
 }
 

@@ -5,6 +5,7 @@
 //! | EFF-01 | a tool declared `readOnlyHint: true` caused no observed create, update or delete |
 //! | EFF-02 | every observed delete or overwrite comes from a tool not declared `destructiveHint: false` (nor read-only); read per target, so a create cannot mask a delete |
 //! | EFF-03 | a tool declared `idempotentHint: true`, repeated with identical arguments, caused no further effect |
+//! | EFF-05 | a tool's effects stayed inside the declared stores: nothing landed elsewhere in the jail (HOME, TMPDIR, working directory) |
 //! | EFF-06 | a read-only tool mints no effective credential, and a call that claims to revoke or delete a credential leaves it ineffective |
 //!
 //! Verdicts rest only on the ledger. A call that failed on synthesized
@@ -13,7 +14,8 @@
 //! the call's outcome, so a read-only tool that writes and then errors still fails.
 
 use crate::model::{
-    CallRecord, CallStatus, CheckResult, Evidence, EvidenceEffect, ProbeRecord, ToolEntry, Verdict,
+    CallRecord, CallStatus, CheckResult, Evidence, EvidenceEffect, ProbeRecord, SkippedTool,
+    ToolEntry, Verdict,
 };
 
 /// Words by which a tool or its answer claims to take authority away. Used
@@ -28,14 +30,16 @@ const REVOKE_WORDS: [&str; 7] = [
     "invalidate",
 ];
 
-pub const CHECK_IDS: [&str; 4] = ["EFF-01", "EFF-02", "EFF-03", "EFF-06"];
+pub const CHECK_IDS: [&str; 5] = ["EFF-01", "EFF-02", "EFF-03", "EFF-05", "EFF-06"];
 
-/// Every check for every tool, ordered by check id then tool name.
+/// Every check for every tool, ordered by check id then tool name. A tool the
+/// planner left out gets `skip` with the planner's reason on every check.
 pub fn evaluate(
     tools: &[ToolEntry],
     calls: &[CallRecord],
     baseline: &[ProbeRecord],
     probe_active: bool,
+    skipped: &[SkippedTool],
 ) -> Vec<CheckResult> {
     let mut sorted: Vec<&ToolEntry> = tools.iter().collect();
     sorted.sort_by(|a, b| a.name.cmp(&b.name));
@@ -43,10 +47,17 @@ pub fn evaluate(
     for id in CHECK_IDS {
         for tool in &sorted {
             let mine: Vec<&CallRecord> = calls.iter().filter(|c| c.tool == tool.name).collect();
-            let (verdict, reason, evidence) = match id {
-                "EFF-01" => eff01(tool, &mine),
-                "EFF-02" => eff02(tool, &mine),
-                "EFF-03" => eff03(tool, &mine),
+            let left_out = skipped.iter().find(|s| s.tool == tool.name);
+            let (verdict, reason, evidence) = match (id, left_out) {
+                (_, Some(left_out)) if mine.is_empty() => (
+                    Verdict::Skip,
+                    format!("not called: {}", left_out.reason),
+                    evidence_of(&mine, vec![]),
+                ),
+                ("EFF-01", _) => eff01(tool, &mine),
+                ("EFF-02", _) => eff02(tool, &mine),
+                ("EFF-03", _) => eff03(tool, &mine),
+                ("EFF-05", _) => eff05(&mine),
                 _ => eff06(tool, &mine, calls, baseline, probe_active),
             };
             out.push(CheckResult {
@@ -236,6 +247,45 @@ fn eff03(tool: &ToolEntry, calls: &[&CallRecord]) -> Outcome {
     )
 }
 
+/// Scope: whatever a tool changed must be inside the stores the auditor
+/// declared. The jail-wide observer sees the rest of the jail (HOME, TMPDIR,
+/// the working directory); a change there is an undeclared effect. There is
+/// no annotation for this: the claim checked is the audit's own declaration
+/// of where the server keeps its state.
+fn eff05(calls: &[&CallRecord]) -> Outcome {
+    let outside = effects_where(calls, |e| e.outside_stores());
+    if !outside.is_empty() {
+        return (
+            Verdict::Fail,
+            format!(
+                "{} change(s) landed in the jail outside the declared stores",
+                outside.len()
+            ),
+            evidence_of(calls, outside),
+        );
+    }
+    let inside = effects_where(calls, |_| true);
+    if !inside.is_empty() {
+        return (
+            Verdict::Pass,
+            format!(
+                "{} observed change(s), all inside the declared stores",
+                inside.len()
+            ),
+            evidence_of(calls, inside),
+        );
+    }
+    if let Some((verdict, reason)) = unexercised(calls) {
+        return (verdict, reason, evidence_of(calls, vec![]));
+    }
+    (
+        Verdict::Skip,
+        "the jail observer saw nothing from this tool, and it changed no store: nothing to place"
+            .into(),
+        evidence_of(calls, vec![]),
+    )
+}
+
 /// Objects whose most recent probe before call `before` found them effective.
 fn effective_before(
     all: &[CallRecord],
@@ -421,6 +471,7 @@ mod tests {
                 value: json!("x"),
                 source,
                 from: None,
+                parts: vec![],
             }],
             outcome: CallOutcome {
                 status,
@@ -465,7 +516,7 @@ mod tests {
             Provenance::Synthesized,
             &[("keys/k1", "create")],
         )];
-        let checks = evaluate(&tools, &calls, &[], false);
+        let checks = evaluate(&tools, &calls, &[], false, &[]);
         assert_eq!(verdict(&checks, "EFF-01", "get"), Verdict::Fail);
         assert_eq!(tools[0].class, ToolClass::ReadOnly);
     }
@@ -483,7 +534,7 @@ mod tests {
             Provenance::Synthesized,
             &[],
         )];
-        let checks = evaluate(&tools, &calls, &[], false);
+        let checks = evaluate(&tools, &calls, &[], false, &[]);
         for id in ["EFF-01", "EFF-02", "EFF-03"] {
             assert_eq!(verdict(&checks, id, "get"), Verdict::Untestable, "{id}");
         }
@@ -502,7 +553,7 @@ mod tests {
             Provenance::Literal,
             &[("file/b", "create"), ("file/a", "delete")],
         )];
-        let checks = evaluate(&tools, &calls, &[], false);
+        let checks = evaluate(&tools, &calls, &[], false, &[]);
         assert_eq!(verdict(&checks, "EFF-02", "mv"), Verdict::Fail);
         let evidence = &checks
             .iter()
@@ -524,7 +575,7 @@ mod tests {
             Provenance::Literal,
             &[("items/3", "delete")],
         )];
-        let checks = evaluate(&tools, &calls, &[], false);
+        let checks = evaluate(&tools, &calls, &[], false, &[]);
         assert_eq!(verdict(&checks, "EFF-02", "write_query"), Verdict::Pass);
         assert_eq!(verdict(&checks, "EFF-01", "write_query"), Verdict::Skip);
         assert_eq!(tools[0].class, ToolClass::Unknown);
@@ -545,10 +596,10 @@ mod tests {
         );
         let mut repeat = call(2, "save", CallStatus::Ok, Provenance::Literal, &[]);
         repeat.repeat_of = Some(1);
-        let checks = evaluate(&tools, &[first.clone(), repeat.clone()], &[], false);
+        let checks = evaluate(&tools, &[first.clone(), repeat.clone()], &[], false, &[]);
         assert_eq!(verdict(&checks, "EFF-03", "save"), Verdict::Pass);
         repeat.effects = first.effects.clone();
-        let checks = evaluate(&tools, &[first, repeat], &[], false);
+        let checks = evaluate(&tools, &[first, repeat], &[], false, &[]);
         assert_eq!(verdict(&checks, "EFF-03", "save"), Verdict::Fail);
     }
 
@@ -602,19 +653,78 @@ mod tests {
         let all = [mint.clone(), revoke.clone(), note.clone()];
         assert_eq!(
             verdict(
-                &evaluate(&tools, &all, &[], false),
+                &evaluate(&tools, &all, &[], false, &[]),
                 "EFF-06",
                 "revoke_api_key"
             ),
             Verdict::Skip
         );
-        let checks = evaluate(&tools, &all, &[], true);
+        let checks = evaluate(&tools, &all, &[], true, &[]);
         assert_eq!(verdict(&checks, "EFF-06", "revoke_api_key"), Verdict::Fail);
         assert_eq!(verdict(&checks, "EFF-06", "mint_api_key"), Verdict::Pass);
         // Deleting something that never was authority neutralizes nothing.
         assert_eq!(verdict(&checks, "EFF-06", "delete_note"), Verdict::Skip);
         revoke.probes[0].status = "ineffective".into();
-        let checks = evaluate(&tools, &[mint, revoke, note], &[], true);
+        let checks = evaluate(&tools, &[mint, revoke, note], &[], true, &[]);
         assert_eq!(verdict(&checks, "EFF-06", "revoke_api_key"), Verdict::Pass);
+    }
+
+    fn jail_effect(mut record: CallRecord, object: &str) -> CallRecord {
+        record.effects.push(Effect {
+            store: crate::model::JAIL_STORE.into(),
+            object: object.into(),
+            op: "create".into(),
+            overwrite: None,
+            before: None,
+            after: None,
+        });
+        record
+    }
+
+    #[test]
+    fn eff05_fails_on_effects_outside_the_stores_with_them_as_evidence() {
+        let tools = [
+            tool("save", json!({"readOnlyHint": false})),
+            tool("cache", json!({"readOnlyHint": false})),
+            tool("idle", json!({"readOnlyHint": false})),
+        ];
+        let save = call(
+            1,
+            "save",
+            CallStatus::Ok,
+            Provenance::Literal,
+            &[("notes/a", "create")],
+        );
+        let cache = jail_effect(
+            call(2, "cache", CallStatus::Ok, Provenance::Literal, &[]),
+            "file/home/.cache/x",
+        );
+        let idle = call(3, "idle", CallStatus::Ok, Provenance::Literal, &[]);
+        let checks = evaluate(&tools, &[save, cache, idle], &[], false, &[]);
+        assert_eq!(verdict(&checks, "EFF-05", "save"), Verdict::Pass);
+        assert_eq!(verdict(&checks, "EFF-05", "cache"), Verdict::Fail);
+        assert_eq!(verdict(&checks, "EFF-05", "idle"), Verdict::Skip);
+        let evidence = checks
+            .iter()
+            .find(|c| c.id == "EFF-05" && c.tool == "cache")
+            .map(|c| c.evidence.effects.clone())
+            .unwrap_or_default();
+        assert_eq!(evidence.len(), 1);
+        assert_eq!(evidence[0].object, "jail:file/home/.cache/x");
+    }
+
+    #[test]
+    fn a_tool_left_out_by_the_planner_skips_every_check_with_the_reason() {
+        let tools = [tool("wipe", json!({"destructiveHint": true}))];
+        let skipped = [SkippedTool {
+            tool: "wipe".into(),
+            reason: "destructive, and the jail has no network isolation".into(),
+        }];
+        let checks = evaluate(&tools, &[], &[], false, &skipped);
+        assert_eq!(checks.len(), CHECK_IDS.len());
+        for check in &checks {
+            assert_eq!(check.verdict, Verdict::Skip);
+            assert!(check.reason.contains("no network isolation"), "{check:?}");
+        }
     }
 }

@@ -22,6 +22,9 @@ pub struct Harvested {
     pub step: u32,
     /// Where in the result view (`json.id`, `json[0]`).
     pub path: String,
+    /// The key of the collection or object it sat in (`entities` for
+    /// `structured.entities[0].name`), when there was one.
+    pub collection: Option<String>,
 }
 
 /// Every harvested value, in the order found.
@@ -62,7 +65,9 @@ impl Pool {
     /// Collects the id-shaped values of a successful call's result.
     pub fn absorb(&mut self, tool: &str, step: u32, result: &Value) {
         let view = result_view(result);
-        for root in ["structured", "json"] {
+        // `structured` last, so that where both hold a value it is the one
+        // found first (the newest): the typed result is the better citation.
+        for root in ["json", "structured"] {
             if let Some(value) = view.get(root) {
                 self.walk(tool, step, root.to_owned(), None, value, 0);
             }
@@ -76,7 +81,14 @@ impl Pool {
                 .filter(|t| serial_id(t))
                 .take(MAX_ITEMS)
             {
-                self.push("text", &Value::String(token.to_owned()), tool, step, "text");
+                self.push(
+                    "text",
+                    &Value::String(token.to_owned()),
+                    tool,
+                    step,
+                    "text",
+                    None,
+                );
             }
         }
     }
@@ -98,7 +110,7 @@ impl Pool {
                 for (k, v) in map.iter().take(MAX_ITEMS) {
                     let here = format!("{path}.{k}");
                     if id_shaped(k) && (v.is_string() || v.is_i64() || v.is_u64()) {
-                        self.push(k, v, tool, step, &here);
+                        self.push(k, v, tool, step, &here, key);
                     } else {
                         self.walk(tool, step, here, Some(k), v, depth + 1);
                     }
@@ -110,7 +122,14 @@ impl Pool {
                     if item.is_string() {
                         // A list of plain strings is usually a list of ids or names.
                         let k = key.unwrap_or("[]");
-                        self.push(if id_shaped(k) { k } else { "[]" }, item, tool, step, &here);
+                        self.push(
+                            if id_shaped(k) { k } else { "[]" },
+                            item,
+                            tool,
+                            step,
+                            &here,
+                            key,
+                        );
                     } else {
                         self.walk(tool, step, here, key, item, depth + 1);
                     }
@@ -120,7 +139,15 @@ impl Pool {
         }
     }
 
-    fn push(&mut self, key: &str, value: &Value, tool: &str, step: u32, path: &str) {
+    fn push(
+        &mut self,
+        key: &str,
+        value: &Value,
+        tool: &str,
+        step: u32,
+        path: &str,
+        collection: Option<&str>,
+    ) {
         if value
             .as_str()
             .is_some_and(|s| s.is_empty() || s.len() > 512)
@@ -133,7 +160,19 @@ impl Pool {
             tool: tool.to_owned(),
             step,
             path: path.to_owned(),
+            collection: collection.map(str::to_owned),
         });
+    }
+
+    /// Like [`Self::candidate`], but only a value of the same JSON kind as
+    /// `like` (a string for a string, a number for a number) fits.
+    pub fn candidate_like(&self, tool: &str, param: &str, like: &Value) -> Option<&Harvested> {
+        let same_kind = |h: &Harvested| match like {
+            Value::String(_) => h.value.is_string(),
+            Value::Number(_) => h.value.is_number(),
+            _ => false,
+        };
+        self.find(tool, param, &same_kind)
     }
 
     /// The most recent harvested value that fits parameter `param` of `tool`.
@@ -143,11 +182,32 @@ impl Pool {
     /// `create_grant`) or a value prefixed by that stem (`grant_0001`); for a
     /// bare `id`/`name`, an id from a tool about the same noun (`get_note` ←
     /// `list_notes`).
+    /// A parameter named after a thing's name or id (`entityName`,
+    /// `table_name`, `noteId`) also fits the `name` or `id` found inside a
+    /// collection of such things (`entities[0].name`).
     pub fn candidate(&self, tool: &str, param: &str) -> Option<&Harvested> {
-        let newest = |pred: &dyn Fn(&Harvested) -> bool| self.items.iter().rev().find(|h| pred(h));
+        self.find(tool, param, &|_| true)
+    }
+
+    fn find(
+        &self,
+        tool: &str,
+        param: &str,
+        kind_fits: &dyn Fn(&Harvested) -> bool,
+    ) -> Option<&Harvested> {
+        let newest = |pred: &dyn Fn(&Harvested) -> bool| {
+            self.items.iter().rev().find(|h| kind_fits(h) && pred(h))
+        };
         let generic = matches!(param, "id" | "name" | "key" | "uri" | "path");
         // A bare `id` from some other tool's answer is some other thing's id.
         if !generic && let Some(h) = newest(&|h| h.key == param) {
+            return Some(h);
+        }
+        if let Some((stem, key)) = named_thing(param)
+            && let Some(h) = newest(&|h| {
+                h.key == key && h.collection.as_deref().is_some_and(|c| singular(c) == stem)
+            })
+        {
             return Some(h);
         }
         let stem = param
@@ -174,6 +234,43 @@ impl Pool {
             }
         }
         None
+    }
+}
+
+/// `entityName` → (`entity`, `name`), `table_name` → (`table`, `name`),
+/// `noteId` → (`note`, `id`): the thing a parameter names and by what.
+fn named_thing(param: &str) -> Option<(String, &'static str)> {
+    for (suffix, key) in [
+        ("_name", "name"),
+        ("Name", "name"),
+        ("_id", "id"),
+        ("Id", "id"),
+        ("ID", "id"),
+    ] {
+        if let Some(stem) = param.strip_suffix(suffix)
+            && !stem.is_empty()
+        {
+            return Some((stem.to_ascii_lowercase(), key));
+        }
+    }
+    None
+}
+
+/// A plural collection name made singular (`entities` → `entity`,
+/// `notes` → `note`, `boxes` → `box`), lowercased.
+pub fn singular(word: &str) -> String {
+    let w = word.to_ascii_lowercase();
+    if let Some(stem) = w.strip_suffix("ies") {
+        return format!("{stem}y");
+    }
+    for suffix in ["sses", "xes", "ches", "shes"] {
+        if let Some(stem) = w.strip_suffix(suffix) {
+            return format!("{stem}{}", &suffix[..suffix.len() - 2]);
+        }
+    }
+    match w.strip_suffix('s') {
+        Some(stem) if !stem.ends_with('s') && !stem.is_empty() => stem.to_owned(),
+        _ => w,
     }
 }
 
@@ -242,5 +339,32 @@ mod tests {
             Some(json!("key_0002"))
         );
         assert!(Pool::default().candidate("get_note", "id").is_none());
+    }
+
+    #[test]
+    fn a_named_parameter_fits_the_name_inside_a_collection_of_that_thing() {
+        let mut pool = Pool::default();
+        pool.absorb(
+            "create_entities",
+            1,
+            &json!({"structuredContent": {"entities": [{"name": "Ada", "entityType": "person"}]}}),
+        );
+        let hit = pool
+            .candidate("add_observations", "entityName")
+            .map(|h| (h.value.clone(), h.path.clone()));
+        assert_eq!(
+            hit,
+            Some((json!("Ada"), "structured.entities[0].name".to_string()))
+        );
+        assert!(pool.candidate("x", "relationName").is_none());
+        // A number never stands in for a string, nor the reverse.
+        assert!(
+            pool.candidate_like("add_observations", "entityName", &json!(1))
+                .is_none()
+        );
+        assert_eq!(singular("entities"), "entity");
+        assert_eq!(singular("Notes"), "note");
+        assert_eq!(singular("boxes"), "box");
+        assert_eq!(singular("address"), "address");
     }
 }

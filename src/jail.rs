@@ -81,6 +81,11 @@ impl StoreSpec {
                 "--store {text:?}: the name must be letters, digits, '_' or '-'"
             ));
         }
+        if name == crate::model::JAIL_STORE {
+            return Err(format!(
+                "--store {text:?}: the name {name:?} is reserved for the jail-wide observer"
+            ));
+        }
         let kind = StoreKind::parse(kind).ok_or_else(|| {
             format!("--store {text:?}: unknown kind {kind:?} (expected sqlite, fs or jsonl)")
         })?;
@@ -502,6 +507,7 @@ mod tests {
         assert!(StoreSpec::parse("db=oracle:/x").is_err());
         assert!(StoreSpec::parse("d b=sqlite:/x").is_err());
         assert!(StoreSpec::parse("db=sqlite:").is_err());
+        assert!(StoreSpec::parse("jail=fs:/x").is_err());
     }
 
     #[test]

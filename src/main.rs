@@ -2,6 +2,7 @@
 //! 1 completed and the target failed, 2 invalid invocation (nothing was
 //! launched), 3 incomplete (could not conclude).
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -42,6 +43,9 @@ enum Command {
     /// Audit one server: observe its store around every tool call and check its declarations.
     #[command(after_help = AUDIT_HELP)]
     Audit(AuditArgs),
+    /// Print the plan an audit without --plan would follow (only tools/list is sent).
+    #[command(after_help = PLAN_HELP)]
+    Plan(PlanArgs),
     /// The built-in planted-lie notes server the experiments audit.
     #[command(subcommand)]
     Testbed(TestbedCommand),
@@ -84,7 +88,11 @@ Experiments (all on the built-in testbed, no network, no Node):
        response-level, name heuristic) reading the same executions
   e2   construct validation: does a probe separate authority from persistence?
   e3   lifecycle: is a key still effective after grant/key revocation, deletion, TTL?
-  all  every experiment above
+  cases  the case studies: three published servers at pinned versions
+       (@modelcontextprotocol/server-memory@2026.8.31, server-filesystem@2026.8.31,
+       @executeautomation/database-server@1.1.0); install them first with
+       `bash experiments/cases/install.sh` (Node 20+, npm)
+  all  every experiment above; the cases only when they are installed
 
 Writes DIR/<experiment>.json, DIR/summary.md and every audit behind them
 (DIR/audits/*.json). Reruns write identical bytes. Exit 0 when the experiment
@@ -98,6 +106,10 @@ struct LabArgs {
     /// Output directory (created if missing).
     #[arg(long, value_name = "DIR", default_value = "lab-results")]
     out: PathBuf,
+    /// Where the case studies' pinned packages are installed (default:
+    /// $MCP_WITNESS_CASES_DIR, else ./experiments/cases, else the source tree's).
+    #[arg(long, value_name = "DIR")]
+    cases_dir: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -105,7 +117,44 @@ enum Experiment {
     E1,
     E2,
     E3,
+    /// The published servers (needs `bash experiments/cases/install.sh`).
+    Cases,
     All,
+}
+
+const PLAN_HELP: &str = "\
+The server is started in a jail exactly as `audit` would start it, asked for
+its tools, and stopped; no tool is called. The plan shows each tool's class
+(from annotations only, never from its name), the harvest pass (read-only
+tools that run once their required arguments can be harvested), the calls
+after it with where each argument will come from, and the tools left out
+(destructive and unknown tools when the jail has no network isolation,
+unless --include-destructive).";
+
+#[derive(Args)]
+struct PlanArgs {
+    /// A store to copy into the jail: NAME=KIND:PATH (as for `audit`).
+    #[arg(long = "store", value_name = "NAME=KIND:PATH")]
+    stores: Vec<String>,
+    /// An environment variable for the server (repeatable); {NAME} placeholders expand.
+    #[arg(long = "env", value_name = "K=V")]
+    env: Vec<String>,
+    /// What to print.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    #[arg(long, value_enum, default_value_t = EraChoice::Auto)]
+    era: EraChoice,
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    timeout_ms: u64,
+    /// Do not try to put the server in a network namespace.
+    #[arg(long)]
+    no_netns: bool,
+    /// Plan destructive and unknown tools even without network isolation.
+    #[arg(long)]
+    include_destructive: bool,
+    /// The server command and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    command: Vec<String>,
 }
 
 #[derive(Args)]
@@ -151,6 +200,10 @@ struct AuditArgs {
     /// Deterministic run: injected clock, no wall-clock values (reruns write identical JSON).
     #[arg(long)]
     deterministic: bool,
+    /// Without --plan: call destructive and unknown tools even when the jail got no
+    /// network isolation (inside a network-isolated jail every tool is called anyway).
+    #[arg(long)]
+    include_destructive: bool,
     /// The server command and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     command: Vec<String>,
@@ -234,6 +287,7 @@ fn invalid(message: impl Into<String>) -> anyhow::Error {
 fn run(cli: Cli) -> Result<u8> {
     match cli.command {
         Command::Audit(args) => run_audit(args),
+        Command::Plan(args) => run_plan(args),
         Command::Testbed(cmd) => run_testbed(cmd),
         Command::Lab(args) => run_lab(args),
         Command::Manifest(cmd) => mcp_witness::manifest::cli::run(cmd).map_err(|e| {
@@ -260,9 +314,9 @@ fn run(cli: Cli) -> Result<u8> {
     }
 }
 
-fn run_audit(args: AuditArgs) -> Result<u8> {
+fn parse_stores(texts: &[String]) -> Result<Vec<StoreSpec>> {
     let mut stores = Vec::new();
-    for text in &args.stores {
+    for text in texts {
         let spec = StoreSpec::parse(text).map_err(invalid)?;
         if stores.iter().any(|s: &StoreSpec| s.name == spec.name) {
             return Err(invalid(format!(
@@ -272,8 +326,12 @@ fn run_audit(args: AuditArgs) -> Result<u8> {
         }
         stores.push(spec);
     }
+    Ok(stores)
+}
+
+fn parse_env(pairs: &[String]) -> Result<Vec<(String, String)>> {
     let mut env = Vec::new();
-    for pair in &args.env {
+    for pair in pairs {
         let (k, v) = pair
             .split_once('=')
             .ok_or_else(|| invalid(format!("--env {pair:?}: expected K=V")))?;
@@ -282,6 +340,39 @@ fn run_audit(args: AuditArgs) -> Result<u8> {
         }
         env.push((k.to_owned(), v.to_owned()));
     }
+    Ok(env)
+}
+
+fn run_plan(args: PlanArgs) -> Result<u8> {
+    let jail = JailSpec {
+        command: args.command.clone(),
+        stores: parse_stores(&args.stores)?,
+        env: parse_env(&args.env)?,
+        keep: false,
+        isolate_network: !args.no_netns,
+    };
+    let preview = match audit::preview(
+        jail,
+        args.era,
+        Duration::from_millis(args.timeout_ms),
+        args.include_destructive,
+    ) {
+        Ok(preview) => preview,
+        Err(reason) => {
+            eprintln!("mcp-witness: no plan: {reason}");
+            return Ok(3);
+        }
+    };
+    match args.format {
+        Format::Json => println!("{}", serde_json::to_string_pretty(&preview)?),
+        Format::Text => print!("{}", preview.text()),
+    }
+    Ok(0)
+}
+
+fn run_audit(args: AuditArgs) -> Result<u8> {
+    let stores = parse_stores(&args.stores)?;
+    let env = parse_env(&args.env)?;
     let plan = match &args.plan {
         Some(path) => Some(Plan::load(path).map_err(|e| invalid(e.to_string()))?),
         None => None,
@@ -316,6 +407,7 @@ fn run_audit(args: AuditArgs) -> Result<u8> {
         label: None,
         pinned_version: None,
         events: Default::default(),
+        include_destructive: args.include_destructive,
     };
     let run = audit::run(options).context("the audit could not start")?;
     let report = run.report;
@@ -343,6 +435,12 @@ fn run_lab(args: LabArgs) -> Result<u8> {
             args.out.display()
         )));
     }
+    let cases_dir = args.cases_dir.clone().unwrap_or_else(lab::cases::cases_dir);
+    if args.experiment == Experiment::Cases
+        && let Err(e) = lab::cases::check_installed(&cases_dir)
+    {
+        return Err(invalid(e.to_string()));
+    }
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
     let progress = lab::Progress::new();
@@ -356,6 +454,23 @@ fn run_lab(args: LabArgs) -> Result<u8> {
     if want(Experiment::E3) {
         lab::e3::run(&args.out, &progress)?;
     }
+    let mut code = 0;
+    let cases_wanted = args.experiment == Experiment::Cases
+        || (args.experiment == Experiment::All && lab::cases::check_installed(&cases_dir).is_ok());
+    if cases_wanted {
+        match lab::cases::run_cases_in(&cases_dir, &args.out, std::io::stderr().is_terminal()) {
+            Ok(outcome) => code = outcome.exit_code,
+            Err(e @ lab::cases::CasesError::NotInstalled { .. }) => {
+                return Err(invalid(e.to_string()));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    } else if args.experiment == Experiment::All {
+        eprintln!(
+            "mcp-witness: case studies skipped: the pinned servers are not installed \
+             (bash experiments/cases/install.sh)"
+        );
+    }
     let read = |name: &str| -> Option<String> { std::fs::read_to_string(args.out.join(name)).ok() };
     let e1 = read("e1.json").and_then(|t| serde_json::from_str(&t).ok());
     let e2 = read("e2.json").and_then(|t| serde_json::from_str(&t).ok());
@@ -367,7 +482,7 @@ fn run_lab(args: LabArgs) -> Result<u8> {
         "mcp-witness: results in {} (summary.md, *.json, audits/)",
         args.out.display()
     );
-    Ok(0)
+    Ok(code)
 }
 
 fn run_testbed(cmd: TestbedCommand) -> Result<u8> {

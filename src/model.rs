@@ -13,6 +13,11 @@ use serde_json::Value;
 
 pub const AUDIT_SCHEMA: &str = "mcp-witness.audit/v1";
 
+/// The store name under which the jail-wide observer reports: changes in the
+/// jail's HOME, TMPDIR and working directory, outside every declared store.
+/// `--store` refuses this name so it can never be mistaken for a declared one.
+pub const JAIL_STORE: &str = "jail";
+
 /// Where an argument's value came from. A failure on a synthesized value
 /// proves nothing about the server; on a harvested one it is evidence.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -42,6 +47,19 @@ pub struct Argument {
     pub source: Provenance,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from: Option<Origin>,
+    /// For a structured argument: the values inside it that were harvested,
+    /// by their place in the argument (`[0].entityName`). The argument counts
+    /// as `harvested` only when nothing inside it was invented.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<ArgumentPart>,
+}
+
+/// One harvested value inside a structured argument.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ArgumentPart {
+    /// Where inside the argument (`[0].entityName`).
+    pub at: String,
+    pub from: Origin,
 }
 
 /// One observed change to one object of one store.
@@ -85,6 +103,11 @@ impl Effect {
     /// `db:notes/welcome`, for evidence lists.
     pub fn qualified(&self) -> String {
         format!("{}:{}", self.store, self.object)
+    }
+
+    /// Seen by the jail-wide observer: outside every declared store.
+    pub fn outside_stores(&self) -> bool {
+        self.store == JAIL_STORE
     }
 }
 
@@ -169,6 +192,13 @@ impl CallRecord {
         self.arguments
             .iter()
             .any(|a| a.source == Provenance::Synthesized)
+    }
+
+    /// Whether any argument (or part of one) came from the server's own answers.
+    pub fn used_harvested(&self) -> bool {
+        self.arguments
+            .iter()
+            .any(|a| a.source == Provenance::Harvested || !a.parts.is_empty())
     }
 }
 
@@ -428,9 +458,48 @@ pub struct Summary {
     pub skip: usize,
     pub untestable: usize,
     pub calls: usize,
+    /// Observed in the declared stores, over every call.
     pub creates: usize,
     pub updates: usize,
     pub deletes: usize,
+    /// Observed in the jail outside the declared stores (HOME, TMPDIR, the
+    /// working directory), over every call.
+    #[serde(default)]
+    pub outside_stores: usize,
+}
+
+/// A tool the planner left out, and why; its checks are `skip` with this reason.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SkippedTool {
+    pub tool: String,
+    pub reason: String,
+}
+
+/// How the calls were chosen.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct PlannerEntry {
+    /// `file` (a `--plan`) or `synthesized` (the planner).
+    pub origin: String,
+    /// Call ids made in the harvest pass (read-only tools, before anything else).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub harvest_calls: Vec<u32>,
+    /// Whether destructive and unknown tools were allowed outside a
+    /// network-isolated jail (`--include-destructive`).
+    pub include_destructive: bool,
+    /// Tools left out of the plan.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<SkippedTool>,
+}
+
+/// What the jail-wide observer watched (EFF-05).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct JailScope {
+    /// The observer kind (`fs`).
+    pub observer: String,
+    /// Directories of the jail it watched, relative to the jail.
+    pub watched: Vec<String>,
+    /// Directories it left to the declared stores' own observers.
+    pub excluded: Vec<String>,
 }
 
 /// Values that differ from run to run by nature; nothing else may.
@@ -452,6 +521,8 @@ pub struct AuditReport {
     pub era: EraEntry,
     pub isolation: IsolationEntry,
     pub stores: Vec<StoreEntry>,
+    /// The jail-wide observer beside the declared stores.
+    pub jail_scope: JailScope,
     pub probe: String,
     /// False when the audit could not conclude (lost transport, incomplete catalog).
     pub complete: bool,
@@ -459,6 +530,7 @@ pub struct AuditReport {
     pub incomplete_reason: Option<String>,
     pub catalog: CatalogEntry,
     pub tools: Vec<ToolEntry>,
+    pub planner: PlannerEntry,
     /// Changes made while the server started, before any call.
     pub startup_effects: Vec<Effect>,
     /// Probes of the objects already in the stores when the session began.

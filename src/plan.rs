@@ -29,7 +29,8 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::model::{Argument, Origin, Provenance, ToolEntry};
+use crate::harvest::Pool;
+use crate::model::{Argument, ArgumentPart, Origin, Provenance, ToolClass, ToolEntry};
 
 /// How one argument's value is obtained.
 #[derive(Clone, Debug, PartialEq)]
@@ -40,8 +41,14 @@ pub enum ArgSpec {
         path: String,
     },
     Synthesized(Value),
-    /// A harvested value when one fits at call time, else this synthesized one.
+    /// A harvested value when one fits at call time, else this synthesized
+    /// one. For a structured value, every scalar inside it is looked up the
+    /// same way, by the key it sits under.
     Auto(Value),
+    /// A value the input schema itself fixes (`const`, `enum`, `default`).
+    /// Recorded as `synthesized`, but it invents nothing, so it does not
+    /// keep a read-only tool out of the harvest pass.
+    Pinned(Value),
 }
 
 /// One planned call.
@@ -60,6 +67,11 @@ pub struct Plan {
     /// invented arguments get one more try with harvested ones (before any
     /// tool that removes things runs).
     pub retry_at: Option<usize>,
+    /// In a synthesized plan, how many leading steps form the harvest pass:
+    /// read-only tools, each run only once every required argument can be
+    /// filled without inventing anything. The steps after them call every
+    /// tool not already called in that pass.
+    pub harvest: usize,
 }
 
 #[derive(Deserialize)]
@@ -146,6 +158,7 @@ impl Plan {
             steps,
             origin: "file",
             retry_at: None,
+            harvest: 0,
         })
     }
 
@@ -158,55 +171,304 @@ impl Plan {
             .collect()
     }
 
-    /// One call per tool, arguments synthesized from each input schema.
+    /// The planner's plan: a harvest pass, then one call per tool.
     ///
-    /// Order matters only so that later calls have something real to act on:
-    /// tools that add come first, then other writes, then read-only tools,
-    /// then unknown ones, and tools that remove things last. A name may rank a
-    /// tool within that order; it never changes the tool's safety class.
+    /// Classes come from annotations alone. The harvest pass lists every
+    /// read-only tool, list and search shapes first, then those with fewer
+    /// required parameters; the audit runs each of them only once all its
+    /// required arguments can be filled from what was harvested so far (or
+    /// are fixed by the schema), and repeats until nothing more can run.
+    ///
+    /// Then every tool not yet called, ordered so that later calls have
+    /// something real to act on: tools declared to add without destroying,
+    /// then other declared writes, then read-only tools, then tools that
+    /// declare nothing, and tools that take things away last. Within a class,
+    /// tools whose names say they create go first. A name may rank a tool
+    /// within that order; it never changes the tool's safety class.
     pub fn synthesized(tools: &[ToolEntry]) -> Self {
+        let mut reads: Vec<&ToolEntry> = tools
+            .iter()
+            .filter(|t| t.class == ToolClass::ReadOnly)
+            .collect();
+        reads.sort_by_key(|t| {
+            let required = t
+                .input_schema
+                .as_ref()
+                .and_then(|s| s.get("required"))
+                .and_then(Value::as_array)
+                .map_or(0, Vec::len);
+            (!lists_by_name(&t.name), required, t.name.clone())
+        });
         let mut ordered: Vec<&ToolEntry> = tools.iter().collect();
         ordered.sort_by_key(|t| {
-            let rank = if removes_by_name(&t.name) && t.class != crate::model::ToolClass::ReadOnly {
+            let rank = if removes_by_name(&t.name) && t.class != ToolClass::ReadOnly {
                 4
             } else {
                 match t.class {
-                    crate::model::ToolClass::Additive => 0,
-                    crate::model::ToolClass::Destructive => 1,
-                    crate::model::ToolClass::ReadOnly => 2,
-                    crate::model::ToolClass::Unknown => 3,
+                    ToolClass::Additive => 0,
+                    ToolClass::Destructive => 1,
+                    ToolClass::ReadOnly => 2,
+                    ToolClass::Unknown => 3,
                 }
             };
-            (rank, t.name.clone())
+            (rank, !adds_by_name(&t.name), t.name.clone())
         });
-        let retry_at = ordered
-            .iter()
-            .position(|t| removes_by_name(&t.name) && t.class != crate::model::ToolClass::ReadOnly)
-            .unwrap_or(ordered.len());
-        let steps = ordered
+        let harvest = reads.len();
+        let retry_at = harvest
+            + ordered
+                .iter()
+                .position(|t| removes_by_name(&t.name) && t.class != ToolClass::ReadOnly)
+                .unwrap_or(ordered.len());
+        let steps = reads
             .into_iter()
-            .map(|tool| PlanStep {
-                tool: tool.name.clone(),
-                args: crate::synth::arguments(tool.input_schema.as_ref())
-                    .into_iter()
-                    .map(|(name, value)| {
-                        // Scalars may be ids the server handed out; objects never are.
-                        let spec = if value.is_string() || value.is_i64() {
-                            ArgSpec::Auto(value)
-                        } else {
-                            ArgSpec::Synthesized(value)
-                        };
-                        (name, spec)
-                    })
-                    .collect(),
+            .chain(ordered)
+            .map(|tool| {
+                let pinned = crate::synth::pinned(tool.input_schema.as_ref());
+                PlanStep {
+                    tool: tool.name.clone(),
+                    args: crate::synth::arguments(tool.input_schema.as_ref())
+                        .into_iter()
+                        .map(|(name, value)| {
+                            let spec = if pinned.contains(&name) {
+                                ArgSpec::Pinned(value)
+                            } else {
+                                ArgSpec::Auto(value)
+                            };
+                            (name, spec)
+                        })
+                        .collect(),
+                }
             })
             .collect();
         Plan {
             steps,
             origin: "synthesized",
             retry_at: Some(retry_at),
+            harvest,
         }
     }
+
+    /// Drops every step of the named tools (the retry point and the harvest
+    /// pass shrink with them).
+    pub fn without(mut self, tools: &[&str]) -> Self {
+        let mut kept = Vec::new();
+        let mut harvest = 0;
+        let mut retry_at = None;
+        for (i, step) in self.steps.into_iter().enumerate() {
+            if self.retry_at == Some(i) {
+                retry_at = Some(kept.len());
+            }
+            if tools.contains(&step.tool.as_str()) {
+                continue;
+            }
+            if i < self.harvest {
+                harvest += 1;
+            }
+            kept.push(step);
+        }
+        if self.retry_at.is_some() && retry_at.is_none() {
+            retry_at = Some(kept.len());
+        }
+        self.steps = kept;
+        self.harvest = harvest;
+        self.retry_at = retry_at;
+        self
+    }
+}
+
+/// What `mcp-witness plan` prints: the planner's choices for one server,
+/// before anything but `tools/list` was sent to it.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct PlanPreview {
+    /// Always `mcp-witness.plan/v1`.
+    pub schema: &'static str,
+    pub command: Vec<String>,
+    /// `network-namespace` or `none`: decides whether destructive and
+    /// unknown tools may be called.
+    pub isolation: String,
+    pub include_destructive: bool,
+    /// Every tool with its class, from annotations alone.
+    pub tools: Vec<ToolPreview>,
+    /// Read-only tools in harvest order; each runs once its required
+    /// arguments can be filled without inventing anything.
+    pub harvest: Vec<StepPreview>,
+    /// Then every tool not called in the harvest pass, in this order.
+    pub calls: Vec<StepPreview>,
+    /// Index in `calls` before which tools that failed on invented values
+    /// are retried with harvested ones (after a second harvest pass).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry_before: Option<usize>,
+    pub skipped: Vec<crate::model::SkippedTool>,
+}
+
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ToolPreview {
+    pub name: String,
+    pub class: ToolClass,
+    pub hints: crate::model::Hints,
+}
+
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct StepPreview {
+    pub tool: String,
+    pub args: Vec<ArgPreview>,
+}
+
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ArgPreview {
+    pub name: String,
+    /// `harvested-else-synthesized`, `schema` (fixed by the schema),
+    /// `synthesized`, `literal` or `reference`.
+    pub source: &'static str,
+    /// The value sent when nothing harvested fits.
+    pub value: Value,
+}
+
+impl PlanPreview {
+    pub fn new(
+        command: Vec<String>,
+        isolation: String,
+        include_destructive: bool,
+        tools: &[ToolEntry],
+        plan: &Plan,
+        skipped: Vec<crate::model::SkippedTool>,
+    ) -> Self {
+        let step = |s: &PlanStep| StepPreview {
+            tool: s.tool.clone(),
+            args: s
+                .args
+                .iter()
+                .map(|(name, spec)| {
+                    let (source, value) = match spec {
+                        ArgSpec::Auto(v) => ("harvested-else-synthesized", v.clone()),
+                        ArgSpec::Pinned(v) => ("schema", v.clone()),
+                        ArgSpec::Synthesized(v) => ("synthesized", v.clone()),
+                        ArgSpec::Literal(v) => ("literal", v.clone()),
+                        ArgSpec::From { step, path } => {
+                            ("reference", Value::String(format!("call {step} at {path}")))
+                        }
+                    };
+                    ArgPreview {
+                        name: name.clone(),
+                        source,
+                        value,
+                    }
+                })
+                .collect(),
+        };
+        let harvest = plan.steps[..plan.harvest].iter().map(step).collect();
+        let calls = plan.steps[plan.harvest..].iter().map(step).collect();
+        PlanPreview {
+            schema: "mcp-witness.plan/v1",
+            command,
+            isolation,
+            include_destructive,
+            tools: tools
+                .iter()
+                .map(|t| ToolPreview {
+                    name: t.name.clone(),
+                    class: t.class,
+                    hints: t.hints.clone(),
+                })
+                .collect(),
+            harvest,
+            calls,
+            retry_before: plan.retry_at.map(|r| r.saturating_sub(plan.harvest)),
+            skipped,
+        }
+    }
+
+    /// The preview for a terminal.
+    pub fn text(&self) -> String {
+        use std::fmt::Write;
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "plan for: {}",
+            crate::text::clip(&self.command.join(" "), 120)
+        );
+        let _ = writeln!(out, "isolation: {}", self.isolation);
+        let _ = writeln!(out, "\ntools (class from annotations only):");
+        for t in &self.tools {
+            let _ = writeln!(
+                out,
+                "  {:40} {}",
+                crate::text::clip(&t.name, 40),
+                t.class.as_str()
+            );
+        }
+        let line = |out: &mut String, n: usize, s: &StepPreview| {
+            let args: Vec<String> = s
+                .args
+                .iter()
+                .map(|a| {
+                    format!(
+                        "{}={} ({})",
+                        a.name,
+                        crate::text::clip(&a.value.to_string(), 40),
+                        a.source
+                    )
+                })
+                .collect();
+            let _ = writeln!(out, "  {n:>3}. {} {}", s.tool, args.join(", "));
+        };
+        let _ = writeln!(
+            out,
+            "\nharvest pass (each runs once its required arguments can be harvested):"
+        );
+        for (i, s) in self.harvest.iter().enumerate() {
+            line(&mut out, i + 1, s);
+        }
+        let _ = writeln!(
+            out,
+            "\nthen (tools already called in the harvest pass are not called again):"
+        );
+        for (i, s) in self.calls.iter().enumerate() {
+            if self.retry_before == Some(i) {
+                let _ = writeln!(
+                    out,
+                    "       -- second harvest pass, retry of tools that failed on invented values --"
+                );
+            }
+            line(&mut out, i + 1, s);
+        }
+        for s in &self.skipped {
+            let _ = writeln!(out, "  not called: {} ({})", s.tool, s.reason);
+        }
+        out
+    }
+}
+
+/// Whether a harvest-pass step can run now without inventing anything: every
+/// argument is a literal, fixed by the schema, or filled entirely from the
+/// harvest.
+pub fn satisfiable(step: &PlanStep, pool: &Pool) -> bool {
+    step.args.iter().all(|(name, spec)| match spec {
+        ArgSpec::Literal(_) | ArgSpec::Pinned(_) => true,
+        ArgSpec::Synthesized(_) | ArgSpec::From { .. } => false,
+        ArgSpec::Auto(fallback) => {
+            let filled = fill(&step.tool, name, fallback, pool);
+            filled.source == Provenance::Harvested
+        }
+    })
+}
+
+/// Names that say a tool lists or searches: harvested from first.
+fn lists_by_name(name: &str) -> bool {
+    let lowered = name.to_ascii_lowercase();
+    ["list", "search", "find", "query", "browse", "enumerate"]
+        .iter()
+        .any(|w| lowered.contains(w))
+}
+
+/// Names that say a tool makes something new: called first among writes.
+fn adds_by_name(name: &str) -> bool {
+    let lowered = name.to_ascii_lowercase();
+    [
+        "create", "add", "insert", "append", "new", "save", "write", "put", "mint",
+    ]
+    .iter()
+    .any(|w| lowered.contains(w))
 }
 
 /// Names that say a tool takes something away; used only to call such tools
@@ -328,18 +590,21 @@ pub fn resolve(
     for (name, spec) in &step.args {
         let (value, source, from) = match spec {
             ArgSpec::Literal(v) => (v.clone(), Provenance::Literal, None),
-            ArgSpec::Synthesized(v) => (v.clone(), Provenance::Synthesized, None),
-            ArgSpec::Auto(fallback) => match pool.candidate(&step.tool, name) {
-                Some(h) => (
-                    h.value.clone(),
-                    Provenance::Harvested,
-                    Some(Origin {
-                        call: format!("call {}", h.step),
-                        path: h.path.clone(),
-                    }),
-                ),
-                None => (fallback.clone(), Provenance::Synthesized, None),
-            },
+            ArgSpec::Synthesized(v) | ArgSpec::Pinned(v) => {
+                (v.clone(), Provenance::Synthesized, None)
+            }
+            ArgSpec::Auto(fallback) => {
+                let filled = fill(&step.tool, name, fallback, pool);
+                object.insert(name.clone(), filled.value.clone());
+                record.push(Argument {
+                    name: name.clone(),
+                    value: filled.value,
+                    source: filled.source,
+                    from: filled.from,
+                    parts: filled.parts,
+                });
+                continue;
+            }
             ArgSpec::From { step: from, path } => {
                 let result = results.get(from).ok_or_else(|| {
                     format!("argument {name}: call {from} produced no result to read")
@@ -362,9 +627,128 @@ pub fn resolve(
             value,
             source,
             from,
+            parts: Vec::new(),
         });
     }
     Ok((Value::Object(object), record))
+}
+
+/// An argument filled from the harvest where a value fits.
+struct Filled {
+    value: Value,
+    source: Provenance,
+    from: Option<Origin>,
+    parts: Vec<ArgumentPart>,
+}
+
+/// Replaces every scalar of `fallback` that a harvested value fits (by the
+/// key it sits under, or the array's singular name) with that value. The
+/// argument is `harvested` when every scalar in it was; otherwise it is
+/// `synthesized`, and the harvested scalars are listed as its parts.
+fn fill(tool: &str, name: &str, fallback: &Value, pool: &Pool) -> Filled {
+    if !(fallback.is_object() || fallback.is_array()) {
+        return match pool.candidate_like(tool, name, fallback) {
+            Some(h) => Filled {
+                value: h.value.clone(),
+                source: Provenance::Harvested,
+                from: Some(origin_of(h)),
+                parts: Vec::new(),
+            },
+            None => Filled {
+                value: fallback.clone(),
+                source: Provenance::Synthesized,
+                from: None,
+                parts: Vec::new(),
+            },
+        };
+    }
+    let mut parts = Vec::new();
+    let mut invented = 0usize;
+    let value = fill_inside(tool, name, fallback, pool, "", &mut parts, &mut invented);
+    let source = if invented == 0 && !parts.is_empty() {
+        Provenance::Harvested
+    } else {
+        Provenance::Synthesized
+    };
+    Filled {
+        value,
+        source,
+        from: None,
+        parts,
+    }
+}
+
+fn fill_inside(
+    tool: &str,
+    key: &str,
+    value: &Value,
+    pool: &Pool,
+    at: &str,
+    parts: &mut Vec<ArgumentPart>,
+    invented: &mut usize,
+) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| {
+                    let here = format!("{at}.{k}");
+                    (
+                        k.clone(),
+                        fill_inside(tool, k, v, pool, &here, parts, invented),
+                    )
+                })
+                .collect(),
+        ),
+        Value::Array(items) => {
+            let item_key = item_name(key);
+            Value::Array(
+                items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| {
+                        let here = format!("{at}[{i}]");
+                        fill_inside(tool, &item_key, v, pool, &here, parts, invented)
+                    })
+                    .collect(),
+            )
+        }
+        Value::String(_) | Value::Number(_) => match pool.candidate_like(tool, key, value) {
+            Some(h) => {
+                parts.push(ArgumentPart {
+                    at: at.trim_start_matches('.').to_owned(),
+                    from: origin_of(h),
+                });
+                h.value.clone()
+            }
+            None => {
+                *invented += 1;
+                value.clone()
+            }
+        },
+        other => {
+            *invented += 1;
+            other.clone()
+        }
+    }
+}
+
+fn origin_of(h: &crate::harvest::Harvested) -> Origin {
+    Origin {
+        call: format!("call {}", h.step),
+        path: h.path.clone(),
+    }
+}
+
+/// The name of one element of an array parameter: `entityNames` →
+/// `entityName`, `paths` → `path`, `entries` → `entry`. Case is kept.
+fn item_name(key: &str) -> String {
+    if let Some(stem) = key.strip_suffix("ies") {
+        return format!("{stem}y");
+    }
+    match key.strip_suffix('s') {
+        Some(stem) if !stem.ends_with('s') && !stem.is_empty() => stem.to_owned(),
+        _ => key.to_owned(),
+    }
 }
 
 #[cfg(test)]
@@ -450,5 +834,172 @@ mod tests {
         );
         results.insert(1, json!({"content": []}));
         assert!(resolve(&step, &results, &pool).is_err());
+    }
+
+    fn tool(name: &str, annotations: Value, schema: Value) -> ToolEntry {
+        let hints = crate::model::Hints::from_annotations(Some(&annotations));
+        ToolEntry {
+            name: name.into(),
+            title: None,
+            description: None,
+            class: hints.class(),
+            hints,
+            annotations: Some(annotations),
+            input_schema: Some(schema),
+            has_output_schema: false,
+        }
+    }
+
+    fn names(steps: &[PlanStep]) -> Vec<&str> {
+        steps.iter().map(|s| s.tool.as_str()).collect()
+    }
+
+    #[test]
+    fn harvest_pass_is_read_only_tools_by_shape_then_required_count_never_by_name() {
+        let string = json!({"type": "string"});
+        let one = json!({"type": "object", "properties": {"id": string}, "required": ["id"]});
+        let none = json!({"type": "object", "properties": {}});
+        let tools = [
+            tool("get_item", json!({"readOnlyHint": true}), one.clone()),
+            tool("stats", json!({"readOnlyHint": true}), none.clone()),
+            tool("search_items", json!({"readOnlyHint": true}), one.clone()),
+            tool("list_items", json!({"readOnlyHint": true}), none.clone()),
+            // A reading name does not make a tool read-only, nor a deleting
+            // name a read-only tool anything else.
+            tool(
+                "list_and_reset",
+                json!({"destructiveHint": true}),
+                none.clone(),
+            ),
+            tool(
+                "delete_preview",
+                json!({"readOnlyHint": true}),
+                none.clone(),
+            ),
+            tool(
+                "add_item",
+                json!({"readOnlyHint": false, "destructiveHint": false}),
+                one.clone(),
+            ),
+            tool(
+                "remove_item",
+                json!({"readOnlyHint": false, "destructiveHint": true}),
+                one.clone(),
+            ),
+            tool("mystery", json!({}), none.clone()),
+        ];
+        let plan = Plan::synthesized(&tools);
+        assert_eq!(plan.harvest, 5);
+        assert_eq!(
+            names(&plan.steps[..plan.harvest]),
+            [
+                "list_items",
+                "search_items",
+                "delete_preview",
+                "stats",
+                "get_item"
+            ]
+        );
+        assert_eq!(
+            names(&plan.steps[plan.harvest..]),
+            [
+                "add_item",
+                "list_and_reset",
+                "delete_preview",
+                "get_item",
+                "list_items",
+                "search_items",
+                "stats",
+                "mystery",
+                "remove_item"
+            ]
+        );
+        assert_eq!(plan.retry_at, Some(plan.harvest + 8));
+        let pool = Pool::default();
+        // Nothing harvested yet: only tools without invented arguments may run.
+        let runnable: Vec<&str> = plan.steps[..plan.harvest]
+            .iter()
+            .filter(|s| satisfiable(s, &pool))
+            .map(|s| s.tool.as_str())
+            .collect();
+        assert_eq!(runnable, ["list_items", "delete_preview", "stats"]);
+        let without = plan.without(&["remove_item", "list_and_reset"]);
+        assert_eq!(without.harvest, 5);
+        assert_eq!(without.retry_at, Some(without.steps.len()));
+    }
+
+    #[test]
+    fn the_planner_never_synthesizes_where_a_harvested_value_fits() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "entityNames": {"type": "array", "items": {"type": "string"}},
+                "observations": {"type": "array", "items": {"type": "object",
+                    "properties": {"entityName": {"type": "string"}, "contents": {"type": "array", "items": {"type": "string"}}},
+                    "required": ["entityName", "contents"]}},
+                "note_id": {"type": "string"},
+                "count": {"type": "integer"},
+                "mode": {"enum": ["fast", "slow"]}
+            },
+            "required": ["entityNames", "observations", "note_id", "count", "mode"]
+        });
+        let tools = [tool("act", json!({"readOnlyHint": false}), schema)];
+        let plan = Plan::synthesized(&tools);
+        let step = &plan.steps[plan.harvest];
+        let mut pool = Pool::default();
+        pool.absorb(
+            "create_entities",
+            1,
+            &json!({"structuredContent": {"entities": [{"name": "Ada"}]}}),
+        );
+        pool.absorb(
+            "list_notes",
+            2,
+            &json!({"structuredContent": {"note_id": "n-7", "count": "3"}}),
+        );
+        let resolved = resolve(step, &BTreeMap::new(), &pool);
+        let Ok((args, record)) = resolved else {
+            panic!("{resolved:?}");
+        };
+        assert_eq!(args["entityNames"], json!(["Ada"]));
+        assert_eq!(args["observations"][0]["entityName"], json!("Ada"));
+        assert_eq!(args["note_id"], json!("n-7"));
+        // `count` was harvested as a string; an integer parameter is not fed it.
+        assert_eq!(args["count"], json!(1));
+        let by_name = |n: &str| record.iter().find(|a| a.name == n).cloned();
+        let names = by_name("entityNames").map(|a| (a.source, a.parts.len()));
+        assert_eq!(names, Some((Provenance::Harvested, 1)));
+        // Partly harvested: the invented `contents` keeps the argument
+        // synthesized, and the harvested part says where it came from.
+        let obs = by_name("observations");
+        assert_eq!(
+            obs.as_ref().map(|a| a.source),
+            Some(Provenance::Synthesized)
+        );
+        assert_eq!(
+            obs.map(|a| a.parts),
+            Some(vec![ArgumentPart {
+                at: "[0].entityName".into(),
+                from: Origin {
+                    call: "call 1".into(),
+                    path: "structured.entities[0].name".into()
+                }
+            }])
+        );
+        assert_eq!(
+            by_name("note_id").and_then(|a| a.from),
+            Some(Origin {
+                call: "call 2".into(),
+                path: "structured.note_id".into()
+            })
+        );
+        assert_eq!(
+            by_name("count").map(|a| a.source),
+            Some(Provenance::Synthesized)
+        );
+        assert_eq!(
+            by_name("mode").map(|a| a.source),
+            Some(Provenance::Synthesized)
+        );
     }
 }

@@ -40,9 +40,17 @@ pub fn text(report: &AuditReport) -> String {
     let s = &report.summary;
     let _ = writeln!(
         out,
-        "calls: {}   observed: {} create / {} update / {} delete",
-        s.calls, s.creates, s.updates, s.deletes
+        "calls: {}   observed: {} create / {} update / {} delete, {} outside the stores",
+        s.calls, s.creates, s.updates, s.deletes, s.outside_stores
     );
+    for skipped in &report.planner.skipped {
+        let _ = writeln!(
+            out,
+            "not called: {} ({})",
+            clip(&skipped.tool, 60),
+            skipped.reason
+        );
+    }
     if !report.tools.is_empty() {
         let _ = writeln!(out);
         let width = report
@@ -53,7 +61,7 @@ pub fn text(report: &AuditReport) -> String {
             .unwrap_or(4);
         let _ = writeln!(
             out,
-            "  {:width$}  {:11}  EFF-01      EFF-02      EFF-03      EFF-06",
+            "  {:width$}  {:11}  EFF-01      EFF-02      EFF-03      EFF-05      EFF-06",
             "tool", "class"
         );
         for tool in &report.tools {
@@ -65,12 +73,13 @@ pub fn text(report: &AuditReport) -> String {
             };
             let _ = writeln!(
                 out,
-                "  {:width$}  {:11}  {:10}  {:10}  {:10}  {}",
+                "  {:width$}  {:11}  {:10}  {:10}  {:10}  {:10}  {}",
                 clip(&tool.name, 40),
                 tool.class.as_str(),
                 cell("EFF-01"),
                 cell("EFF-02"),
                 cell("EFF-03"),
+                cell("EFF-05"),
                 cell("EFF-06"),
             );
         }

@@ -6,9 +6,16 @@ use std::process::Command;
 
 use serde_json::Value;
 
+/// Runs one experiment. The case studies are kept out (an empty cases
+/// directory): they audit real servers whose answers carry wall-clock
+/// timestamps, so their audits are not byte-reproducible; tests/lab_cases.rs
+/// covers them.
 fn lab(experiment: &str, out: &Path) {
+    let no_cases = tempfile::tempdir().expect("tempdir");
     let output = Command::new(env!("CARGO_BIN_EXE_mcp-witness"))
-        .args(["lab", experiment, "--out"])
+        .args(["lab", experiment, "--cases-dir"])
+        .arg(no_cases.path())
+        .arg("--out")
         .arg(out)
         .output()
         .expect("mcp-witness runs");

@@ -5,6 +5,7 @@
 //! audits it rests on. Runs are deterministic: injected clocks, fixed ids,
 //! labelled temporary paths, so a rerun writes the same bytes.
 
+pub mod cases;
 pub mod detectors;
 pub mod e1;
 pub mod e2;
@@ -68,6 +69,7 @@ pub fn audit_testbed(run: TestbedRun<'_>) -> Result<AuditReport> {
         },
         era: EraChoice::Auto,
         plan: Some(plan),
+        include_destructive: false,
         timeout: Duration::from_secs(20),
         settle: Duration::from_millis(5),
         deterministic: true,

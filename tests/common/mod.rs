@@ -1,0 +1,73 @@
+//! Helpers shared by the end-to-end tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// Runs the binary; parses stdout as JSON.
+pub fn witness(args: &[String]) -> (i32, Value) {
+    let output = Command::new(env!("CARGO_BIN_EXE_mcp-witness"))
+        .args(args)
+        .output()
+        .expect("mcp-witness runs");
+    let json: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    });
+    (output.status.code().unwrap_or(-1), json)
+}
+
+pub fn check<'a>(report: &'a Value, id: &str, tool: &str) -> &'a Value {
+    report["checks"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["id"] == id && c["tool"] == tool))
+        .unwrap_or(&Value::Null)
+}
+
+/// Every (object, op) the calls of `tool` caused.
+pub fn ops(report: &Value, tool: &str) -> Vec<(String, String)> {
+    report["calls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| c["tool"] == tool)
+        .flat_map(|c| c["effects"].as_array().cloned().unwrap_or_default())
+        .map(|e| {
+            (
+                e["object"].as_str().unwrap_or("").to_owned(),
+                e["op"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// The installed case-study packages, or `None` after saying loudly why
+/// not. Under `CI=true` a missing install is a failure, never a skip.
+pub fn case_packages() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments/cases");
+    match mcp_witness::lab::cases::check_installed(&dir) {
+        Ok(()) => Some(dir),
+        Err(e) if std::env::var("CI").as_deref() == Ok("true") => {
+            panic!("CI=true, and the case-study servers are missing: {e}")
+        }
+        Err(e) => {
+            eprintln!("SKIPPED: this test needs the case-study servers. {e}");
+            None
+        }
+    }
+}
+
+pub fn s(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| (*s).to_owned()).collect()
+}
