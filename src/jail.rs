@@ -345,7 +345,7 @@ impl Jail {
         };
         let transport = StdioTransport::new(stdin, stdout, stderr, clock);
         Ok(ServerProcess {
-            child,
+            child: Some(child),
             rpc: RpcClient::new(transport),
             status: None,
         })
@@ -404,15 +404,30 @@ fn kill_group(pid: u32) {
     }
 }
 
-/// One running server process with its JSON-RPC client. Dropping it kills
-/// the whole process group.
+/// One server connection with its JSON-RPC client: a process we launched
+/// (stdio; dropping it kills the whole process group) or an HTTP endpoint
+/// (no process of ours).
 pub struct ServerProcess {
-    child: Child,
+    child: Option<Child>,
     pub rpc: RpcClient,
     status: Option<ExitStatus>,
 }
 
 impl ServerProcess {
+    /// A connection to a server we did not launch.
+    pub fn remote(rpc: RpcClient) -> Self {
+        Self {
+            child: None,
+            rpc,
+            status: None,
+        }
+    }
+
+    /// Whether this is a process of ours (stdio) rather than an endpoint.
+    pub fn is_local(&self) -> bool {
+        self.child.is_some()
+    }
+
     /// Asks the server to stop (stdin closed), then insists: SIGTERM, SIGKILL,
     /// always to the whole group so no grandchild outlives the audit.
     pub fn shutdown(&mut self) -> Option<ExitStatus> {
@@ -420,7 +435,11 @@ impl ServerProcess {
             return self.status;
         }
         self.rpc.drain();
-        self.rpc.transport_mut().close_stdin();
+        self.rpc.close();
+        let Some(pid) = self.child.as_ref().map(Child::id) else {
+            self.rpc.drain();
+            return None;
+        };
         let status = self
             .wait_for(Duration::from_millis(1_000))
             .or_else(|| {
@@ -432,7 +451,7 @@ impl ServerProcess {
                 self.wait_for(Duration::from_millis(500))
             });
         // Whatever else is in the group goes too.
-        kill_group(self.child.id());
+        kill_group(pid);
         self.rpc.drain();
         self.status = status;
         status
@@ -440,16 +459,19 @@ impl ServerProcess {
 
     /// The exit status if the process has already ended.
     pub fn exited(&mut self) -> Option<ExitStatus> {
-        if self.status.is_none() {
-            self.status = self.child.try_wait().ok().flatten();
+        if self.status.is_none()
+            && let Some(child) = self.child.as_mut()
+        {
+            self.status = child.try_wait().ok().flatten();
         }
         self.status
     }
 
     fn wait_for(&mut self, limit: Duration) -> Option<ExitStatus> {
         let deadline = Instant::now() + limit;
+        let child = self.child.as_mut()?;
         loop {
-            if let Ok(Some(status)) = self.child.try_wait() {
+            if let Ok(Some(status)) = child.try_wait() {
                 return Some(status);
             }
             if Instant::now() >= deadline {
@@ -460,7 +482,9 @@ impl ServerProcess {
     }
 
     fn signal(&self, signal: i32) {
-        if let Ok(pid) = i32::try_from(self.child.id()) {
+        if let Some(child) = &self.child
+            && let Ok(pid) = i32::try_from(child.id())
+        {
             // SAFETY: signals the process group created for this child.
             unsafe {
                 libc::kill(-pid, signal);
@@ -471,9 +495,11 @@ impl ServerProcess {
 
 impl Drop for ServerProcess {
     fn drop(&mut self) {
-        if self.status.is_none() {
-            kill_group(self.child.id());
-            let _ = self.child.wait();
+        if self.status.is_none()
+            && let Some(child) = self.child.as_mut()
+        {
+            kill_group(child.id());
+            let _ = child.wait();
         }
     }
 }
