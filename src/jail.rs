@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::wire::clock::Clock;
+use crate::wire::http::{Endpoint, HttpTransport};
 use crate::wire::rpc::RpcClient;
 use crate::wire::stdio::StdioTransport;
 
@@ -350,6 +351,48 @@ impl Jail {
             status: None,
         })
     }
+
+    /// A jail for a remote server (`--url`): nothing is copied and nothing is
+    /// launched here; each store is observed in place, where the server writes
+    /// it. Observers only read, without perturbing what they read.
+    pub fn in_place(spec: JailSpec) -> Result<Self, JailError> {
+        let dir = tempfile::Builder::new()
+            .prefix("mcp-witness-remote-")
+            .tempdir()
+            .map_err(JailError::Create)?;
+        let root = dir.path().to_path_buf();
+        let stores = spec
+            .stores
+            .iter()
+            .map(|store| JailedStore {
+                spec: store.clone(),
+                path: store.source.clone(),
+                existed: store.source.exists(),
+            })
+            .collect();
+        Ok(Self {
+            dir: Some(dir),
+            root,
+            stores,
+            spec,
+            isolation: Some(Isolation {
+                level: "none".into(),
+                detail: REMOTE_ISOLATION.into(),
+            }),
+        })
+    }
+}
+
+/// How a remote server's isolation is stated in a report.
+pub const REMOTE_ISOLATION: &str = "remote server: not jailed; stores observed in place, read-only";
+
+/// A fresh connection to an HTTP endpoint, shaped like a launched server.
+pub fn connect(endpoint: &Endpoint, clock: Arc<dyn Clock>, timeout: Duration) -> ServerProcess {
+    ServerProcess::remote(RpcClient::new(HttpTransport::new(
+        endpoint.clone(),
+        clock,
+        timeout,
+    )))
 }
 
 /// `mcp-witness` in a target command means this very binary, so the lab and

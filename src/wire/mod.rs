@@ -18,6 +18,7 @@
 //!   ends at that timeout however long the server keeps its stream open.
 
 pub mod clock;
+pub mod http;
 pub mod rpc;
 pub mod session;
 pub mod stdio;
