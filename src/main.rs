@@ -13,6 +13,7 @@ use mcp_witness::audit::{self, AuditOptions};
 use mcp_witness::jail::{JailSpec, StoreSpec};
 use mcp_witness::model::AuditReport;
 use mcp_witness::plan::Plan;
+use mcp_witness::wire::http::Endpoint;
 use mcp_witness::wire::session::EraChoice;
 
 const AFTER_HELP: &str = "\
@@ -70,7 +71,14 @@ Examples:
 Without --plan every tool is called once with arguments synthesized from its
 input schema (a failure on those is `untestable`, never `fail`); tools
 declared idempotent are called twice. Exit codes: 0 passed, 1 a check
-failed, 2 invalid invocation, 3 incomplete.";
+failed, 2 invalid invocation, 3 incomplete.
+
+With --url instead of a command, the server is already running behind a
+Streamable HTTP endpoint and is NOT jailed: its calls change its real stores.
+The --store paths are then observed in place (read-only, never copied), and
+the report states isolation `none`. Only audit a remote server whose stores
+you can afford to have written. Loopback URLs may use http; any other host
+needs https and --allow-remote-http.";
 
 #[derive(Args)]
 struct AuditArgs {
@@ -115,8 +123,15 @@ struct AuditArgs {
     /// Deterministic run: injected clock, no wall-clock values (reruns write identical JSON).
     #[arg(long)]
     deterministic: bool,
+    /// Audit a server already running behind this Streamable HTTP endpoint
+    /// instead of launching COMMAND. It is not jailed: its stores are real.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["command", "env", "keep_jail", "no_netns"])]
+    url: Option<String>,
+    /// Allow a --url whose host is not loopback (it must use https).
+    #[arg(long, requires = "url")]
+    allow_remote_http: bool,
     /// The server command and its arguments, after `--`.
-    #[arg(last = true, required = true, value_name = "COMMAND")]
+    #[arg(last = true, required_unless_present = "url", value_name = "COMMAND")]
     command: Vec<String>,
 }
 
@@ -199,7 +214,29 @@ fn run(cli: Cli) -> Result<u8> {
     }
 }
 
+fn parse_url(url: &str, allow_remote: bool) -> Result<Endpoint> {
+    Endpoint::parse(url, allow_remote).map_err(|e| invalid(e.to_string()))
+}
+
+fn parse_env(pairs: &[String]) -> Result<Vec<(String, String)>> {
+    let mut env = Vec::new();
+    for pair in pairs {
+        let (k, v) = pair
+            .split_once('=')
+            .ok_or_else(|| invalid(format!("--env {pair:?}: expected K=V")))?;
+        if k.is_empty() || k.contains('\0') || v.contains('\0') {
+            return Err(invalid(format!("--env {pair:?}: invalid name or value")));
+        }
+        env.push((k.to_owned(), v.to_owned()));
+    }
+    Ok(env)
+}
+
 fn run_audit(args: AuditArgs) -> Result<u8> {
+    let endpoint = match &args.url {
+        Some(url) => Some(parse_url(url, args.allow_remote_http)?),
+        None => None,
+    };
     let mut stores = Vec::new();
     for text in &args.stores {
         let spec = StoreSpec::parse(text).map_err(invalid)?;
@@ -211,16 +248,7 @@ fn run_audit(args: AuditArgs) -> Result<u8> {
         }
         stores.push(spec);
     }
-    let mut env = Vec::new();
-    for pair in &args.env {
-        let (k, v) = pair
-            .split_once('=')
-            .ok_or_else(|| invalid(format!("--env {pair:?}: expected K=V")))?;
-        if k.is_empty() || k.contains('\0') || v.contains('\0') {
-            return Err(invalid(format!("--env {pair:?}: invalid name or value")));
-        }
-        env.push((k.to_owned(), v.to_owned()));
-    }
+    let env = parse_env(&args.env)?;
     let plan = match &args.plan {
         Some(path) => Some(Plan::load(path).map_err(|e| invalid(e.to_string()))?),
         None => None,
@@ -256,7 +284,11 @@ fn run_audit(args: AuditArgs) -> Result<u8> {
         pinned_version: None,
         events: Default::default(),
     };
-    let run = audit::run(options).context("the audit could not start")?;
+    let run = match endpoint {
+        Some(endpoint) => audit::run_remote(options, endpoint),
+        None => audit::run(options),
+    }
+    .context("the audit could not start")?;
     let report = run.report;
     let json = serde_json::to_string_pretty(&report)? + "\n";
     if let Some(out) = &args.out {
