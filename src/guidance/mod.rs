@@ -20,7 +20,7 @@
 pub mod refs;
 pub mod report;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -374,20 +374,20 @@ fn discover(options: &GuidanceOptions, profile: Profile) -> Discovery {
         incomplete(&mut discovery.report, Cause::RootsOverflow);
         return discovery;
     }
-    let mut shown: BTreeMap<String, ()> = BTreeMap::new();
+    let mut shown: BTreeSet<String> = BTreeSet::new();
     for tool in &catalog.tools {
         let Some(name) = tool.get("name").and_then(Value::as_str) else {
             continue; // list_tools already refused such a catalog
         };
         discovery.names.insert(name.to_owned());
         if refs::is_identifier(name) {
-            shown.insert(name.to_owned(), ());
+            shown.insert(name.to_owned());
         } else {
             discovery.report.unreportable_names += 1;
         }
     }
     discovery.report.tool_count = catalog.tools.len();
-    discovery.report.tools = shown.into_keys().collect();
+    discovery.report.tools = shown.into_iter().collect();
     discovery.report.complete = true;
     drop(jail_holder);
     discovery
