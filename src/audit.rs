@@ -22,6 +22,7 @@ use crate::model::*;
 use crate::plan::{ArgSpec, Plan, PlanStep, resolve};
 use crate::redact::Redactor;
 use crate::wire::clock::{Clock, MonotonicClock, StepClock};
+use crate::wire::http::Endpoint;
 use crate::wire::session::{CallOutcome, EraChoice, Session};
 
 /// An out-of-band event an experiment applies between two calls. It gets the
@@ -66,15 +67,40 @@ struct Observed {
 
 /// Runs one audit to the end. Never panics on anything the server does; every
 /// failure ends in a report with `complete: false`.
-pub fn run(mut options: AuditOptions) -> Result<AuditRun, crate::jail::JailError> {
+pub fn run(options: AuditOptions) -> Result<AuditRun, crate::jail::JailError> {
+    run_on(options, None)
+}
+
+/// Audits a server that is already running behind a Streamable HTTP endpoint.
+/// Nothing is launched or jailed: `options.jail.command` is ignored, and the
+/// stores in `options.jail.stores` are observed in place (read-only, never
+/// copied) while the server writes them. The report's isolation says so.
+pub fn run_remote(
+    options: AuditOptions,
+    endpoint: Endpoint,
+) -> Result<AuditRun, crate::jail::JailError> {
+    run_on(options, Some(endpoint))
+}
+
+fn run_on(
+    mut options: AuditOptions,
+    remote: Option<Endpoint>,
+) -> Result<AuditRun, crate::jail::JailError> {
     let started = Instant::now();
-    let mut jail = Jail::create(options.jail.clone())?;
+    let mut jail = match &remote {
+        None => Jail::create(options.jail.clone())?,
+        Some(_) => Jail::in_place(options.jail.clone())?,
+    };
     let clock: Arc<dyn Clock> = if options.deterministic {
         Arc::new(StepClock::default())
     } else {
         Arc::new(MonotonicClock::start())
     };
     let mut builder = ReportBuilder::new(&options, &jail);
+    if remote.is_some() {
+        builder.report.target.command = Vec::new();
+        builder.report.target.transport = Some("http".into());
+    }
     let mut observed: Vec<Observed> = jail
         .stores
         .iter()
@@ -108,7 +134,15 @@ pub fn run(mut options: AuditOptions) -> Result<AuditRun, crate::jail::JailError
 
     let launch_clock = clock.clone();
     let opened = {
-        let mut launch = || jail.launch(launch_clock.clone());
+        let timeout = options.timeout;
+        let mut launch = || match &remote {
+            None => jail.launch(launch_clock.clone()),
+            Some(endpoint) => Ok(crate::jail::connect(
+                endpoint,
+                launch_clock.clone(),
+                timeout,
+            )),
+        };
         Session::open(&mut launch, options.era, options.timeout)
     };
     builder.isolation(jail.isolation());
@@ -771,6 +805,7 @@ impl ReportBuilder {
                 env: options.jail.env.iter().map(|(k, _)| k.clone()).collect(),
                 label: options.label.clone(),
                 pinned_version: options.pinned_version.clone(),
+                transport: None,
             },
             era: EraEntry {
                 requested: match options.era {

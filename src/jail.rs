@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::wire::clock::Clock;
+use crate::wire::http::{Endpoint, HttpTransport};
 use crate::wire::rpc::RpcClient;
 use crate::wire::stdio::StdioTransport;
 
@@ -354,11 +355,53 @@ impl Jail {
         };
         let transport = StdioTransport::new(stdin, stdout, stderr, clock);
         Ok(ServerProcess {
-            child,
+            child: Some(child),
             rpc: RpcClient::new(transport),
             status: None,
         })
     }
+
+    /// A jail for a remote server (`--url`): nothing is copied and nothing is
+    /// launched here; each store is observed in place, where the server writes
+    /// it. Observers only read, without perturbing what they read.
+    pub fn in_place(spec: JailSpec) -> Result<Self, JailError> {
+        let dir = tempfile::Builder::new()
+            .prefix("mcp-witness-remote-")
+            .tempdir()
+            .map_err(JailError::Create)?;
+        let root = dir.path().to_path_buf();
+        let stores = spec
+            .stores
+            .iter()
+            .map(|store| JailedStore {
+                spec: store.clone(),
+                path: store.source.clone(),
+                existed: store.source.exists(),
+            })
+            .collect();
+        Ok(Self {
+            dir: Some(dir),
+            root,
+            stores,
+            spec,
+            isolation: Some(Isolation {
+                level: "none".into(),
+                detail: REMOTE_ISOLATION.into(),
+            }),
+        })
+    }
+}
+
+/// How a remote server's isolation is stated in a report.
+pub const REMOTE_ISOLATION: &str = "remote server: not jailed; stores observed in place, read-only";
+
+/// A fresh connection to an HTTP endpoint, shaped like a launched server.
+pub fn connect(endpoint: &Endpoint, clock: Arc<dyn Clock>, timeout: Duration) -> ServerProcess {
+    ServerProcess::remote(RpcClient::new(HttpTransport::new(
+        endpoint.clone(),
+        clock,
+        timeout,
+    )))
 }
 
 /// `mcp-witness` in a target command means this very binary, so the lab and
@@ -413,15 +456,30 @@ fn kill_group(pid: u32) {
     }
 }
 
-/// One running server process with its JSON-RPC client. Dropping it kills
-/// the whole process group.
+/// One server connection with its JSON-RPC client: a process we launched
+/// (stdio; dropping it kills the whole process group) or an HTTP endpoint
+/// (no process of ours).
 pub struct ServerProcess {
-    child: Child,
+    child: Option<Child>,
     pub rpc: RpcClient,
     status: Option<ExitStatus>,
 }
 
 impl ServerProcess {
+    /// A connection to a server we did not launch.
+    pub fn remote(rpc: RpcClient) -> Self {
+        Self {
+            child: None,
+            rpc,
+            status: None,
+        }
+    }
+
+    /// Whether this is a process of ours (stdio) rather than an endpoint.
+    pub fn is_local(&self) -> bool {
+        self.child.is_some()
+    }
+
     /// Asks the server to stop (stdin closed), then insists: SIGTERM, SIGKILL,
     /// always to the whole group so no grandchild outlives the audit.
     pub fn shutdown(&mut self) -> Option<ExitStatus> {
@@ -429,7 +487,11 @@ impl ServerProcess {
             return self.status;
         }
         self.rpc.drain();
-        self.rpc.transport_mut().close_stdin();
+        self.rpc.close();
+        let Some(pid) = self.child.as_ref().map(Child::id) else {
+            self.rpc.drain();
+            return None;
+        };
         let status = self
             .wait_for(Duration::from_millis(1_000))
             .or_else(|| {
@@ -441,7 +503,7 @@ impl ServerProcess {
                 self.wait_for(Duration::from_millis(500))
             });
         // Whatever else is in the group goes too.
-        kill_group(self.child.id());
+        kill_group(pid);
         self.rpc.drain();
         self.status = status;
         status
@@ -449,16 +511,19 @@ impl ServerProcess {
 
     /// The exit status if the process has already ended.
     pub fn exited(&mut self) -> Option<ExitStatus> {
-        if self.status.is_none() {
-            self.status = self.child.try_wait().ok().flatten();
+        if self.status.is_none()
+            && let Some(child) = self.child.as_mut()
+        {
+            self.status = child.try_wait().ok().flatten();
         }
         self.status
     }
 
     fn wait_for(&mut self, limit: Duration) -> Option<ExitStatus> {
         let deadline = Instant::now() + limit;
+        let child = self.child.as_mut()?;
         loop {
-            if let Ok(Some(status)) = self.child.try_wait() {
+            if let Ok(Some(status)) = child.try_wait() {
                 return Some(status);
             }
             if Instant::now() >= deadline {
@@ -469,7 +534,9 @@ impl ServerProcess {
     }
 
     fn signal(&self, signal: i32) {
-        if let Ok(pid) = i32::try_from(self.child.id()) {
+        if let Some(child) = &self.child
+            && let Ok(pid) = i32::try_from(child.id())
+        {
             // SAFETY: signals the process group created for this child.
             unsafe {
                 libc::kill(-pid, signal);
@@ -480,9 +547,11 @@ impl ServerProcess {
 
 impl Drop for ServerProcess {
     fn drop(&mut self) {
-        if self.status.is_none() {
-            kill_group(self.child.id());
-            let _ = self.child.wait();
+        if self.status.is_none()
+            && let Some(child) = self.child.as_mut()
+        {
+            kill_group(child.id());
+            let _ = child.wait();
         }
     }
 }

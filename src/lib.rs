@@ -12,6 +12,7 @@
 
 pub mod audit;
 pub mod checks;
+pub mod guidance;
 pub mod harvest;
 pub mod jail;
 pub mod lab;

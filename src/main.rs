@@ -11,9 +11,11 @@ use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use mcp_witness::audit::{self, AuditOptions};
+use mcp_witness::guidance::{self, GuidanceOptions, GuidanceReport, Profile};
 use mcp_witness::jail::{JailSpec, StoreSpec};
 use mcp_witness::model::AuditReport;
 use mcp_witness::plan::Plan;
+use mcp_witness::wire::http::Endpoint;
 use mcp_witness::wire::session::EraChoice;
 
 const AFTER_HELP: &str = "\
@@ -46,6 +48,10 @@ enum Command {
     /// Print the plan an audit without --plan would follow (only tools/list is sent).
     #[command(after_help = PLAN_HELP)]
     Plan(PlanArgs),
+    /// Instruction coherence: compare a server's instructions with its tool
+    /// catalogs under client capability profiles (discovery only, no tool is called).
+    #[command(after_help = GUIDANCE_HELP)]
+    Guidance(GuidanceArgs),
     /// The built-in planted-lie notes server the experiments audit.
     #[command(subcommand)]
     Testbed(TestbedCommand),
@@ -80,7 +86,34 @@ Examples:
 Without --plan every tool is called once with arguments synthesized from its
 input schema (a failure on those is `untestable`, never `fail`); tools
 declared idempotent are called twice. Exit codes: 0 passed, 1 a check
-failed, 2 invalid invocation, 3 incomplete.";
+failed, 2 invalid invocation, 3 incomplete.
+
+With --url instead of a command, the server is already running behind a
+Streamable HTTP endpoint and is NOT jailed: its calls change its real stores.
+The --store paths are then observed in place (read-only, never copied), and
+the report states isolation `none`. Only audit a remote server whose stores
+you can afford to have written. Loopback URLs may use http; any other host
+needs https and --allow-remote-http.";
+
+const GUIDANCE_HELP: &str = "\
+Each selected profile gets its own fresh connection: a new server process in
+its own jail (stdio) or a new session (--url). It declares the profile's client
+capabilities in `initialize` under protocol 2025-06-18, waits --settle-ms, and
+reads the paged tool catalog (at most 20 pages and 10,000 tools). Only
+initialize, notifications/initialized and tools/list are sent; roots/list is
+answered with an empty list (at most eight per client message; on HTTP only
+inside a POST's event stream, never on a standing GET stream).
+
+A tool named in backticks in the instructions that another selected profile
+lists but this one does not is a review candidate; candidates never fail.
+A --require-tool missing from any selected profile is a defect: exit 1.
+Incomplete discovery: `passed: null`, no candidates or defects, exit 3.
+Reports hold only identifiers, profile labels, fixed reasons and numbers:
+never instruction text, descriptions, schemas, URLs or server errors.
+
+Examples:
+  mcp-witness guidance --server everything -- node /path/to/mcp-server-everything stdio
+  mcp-witness guidance --server everything --profile none --require-tool trigger-sampling-request --url http://127.0.0.1:3001/mcp";
 
 const LAB_HELP: &str = "\
 Experiments (all on the built-in testbed, no network, no Node):
@@ -204,8 +237,53 @@ struct AuditArgs {
     /// network isolation (inside a network-isolated jail every tool is called anyway).
     #[arg(long)]
     include_destructive: bool,
+    /// Audit a server already running behind this Streamable HTTP endpoint
+    /// instead of launching COMMAND. It is not jailed: its stores are real.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["command", "env", "keep_jail", "no_netns"])]
+    url: Option<String>,
+    /// Allow a --url whose host is not loopback (it must use https).
+    #[arg(long, requires = "url")]
+    allow_remote_http: bool,
     /// The server command and its arguments, after `--`.
-    #[arg(last = true, required = true, value_name = "COMMAND")]
+    #[arg(last = true, required_unless_present = "url", value_name = "COMMAND")]
+    command: Vec<String>,
+}
+
+#[derive(Args)]
+struct GuidanceArgs {
+    /// A label for the server in the report (letters, digits, '_', '-', '.').
+    #[arg(long, value_name = "NAME")]
+    server: String,
+    /// A client capability profile to discover under (repeatable; default: all five).
+    #[arg(long = "profile", value_enum, value_name = "PROFILE")]
+    profiles: Vec<Profile>,
+    /// A tool every selected profile must list (repeatable); its absence is a defect (exit 1).
+    #[arg(long = "require-tool", value_name = "TOOL")]
+    require_tools: Vec<String>,
+    /// Wait after `notifications/initialized` before reading the catalog, in milliseconds.
+    #[arg(long, default_value_t = guidance::DEFAULT_SETTLE_MS,
+          value_parser = clap::value_parser!(u64).range(0..=guidance::MAX_SETTLE_MS))]
+    settle_ms: u64,
+    /// Timeout of every request, in milliseconds.
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    timeout_ms: u64,
+    /// What to print on stdout.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// An environment variable for a launched server (repeatable).
+    #[arg(long = "env", value_name = "K=V")]
+    env: Vec<String>,
+    /// Do not try to put a launched server in a network namespace.
+    #[arg(long)]
+    no_netns: bool,
+    /// Discover a server already running behind this Streamable HTTP endpoint.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["command", "env", "no_netns"])]
+    url: Option<String>,
+    /// Allow a --url whose host is not loopback (it must use https).
+    #[arg(long, requires = "url")]
+    allow_remote_http: bool,
+    /// The server command and its arguments, after `--`.
+    #[arg(last = true, required_unless_present = "url", value_name = "COMMAND")]
     command: Vec<String>,
 }
 
@@ -235,6 +313,8 @@ enum SchemaDoc {
     Manifest,
     /// mcp-witness.manifest-diff/v1 (`manifest diff --format json`)
     ManifestDiff,
+    /// mcp-witness.guidance-report/v1
+    Guidance,
 }
 
 #[derive(Subcommand)]
@@ -288,6 +368,7 @@ fn run(cli: Cli) -> Result<u8> {
     match cli.command {
         Command::Audit(args) => run_audit(args),
         Command::Plan(args) => run_plan(args),
+        Command::Guidance(args) => run_guidance(args),
         Command::Testbed(cmd) => run_testbed(cmd),
         Command::Lab(args) => run_lab(args),
         Command::Manifest(cmd) => mcp_witness::manifest::cli::run(cmd).map_err(|e| {
@@ -307,11 +388,44 @@ fn run(cli: Cli) -> Result<u8> {
                 SchemaDoc::ManifestDiff => {
                     schemars::schema_for!(mcp_witness::manifest::diff::ManifestDiff)
                 }
+                SchemaDoc::Guidance => schemars::schema_for!(GuidanceReport),
             };
             println!("{}", serde_json::to_string_pretty(&schema)?);
             Ok(0)
         }
     }
+}
+
+fn parse_url(url: &str, allow_remote: bool) -> Result<Endpoint> {
+    Endpoint::parse(url, allow_remote).map_err(|e| invalid(e.to_string()))
+}
+
+fn run_guidance(args: GuidanceArgs) -> Result<u8> {
+    let target = match &args.url {
+        Some(url) => guidance::Target::Http(parse_url(url, args.allow_remote_http)?),
+        None => guidance::Target::Command(JailSpec {
+            command: args.command.clone(),
+            stores: Vec::new(),
+            env: parse_env(&args.env)?,
+            keep: false,
+            isolate_network: !args.no_netns,
+        }),
+    };
+    let options = GuidanceOptions {
+        server: args.server.clone(),
+        target,
+        profiles: args.profiles.clone(),
+        required: args.require_tools.clone(),
+        settle: Duration::from_millis(args.settle_ms),
+        timeout: Duration::from_millis(args.timeout_ms),
+    };
+    options.validate().map_err(|e| invalid(e.to_string()))?;
+    let report = guidance::run(&options).map_err(|e| invalid(e.to_string()))?;
+    match args.format {
+        Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
+        Format::Text => print!("{}", guidance::text(&report)),
+    }
+    Ok(report.exit_code)
 }
 
 fn parse_stores(texts: &[String]) -> Result<Vec<StoreSpec>> {
@@ -371,6 +485,10 @@ fn run_plan(args: PlanArgs) -> Result<u8> {
 }
 
 fn run_audit(args: AuditArgs) -> Result<u8> {
+    let endpoint = match &args.url {
+        Some(url) => Some(parse_url(url, args.allow_remote_http)?),
+        None => None,
+    };
     let stores = parse_stores(&args.stores)?;
     let env = parse_env(&args.env)?;
     let plan = match &args.plan {
@@ -409,7 +527,11 @@ fn run_audit(args: AuditArgs) -> Result<u8> {
         events: Default::default(),
         include_destructive: args.include_destructive,
     };
-    let run = audit::run(options).context("the audit could not start")?;
+    let run = match endpoint {
+        Some(endpoint) => audit::run_remote(options, endpoint),
+        None => audit::run(options),
+    }
+    .context("the audit could not start")?;
     let report = run.report;
     let json = serde_json::to_string_pretty(&report)? + "\n";
     if let Some(out) = &args.out {

@@ -366,7 +366,7 @@ pub struct StoreEntry {
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Target {
-    /// The command as given, placeholders unexpanded.
+    /// The command as given, placeholders unexpanded (empty for `--url`).
     pub command: Vec<String>,
     /// Names of the `--env` variables passed (values may be secrets: not kept).
     pub env: Vec<String>,
@@ -374,6 +374,10 @@ pub struct Target {
     pub label: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pinned_version: Option<String>,
+    /// `http` when the server was audited behind a Streamable HTTP endpoint
+    /// (absent for a launched stdio server). The endpoint itself is not kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -9,11 +9,13 @@ use crate::text::clip;
 /// their evidence, and what could not be concluded.
 pub fn text(report: &AuditReport) -> String {
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "mcp-witness audit — {}",
-        clip(&report.target.command.join(" "), 120)
-    );
+    let target = match report.target.transport.as_deref() {
+        Some(transport) if report.target.command.is_empty() => {
+            format!("a server behind a Streamable HTTP endpoint ({transport}, not jailed)")
+        }
+        _ => clip(&report.target.command.join(" "), 120),
+    };
+    let _ = writeln!(out, "mcp-witness audit — {target}");
     let era = match (&report.era.era, &report.era.protocol_version) {
         (Some(era), Some(version)) => format!("{era} ({version})"),
         _ => "no session".into(),

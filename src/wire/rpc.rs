@@ -1,12 +1,17 @@
-//! JSON-RPC 2.0 requests and responses over a [`StdioTransport`], with every
+//! JSON-RPC 2.0 requests and responses over any [`Transport`], with every
 //! frame recorded.
 
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::stdio::{Incoming, StdioTransport};
 use super::transcript::{Direction, Frame, Transcript};
+use super::{Incoming, Transport};
+
+/// At most this many `roots/list` requests from the server are answered per
+/// message the client sends; the rest go unanswered and make the session's
+/// `roots_overflow` true.
+pub const MAX_ROOTS_REQUESTS: u32 = 8;
 
 /// A JSON-RPC answer: a result or an error object.
 #[derive(Clone, Debug, PartialEq)]
@@ -32,28 +37,40 @@ pub enum WireError {
         #[source]
         source: std::io::Error,
     },
+    /// The HTTP exchange that carried the request failed (`detail` is fixed
+    /// text: a status, a timeout, a stream that ended without the answer).
+    #[error("no answer to {method} over HTTP: {detail}")]
+    Http { method: String, detail: String },
 }
 
-/// One JSON-RPC conversation with one server process.
+/// One JSON-RPC conversation with one server (a process, or an HTTP endpoint).
 pub struct RpcClient {
-    transport: StdioTransport,
+    transport: Box<dyn Transport>,
     transcript: Transcript,
     next_seq: u64,
     next_id: i64,
     closed: Option<String>,
-    /// How `roots/list` requests from the server are answered (empty list).
+    /// Whether `roots/list` requests from the server are answered (with an
+    /// empty list) or refused.
     pub answer_roots: bool,
+    /// `roots/list` requests since the client last sent a message.
+    roots_window: u32,
+    roots_requests: u32,
+    roots_overflow: bool,
 }
 
 impl RpcClient {
-    pub fn new(transport: StdioTransport) -> Self {
+    pub fn new(transport: impl Transport + 'static) -> Self {
         Self {
-            transport,
+            transport: Box::new(transport),
             transcript: Transcript::default(),
             next_seq: 1,
             next_id: 1,
             closed: None,
             answer_roots: true,
+            roots_window: 0,
+            roots_requests: 0,
+            roots_overflow: false,
         }
     }
 
@@ -61,12 +78,23 @@ impl RpcClient {
         &self.transcript
     }
 
-    pub fn transport(&self) -> &StdioTransport {
-        &self.transport
+    pub fn transport(&self) -> &dyn Transport {
+        self.transport.as_ref()
     }
 
-    pub fn transport_mut(&mut self) -> &mut StdioTransport {
-        &mut self.transport
+    pub fn transport_mut(&mut self) -> &mut dyn Transport {
+        self.transport.as_mut()
+    }
+
+    /// `roots/list` requests the server sent, in all.
+    pub fn roots_requests(&self) -> u32 {
+        self.roots_requests
+    }
+
+    /// Whether the server sent more than [`MAX_ROOTS_REQUESTS`] `roots/list`
+    /// requests after one client message (the surplus went unanswered).
+    pub fn roots_overflow(&self) -> bool {
+        self.roots_overflow
     }
 
     /// Whether the server has gone away, and how.
@@ -85,6 +113,7 @@ impl RpcClient {
         let id = self.next_id;
         self.next_id += 1;
         let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.roots_window = 0;
         self.send(method, &message)?;
         let deadline = Instant::now() + timeout;
         loop {
@@ -100,6 +129,23 @@ impl RpcClient {
                     timeout_ms: timeout.as_millis(),
                 });
             };
+            if let Incoming::Failed {
+                request: Some(failed),
+                detail,
+                ..
+            } = &incoming
+                && *failed == id
+            {
+                self.transcript.finding(
+                    "http-exchange-failed",
+                    None,
+                    format!("{method}: {detail}"),
+                );
+                return Err(WireError::Http {
+                    method: method.into(),
+                    detail: detail.clone(),
+                });
+            }
             if let Some(answer) = self.accept(incoming, Some(id)) {
                 return Ok(answer);
             }
@@ -109,7 +155,18 @@ impl RpcClient {
     /// Sends a notification (no answer expected).
     pub fn notify(&mut self, method: &str, params: Value) -> Result<(), WireError> {
         let message = json!({"jsonrpc": "2.0", "method": method, "params": params});
+        self.roots_window = 0;
         self.send(method, &message)
+    }
+
+    /// Tells the transport which protocol version the handshake settled on.
+    pub fn negotiated(&mut self, protocol_version: &str) {
+        self.transport.negotiated(protocol_version);
+    }
+
+    /// Ends the conversation politely (stdin closed, HTTP session deleted).
+    pub fn close(&mut self) {
+        self.transport.close();
     }
 
     /// Records anything the server sent that nobody has read yet.
@@ -137,7 +194,7 @@ impl RpcClient {
         let t_us = self.transport.now_us();
         self.record(Direction::Out, t_us, text.clone(), text.len() as u64, false);
         self.transport
-            .send_line(&text)
+            .send(message, &text)
             .map_err(|source| WireError::Write {
                 method: method.into(),
                 source,
@@ -174,6 +231,18 @@ impl RpcClient {
             } => (bytes, cut_from, t_us),
             Incoming::Closed { detail, .. } => {
                 self.closed = Some(detail);
+                return None;
+            }
+            Incoming::Failed {
+                request, detail, ..
+            } => {
+                // A failure of the request being waited for is handled by
+                // `request`; anything else is worth a reader's attention.
+                let what = match request {
+                    Some(id) => format!("request {id}: {detail}"),
+                    None => detail,
+                };
+                self.transcript.finding("http-exchange-failed", None, what);
                 return None;
             }
         };
@@ -226,6 +295,19 @@ impl RpcClient {
             (Some(_), None) => None, // a notification: kept in the transcript
             (None, Some(id)) => {
                 let matches = waiting_for.is_some_and(|want| id_matches(id, want));
+                if !matches && id.is_null() && object.contains_key("error") {
+                    let code = object
+                        .get("error")
+                        .and_then(|e| e.get("code"))
+                        .and_then(Value::as_i64)
+                        .unwrap_or(0);
+                    self.transcript.finding(
+                        "error-without-id",
+                        Some(seq),
+                        format!("an error response without an id (code {code})"),
+                    );
+                    return None;
+                }
                 if !matches {
                     self.transcript.finding(
                         "unexpected-response",
@@ -271,8 +353,29 @@ impl RpcClient {
     }
 
     /// Servers may ask things of their client mid-request. We answer the two a
-    /// discovery-only client can answer honestly and refuse the rest.
+    /// discovery-only client can answer honestly and refuse the rest. At most
+    /// [`MAX_ROOTS_REQUESTS`] `roots/list` requests are answered per client
+    /// message: a server that keeps asking gets no answer to the surplus, and
+    /// the session records the overflow.
     fn answer_server_request(&mut self, method: &str, id: Value) {
+        if method == "roots/list" {
+            self.roots_requests = self.roots_requests.saturating_add(1);
+            self.roots_window = self.roots_window.saturating_add(1);
+            if self.roots_window > MAX_ROOTS_REQUESTS {
+                if !self.roots_overflow {
+                    self.transcript.finding(
+                        "roots-overflow",
+                        None,
+                        format!(
+                            "more than {MAX_ROOTS_REQUESTS} roots/list requests after one client \
+                             message; the surplus was not answered"
+                        ),
+                    );
+                }
+                self.roots_overflow = true;
+                return;
+            }
+        }
         let reply = match method {
             "ping" => json!({"jsonrpc": "2.0", "id": id, "result": {}}),
             "roots/list" if self.answer_roots => {

@@ -66,6 +66,17 @@ pub enum SessionError {
     Wire(#[from] WireError),
     #[error("handshake refused: {0}")]
     Refused(String),
+    /// The server settled on a protocol version we do not speak.
+    #[error("handshake refused: {0}")]
+    Unsupported(String),
+}
+
+/// What a legacy `initialize` offers.
+#[derive(Clone, Debug)]
+pub struct LegacyOffer {
+    pub protocol_version: &'static str,
+    /// The client capabilities declared (`{}` for an audit).
+    pub capabilities: Value,
 }
 
 /// How one `tools/call` ended.
@@ -89,6 +100,28 @@ pub struct Catalog {
     /// Why the catalog is incomplete, when it is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub problem: Option<String>,
+    /// The same, as a fixed kind (never server text).
+    #[serde(skip)]
+    pub issue: Option<CatalogIssue>,
+}
+
+/// Why a catalog is incomplete, as a fixed kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CatalogIssue {
+    /// Pagination did not end within [`MAX_PAGES`].
+    PageLimit,
+    /// A cursor came back a second time.
+    RepeatedCursor,
+    /// `nextCursor` was neither a string nor absent.
+    MalformedCursor,
+    /// A page was a JSON-RPC error.
+    ErrorAnswer,
+    /// A page had no `tools` array, or an entry no string name or a non-object schema.
+    MalformedEntry,
+    /// One name listed twice.
+    DuplicateTool,
+    /// More than [`MAX_TOOLS`] tools.
+    TooManyTools,
 }
 
 /// A live, initialized session with one server process.
@@ -172,13 +205,39 @@ impl Session {
         }
         // Legacy: always on a fresh process. A server that answered discover may
         // refuse initialize on the same connection.
-        let mut server = match launch() {
+        let server = match launch() {
             Ok(server) => server,
             Err(e) => return Err((SessionError::Launch(e), discarded)),
         };
+        let offer = LegacyOffer {
+            protocol_version: LEGACY_OFFER,
+            capabilities: json!({}),
+        };
+        match Session::initialize(server, &offer, timeout) {
+            Ok((mut session, mut handshake)) => {
+                handshake.requested = choice;
+                handshake.discover = discover_note;
+                session.discarded = discarded;
+                Ok((session, handshake))
+            }
+            Err((error, server)) => {
+                discarded.push(*server);
+                Err((error, discarded))
+            }
+        }
+    }
+
+    /// The legacy handshake on a connection that has seen nothing yet:
+    /// `initialize` with `offer`, then `notifications/initialized`. On failure
+    /// the connection comes back (boxed) so its transcript can be kept.
+    pub fn initialize(
+        mut server: ServerProcess,
+        offer: &LegacyOffer,
+        timeout: Duration,
+    ) -> Result<(Session, Handshake), (SessionError, Box<ServerProcess>)> {
         let params = json!({
-            "protocolVersion": LEGACY_OFFER,
-            "capabilities": {},
+            "protocolVersion": offer.protocol_version,
+            "capabilities": offer.capabilities,
             "clientInfo": client_info(),
         });
         let result = match server.rpc.request("initialize", params, timeout) {
@@ -188,13 +247,9 @@ impl Session {
                     "initialize answered JSON-RPC error {code} ({})",
                     crate::text::clip(&message, 200)
                 ));
-                discarded.push(server);
-                return Err((error, discarded));
+                return Err((error, Box::new(server)));
             }
-            Err(e) => {
-                discarded.push(server);
-                return Err((e.into(), discarded));
-            }
+            Err(e) => return Err((e.into(), Box::new(server))),
         };
         let version = result
             .get("protocolVersion")
@@ -202,24 +257,23 @@ impl Session {
             .unwrap_or("")
             .to_owned();
         if !LEGACY_ACCEPTED.contains(&version.as_str()) {
-            discarded.push(server);
             return Err((
-                SessionError::Refused(format!(
+                SessionError::Unsupported(format!(
                     "server counter-offered protocol version {:?}, which mcp-witness does not speak",
                     crate::text::clip(&version, 40)
                 )),
-                discarded,
+                Box::new(server),
             ));
         }
+        server.rpc.negotiated(&version);
         if let Err(e) = server.rpc.notify("notifications/initialized", json!({})) {
-            discarded.push(server);
-            return Err((e.into(), discarded));
+            return Err((e.into(), Box::new(server)));
         }
         let handshake = Handshake {
-            requested: choice,
+            requested: EraChoice::Legacy,
             era: Era::Legacy,
             protocol_version: version,
-            discover: discover_note,
+            discover: None,
             server_info: result.get("serverInfo").cloned(),
             capabilities: result.get("capabilities").cloned().unwrap_or(json!({})),
             instructions: result
@@ -233,7 +287,7 @@ impl Session {
                 era: Era::Legacy,
                 envelope: None,
                 timeout,
-                discarded,
+                discarded: Vec::new(),
             },
             handshake,
         ))
@@ -260,6 +314,7 @@ impl Session {
         loop {
             if catalog.pages == MAX_PAGES {
                 catalog.problem = Some(format!("pagination did not end within {MAX_PAGES} pages"));
+                catalog.issue = Some(CatalogIssue::PageLimit);
                 return Ok(catalog);
             }
             let mut params = Map::new();
@@ -275,6 +330,7 @@ impl Session {
             let result = match answer {
                 RpcResponse::Result(result) => result,
                 RpcResponse::Error { code, .. } => {
+                    catalog.issue = Some(CatalogIssue::ErrorAnswer);
                     catalog.problem = Some(format!(
                         "tools/list page {} answered JSON-RPC error {code}",
                         catalog.pages
@@ -283,6 +339,7 @@ impl Session {
                 }
             };
             let Some(tools) = result.get("tools").and_then(Value::as_array) else {
+                catalog.issue = Some(CatalogIssue::MalformedEntry);
                 catalog.problem = Some(format!(
                     "tools/list page {} has no tools array",
                     catalog.pages
@@ -291,6 +348,7 @@ impl Session {
             };
             for (i, tool) in tools.iter().enumerate() {
                 let Some(name) = tool.get("name").and_then(Value::as_str) else {
+                    catalog.issue = Some(CatalogIssue::MalformedEntry);
                     catalog.problem = Some(format!(
                         "tools/list page {} entry {i} is malformed: no string name",
                         catalog.pages
@@ -298,6 +356,7 @@ impl Session {
                     return Ok(catalog);
                 };
                 if tool.get("inputSchema").is_some_and(|s| !s.is_object()) {
+                    catalog.issue = Some(CatalogIssue::MalformedEntry);
                     catalog.problem = Some(format!(
                         "tool {:?} is malformed: inputSchema is not an object",
                         crate::text::clip(name, 80)
@@ -305,6 +364,7 @@ impl Session {
                     return Ok(catalog);
                 }
                 if !names.insert(name.to_owned()) {
+                    catalog.issue = Some(CatalogIssue::DuplicateTool);
                     catalog.problem = Some(format!(
                         "tool {:?} is listed twice",
                         crate::text::clip(name, 80)
@@ -312,6 +372,7 @@ impl Session {
                     return Ok(catalog);
                 }
                 if catalog.tools.len() == MAX_TOOLS {
+                    catalog.issue = Some(CatalogIssue::TooManyTools);
                     catalog.problem = Some(format!("more than {MAX_TOOLS} tools"));
                     return Ok(catalog);
                 }
@@ -324,6 +385,7 @@ impl Session {
                 }
                 Some(Value::String(next)) => {
                     if !cursors.insert(next.clone()) {
+                        catalog.issue = Some(CatalogIssue::RepeatedCursor);
                         catalog.problem = Some(format!(
                             "tools/list repeated a cursor on page {}",
                             catalog.pages
@@ -333,6 +395,7 @@ impl Session {
                     cursor = Some(next.clone());
                 }
                 Some(_) => {
+                    catalog.issue = Some(CatalogIssue::MalformedCursor);
                     catalog.problem = Some(format!(
                         "tools/list page {} has a nextCursor that is not a string",
                         catalog.pages

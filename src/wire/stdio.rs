@@ -11,30 +11,11 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use serde_json::Value;
+
 use super::clock::Clock;
-use super::{MAX_LINE_BYTES, MAX_STDERR_BYTES};
-
-/// A line from the server's stdout, or the end of it.
-#[derive(Debug)]
-pub enum Incoming {
-    Line {
-        bytes: Vec<u8>,
-        /// Total length of the line as sent, when it was longer than the bound.
-        cut_from: Option<u64>,
-        t_us: u64,
-    },
-    Closed {
-        t_us: u64,
-        detail: String,
-    },
-}
-
-/// What the server wrote on stderr, bounded.
-#[derive(Clone, Debug, Default)]
-pub struct StderrCapture {
-    pub kept: Vec<u8>,
-    pub total: u64,
-}
+pub use super::{Incoming, StderrCapture};
+use super::{MAX_LINE_BYTES, MAX_STDERR_BYTES, Transport};
 
 /// The pipes of one server process.
 pub struct StdioTransport {
@@ -117,6 +98,36 @@ impl StdioTransport {
     /// Gives the stderr thread a moment to catch up with a process that just ended.
     pub fn settle_stderr(&self) {
         thread::sleep(Duration::from_millis(20));
+    }
+}
+
+impl Transport for StdioTransport {
+    fn kind(&self) -> &'static str {
+        "stdio"
+    }
+
+    fn now_us(&self) -> u64 {
+        StdioTransport::now_us(self)
+    }
+
+    fn send(&mut self, _message: &Value, text: &str) -> std::io::Result<()> {
+        self.send_line(text)
+    }
+
+    fn recv_until(&mut self, deadline: Instant) -> Option<Incoming> {
+        StdioTransport::recv_until(self, deadline)
+    }
+
+    fn try_recv(&mut self) -> Option<Incoming> {
+        StdioTransport::try_recv(self)
+    }
+
+    fn close(&mut self) {
+        self.close_stdin();
+    }
+
+    fn stderr(&self) -> StderrCapture {
+        StdioTransport::stderr(self)
     }
 }
 

@@ -1,0 +1,258 @@
+//! End to end against a published server:
+//! `@modelcontextprotocol/server-everything@2026.8.31`, installed by
+//! `experiments/cases/install.sh`, over stdio and over Streamable HTTP.
+//!
+//! Without the installed server these tests skip with a loud message; with
+//! `CI=true` they fail instead, so CI cannot pass without running them.
+
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+fn everything() -> Option<String> {
+    let bin = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("experiments/cases/node_modules/.bin/mcp-server-everything");
+    let node_ok = Command::new("node")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if bin.exists() && node_ok {
+        return Some(bin.to_string_lossy().into_owned());
+    }
+    let message = "server-everything is not installed (or node is missing): run \
+                   experiments/cases/install.sh";
+    if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
+        panic!("{message}; CI=true, so this test fails instead of skipping");
+    }
+    eprintln!("\n!!! SKIPPED: {message} !!!\n");
+    None
+}
+
+fn witness(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mcp-witness"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("mcp-witness runs")
+}
+
+fn parse(output: &Output) -> Value {
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not a report ({e}); stderr: {}",
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })
+}
+
+/// `mcp-server-everything streamableHttp` on a free loopback port, stopped
+/// with its whole process group on drop.
+struct HttpServer {
+    child: Child,
+    url: String,
+}
+
+impl HttpServer {
+    fn start(bin: &str) -> Self {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("a free port");
+        let child = Command::new("node")
+            .args([bin, "streamableHttp"])
+            .env("PORT", port.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .expect("node runs");
+        let server = Self {
+            child,
+            url: format!("http://127.0.0.1:{port}/mcp"),
+        };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "server-everything did not listen on port {port}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        server
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let pid = self.child.id() as i32;
+        // SAFETY: signals the process group this test created.
+        unsafe {
+            libc::kill(-pid, libc::SIGTERM);
+        }
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // SAFETY: as above.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+        let _ = self.child.wait();
+    }
+}
+
+fn guidance(target: &[&str], extra: &[&str]) -> (i32, Value) {
+    let mut args = vec!["guidance", "--server", "everything", "--format", "json"];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(target);
+    let output = witness(&args);
+    (output.status.code().unwrap_or(-1), parse(&output))
+}
+
+fn tool_counts(report: &Value) -> Vec<(String, u64)> {
+    report["profiles"]
+        .as_array()
+        .map(|ps| {
+            ps.iter()
+                .map(|p| {
+                    (
+                        p["profile"].as_str().unwrap_or_default().to_owned(),
+                        p["tool_count"].as_u64().unwrap_or(0),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn guidance_sees_capability_dependent_tools_the_same_over_stdio_and_http() {
+    let Some(bin) = everything() else { return };
+    let stdio_target = ["--", "node", bin.as_str(), "stdio"];
+    let (code, stdio) = guidance(&stdio_target, &[]);
+    assert_eq!(code, 0, "{stdio:#}");
+    assert_eq!(stdio["complete"], true);
+    assert_eq!(stdio["passed"], true);
+    let counts: Vec<(String, u64)> = [
+        ("none", 13),
+        ("roots", 14),
+        ("sampling", 14),
+        ("elicitation", 14),
+        ("all", 16),
+    ]
+    .iter()
+    .map(|(p, n)| ((*p).to_owned(), *n))
+    .collect();
+    assert_eq!(tool_counts(&stdio), counts);
+    assert!(
+        stdio["profiles"]
+            .as_array()
+            .is_some_and(|ps| ps.iter().all(|p| p["instructions_present"] == true))
+    );
+    let candidates = stdio["candidates"].as_array().cloned().unwrap_or_default();
+    assert!(
+        candidates.iter().any(|c| c["profile"] == "none"
+            && c["tool"] == "trigger-sampling-request"
+            && c["available_in"] == serde_json::json!(["sampling", "all"])),
+        "{candidates:#?}"
+    );
+
+    let server = HttpServer::start(&bin);
+    let (code, http) = guidance(&["--url", server.url.as_str()], &[]);
+    assert_eq!(code, 0, "{http:#}");
+    assert_eq!(http["transport"], "http");
+    let mut stdio_as_http = stdio.clone();
+    stdio_as_http["transport"] = Value::from("http");
+    assert_eq!(http, stdio_as_http, "the transports disagree");
+}
+
+#[test]
+fn a_tool_listed_only_under_sampling_fails_a_none_requirement_on_both_transports() {
+    let Some(bin) = everything() else { return };
+    let gate = [
+        "--profile",
+        "none",
+        "--require-tool",
+        "trigger-sampling-request",
+    ];
+    let (code, stdio) = guidance(&["--", "node", bin.as_str(), "stdio"], &gate);
+    assert_eq!(code, 1, "{stdio:#}");
+    assert_eq!(stdio["passed"], false);
+    assert_eq!(stdio["defects"][0]["kind"], "required-tool-unavailable");
+    assert_eq!(stdio["defects"][0]["tool"], "trigger-sampling-request");
+
+    let server = HttpServer::start(&bin);
+    let (code, http) = guidance(&["--url", server.url.as_str()], &gate);
+    assert_eq!(code, 1, "{http:#}");
+    let mut stdio_as_http = stdio;
+    stdio_as_http["transport"] = Value::from("http");
+    assert_eq!(http, stdio_as_http);
+
+    // The same tool under the profile that lists it passes the gate.
+    let (code, report) = guidance(
+        &["--url", server.url.as_str()],
+        &[
+            "--profile",
+            "sampling",
+            "--require-tool",
+            "trigger-sampling-request",
+        ],
+    );
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(report["passed"], true);
+}
+
+#[test]
+fn audit_over_http_runs_a_plan_against_an_unjailed_server() {
+    let Some(bin) = everything() else { return };
+    let server = HttpServer::start(&bin);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let plan = dir.path().join("plan.toml");
+    // Only tools that stay on this machine: the audit is not jailed.
+    std::fs::write(
+        &plan,
+        "[[call]]\ntool = \"echo\"\nargs = { message = \"hello\" }\n\n\
+         [[call]]\ntool = \"get-sum\"\nargs = { a = 2, b = 3 }\n",
+    )
+    .expect("plan written");
+    let plan = plan.to_string_lossy().into_owned();
+    let output = witness(&[
+        "audit",
+        "--format",
+        "json",
+        "--plan",
+        &plan,
+        "--url",
+        &server.url,
+    ]);
+    let report = parse(&output);
+    assert_eq!(output.status.code(), Some(0), "{report:#}");
+    assert_eq!(report["complete"], true);
+    assert_eq!(report["target"]["transport"], "http");
+    assert_eq!(report["isolation"]["level"], "none");
+    assert_eq!(
+        report["isolation"]["detail"],
+        "remote server: not jailed; stores observed in place, read-only"
+    );
+    assert_eq!(report["era"]["era"], "legacy");
+    let statuses: Vec<&str> = report["calls"]
+        .as_array()
+        .map(|c| {
+            c.iter()
+                .filter_map(|x| x["outcome"]["status"].as_str())
+                .collect()
+        })
+        .unwrap_or_default();
+    // Both tools declare idempotentHint: each is called twice.
+    assert_eq!(statuses, vec!["ok"; 4]);
+}
