@@ -256,3 +256,62 @@ fn audit_over_http_runs_a_plan_against_an_unjailed_server() {
     // Both tools declare idempotentHint: each is called twice.
     assert_eq!(statuses, vec!["ok"; 4]);
 }
+
+#[test]
+fn manifest_pin_over_http_matches_the_stdio_pin() {
+    let Some(bin) = everything() else { return };
+    let server = HttpServer::start(&bin);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let over_http = dir.path().join("http.json");
+    let over_stdio = dir.path().join("stdio.json");
+    let http_path = over_http.to_string_lossy().into_owned();
+    let stdio_path = over_stdio.to_string_lossy().into_owned();
+    let output = witness(&["manifest", "pin", "--out", &http_path, "--url", &server.url]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let output = witness(&[
+        "manifest",
+        "pin",
+        "--out",
+        &stdio_path,
+        "--",
+        "node",
+        &bin,
+        "stdio",
+    ]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let pinned = |p: &std::path::Path| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(p).expect("pin written")).expect("JSON")
+    };
+    let (http, stdio) = (pinned(&over_http), pinned(&over_stdio));
+    assert!(
+        http["tools"].as_array().is_some_and(|t| t.len() >= 13),
+        "{http:#}"
+    );
+    // The catalog does not depend on the transport.
+    assert_eq!(http["tools"], stdio["tools"]);
+    let diff = witness(&[
+        "manifest",
+        "diff",
+        &stdio_path,
+        &format!("url:{}", server.url),
+    ]);
+    assert_eq!(
+        diff.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&diff.stdout)
+    );
+    // A remote URL without the flag is refused before anything is contacted.
+    let refused = witness(&["manifest", "pin", "--url", "https://example.invalid/mcp"]);
+    assert_eq!(refused.status.code(), Some(2));
+}

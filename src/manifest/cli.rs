@@ -78,6 +78,13 @@ pub struct FetchArgs {
     /// Do not try to put the server in a network namespace.
     #[arg(long)]
     no_netns: bool,
+    /// Wait after the handshake before reading the catalog, in milliseconds
+    /// (servers may register tools a moment after initializing).
+    #[arg(long, default_value_t = 1_500, value_parser = clap::value_parser!(u64).range(0..=5_000))]
+    settle_ms: u64,
+    /// Allow a URL (`--url`, or a `url:` side of diff) whose host is not loopback; it must use https.
+    #[arg(long)]
+    allow_remote_http: bool,
 }
 
 #[derive(Args)]
@@ -90,8 +97,11 @@ pub struct PinArgs {
     environment: String,
     #[command(flatten)]
     fetch: FetchArgs,
+    /// Pin a server already running behind this Streamable HTTP endpoint instead of launching COMMAND.
+    #[arg(long, value_name = "URL", conflicts_with = "command")]
+    url: Option<String>,
     /// The server command and its arguments, after `--`. ({jail} is the jail directory.)
-    #[arg(last = true, required = true, value_name = "COMMAND")]
+    #[arg(last = true, required_unless_present = "url", value_name = "COMMAND")]
     command: Vec<String>,
 }
 
@@ -147,6 +157,7 @@ impl FetchArgs {
             timeout: Duration::from_millis(self.timeout_ms),
             env,
             isolate_network: !self.no_netns,
+            settle: Duration::from_millis(self.settle_ms),
         })
     }
 }
@@ -182,7 +193,13 @@ fn pin(args: PinArgs) -> Result<u8, ManifestError> {
         )));
     }
     // A `--url` source is one more arm here once HTTP exists.
-    let source = Source::Live(args.command);
+    let source = match &args.url {
+        Some(url) => Source::parse_with(
+            &format!("{}{url}", super::source::URL_PREFIX),
+            args.fetch.allow_remote_http,
+        )?,
+        None => Source::Live(args.command),
+    };
     let pin = source.fetch(&options, &args.environment)?;
     match &args.out {
         Some(path) => {
@@ -208,8 +225,8 @@ fn pin(args: PinArgs) -> Result<u8, ManifestError> {
 }
 
 fn diff(args: DiffArgs) -> Result<u8, ManifestError> {
-    let old = Source::parse(&args.old)?;
-    let new = Source::parse(&args.new)?;
+    let old = Source::parse_with(&args.old, args.fetch.allow_remote_http)?;
+    let new = Source::parse_with(&args.new, args.fetch.allow_remote_http)?;
     if let Some(env) = &args.environment {
         validate_environment(env).map_err(ManifestError::Invalid)?;
     }
@@ -222,11 +239,11 @@ fn diff(args: DiffArgs) -> Result<u8, ManifestError> {
     // server is launched.
     let mut old_pin = match &old {
         Source::File(_) => Some(old.fetch(&options, DEFAULT_ENVIRONMENT)?),
-        Source::Live(_) => None,
+        Source::Live(_) | Source::Remote(..) => None,
     };
     let mut new_pin = match &new {
         Source::File(_) => Some(new.fetch(&options, DEFAULT_ENVIRONMENT)?),
-        Source::Live(_) => None,
+        Source::Live(_) | Source::Remote(..) => None,
     };
     // A live side is pinned under --environment, else under the pin side's
     // environment; both are known before any server is launched.

@@ -8,6 +8,8 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+
+use crate::wire::http::Endpoint;
 use std::time::Duration;
 
 use crate::jail::{Jail, JailSpec};
@@ -26,7 +28,13 @@ pub enum Source {
     File(PathBuf),
     /// A server started over stdio from this command line.
     Live(Vec<String>),
+    /// A server already running behind a Streamable HTTP endpoint (the text
+    /// as given, for reports, and the validated endpoint).
+    Remote(String, Endpoint),
 }
+
+/// Marks a `manifest diff` side that is a Streamable HTTP endpoint.
+pub const URL_PREFIX: &str = "url:";
 
 /// How live servers are fetched.
 #[derive(Clone, Debug)]
@@ -37,9 +45,23 @@ pub struct FetchOptions {
     /// Their values are never written anywhere.
     pub env: Vec<(String, String)>,
     pub isolate_network: bool,
+    /// How long to let the server settle after the handshake before the
+    /// catalog is read: some servers register tools a moment later.
+    pub settle: Duration,
 }
 
 impl Source {
+    /// Reads a `manifest diff` argument: `live:COMMAND`, `url:URL` or a pin
+    /// file path. A non-loopback URL needs `allow_remote` (and https).
+    pub fn parse_with(argument: &str, allow_remote: bool) -> Result<Self, ManifestError> {
+        if let Some(url) = argument.strip_prefix(URL_PREFIX) {
+            let endpoint = Endpoint::parse(url, allow_remote)
+                .map_err(|e| ManifestError::Invalid(e.to_string()))?;
+            return Ok(Source::Remote(url.to_owned(), endpoint));
+        }
+        Self::parse(argument)
+    }
+
     /// Reads a `manifest diff` argument: `live:COMMAND` or a pin file path.
     pub fn parse(argument: &str) -> Result<Self, ManifestError> {
         if let Some(rest) = argument.strip_prefix(LIVE_PREFIX) {
@@ -66,6 +88,7 @@ impl Source {
         match self {
             Source::File(path) => path.display().to_string(),
             Source::Live(words) => format!("{LIVE_PREFIX}{}", join_command(words)),
+            Source::Remote(url, _) => format!("{URL_PREFIX}{url}"),
         }
     }
 
@@ -73,7 +96,7 @@ impl Source {
     pub fn file(&self) -> Option<&PathBuf> {
         match self {
             Source::File(path) => Some(path),
-            Source::Live(_) => None,
+            Source::Live(_) | Source::Remote(..) => None,
         }
     }
 
@@ -83,6 +106,7 @@ impl Source {
         match self {
             Source::File(path) => Pin::load(path),
             Source::Live(command) => fetch_live(command, options, environment),
+            Source::Remote(_, endpoint) => fetch_remote(endpoint, options, environment),
         }
     }
 }
@@ -104,10 +128,38 @@ pub fn fetch_live(
     })
     .map_err(|e| ManifestError::Fetch(e.to_string()))?;
     let clock = Arc::new(MonotonicClock::start());
-    let opened = {
-        let mut launch = || jail.launch(clock.clone());
-        Session::open(&mut launch, options.era, options.timeout)
+    let mut launch = || jail.launch(clock.clone());
+    fetch_with(&mut launch, options, environment)
+}
+
+/// Reads the whole catalog of a server behind a Streamable HTTP endpoint
+/// (never started or stopped by us; only `tools/list` is sent).
+pub fn fetch_remote(
+    endpoint: &Endpoint,
+    options: &FetchOptions,
+    environment: &str,
+) -> Result<Pin, ManifestError> {
+    let clock: Arc<dyn crate::wire::clock::Clock> = Arc::new(MonotonicClock::start());
+    let mut launch = || {
+        Ok(crate::jail::connect(
+            endpoint,
+            clock.clone(),
+            options.timeout,
+        ))
     };
+    fetch_with(&mut launch, options, environment)
+}
+
+fn fetch_with(
+    launch: &mut dyn FnMut() -> Result<crate::jail::ServerProcess, String>,
+    options: &FetchOptions,
+    environment: &str,
+) -> Result<Pin, ManifestError> {
+    let opened = Session::open(launch, options.era, options.timeout);
+    let opened = opened.map(|(mut session, handshake)| {
+        session.server.rpc.listen(options.settle);
+        (session, handshake)
+    });
     let (mut session, handshake) = match opened {
         Ok(pair) => pair,
         Err((error, mut discarded)) => {
