@@ -15,6 +15,7 @@ pub mod harvest;
 pub mod jail;
 pub mod lab;
 pub mod model;
+pub mod pages;
 pub mod plan;
 pub mod redact;
 pub mod render;
