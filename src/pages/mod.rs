@@ -56,6 +56,8 @@ fn environment() -> Result<Environment<'static>> {
     env.set_formatter(html_formatter);
     env.remove_filter("safe");
     env.set_keep_trailing_newline(true);
+    env.set_trim_blocks(true);
+    env.set_lstrip_blocks(true);
     for (name, source) in [
         ("style.css", STYLE),
         ("macros.html.j2", MACROS),
