@@ -297,3 +297,57 @@ fn server_text_is_escaped_neutralised_and_never_linked() {
     assert!(page.ids.contains("volatile"));
     assert!(html.contains("/tmp/jail-&lt;b&gt;1&lt;/b&gt;"));
 }
+
+#[test]
+fn case_studies_render_leniently_whatever_their_shape() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir_all(dir.path().join("audits")).expect("mkdir");
+    std::fs::write(dir.path().join("audits/case-memory.json"), HOSTILE).expect("write");
+    std::fs::write(
+        dir.path().join("case-memory.json"),
+        r#"{"schema": "mcp-witness.case/v1",
+            "server": {"package": "@modelcontextprotocol/server-memory", "version": "2026.8.31",
+                       "publisher": "modelcontextprotocol"},
+            "store": {"kind": "knowledge-graph JSONL file", "observer": "jsonl"},
+            "annotations": {"tools": 9, "declared": 9, "read_only": 3, "destructive": 3, "idempotent": 6},
+            "observed": {"creates": 2, "updates": 2, "deletes": 2, "calls": 10},
+            "checks": {"EFF-01": {"read_graph": "pass", "create_entities": "skip"},
+                       "EFF-02": {"delete_entities": "pass"}},
+            "notes": ["a note with a | pipe and <b>markup</b> and [a](https://evil.example)"],
+            "audit": "audits/case-memory.json"}"#,
+    )
+    .expect("write");
+    // Another shape entirely, and an audit path that must not become a link.
+    std::fs::write(
+        dir.path().join("case-sqlite.json"),
+        r#"{"server": {"package": "@executeautomation/database-server"},
+            "checks": {"EFF-01": [{"tool": "read_query", "verdict": "skip"}]},
+            "notes": "one string", "audit": "https://evil.example/a.json"}"#,
+    )
+    .expect("write");
+    witness(&["report"], dir.path());
+
+    let path = dir.path().join("index.html");
+    let html = read(&path);
+    let page = parse("index.html", &html);
+    assert_links_resolve(&path, &page);
+    assert!(page.ids.contains("case-case-memory") && page.ids.contains("case-case-sqlite"));
+    assert!(html.contains("@modelcontextprotocol/server-memory@2026.8.31"));
+    assert!(html.contains("9/9 tools declare annotations"));
+    assert!(html.contains("2 create · 2 update · 2 delete over 10 calls"));
+    assert!(
+        page.hrefs
+            .iter()
+            .any(|h| h == "effect-report-case-memory.html"),
+        "the case links its evidence report"
+    );
+    assert!(!html.contains("<b>markup"));
+    assert!(!page.hrefs.iter().any(|h| h.contains("evil")));
+    assert!(!html.contains("No case-study results"));
+
+    let summary = read(&dir.path().join("summary.md"));
+    assert!(summary.contains("## Case studies"));
+    assert!(summary.contains("| @modelcontextprotocol/server-memory@2026.8.31 |"));
+    assert!(summary.contains("\\| pipe") && summary.contains("&lt;b&gt;"));
+    assert!(!summary.contains("[a](https://") && summary.contains("\\[a\\]"));
+}

@@ -13,12 +13,17 @@ fn yes(b: bool) -> &'static str {
     if b { "true" } else { "false" }
 }
 
-/// Text from a case-study document, safe inside a Markdown table cell.
+/// Text from a case-study document, safe inside a Markdown table cell: no
+/// cell break, no raw HTML, no link syntax, no invisible characters.
 fn cell(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
             '|' => out.push_str("\\|"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '[' => out.push_str("\\["),
+            ']' => out.push_str("\\]"),
             '\n' | '\r' => out.push(' '),
             c if crate::text::is_invisible(c) => {
                 let _ = write!(out, "U+{:04X}", u32::from(c));

@@ -761,20 +761,21 @@ pub fn case_view(case: &CaseDoc, data: &Path, data_href: &str) -> CaseView {
         (Some(d), None) => format!("{d} tools declare annotations"),
         (None, None) => "—".into(),
     };
-    let annotation_profile = format!(
-        "{} read-only · {} destructive · {} idempotent",
-        or_dash(a("read_only")),
-        or_dash(a("destructive")),
-        or_dash(a("idempotent"))
-    );
-    let o = |k: &str| or_dash(text_at(v, &format!("/observed/{k}")));
-    let observed = format!(
-        "{} create · {} update · {} delete over {} calls",
-        o("creates"),
-        o("updates"),
-        o("deletes"),
-        o("calls")
-    );
+    let profile = [a("read_only"), a("destructive"), a("idempotent")];
+    let annotation_profile = if profile.iter().all(Option::is_none) {
+        "profile not recorded".to_string()
+    } else {
+        let [r, d, i] = profile.map(or_dash);
+        format!("{r} read-only · {d} destructive · {i} idempotent")
+    };
+    let o = |k: &str| text_at(v, &format!("/observed/{k}"));
+    let counts = [o("creates"), o("updates"), o("deletes"), o("calls")];
+    let observed = if counts.iter().all(Option::is_none) {
+        "not recorded".to_string()
+    } else {
+        let [c, u, d, n] = counts.map(or_dash);
+        format!("{c} create · {u} update · {d} delete over {n} calls")
+    };
     let checks = match v.get("checks") {
         Some(Value::Object(map)) => map
             .iter()
