@@ -18,6 +18,7 @@ pub mod jail;
 pub mod lab;
 pub mod manifest;
 pub mod model;
+pub mod pages;
 pub mod plan;
 pub mod redact;
 pub mod render;

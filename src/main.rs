@@ -61,6 +61,9 @@ enum Command {
     /// Pin a server's tool manifest, fingerprint it, and classify drift between two.
     #[command(subcommand)]
     Manifest(mcp_witness::manifest::cli::ManifestCommand),
+    /// Re-render the pages (summary.md, index.html, effect reports) from the JSON in DIR; runs nothing.
+    #[command(after_help = REPORT_HELP)]
+    Report(ReportArgs),
     /// Print the JSON Schema of a versioned document.
     Schema {
         /// Which document.
@@ -128,21 +131,48 @@ Experiments (all on the built-in testbed, no network, no Node):
   all  every experiment above; the cases only when they are installed
 
 Writes DIR/<experiment>.json, DIR/summary.md and every audit behind them
-(DIR/audits/*.json). Reruns write identical bytes. Exit 0 when the experiment
-ran; 3 when an audit could not complete.";
+(DIR/audits/*.json), then the pages: PAGES/index.html (the evaluation page)
+and PAGES/effect-report-<audit>.html for every DIR/audits/<audit>.json.
+PAGES is --pages, or DIR itself. Links between pages and data are relative,
+so both directories can be moved together. Reruns write identical bytes.
+Exit 0 when the experiment ran; 3 when an audit could not complete.
+
+The repository's committed results are made with:
+  mcp-witness lab all --out experiments/results --pages reports";
+
+const REPORT_HELP: &str = "\
+Reads DIR/e1.json, e2.json, e3.json, case-*.json and DIR/audits/*.json, and
+writes DIR/summary.md, PAGES/index.html and PAGES/effect-report-<audit>.html
+(PAGES is --pages, or DIR). Nothing is run: the pages are exactly what the
+JSON says. `lab` renders the same pages at the end of its run.
+
+  mcp-witness report experiments/results --pages reports";
+
+#[derive(Args)]
+struct ReportArgs {
+    /// The results directory holding the JSON documents.
+    #[arg(value_name = "DIR")]
+    dir: PathBuf,
+    /// Where to write the HTML pages (default: DIR).
+    #[arg(long, value_name = "PAGES")]
+    pages: Option<PathBuf>,
+}
 
 #[derive(Args)]
 struct LabArgs {
     /// Which experiment.
     #[arg(value_enum)]
     experiment: Experiment,
-    /// Output directory (created if missing).
+    /// Output directory for the JSON and summary.md (created if missing).
     #[arg(long, value_name = "DIR", default_value = "lab-results")]
     out: PathBuf,
     /// Where the case studies' pinned packages are installed (default:
     /// $MCP_WITNESS_CASES_DIR, else ./experiments/cases, else the source tree's).
     #[arg(long, value_name = "DIR")]
     cases_dir: Option<PathBuf>,
+    /// Where to write the HTML pages (default: the --out directory).
+    #[arg(long, value_name = "PAGES")]
+    pages: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -202,7 +232,7 @@ struct AuditArgs {
     /// A TOML plan of calls with literal or harvested arguments (see docs/cli.md).
     #[arg(long, value_name = "FILE")]
     plan: Option<PathBuf>,
-    /// Write audit.json (and later pages) into this directory.
+    /// Write audit.json and its effect-evidence report, report.html, into this directory.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// What to print on stdout.
@@ -378,6 +408,7 @@ fn run(cli: Cli) -> Result<u8> {
                 e.into()
             }
         }),
+        Command::Report(args) => run_report(args),
         Command::Schema { document } => {
             let schema = match document {
                 SchemaDoc::Audit => schemars::schema_for!(AuditReport),
@@ -538,6 +569,13 @@ fn run_audit(args: AuditArgs) -> Result<u8> {
         std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
         let path = out.join("audit.json");
         std::fs::write(&path, &json).with_context(|| format!("cannot write {}", path.display()))?;
+        let links = mcp_witness::pages::AuditLinks {
+            raw_json: Some("audit.json".into()),
+            index: None,
+        };
+        let html = mcp_witness::pages::render_audit(&report, &links)?;
+        let path = out.join("report.html");
+        std::fs::write(&path, html).with_context(|| format!("cannot write {}", path.display()))?;
     }
     match args.format {
         Format::Json => print!("{json}"),
@@ -563,6 +601,7 @@ fn run_lab(args: LabArgs) -> Result<u8> {
     {
         return Err(invalid(e.to_string()));
     }
+    check_pages_dir(&args.pages)?;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
     let progress = lab::Progress::new();
@@ -593,18 +632,49 @@ fn run_lab(args: LabArgs) -> Result<u8> {
              (bash experiments/cases/install.sh)"
         );
     }
-    let read = |name: &str| -> Option<String> { std::fs::read_to_string(args.out.join(name)).ok() };
-    let e1 = read("e1.json").and_then(|t| serde_json::from_str(&t).ok());
-    let e2 = read("e2.json").and_then(|t| serde_json::from_str(&t).ok());
-    let e3 = read("e3.json").and_then(|t| serde_json::from_str(&t).ok());
-    let summary = lab::summary::markdown(e1.as_ref(), e2.as_ref(), e3.as_ref());
-    let path = args.out.join("summary.md");
-    std::fs::write(&path, summary).with_context(|| format!("cannot write {}", path.display()))?;
-    eprintln!(
-        "mcp-witness: results in {} (summary.md, *.json, audits/)",
-        args.out.display()
-    );
+    let pages = args.pages.clone().unwrap_or_else(|| args.out.clone());
+    render_pages(&args.out, &pages)?;
     Ok(code)
+}
+
+/// Checks that a --pages directory can be one, before anything runs.
+fn check_pages_dir(pages: &Option<PathBuf>) -> Result<()> {
+    if let Some(pages) = pages
+        && pages.exists()
+        && !pages.is_dir()
+    {
+        return Err(invalid(format!(
+            "--pages {}: not a directory",
+            pages.display()
+        )));
+    }
+    Ok(())
+}
+
+fn render_pages(data: &std::path::Path, pages: &std::path::Path) -> Result<()> {
+    let rendered = mcp_witness::pages::render_all(data, pages)?;
+    for warning in &rendered.warnings {
+        eprintln!("mcp-witness: {warning}");
+    }
+    eprintln!(
+        "mcp-witness: results in {} (summary.md, *.json, audits/); open {} in a browser",
+        data.display(),
+        pages.join("index.html").display()
+    );
+    Ok(())
+}
+
+fn run_report(args: ReportArgs) -> Result<u8> {
+    if !args.dir.is_dir() {
+        return Err(invalid(format!(
+            "{}: not a results directory",
+            args.dir.display()
+        )));
+    }
+    check_pages_dir(&args.pages)?;
+    let pages = args.pages.clone().unwrap_or_else(|| args.dir.clone());
+    render_pages(&args.dir, &pages)?;
+    Ok(0)
 }
 
 fn run_testbed(cmd: TestbedCommand) -> Result<u8> {

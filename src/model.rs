@@ -526,6 +526,7 @@ pub struct AuditReport {
     pub isolation: IsolationEntry,
     pub stores: Vec<StoreEntry>,
     /// The jail-wide observer beside the declared stores.
+    #[serde(default)]
     pub jail_scope: JailScope,
     pub probe: String,
     /// False when the audit could not conclude (lost transport, incomplete catalog).
@@ -534,6 +535,7 @@ pub struct AuditReport {
     pub incomplete_reason: Option<String>,
     pub catalog: CatalogEntry,
     pub tools: Vec<ToolEntry>,
+    #[serde(default)]
     pub planner: PlannerEntry,
     /// Changes made while the server started, before any call.
     pub startup_effects: Vec<Effect>,

@@ -3,6 +3,7 @@
 use std::fmt::Write;
 
 use super::model::{E1Document, E2Document, E3Document};
+use crate::pages::CaseView;
 
 fn num(x: Option<f64>) -> String {
     x.map_or("n/a".into(), |v| format!("{v:.3}"))
@@ -12,11 +13,33 @@ fn yes(b: bool) -> &'static str {
     if b { "true" } else { "false" }
 }
 
+/// Text from a case-study document, safe inside a Markdown table cell: no
+/// cell break, no raw HTML, no link syntax, no invisible characters.
+fn cell(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '|' => out.push_str("\\|"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '[' => out.push_str("\\["),
+            ']' => out.push_str("\\]"),
+            '\n' | '\r' => out.push(' '),
+            c if crate::text::is_invisible(c) => {
+                let _ = write!(out, "U+{:04X}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// The Markdown for whichever documents exist.
 pub fn markdown(
     e1: Option<&E1Document>,
     e2: Option<&E2Document>,
     e3: Option<&E3Document>,
+    cases: &[CaseView],
 ) -> String {
     let mut out = String::from("# mcp-witness — experiment summary\n\n");
     out.push_str(
@@ -146,6 +169,45 @@ pub fn markdown(
                 "| {} | {} | {} |",
                 r.variant, r.eff06_revoke_api_key, r.reason
             );
+        }
+    }
+    if !cases.is_empty() {
+        out.push_str("\n## Case studies — published servers\n\n");
+        out.push_str("| Server (pinned) | Store · observer | Annotations | Observed | Effect checks |\n|---|---|---|---|---|\n");
+        for c in cases {
+            let checks = if c.checks.is_empty() {
+                "—".to_string()
+            } else {
+                c.checks
+                    .iter()
+                    .map(|k| {
+                        format!(
+                            "{} {} ({})",
+                            cell(&k.id),
+                            cell(&k.headline.to_uppercase()),
+                            cell(&k.counts)
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} · {} | {}; {} | {} | {} |",
+                cell(&c.server),
+                cell(&c.store),
+                cell(&c.observer),
+                cell(&c.annotations),
+                cell(&c.annotation_profile),
+                cell(&c.observed),
+                checks
+            );
+        }
+        for c in cases.iter().filter(|c| !c.notes.is_empty()) {
+            let _ = writeln!(out, "\n### {}\n", cell(&c.server));
+            for note in &c.notes {
+                let _ = writeln!(out, "- {}", cell(note));
+            }
         }
     }
     out

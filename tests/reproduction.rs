@@ -1,0 +1,184 @@
+//! The reproduction gate: the committed `experiments/results/` and
+//! `reports/` are exactly what `lab all` produces, byte for byte.
+//!
+//! Regenerate them with
+//!   cargo run --release -- lab all --out experiments/results --pages reports
+//! The case studies need published servers installed, so they are not rerun
+//! here: their committed `case-*.json` (and the audits they name) are carried
+//! into the scratch directory, and only the pages rendered from them are
+//! checked.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const REGENERATE: &str = "bash experiments/cases/install.sh && cargo run --release -- lab all --out experiments/results --pages reports";
+
+fn files(root: &Path, skip: &[&str]) -> BTreeSet<PathBuf> {
+    fn walk(root: &Path, dir: &Path, skip: &[&str], out: &mut BTreeSet<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let relative = path.strip_prefix(root).expect("inside").to_path_buf();
+            if skip.iter().any(|s| relative.starts_with(s)) {
+                continue;
+            }
+            if path.is_dir() {
+                walk(root, &path, skip, out);
+            } else {
+                out.insert(relative);
+            }
+        }
+    }
+    let mut out = BTreeSet::new();
+    walk(root, root, skip, &mut out);
+    out
+}
+
+/// The first line where two texts differ, both sides shown.
+fn first_difference(committed: &[u8], produced: &[u8]) -> String {
+    let a = String::from_utf8_lossy(committed);
+    let b = String::from_utf8_lossy(produced);
+    let mut left = a.split('\n');
+    let mut right = b.split('\n');
+    let mut line = 1;
+    loop {
+        match (left.next(), right.next()) {
+            (Some(x), Some(y)) if x == y => line += 1,
+            (x, y) => {
+                let show = |s: Option<&str>| match s {
+                    Some(s) => format!("{:?}", s.chars().take(160).collect::<String>()),
+                    None => "(end of file)".into(),
+                };
+                return format!(
+                    "first difference at line {line}\n      committed: {}\n      produced:  {}",
+                    show(x),
+                    show(y)
+                );
+            }
+        }
+    }
+}
+
+fn compare(
+    label: &str,
+    committed_root: &Path,
+    produced_root: &Path,
+    skip: &[&str],
+    problems: &mut Vec<String>,
+) {
+    let committed = files(committed_root, skip);
+    let produced = files(produced_root, skip);
+    let name = |p: &Path| Path::new(label).join(p).display().to_string();
+    for path in produced.difference(&committed) {
+        problems.push(format!(
+            "{}: produced by lab all but not committed",
+            name(path)
+        ));
+    }
+    for path in committed.difference(&produced) {
+        problems.push(format!(
+            "{}: committed but no longer produced by lab all (remove it)",
+            name(path)
+        ));
+    }
+    for path in committed.intersection(&produced) {
+        let a = std::fs::read(committed_root.join(path)).expect("read committed");
+        let b = std::fs::read(produced_root.join(path)).expect("read produced");
+        if a != b {
+            problems.push(format!(
+                "{}: differs; {}",
+                name(path),
+                first_difference(&a, &b)
+            ));
+        }
+    }
+}
+
+/// Case studies are committed, not rerun: copy them (and their audits) over.
+fn carry_case_studies(committed: &Path, scratch: &Path) {
+    let Ok(entries) = std::fs::read_dir(committed) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !(name.starts_with("case-") && name.ends_with(".json")) {
+            continue;
+        }
+        let text = std::fs::read_to_string(entry.path()).expect("read case");
+        std::fs::write(scratch.join(&name), &text).expect("copy case");
+        let audit = serde_json::from_str::<serde_json::Value>(&text)
+            .ok()
+            .and_then(|v| v.get("audit").and_then(|a| a.as_str()).map(str::to_owned));
+        if let Some(audit) = audit
+            && !audit.contains("..")
+            && committed.join(&audit).is_file()
+        {
+            let target = scratch.join(&audit);
+            if let Some(parent) = target.parent() {
+                std::fs::create_dir_all(parent).expect("mkdir");
+            }
+            std::fs::copy(committed.join(&audit), target).expect("copy case audit");
+        }
+    }
+}
+
+#[test]
+fn committed_results_and_pages_are_exactly_what_lab_all_produces() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let committed_data = repo.join("experiments/results");
+    let committed_pages = repo.join("reports");
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let data = scratch.path().join("experiments/results");
+    let pages = scratch.path().join("reports");
+    std::fs::create_dir_all(&data).expect("mkdir");
+    carry_case_studies(&committed_data, &data);
+
+    // The case studies are carried, not rerun (their servers put wall-clock
+    // time into answers and rows): an empty cases directory keeps lab all
+    // from running them even where they are installed.
+    let no_cases = scratch.path().join("no-cases");
+    let output = Command::new(env!("CARGO_BIN_EXE_mcp-witness"))
+        .args(["lab", "all", "--out"])
+        .arg(&data)
+        .arg("--pages")
+        .arg(&pages)
+        .arg("--cases-dir")
+        .arg(&no_cases)
+        .output()
+        .expect("mcp-witness runs");
+    assert!(
+        output.status.success(),
+        "lab all failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+
+    let mut problems = Vec::new();
+    compare(
+        "experiments/results",
+        &committed_data,
+        &data,
+        &[],
+        &mut problems,
+    );
+    compare(
+        "reports",
+        &committed_pages,
+        &pages,
+        &["templates"],
+        &mut problems,
+    );
+    assert!(
+        files(&pages, &[])
+            .iter()
+            .any(|p| p == Path::new("index.html")),
+        "lab all rendered no index.html"
+    );
+    assert!(
+        problems.is_empty(),
+        "the committed results are not what lab all produces:\n  {}\n\nRegenerate them with\n  {REGENERATE}\nand commit experiments/results/ and reports/.",
+        problems.join("\n  ")
+    );
+}
