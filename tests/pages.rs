@@ -330,12 +330,25 @@ fn case_studies_render_leniently_whatever_their_shape() {
             "notes": "one string", "audit": "https://evil.example/a.json"}"#,
     )
     .expect("write");
+    // The shape `lab cases` writes: counts per verdict and a verdict per tool.
+    std::fs::write(
+        dir.path().join("case-filesystem.json"),
+        r#"{"schema": "mcp-witness.case/v1",
+            "server": {"package": "@modelcontextprotocol/server-filesystem", "version": "2026.8.31"},
+            "checks": {"EFF-01": {"pass": 2, "fail": 0, "skip": 1, "untestable": 0,
+                                  "tools": {"read_file": "pass", "list_directory": "pass", "write_file": "skip"}}}}"#,
+    )
+    .expect("write");
     witness(&["report"], dir.path());
 
     let path = dir.path().join("index.html");
     let html = read(&path);
     let page = parse("index.html", &html);
     assert_links_resolve(&path, &page);
+    assert!(
+        html.contains("2 pass · 1 skip"),
+        "per-tool verdicts are counted"
+    );
     assert!(page.ids.contains("case-case-memory") && page.ids.contains("case-case-sqlite"));
     assert!(html.contains("@modelcontextprotocol/server-memory@2026.8.31"));
     assert!(html.contains("9/9 tools declare annotations"));

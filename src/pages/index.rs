@@ -701,6 +701,12 @@ fn verdict_counts(v: &Value) -> BTreeMap<String, usize> {
     let mut add = |s: &str| *counts.entry(s.to_ascii_lowercase()).or_insert(0) += 1;
     match v {
         Value::String(s) => add(s),
+        // `lab cases` writes {"pass": 3, ..., "tools": {"read_graph": "pass", ...}}.
+        Value::Object(map) if matches!(map.get("tools"), Some(Value::Object(_))) => {
+            if let Some(tools) = map.get("tools") {
+                return verdict_counts(tools);
+            }
+        }
         Value::Object(map) => {
             for inner in map.values() {
                 match inner {
