@@ -258,3 +258,11 @@ fn the_server_gets_a_scrubbed_environment_inside_the_jail() {
         "values of --env are not kept"
     );
 }
+
+#[test]
+fn a_server_that_stops_reading_cannot_block_the_client_past_its_timeout() {
+    let (code, report, elapsed) = audit("stop-reading", &[]);
+    assert_eq!(code, 3, "{:#}", report["incomplete_reason"]);
+    assert_eq!(report["calls"][0]["outcome"]["status"], "transport-error");
+    assert!(elapsed < Duration::from_secs(20), "took {elapsed:?}");
+}

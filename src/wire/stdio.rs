@@ -2,7 +2,9 @@
 //!
 //! Two reader threads drain the child's stdout and stderr so that a server
 //! that floods either pipe can never block on us, and so that every line is
-//! stamped when it arrives rather than when we get round to reading it.
+//! stamped when it arrives rather than when we get round to reading it. A
+//! writer thread owns stdin for the same reason in the other direction: a
+//! server that stops reading must never block the client past its timeout.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{ChildStderr, ChildStdin, ChildStdout};
@@ -17,9 +19,15 @@ use super::clock::Clock;
 pub use super::{Incoming, StderrCapture};
 use super::{MAX_LINE_BYTES, MAX_STDERR_BYTES, Transport};
 
+/// Lines queued for a server that is not reading them, before sending fails.
+const MAX_QUEUED_LINES: usize = 1024;
+
 /// The pipes of one server process.
 pub struct StdioTransport {
-    stdin: Option<ChildStdin>,
+    /// Lines for the writer thread; `None` once stdin is closed.
+    stdin: Option<SyncSender<Vec<u8>>>,
+    /// Why the writer thread stopped, once it has.
+    write_error: Arc<Mutex<Option<String>>>,
     rx: Receiver<Incoming>,
     stderr: Arc<Mutex<StderrCapture>>,
     clock: Arc<dyn Clock>,
@@ -40,8 +48,13 @@ impl StdioTransport {
         let capture = Arc::new(Mutex::new(StderrCapture::default()));
         let sink = capture.clone();
         thread::spawn(move || drain_stderr(stderr, sink));
+        let (lines, queue) = sync_channel::<Vec<u8>>(MAX_QUEUED_LINES);
+        let write_error = Arc::new(Mutex::new(None));
+        let failed = write_error.clone();
+        thread::spawn(move || write_lines(stdin, queue, failed));
         Self {
-            stdin: Some(stdin),
+            stdin: Some(lines),
+            write_error,
             rx,
             stderr: capture,
             clock,
@@ -52,17 +65,35 @@ impl StdioTransport {
         self.clock.now_us()
     }
 
-    /// Writes one line. Fails when the server has closed its stdin.
+    /// Queues one line for the server. Never blocks: fails when the server
+    /// has closed its stdin, or has left so many lines unread that it is
+    /// clearly not reading.
     pub fn send_line(&mut self, line: &str) -> std::io::Result<()> {
-        let Some(stdin) = self.stdin.as_mut() else {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::BrokenPipe,
-                "stdin already closed",
-            ));
+        use std::io::{Error, ErrorKind};
+        let failure = match self.write_error.lock() {
+            Ok(guard) => guard.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
         };
-        stdin.write_all(line.as_bytes())?;
-        stdin.write_all(b"\n")?;
-        stdin.flush()
+        if let Some(reason) = failure {
+            return Err(Error::new(ErrorKind::BrokenPipe, reason));
+        }
+        let Some(stdin) = self.stdin.as_ref() else {
+            return Err(Error::new(ErrorKind::BrokenPipe, "stdin already closed"));
+        };
+        let mut bytes = Vec::with_capacity(line.len() + 1);
+        bytes.extend_from_slice(line.as_bytes());
+        bytes.push(b'\n');
+        match stdin.try_send(bytes) {
+            Ok(()) => Ok(()),
+            Err(std::sync::mpsc::TrySendError::Full(_)) => Err(Error::new(
+                ErrorKind::WouldBlock,
+                format!("the server left {MAX_QUEUED_LINES} lines on its stdin unread"),
+            )),
+            Err(std::sync::mpsc::TrySendError::Disconnected(_)) => Err(Error::new(
+                ErrorKind::BrokenPipe,
+                "the server's stdin is closed",
+            )),
+        }
     }
 
     /// Waits for the next line until `deadline`. `None` means the deadline passed.
@@ -128,6 +159,25 @@ impl Transport for StdioTransport {
 
     fn stderr(&self) -> StderrCapture {
         StdioTransport::stderr(self)
+    }
+}
+
+fn write_lines(
+    mut stdin: ChildStdin,
+    queue: Receiver<Vec<u8>>,
+    failed: Arc<Mutex<Option<String>>>,
+) {
+    // Ends when the transport drops its sender (stdin is then closed by
+    // dropping it here) or when the server stops accepting input.
+    for line in queue {
+        if let Err(e) = stdin.write_all(&line).and_then(|()| stdin.flush()) {
+            let mut slot = match failed.lock() {
+                Ok(guard) => guard,
+                Err(poisoned) => poisoned.into_inner(),
+            };
+            *slot = Some(format!("cannot write to the server's stdin: {e}"));
+            return;
+        }
     }
 }
 
