@@ -1024,10 +1024,13 @@ impl ReportBuilder {
                 _ => summary.deletes += 1,
             }
         }
-        self.report.exit_code = if summary.fail > 0 {
-            1
-        } else if !self.report.complete {
+        // An audit that could not finish exits 3 even when a check already
+        // failed: exit 1 promises a completed audit. The failing verdicts stay
+        // in the report as evidence.
+        self.report.exit_code = if !self.report.complete {
             3
+        } else if summary.fail > 0 {
+            1
         } else {
             0
         };

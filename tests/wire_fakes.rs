@@ -266,3 +266,36 @@ fn a_server_that_stops_reading_cannot_block_the_client_past_its_timeout() {
     assert_eq!(report["calls"][0]["outcome"]["status"], "transport-error");
     assert!(elapsed < Duration::from_secs(20), "took {elapsed:?}");
 }
+
+#[test]
+fn an_incomplete_audit_exits_3_even_after_a_failure_and_still_gets_its_page() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("out");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-witness"))
+        .args([
+            "audit",
+            "--format",
+            "json",
+            "--timeout-ms",
+            "1500",
+            "--settle-ms",
+            "0",
+            "--out",
+        ])
+        .arg(&out)
+        .args(["--", "python3", &fake(), "write-then-hang"])
+        .output()
+        .expect("runs");
+    let report: Value = serde_json::from_slice(&output.stdout).expect("report");
+    assert_eq!(report["complete"], false);
+    assert!(
+        report["checks"]
+            .as_array()
+            .is_some_and(|c| c.iter().any(|c| c["verdict"] == "fail")),
+        "the write before the hang is still evidence: {:#}",
+        report["checks"]
+    );
+    assert_eq!(output.status.code(), Some(3));
+    let page = std::fs::read_to_string(out.join("report.html")).expect("report.html written");
+    assert!(page.contains("incomplete"));
+}
