@@ -573,9 +573,16 @@ fn run_audit(args: AuditArgs) -> Result<u8> {
             raw_json: Some("audit.json".into()),
             index: None,
         };
-        let html = mcp_witness::pages::render_audit(&report, &links)?;
-        let path = out.join("report.html");
-        std::fs::write(&path, html).with_context(|| format!("cannot write {}", path.display()))?;
+        // The page is a view of audit.json; failing to draw it must not hide
+        // the verdict, so it warns rather than changing the exit code.
+        match mcp_witness::pages::render_audit(&report, &links) {
+            Ok(html) => {
+                let path = out.join("report.html");
+                std::fs::write(&path, html)
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+            }
+            Err(e) => eprintln!("mcp-witness: report.html not written: {e:#}"),
+        }
     }
     match args.format {
         Format::Json => print!("{json}"),
