@@ -341,3 +341,21 @@ fn an_audit_of_a_server_that_floods_notifications_keeps_at_most_the_budget() {
     }
     assert!(elapsed < Duration::from_secs(120), "took {elapsed:?}");
 }
+
+#[test]
+fn secrets_on_stderr_and_in_error_messages_are_masked() {
+    let (_, report, _) = audit("leaky-secrets", &[]);
+    let text = report.to_string();
+    for secret in ["sk-EEEEsecretVALUE1111", "sk-FFFFsecretVALUE2222"] {
+        assert!(!text.contains(secret), "{secret} leaked: {report:#}");
+    }
+    assert!(text.contains("[secret blake3:"), "{report:#}");
+    // Both places were there to be masked: stderr and the call's error.
+    let stderr = session_stderr(&report);
+    assert!(stderr.contains("token=[secret blake3:"), "{stderr}");
+    assert!(
+        report["calls"][0].to_string().contains("[secret blake3:"),
+        "{:#}",
+        report["calls"][0]
+    );
+}
