@@ -595,7 +595,10 @@ fn run_lab(args: LabArgs) -> Result<u8> {
             args.out.display()
         )));
     }
-    let cases_dir = args.cases_dir.clone().unwrap_or_else(lab::cases::cases_dir);
+    let cases_dir = args
+        .cases_dir
+        .as_deref()
+        .map_or_else(lab::cases::cases_dir, lab::cases::absolute_dir);
     if args.experiment == Experiment::Cases
         && let Err(e) = lab::cases::check_installed(&cases_dir)
     {
