@@ -923,14 +923,27 @@ impl ReportBuilder {
         }
         // Learn every secret first, then write everything through the redactor.
         let mut redactor = Redactor::default();
-        for (_, process) in &processes {
+        // Read once: what is learned from is exactly what is written.
+        let stderrs: Vec<_> = processes
+            .iter()
+            .map(|(_, p)| p.rpc.transport().stderr())
+            .collect();
+        for ((_, process), stderr) in processes.iter().zip(&stderrs) {
             for frame in &process.rpc.transcript().frames {
                 redactor.learn_text(&frame.text);
+            }
+            // A server logs its configuration on stderr as often as anywhere.
+            for line in String::from_utf8_lossy(&stderr.kept).lines() {
+                redactor.learn_text(line);
             }
         }
         for call in &mut self.report.calls {
             if let Some(response) = &call.response {
                 redactor.learn(response);
+            }
+            // Error messages reach the report through the outcome's detail.
+            if let Some(detail) = &call.outcome.detail {
+                redactor.learn_text(detail);
             }
         }
         for call in &mut self.report.calls {
@@ -942,7 +955,7 @@ impl ReportBuilder {
                 call.outcome.detail = Some(redactor.text(detail));
             }
         }
-        for (role, process) in processes.iter_mut() {
+        for ((role, process), stderr) in processes.iter_mut().zip(stderrs) {
             let exit = process.exited().map(|s| s.to_string());
             let transcript = process.rpc.transcript();
             for finding in &transcript.findings {
@@ -955,7 +968,6 @@ impl ReportBuilder {
                     call: None,
                 });
             }
-            let stderr = process.rpc.transport().stderr();
             self.report.transcripts.push(ProcessTranscript {
                 role: (*role).to_owned(),
                 exit,
@@ -979,6 +991,10 @@ impl ReportBuilder {
                 stderr_bytes: stderr.total,
                 stderr: redactor.text(&String::from_utf8_lossy(&stderr.kept)),
             });
+        }
+        // Findings may quote what a server said (a catalog problem, an error).
+        for finding in &mut self.report.findings {
+            finding.detail = redactor.text(&finding.detail);
         }
         for call in &self.report.calls {
             if !call.late_effects.is_empty() {

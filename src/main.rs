@@ -526,11 +526,16 @@ fn run_audit(args: AuditArgs) -> Result<u8> {
         Some(path) => Some(Plan::load(path).map_err(|e| invalid(e.to_string()))?),
         None => None,
     };
-    if let Some(out) = &args.out
-        && out.exists()
-        && !out.is_dir()
-    {
-        return Err(invalid(format!("--out {}: not a directory", out.display())));
+    if let Some(out) = &args.out {
+        if out.exists() && !out.is_dir() {
+            return Err(invalid(format!("--out {}: not a directory", out.display())));
+        }
+        // Before the server is launched: a bad --out must not cost a run
+        // whose report then has nowhere to go.
+        std::fs::create_dir_all(out)
+            .map_err(|e| invalid(format!("--out {}: cannot create it: {e}", out.display())))?;
+        tempfile::tempfile_in(out)
+            .map_err(|e| invalid(format!("--out {}: cannot write there: {e}", out.display())))?;
     }
     let probe: Box<dyn witness_probes::Probe> = match args.probe {
         ProbeChoice::Null => Box::new(witness_probes::NullProbe),
@@ -602,7 +607,10 @@ fn run_lab(args: LabArgs) -> Result<u8> {
             args.out.display()
         )));
     }
-    let cases_dir = args.cases_dir.clone().unwrap_or_else(lab::cases::cases_dir);
+    let cases_dir = args
+        .cases_dir
+        .as_deref()
+        .map_or_else(lab::cases::cases_dir, lab::cases::absolute_dir);
     if args.experiment == Experiment::Cases
         && let Err(e) = lab::cases::check_installed(&cases_dir)
     {

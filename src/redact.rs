@@ -2,9 +2,11 @@
 //!
 //! A value is a secret when it sits under a credential-like key (`secret`,
 //! `token`, `password`, `api_key`, ...) anywhere in what a server sent or what
-//! we sent it, including JSON carried inside a text content. Once known, the
-//! value is replaced wherever it appears: in frames, responses, arguments and
-//! stderr, so a secret echoed in prose is hidden too.
+//! we sent it, including JSON carried inside a text content or embedded in a
+//! log line, or when it follows a credential-like key in prose (`token=...`,
+//! `password: ...`). Once known, the value is replaced wherever it appears: in
+//! frames, responses, arguments, error details, findings and stderr, so a
+//! secret echoed in prose is hidden too.
 
 use std::collections::BTreeSet;
 
@@ -28,6 +30,47 @@ const SECRET_KEYS: [&str; 10] = [
 /// Values shorter than this are not treated as secrets (too likely to be words).
 const MIN_SECRET_LEN: usize = 8;
 
+/// Nesting followed through JSON and JSON-in-strings.
+const MAX_DEPTH: usize = 32;
+
+/// `{` positions of one text tried as the start of embedded JSON. A line of
+/// megabytes of braces must not cost a parse each.
+const MAX_EMBEDDED_ATTEMPTS: usize = 1_024;
+
+/// Bytes after a `{` that may belong to its embedded JSON object.
+const EMBEDDED_WINDOW: usize = 64 * 1024;
+
+/// Bytes that may continue a credential-like key (`token` in `access_token_2`).
+fn is_key_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b == b'-'
+}
+
+fn skip_spaces(bytes: &[u8], mut i: usize) -> usize {
+    while i < bytes.len() && matches!(bytes[i], b' ' | b'\t') {
+        i += 1;
+    }
+    i
+}
+
+/// The value starting at byte `at` (after an optional opening quote): up to
+/// whitespace, a quote, a comma, a semicolon, `&` or a backslash.
+fn pair_value(text: &str, at: usize) -> &str {
+    let bytes = text.as_bytes();
+    let mut start = at;
+    if start < bytes.len() && matches!(bytes[start], b'"' | b'\'') {
+        start += 1;
+    }
+    let mut end = start;
+    while end < bytes.len()
+        && !bytes[end].is_ascii_whitespace()
+        && !matches!(bytes[end], b'"' | b'\'' | b',' | b';' | b'&' | b'\\')
+    {
+        end += 1;
+    }
+    // Every stop byte is ASCII, so `start..end` lies on char boundaries.
+    text.get(start..end).unwrap_or_default()
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Redactor {
     secrets: BTreeSet<String>,
@@ -39,10 +82,89 @@ impl Redactor {
         self.walk(value, 0);
     }
 
-    /// Learns secrets from a raw line (parsed as JSON when it is JSON).
+    /// Learns secrets from a raw line: the line as JSON when it is JSON;
+    /// otherwise every JSON object embedded in it (a log line with a JSON
+    /// tail), and every `key=value`, `key: value` or `"key": "value"` whose
+    /// key is credential-like.
     pub fn learn_text(&mut self, text: &str) {
+        self.learn_text_at(text, 0);
+    }
+
+    fn learn_text_at(&mut self, text: &str, depth: usize) {
+        if depth > MAX_DEPTH {
+            return;
+        }
         if let Ok(value) = serde_json::from_str::<Value>(text) {
-            self.walk(&value, 0);
+            self.walk(&value, depth + 1);
+            return;
+        }
+        self.learn_embedded_json(text, depth);
+        self.learn_pairs(text);
+    }
+
+    /// Walks every JSON object that starts at a `{` of `text`.
+    fn learn_embedded_json(&mut self, text: &str, depth: usize) {
+        let mut attempts = 0;
+        let mut from = 0;
+        while let Some(offset) = text.get(from..).and_then(|rest| rest.find('{')) {
+            let start = from + offset;
+            attempts += 1;
+            if attempts > MAX_EMBEDDED_ATTEMPTS {
+                break;
+            }
+            // A window, so a line of many unclosed `{` costs a bounded scan each.
+            let mut end = text.len().min(start.saturating_add(EMBEDDED_WINDOW));
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            let window = text.get(start..end).unwrap_or_default();
+            let mut stream = serde_json::Deserializer::from_str(window).into_iter::<Value>();
+            match stream.next() {
+                Some(Ok(value @ Value::Object(_))) => {
+                    self.walk(&value, depth + 1);
+                    // Objects nested in it were walked with it.
+                    from = start + stream.byte_offset().max(1);
+                }
+                _ => from = start + 1,
+            }
+        }
+    }
+
+    /// Learns the values of `key=value`, `key: value` and `"key": "value"`
+    /// where the key is credential-like.
+    fn learn_pairs(&mut self, text: &str) {
+        // ASCII lowercasing keeps every byte offset.
+        let lowered = text.to_ascii_lowercase();
+        let bytes = text.as_bytes();
+        for key in SECRET_KEYS {
+            for (at, _) in lowered.match_indices(key) {
+                // The rest of the key (`access_token`, `api-key-2`), then an
+                // optional closing quote, then `=` or `:`.
+                let mut i = at + key.len();
+                while i < bytes.len() && is_key_byte(bytes[i]) {
+                    i += 1;
+                }
+                if i < bytes.len() && matches!(bytes[i], b'"' | b'\'') {
+                    i += 1;
+                }
+                i = skip_spaces(bytes, i);
+                if i >= bytes.len() || !matches!(bytes[i], b'=' | b':') {
+                    continue;
+                }
+                i = skip_spaces(bytes, i + 1);
+                let mut value = pair_value(text, i);
+                // `Authorization: Bearer <token>`: the scheme is not the secret.
+                if ["bearer", "basic", "token"]
+                    .iter()
+                    .any(|scheme| value.eq_ignore_ascii_case(scheme))
+                {
+                    let next = skip_spaces(bytes, i + value.len());
+                    value = pair_value(text, next);
+                }
+                if value.len() >= MIN_SECRET_LEN {
+                    self.secrets.insert(value.to_owned());
+                }
+            }
         }
     }
 
@@ -51,7 +173,7 @@ impl Redactor {
     }
 
     fn walk(&mut self, value: &Value, depth: usize) {
-        if depth > 32 {
+        if depth > MAX_DEPTH {
             return;
         }
         match value {
@@ -68,15 +190,9 @@ impl Redactor {
                 }
             }
             Value::Array(items) => items.iter().for_each(|i| self.walk(i, depth + 1)),
-            Value::String(s) => {
-                // Text contents often carry JSON of their own.
-                let trimmed = s.trim_start();
-                if (trimmed.starts_with('{') || trimmed.starts_with('['))
-                    && let Ok(inner) = serde_json::from_str::<Value>(s)
-                {
-                    self.walk(&inner, depth + 1);
-                }
-            }
+            // Text contents often carry JSON of their own, or prose with
+            // `token=...` in it.
+            Value::String(s) => self.learn_text_at(s, depth + 1),
             _ => {}
         }
     }
@@ -152,5 +268,49 @@ mod tests {
         let mut r = Redactor::default();
         r.learn(&json!({"token": "ok", "name": "a-very-long-ordinary-name"}));
         assert!(r.is_empty());
+    }
+
+    #[test]
+    fn secrets_in_prose_and_embedded_json_are_learned() {
+        let mut r = Redactor::default();
+        r.learn_text(
+            r#"2026-01-01 INFO config {"api_key": "sk-EEEEsecretVALUE1111", "n": 1} loaded"#,
+        );
+        r.learn_text("connecting with token=sk-FFFFsecretVALUE2222; retry");
+        r.learn_text("Authorization: Bearer abcdefgh12345678");
+        r.learn_text(r#"env "DB_PASSWORD": "hunter2hunter2", next"#);
+        r.learn_text("access_token: 'qwertyuiop123', tokens: 5");
+        let masked = r.text(
+            "sk-EEEEsecretVALUE1111 sk-FFFFsecretVALUE2222 abcdefgh12345678 hunter2hunter2 qwertyuiop123",
+        );
+        for secret in [
+            "sk-EEEEsecretVALUE1111",
+            "sk-FFFFsecretVALUE2222",
+            "abcdefgh12345678",
+            "hunter2hunter2",
+            "qwertyuiop123",
+        ] {
+            assert!(!masked.contains(secret), "{secret} in {masked}");
+            assert!(masked.contains(&mask(secret)));
+        }
+        assert!(!r.secrets.contains("5"));
+    }
+
+    #[test]
+    fn prose_inside_a_json_string_is_learned() {
+        let mut r = Redactor::default();
+        r.learn_text(
+            r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32000,"message":"denied: token=sk-FFFFsecretVALUE2222"}}"#,
+        );
+        assert!(r.secrets.contains("sk-FFFFsecretVALUE2222"));
+    }
+
+    #[test]
+    fn a_line_of_braces_is_cheap() {
+        let mut r = Redactor::default();
+        let started = std::time::Instant::now();
+        r.learn_text(&r#"{"a":["#.repeat(200_000));
+        r.learn_text(&"{".repeat(1_000_000));
+        assert!(started.elapsed().as_secs() < 5, "{:?}", started.elapsed());
     }
 }

@@ -5,17 +5,101 @@
 //! are deterministic, so reruns send the same bytes, and plain, so a reader
 //! recognises them (`"witness"`, `1`, `true`).
 
+use std::collections::HashSet;
+
 use serde_json::{Map, Value, json};
 
 /// Depth beyond which nested schemas are not followed (cyclic `$ref`s end here).
 const MAX_DEPTH: usize = 8;
+
+/// Most values one synthesis builds. A schema is server input: without a
+/// total, 60 required properties that each `$ref` the root fan out as
+/// 60^depth. Past the budget every value is `null` and nothing is descended.
+const MAX_NODES: usize = 2_000;
+
+/// Most bytes of strings (and object keys) one synthesis builds: a `default`
+/// or `const` copied from the schema at every `$ref` must not multiply.
+const MAX_BYTES: usize = 256 * 1024;
+
+/// Longest string a `minLength` can ask for (a schema may ask for 10^11).
+const MAX_STRING_LEN: usize = 4_096;
+
+/// Most items a synthesized array holds, whatever `minItems` says.
+const MAX_ITEMS: u64 = 4;
+
+/// What is left of the output budget while one synthesis runs.
+struct Budget {
+    nodes: usize,
+    bytes: usize,
+}
+
+impl Budget {
+    fn new() -> Self {
+        Budget {
+            nodes: MAX_NODES,
+            bytes: MAX_BYTES,
+        }
+    }
+
+    /// Spends one node; `false` once the budget is gone.
+    fn take(&mut self) -> bool {
+        if self.nodes == 0 {
+            return false;
+        }
+        self.nodes -= 1;
+        true
+    }
+
+    fn spent(&self) -> bool {
+        self.nodes == 0 || self.bytes == 0
+    }
+
+    /// Spends what a copy of `value` costs; `false` (spending nothing) when
+    /// that is more than is left.
+    fn afford(&mut self, value: &Value) -> bool {
+        let (mut nodes, mut bytes) = (self.nodes, self.bytes);
+        if !charge(value, &mut nodes, &mut bytes) {
+            return false;
+        }
+        self.nodes = nodes;
+        self.bytes = bytes;
+        true
+    }
+}
+
+/// Subtracts the size of `value` from `nodes` and `bytes`, stopping early
+/// (`false`) when either would go below zero.
+fn charge(value: &Value, nodes: &mut usize, bytes: &mut usize) -> bool {
+    let Some(left) = nodes.checked_sub(1) else {
+        return false;
+    };
+    *nodes = left;
+    let mut pay = |n: usize| match bytes.checked_sub(n) {
+        Some(left) => {
+            *bytes = left;
+            true
+        }
+        None => false,
+    };
+    match value {
+        Value::String(s) => pay(s.len()),
+        Value::Array(items) => items.iter().all(|v| charge(v, nodes, bytes)),
+        Value::Object(map) => map.iter().all(|(k, v)| {
+            bytes.checked_sub(k.len()).is_some_and(|left| {
+                *bytes = left;
+                charge(v, nodes, bytes)
+            })
+        }),
+        _ => true,
+    }
+}
 
 /// Values for the required properties of an object schema, in property order.
 pub fn arguments(schema: Option<&Value>) -> Vec<(String, Value)> {
     let Some(schema) = schema else {
         return Vec::new();
     };
-    let Value::Object(object) = value_for(schema, schema, "", 0) else {
+    let Value::Object(object) = value_for(schema, schema, "", 0, &mut Budget::new()) else {
         return Vec::new();
     };
     object.into_iter().collect()
@@ -45,9 +129,11 @@ pub fn pinned(schema: Option<&Value>) -> Vec<String> {
         .collect()
 }
 
-/// A value satisfying `schema` as far as a plain generator can.
-pub fn value_for(schema: &Value, root: &Value, name: &str, depth: usize) -> Value {
-    if depth > MAX_DEPTH {
+/// A value satisfying `schema` as far as a plain generator can, within
+/// `budget` (once it is spent, `null`).
+fn value_for(schema: &Value, root: &Value, name: &str, depth: usize, budget: &mut Budget) -> Value {
+    // Charged before the depth test: the `null`s past the depth are output too.
+    if !budget.take() || depth > MAX_DEPTH {
         return Value::Null;
     }
     let Some(object) = schema.as_object() else {
@@ -55,22 +141,23 @@ pub fn value_for(schema: &Value, root: &Value, name: &str, depth: usize) -> Valu
     };
     if let Some(reference) = object.get("$ref").and_then(Value::as_str) {
         return match resolve_ref(root, reference) {
-            Some(target) => value_for(target, root, name, depth + 1),
+            Some(target) => value_for(target, root, name, depth + 1, budget),
             None => Value::Null,
         };
     }
-    if let Some(constant) = object.get("const") {
-        return constant.clone();
-    }
-    if let Some(first) = object
-        .get("enum")
-        .and_then(Value::as_array)
-        .and_then(|e| e.first())
-    {
-        return first.clone();
-    }
-    if let Some(default) = object.get("default") {
-        return default.clone();
+    let fixed = object.get("const").or_else(|| {
+        object
+            .get("enum")
+            .and_then(Value::as_array)
+            .and_then(|e| e.first())
+            .or_else(|| object.get("default"))
+    });
+    if let Some(fixed) = fixed {
+        return if budget.afford(fixed) {
+            fixed.clone()
+        } else {
+            Value::Null
+        };
     }
     if let Some(parts) = object.get("allOf").and_then(Value::as_array) {
         // Every part must hold at once: merge them into one schema.
@@ -105,7 +192,7 @@ pub fn value_for(schema: &Value, root: &Value, name: &str, depth: usize) -> Valu
                 }
             }
         }
-        return value_for(&Value::Object(merged), root, name, depth + 1);
+        return value_for(&Value::Object(merged), root, name, depth + 1, budget);
     }
     for combinator in ["oneOf", "anyOf"] {
         if let Some(first) = object
@@ -113,7 +200,7 @@ pub fn value_for(schema: &Value, root: &Value, name: &str, depth: usize) -> Valu
             .and_then(Value::as_array)
             .and_then(|v| v.first())
         {
-            return value_for(first, root, name, depth + 1);
+            return value_for(first, root, name, depth + 1, budget);
         }
     }
     let ty = match object.get("type") {
@@ -130,15 +217,22 @@ pub fn value_for(schema: &Value, root: &Value, name: &str, depth: usize) -> Valu
     match ty {
         "object" => {
             let mut out = Map::new();
-            let required: Vec<&str> = object
+            let required: HashSet<&str> = object
                 .get("required")
                 .and_then(Value::as_array)
                 .map(|r| r.iter().filter_map(Value::as_str).collect())
                 .unwrap_or_default();
             if let Some(properties) = object.get("properties").and_then(Value::as_object) {
                 for (key, sub) in properties {
-                    if required.contains(&key.as_str()) {
-                        out.insert(key.clone(), value_for(sub, root, key, depth + 1));
+                    if budget.spent() {
+                        // Out of budget: the object stays short rather than
+                        // growing a `null` for every property left.
+                        break;
+                    }
+                    if required.contains(key.as_str()) {
+                        budget.bytes = budget.bytes.saturating_sub(key.len());
+                        let value = value_for(sub, root, key, depth + 1, budget);
+                        out.insert(key.clone(), value);
                     }
                 }
             }
@@ -148,26 +242,37 @@ pub fn value_for(schema: &Value, root: &Value, name: &str, depth: usize) -> Valu
             let min = object.get("minItems").and_then(Value::as_u64).unwrap_or(1);
             let item = object
                 .get("items")
-                .map(|items| value_for(items, root, name, depth + 1))
+                .map(|items| value_for(items, root, name, depth + 1, budget))
                 .unwrap_or(Value::String("witness".into()));
             let unique = object.get("uniqueItems").and_then(Value::as_bool) == Some(true);
-            Value::Array(
-                (0..min.clamp(1, 4))
-                    .map(|i| {
-                        if unique {
-                            varied(&item, i)
-                        } else {
-                            item.clone()
-                        }
-                    })
-                    .collect(),
-            )
+            let mut items = vec![item];
+            for i in 1..min.clamp(1, MAX_ITEMS) {
+                // Each copy costs what the first did: nested arrays of
+                // arrays would otherwise grow as 4^depth.
+                if !budget.afford(&items[0]) {
+                    break;
+                }
+                let next = if unique {
+                    varied(&items[0], i)
+                } else {
+                    items[0].clone()
+                };
+                items.push(next);
+            }
+            Value::Array(items)
         }
         "integer" => json!(number_in_range(object).round() as i64),
         "number" => json!(number_in_range(object)),
         "boolean" => Value::Bool(true),
         "null" => Value::Null,
-        _ => Value::String(string_for(object, name)),
+        _ => {
+            let value = Value::String(string_for(object, name));
+            if budget.afford(&value) {
+                value
+            } else {
+                Value::Null
+            }
+        }
     }
 }
 
@@ -215,12 +320,18 @@ fn string_for(object: &Map<String, Value>, name: &str) -> String {
     } else {
         "witness".to_string()
     };
-    let min = object.get("minLength").and_then(Value::as_u64).unwrap_or(0) as usize;
-    while value.len() < min {
-        value.push('x');
+    let min = object
+        .get("minLength")
+        .and_then(Value::as_u64)
+        .map_or(0, |m| usize::try_from(m).unwrap_or(usize::MAX))
+        .min(MAX_STRING_LEN);
+    if value.len() < min {
+        let pad = min - value.len();
+        value.extend(std::iter::repeat_n('x', pad));
     }
     if let Some(max) = object.get("maxLength").and_then(Value::as_u64) {
-        value.truncate(max as usize);
+        // Every character here is ASCII, so any length is a char boundary.
+        value.truncate(usize::try_from(max).unwrap_or(usize::MAX));
     }
     value
 }
@@ -233,7 +344,11 @@ fn varied(item: &Value, i: u64) -> Value {
     match item {
         Value::String(s) => Value::String(format!("{s}-{}", i + 1)),
         Value::Number(n) => match n.as_i64() {
-            Some(v) => json!(v + i as i64),
+            // Near i64::MAX (a `minimum` of 1e30 saturates there) step down.
+            Some(v) => {
+                let step = i64::try_from(i).unwrap_or(i64::MAX);
+                json!(v.checked_add(step).unwrap_or(v.saturating_sub(step)))
+            }
             None => json!(n.as_f64().unwrap_or(0.0) + i as f64),
         },
         Value::Bool(b) => Value::Bool(if i == 1 { !b } else { *b }),
@@ -328,5 +443,81 @@ mod tests {
         assert_eq!(args["deep"], json!({"inner": {"leaf": 3}}));
         let pinned = pinned(Some(&schema));
         assert_eq!(pinned, ["mode", "sort"]);
+    }
+
+    /// Serialized size of what `arguments` built, and how long it took.
+    fn synthesize(schema: &Value) -> (usize, std::time::Duration) {
+        let started = std::time::Instant::now();
+        let args: Map<String, Value> = arguments(Some(schema)).into_iter().collect();
+        let elapsed = started.elapsed();
+        let size = serde_json::to_vec(&Value::Object(args))
+            .map(|b| b.len())
+            .unwrap_or(usize::MAX);
+        (size, elapsed)
+    }
+
+    #[test]
+    fn a_huge_min_length_is_clamped() {
+        let schema = json!({"type": "object", "required": ["s"],
+            "properties": {"s": {"type": "string", "minLength": 100_000_000_000u64}}});
+        let (size, elapsed) = synthesize(&schema);
+        assert!(size < 2 * MAX_STRING_LEN, "{size} bytes");
+        assert!(elapsed.as_secs() < 5, "{elapsed:?}");
+        let args: Map<String, Value> = arguments(Some(&schema)).into_iter().collect();
+        assert_eq!(args["s"].as_str().map(str::len), Some(MAX_STRING_LEN));
+    }
+
+    #[test]
+    fn sixty_required_self_references_stay_within_the_node_budget() {
+        let mut properties = Map::new();
+        let mut required = Vec::new();
+        for i in 0..60 {
+            properties.insert(format!("p{i}"), json!({"$ref": "#"}));
+            required.push(json!(format!("p{i}")));
+        }
+        let schema = json!({"type": "object", "properties": properties, "required": required});
+        let (size, elapsed) = synthesize(&schema);
+        assert!(size < 64 * 1024, "{size} bytes");
+        assert!(elapsed.as_secs() < 5, "{elapsed:?}");
+    }
+
+    #[test]
+    fn a_huge_default_behind_fanning_refs_is_not_copied_each_time() {
+        let mut properties = Map::new();
+        let mut required = Vec::new();
+        for i in 0..60 {
+            properties.insert(format!("p{i}"), json!({"$ref": "#/$defs/big"}));
+            properties.insert(format!("q{i}"), json!({"$ref": "#"}));
+            required.push(json!(format!("p{i}")));
+            required.push(json!(format!("q{i}")));
+        }
+        let big = "d".repeat(100_000);
+        let schema = json!({"type": "object", "properties": properties, "required": required,
+            "$defs": {"big": {"type": "string", "default": big}}});
+        let (size, elapsed) = synthesize(&schema);
+        assert!(size < MAX_BYTES + 64 * 1024, "{size} bytes");
+        assert!(elapsed.as_secs() < 5, "{elapsed:?}");
+    }
+
+    #[test]
+    fn nested_arrays_do_not_multiply_past_the_budget() {
+        let schema = json!({"type": "object", "required": ["a"],
+            "properties": {"a": {"$ref": "#/$defs/arr"}},
+            "$defs": {"arr": {"type": "array", "minItems": 4, "items": {"$ref": "#/$defs/arr"}}}});
+        let (size, elapsed) = synthesize(&schema);
+        assert!(size < 64 * 1024, "{size} bytes");
+        assert!(elapsed.as_secs() < 5, "{elapsed:?}");
+    }
+
+    #[test]
+    fn unique_integers_near_the_top_of_i64_do_not_overflow() {
+        let schema = json!({"type": "object", "required": ["set"],
+            "properties": {"set": {"type": "array", "minItems": 2, "uniqueItems": true,
+                "items": {"type": "integer", "minimum": 1e30}}}});
+        let args: Map<String, Value> = arguments(Some(&schema)).into_iter().collect();
+        let set = args["set"].as_array().cloned().unwrap_or_default();
+        assert_eq!(set.len(), 2);
+        assert_ne!(set[0], set[1], "uniqueItems asks for distinct items");
+        assert_eq!(set[0], json!(i64::MAX));
     }
 }

@@ -299,3 +299,104 @@ fn an_incomplete_audit_exits_3_even_after_a_failure_and_still_gets_its_page() {
     let page = std::fs::read_to_string(out.join("report.html")).expect("report.html written");
     assert!(page.contains("incomplete"));
 }
+
+#[test]
+fn frame_text_past_the_kept_bytes_budget_is_not_kept() {
+    use std::process::Stdio;
+    use std::sync::Arc;
+
+    use mcp_witness::wire::clock::MonotonicClock;
+    use mcp_witness::wire::rpc::{RpcClient, RpcResponse};
+    use mcp_witness::wire::stdio::StdioTransport;
+
+    const BUDGET: usize = 4 * 1024 * 1024;
+    let mut child = Command::new("python3")
+        .args([&fake(), "big-notifications"])
+        .env("BIG_COUNT", "12")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    let (Some(stdin), Some(stdout), Some(stderr)) =
+        (child.stdin.take(), child.stdout.take(), child.stderr.take())
+    else {
+        panic!("piped");
+    };
+    let transport = StdioTransport::new(stdin, stdout, stderr, Arc::new(MonotonicClock::start()));
+    let mut rpc = RpcClient::new(transport).with_kept_budget(BUDGET);
+    let answer = rpc.request(
+        "initialize",
+        serde_json::json!({"protocolVersion": "2025-06-18", "capabilities": {}}),
+        Duration::from_secs(20),
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(matches!(answer, Ok(RpcResponse::Result(_))), "{answer:?}");
+    let transcript = rpc.transcript();
+    let kept: usize = transcript.frames.iter().map(|f| f.text.len()).sum();
+    assert!(kept <= BUDGET + 64 * 1024, "{kept} bytes kept");
+    assert!(transcript.kept_bytes() <= BUDGET);
+    // 1 request, 12 notifications, 1 answer: all listed, most only as markers.
+    assert_eq!(transcript.frames.len(), 14);
+    let markers: Vec<_> = transcript
+        .frames
+        .iter()
+        .filter(|f| f.text.starts_with("[not kept: "))
+        .collect();
+    assert!(markers.len() >= 8, "{} markers", markers.len());
+    assert!(markers.iter().all(|f| f.bytes > 1024 * 1024));
+    let exceeded = transcript
+        .findings
+        .iter()
+        .filter(|f| f.kind == "frames-budget-exceeded")
+        .count();
+    assert_eq!(exceeded, 1);
+    // The answer itself is small and still kept whole.
+    let last = transcript
+        .frames
+        .last()
+        .map(|f| f.text.as_str())
+        .unwrap_or("");
+    assert!(last.contains("\"serverInfo\""), "{last}");
+}
+
+#[test]
+fn an_audit_of_a_server_that_floods_notifications_keeps_at_most_the_budget() {
+    // 80 notifications of 1 MiB per process pass the 64 MiB default budget.
+    let (code, report, elapsed) = audit("big-notifications", &["--era", "legacy"]);
+    assert!(code == 0 || code == 3, "exit {code}");
+    assert!(
+        finding_kinds(&report)
+            .iter()
+            .any(|k| k == "frames-budget-exceeded")
+    );
+    for transcript in report["transcripts"].as_array().into_iter().flatten() {
+        let kept: usize = transcript["frames"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|f| f["text"].as_str().map(str::len))
+            .sum();
+        assert!(kept <= 64 * 1024 * 1024 + 1024 * 1024, "{kept} bytes kept");
+    }
+    assert!(elapsed < Duration::from_secs(120), "took {elapsed:?}");
+}
+
+#[test]
+fn secrets_on_stderr_and_in_error_messages_are_masked() {
+    let (_, report, _) = audit("leaky-secrets", &[]);
+    let text = report.to_string();
+    for secret in ["sk-EEEEsecretVALUE1111", "sk-FFFFsecretVALUE2222"] {
+        assert!(!text.contains(secret), "{secret} leaked: {report:#}");
+    }
+    assert!(text.contains("[secret blake3:"), "{report:#}");
+    // Both places were there to be masked: stderr and the call's error.
+    let stderr = session_stderr(&report);
+    assert!(stderr.contains("token=[secret blake3:"), "{stderr}");
+    assert!(
+        report["calls"][0].to_string().contains("[secret blake3:"),
+        "{:#}",
+        report["calls"][0]
+    );
+}

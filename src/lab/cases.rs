@@ -243,13 +243,20 @@ pub struct CheckSummary {
 /// was built from.
 pub fn cases_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os(CASES_DIR_ENV) {
-        return PathBuf::from(dir);
+        return absolute_dir(Path::new(&dir));
     }
     let here = PathBuf::from(CASES_DIR);
     if here.join("package.json").is_file() {
         return std::env::current_dir().map_or(here.clone(), |cwd| cwd.join(here));
     }
     Path::new(env!("CARGO_MANIFEST_DIR")).join(CASES_DIR)
+}
+
+/// `dir` made absolute against the working directory. A case's server script
+/// is an argument resolved inside the jail, whose working directory is not
+/// ours, so a relative `--cases-dir` would name nothing there.
+pub fn absolute_dir(dir: &Path) -> PathBuf {
+    std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf())
 }
 
 /// Whether every case's package is installed at its pinned version.
@@ -300,6 +307,7 @@ pub fn run_cases(out: &Path, progress: bool) -> Result<CasesOutcome, CasesError>
 
 /// Runs every case against the packages in `dir`, writing into `out`.
 pub fn run_cases_in(dir: &Path, out: &Path, progress: bool) -> Result<CasesOutcome, CasesError> {
+    let dir = &absolute_dir(dir);
     check_installed(dir)?;
     let audits = out.join("audits");
     std::fs::create_dir_all(&audits).map_err(|source| CasesError::Write {
@@ -868,6 +876,22 @@ fn status_name(status: CallStatus) -> &'static str {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_relative_cases_dir_is_made_absolute_against_the_working_directory() {
+        let cwd = std::env::current_dir().unwrap_or_default();
+        let dir = absolute_dir(Path::new("experiments/cases"));
+        assert!(dir.is_absolute(), "{}", dir.display());
+        assert_eq!(dir, cwd.join("experiments/cases"));
+        let dir = absolute_dir(Path::new("./some/cases"));
+        assert!(dir.is_absolute());
+        assert!(dir.starts_with(&cwd));
+        assert!(dir.ends_with("some/cases"));
+        assert_eq!(
+            absolute_dir(Path::new("/abs/cases")),
+            Path::new("/abs/cases")
+        );
+    }
+
     use super::*;
 
     #[test]

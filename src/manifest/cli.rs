@@ -5,7 +5,7 @@
 //! (or every change allowed), 1 an undeclared change, 2 invalid invocation
 //! (nothing launched), 3 a catalog could not be fetched complete.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::{Args, Subcommand, ValueEnum};
@@ -179,6 +179,25 @@ pub fn run(command: ManifestCommand) -> Result<u8, ManifestError> {
     }
 }
 
+/// Checks, before anything is launched, that a pin can be written at `out`:
+/// its directory exists (or is created) and takes a file.
+fn writable_parent(out: &Path) -> Result<(), ManifestError> {
+    let dir = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let refuse = |what: &str, e: std::io::Error| {
+        ManifestError::Invalid(format!(
+            "--out {}: {what} {}: {e}",
+            out.display(),
+            dir.display()
+        ))
+    };
+    std::fs::create_dir_all(dir).map_err(|e| refuse("cannot create", e))?;
+    tempfile::tempfile_in(dir).map_err(|e| refuse("cannot write in", e))?;
+    Ok(())
+}
+
 fn pin(args: PinArgs) -> Result<u8, ManifestError> {
     validate_environment(&args.environment).map_err(ManifestError::Invalid)?;
     let options = args.fetch.options()?;
@@ -191,6 +210,9 @@ fn pin(args: PinArgs) -> Result<u8, ManifestError> {
             out.display(),
             args.environment
         )));
+    }
+    if let Some(out) = &args.out {
+        writable_parent(out)?;
     }
     // A `--url` source is one more arm here once HTTP exists.
     let source = match &args.url {

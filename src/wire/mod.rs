@@ -14,6 +14,10 @@
 //!   `oversized-line` finding, and never parsed;
 //! - stderr is kept up to [`MAX_STDERR_BYTES`] (the rest is counted);
 //! - a session keeps at most [`MAX_FRAMES`] frames (the rest are counted);
+//! - a session keeps at most [`MAX_KEPT_BYTES`] of frame text; past it a frame
+//!   keeps its `seq`, `dir`, `t_us` and `bytes`, its text becomes a marker
+//!   with its blake3 digest, and one `frames-budget-exceeded` finding is
+//!   recorded (see [`transcript`]);
 //! - every request has a timeout, and on HTTP every exchange, body included,
 //!   ends at that timeout however long the server keeps its stream open.
 
@@ -34,6 +38,8 @@ pub const MAX_LINE_BYTES: usize = 8 * 1024 * 1024;
 pub const MAX_STDERR_BYTES: usize = 64 * 1024;
 /// Frames kept per process.
 pub const MAX_FRAMES: usize = 20_000;
+/// Frame text kept per process: 64 MiB (20,000 frames of 8 MiB would be 160 GiB).
+pub const MAX_KEPT_BYTES: usize = 64 * 1024 * 1024;
 
 /// A message from the server, or news about the connection.
 #[derive(Debug)]
