@@ -103,7 +103,7 @@ fn html_formatter(out: &mut Output, state: &State, value: &Value) -> Result<(), 
 }
 
 /// HTML text for `s`: `& < > " '` escaped; invisible characters replaced by
-/// a visible, marked `U+XXXX`.
+/// a visible, marked code point such as `U+202E`.
 pub fn escape_html(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 16);
     for c in s.chars() {
