@@ -55,7 +55,7 @@ enum Command {
     /// The built-in planted-lie notes server the experiments audit.
     #[command(subcommand)]
     Testbed(TestbedCommand),
-    /// Run the E1–E3 experiments on the built-in testbed and write their results.
+    /// Run the experiments (E1–E3 on the built-in testbed; the published-server case studies) and render their pages.
     #[command(after_help = LAB_HELP)]
     Lab(LabArgs),
     /// Pin a server's tool manifest, fingerprint it, and classify drift between two.
