@@ -102,6 +102,28 @@ impl StoreSpec {
     }
 }
 
+/// Parses `K=V` pairs given with `flag` (`--env`, `--server-env`). Errors
+/// are one line for exit code 2 and never echo a value: it may be a secret.
+pub fn parse_env_pairs(flag: &str, pairs: &[String]) -> Result<Vec<(String, String)>, String> {
+    let mut env = Vec::new();
+    for pair in pairs {
+        let Some((k, v)) = pair.split_once('=') else {
+            return Err(format!(
+                "{flag} {:?}: expected K=V",
+                crate::text::clip(pair, 60)
+            ));
+        };
+        if k.is_empty() || k.contains('\0') || v.contains('\0') {
+            return Err(format!(
+                "{flag} {:?}: invalid name or value",
+                crate::text::clip(k, 60)
+            ));
+        }
+        env.push((k.to_owned(), v.to_owned()));
+    }
+    Ok(env)
+}
+
 /// A store's copy inside the jail.
 #[derive(Clone, Debug)]
 pub struct JailedStore {
@@ -577,6 +599,18 @@ mod tests {
         assert!(StoreSpec::parse("d b=sqlite:/x").is_err());
         assert!(StoreSpec::parse("db=sqlite:").is_err());
         assert!(StoreSpec::parse("jail=fs:/x").is_err());
+    }
+
+    #[test]
+    fn env_pairs_parse_and_errors_never_echo_a_value() {
+        let pairs = vec!["A=1".to_string(), "B=x=y".to_string()];
+        assert_eq!(
+            parse_env_pairs("--env", &pairs),
+            Ok(vec![("A".into(), "1".into()), ("B".into(), "x=y".into())])
+        );
+        assert!(parse_env_pairs("--env", &["NOEQUALS".into()]).is_err());
+        let error = parse_env_pairs("--env", &["=hunter2-secret".into()]).unwrap_err();
+        assert!(!error.contains("hunter2"), "{error}");
     }
 
     #[test]

@@ -475,17 +475,7 @@ fn parse_stores(texts: &[String]) -> Result<Vec<StoreSpec>> {
 }
 
 fn parse_env(pairs: &[String]) -> Result<Vec<(String, String)>> {
-    let mut env = Vec::new();
-    for pair in pairs {
-        let (k, v) = pair
-            .split_once('=')
-            .ok_or_else(|| invalid(format!("--env {pair:?}: expected K=V")))?;
-        if k.is_empty() || k.contains('\0') || v.contains('\0') {
-            return Err(invalid(format!("--env {pair:?}: invalid name or value")));
-        }
-        env.push((k.to_owned(), v.to_owned()));
-    }
-    Ok(env)
+    mcp_witness::jail::parse_env_pairs("--env", pairs).map_err(invalid)
 }
 
 fn run_plan(args: PlanArgs) -> Result<u8> {

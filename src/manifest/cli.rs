@@ -136,22 +136,8 @@ pub struct DiffArgs {
 
 impl FetchArgs {
     fn options(&self) -> Result<FetchOptions, ManifestError> {
-        let mut env = Vec::new();
-        for pair in &self.server_env {
-            let (k, v) = pair.split_once('=').ok_or_else(|| {
-                ManifestError::Invalid(format!(
-                    "--server-env {:?}: expected K=V",
-                    crate::text::clip(pair, 60)
-                ))
-            })?;
-            if k.is_empty() || k.contains('\0') || v.contains('\0') {
-                return Err(ManifestError::Invalid(format!(
-                    "--server-env {:?}: invalid name or value",
-                    crate::text::clip(k, 60)
-                )));
-            }
-            env.push((k.to_owned(), v.to_owned()));
-        }
+        let env = crate::jail::parse_env_pairs("--server-env", &self.server_env)
+            .map_err(ManifestError::Invalid)?;
         Ok(FetchOptions {
             era: self.era,
             timeout: Duration::from_millis(self.timeout_ms),
