@@ -258,15 +258,9 @@ fn run_on(
             .position(|step| crate::plan::satisfiable(step, &run.pool))
         {
             let step = pending.remove(i);
-            let first = run.next_id;
-            if run.execute(&step).is_break() {
+            if run.harvest(&step).is_break() {
                 break 'audit;
             }
-            run.builder
-                .report
-                .planner
-                .harvest_calls
-                .extend(first..run.next_id);
             harvested_tools.push(step.tool);
         }
 
@@ -291,15 +285,9 @@ fn run_on(
                         if !source || !harvested_tools.contains(&step.tool) {
                             continue;
                         }
-                        let first = run.next_id;
-                        if run.execute(step).is_break() {
+                        if run.harvest(step).is_break() {
                             break 'audit;
                         }
-                        run.builder
-                            .report
-                            .planner
-                            .harvest_calls
-                            .extend(first..run.next_id);
                     }
                 }
                 let again = retries(
@@ -450,6 +438,18 @@ struct Runner<'a> {
 }
 
 impl Runner<'_> {
+    /// Carries out a harvest-pass step and records its calls as harvest calls.
+    fn harvest(&mut self, step: &PlanStep) -> ControlFlow<()> {
+        let first = self.next_id;
+        self.execute(step)?;
+        self.builder
+            .report
+            .planner
+            .harvest_calls
+            .extend(first..self.next_id);
+        ControlFlow::Continue(())
+    }
+
     /// Carries out one plan step: the call, its identical repeat when the
     /// tool is declared idempotent, and the experiment's events after it.
     /// Breaks when the audit cannot go on.
