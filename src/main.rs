@@ -10,13 +10,16 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use mcp_witness::audit::{self, AuditOptions};
-use mcp_witness::guidance::{self, GuidanceOptions, GuidanceReport, Profile};
-use mcp_witness::jail::{JailSpec, StoreSpec};
-use mcp_witness::model::AuditReport;
-use mcp_witness::plan::Plan;
-use mcp_witness::wire::http::Endpoint;
-use mcp_witness::wire::session::EraChoice;
+mod cli;
+
+use cli::{EraArg, ProfileArg};
+use witness_engine::audit::{self, AuditOptions};
+use witness_engine::guidance::{self, GuidanceOptions};
+use witness_engine::jail::{JailSpec, StoreSpec};
+use witness_engine::plan::Plan;
+use witness_model::audit::AuditReport;
+use witness_model::guidance::GuidanceReport;
+use witness_wire::http::Endpoint;
 
 const AFTER_HELP: &str = "\
 Exit codes: 0 passed · 1 completed and the target failed · 2 invalid invocation
@@ -60,7 +63,7 @@ enum Command {
     Lab(LabArgs),
     /// Pin a server's tool manifest, fingerprint it, and classify drift between two.
     #[command(subcommand)]
-    Manifest(mcp_witness::manifest::cli::ManifestCommand),
+    Manifest(cli::manifest::ManifestCommand),
     /// Re-render the pages (summary.md, index.html, effect reports) from the JSON in DIR; runs nothing.
     #[command(after_help = REPORT_HELP)]
     Report(ReportArgs),
@@ -205,8 +208,8 @@ struct PlanArgs {
     /// What to print.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
-    #[arg(long, value_enum, default_value_t = EraChoice::Auto)]
-    era: EraChoice,
+    #[arg(long, value_enum, default_value_t = EraArg::Auto)]
+    era: EraArg,
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
     timeout_ms: u64,
     /// Do not try to put the server in a network namespace.
@@ -239,8 +242,8 @@ struct AuditArgs {
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
     /// Which protocol era to speak.
-    #[arg(long, value_enum, default_value_t = EraChoice::Auto)]
-    era: EraChoice,
+    #[arg(long, value_enum, default_value_t = EraArg::Auto)]
+    era: EraArg,
     /// Timeout of every request, in milliseconds.
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
     timeout_ms: u64,
@@ -286,7 +289,7 @@ struct GuidanceArgs {
     server: String,
     /// A client capability profile to discover under (repeatable; default: all five).
     #[arg(long = "profile", value_enum, value_name = "PROFILE")]
-    profiles: Vec<Profile>,
+    profiles: Vec<ProfileArg>,
     /// A tool every selected profile must list (repeatable); its absence is a defect (exit 1).
     #[arg(long = "require-tool", value_name = "TOOL")]
     require_tools: Vec<String>,
@@ -401,7 +404,7 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Guidance(args) => run_guidance(args),
         Command::Testbed(cmd) => run_testbed(cmd),
         Command::Lab(args) => run_lab(args),
-        Command::Manifest(cmd) => mcp_witness::manifest::cli::run(cmd).map_err(|e| {
+        Command::Manifest(cmd) => cli::manifest::run(cmd).map_err(|e| {
             if e.is_invalid() {
                 invalid(e.to_string())
             } else {
@@ -412,12 +415,12 @@ fn run(cli: Cli) -> Result<u8> {
         Command::Schema { document } => {
             let schema = match document {
                 SchemaDoc::Audit => schemars::schema_for!(AuditReport),
-                SchemaDoc::E1 => schemars::schema_for!(mcp_witness::lab::model::E1Document),
-                SchemaDoc::E2 => schemars::schema_for!(mcp_witness::lab::model::E2Document),
-                SchemaDoc::E3 => schemars::schema_for!(mcp_witness::lab::model::E3Document),
-                SchemaDoc::Manifest => schemars::schema_for!(mcp_witness::manifest::Pin),
+                SchemaDoc::E1 => schemars::schema_for!(witness_model::experiments::E1Document),
+                SchemaDoc::E2 => schemars::schema_for!(witness_model::experiments::E2Document),
+                SchemaDoc::E3 => schemars::schema_for!(witness_model::experiments::E3Document),
+                SchemaDoc::Manifest => schemars::schema_for!(witness_model::manifest::Pin),
                 SchemaDoc::ManifestDiff => {
-                    schemars::schema_for!(mcp_witness::manifest::diff::ManifestDiff)
+                    schemars::schema_for!(witness_model::manifest::diff::ManifestDiff)
                 }
                 SchemaDoc::Guidance => schemars::schema_for!(GuidanceReport),
             };
@@ -445,7 +448,7 @@ fn run_guidance(args: GuidanceArgs) -> Result<u8> {
     let options = GuidanceOptions {
         server: args.server.clone(),
         target,
-        profiles: args.profiles.clone(),
+        profiles: args.profiles.iter().map(|&p| p.into()).collect(),
         required: args.require_tools.clone(),
         settle: Duration::from_millis(args.settle_ms),
         timeout: Duration::from_millis(args.timeout_ms),
@@ -454,7 +457,7 @@ fn run_guidance(args: GuidanceArgs) -> Result<u8> {
     let report = guidance::run(&options).map_err(|e| invalid(e.to_string()))?;
     match args.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
-        Format::Text => print!("{}", guidance::text(&report)),
+        Format::Text => print!("{}", witness_pages::guidance::text(&report)),
     }
     Ok(report.exit_code)
 }
@@ -475,7 +478,7 @@ fn parse_stores(texts: &[String]) -> Result<Vec<StoreSpec>> {
 }
 
 fn parse_env(pairs: &[String]) -> Result<Vec<(String, String)>> {
-    mcp_witness::jail::parse_env_pairs("--env", pairs).map_err(invalid)
+    witness_engine::jail::parse_env_pairs("--env", pairs).map_err(invalid)
 }
 
 fn run_plan(args: PlanArgs) -> Result<u8> {
@@ -488,7 +491,7 @@ fn run_plan(args: PlanArgs) -> Result<u8> {
     };
     let preview = match audit::preview(
         jail,
-        args.era,
+        args.era.into(),
         Duration::from_millis(args.timeout_ms),
         args.include_destructive,
     ) {
@@ -500,7 +503,7 @@ fn run_plan(args: PlanArgs) -> Result<u8> {
     };
     match args.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&preview)?),
-        Format::Text => print!("{}", preview.text()),
+        Format::Text => print!("{}", witness_pages::plan::text(&preview)),
     }
     Ok(0)
 }
@@ -542,7 +545,7 @@ fn run_audit(args: AuditArgs) -> Result<u8> {
             keep: args.keep_jail,
             isolate_network: !args.no_netns,
         },
-        era: args.era,
+        era: args.era.into(),
         plan,
         timeout: Duration::from_millis(args.timeout_ms),
         settle: Duration::from_millis(args.settle_ms),
@@ -564,13 +567,13 @@ fn run_audit(args: AuditArgs) -> Result<u8> {
         std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
         let path = out.join("audit.json");
         std::fs::write(&path, &json).with_context(|| format!("cannot write {}", path.display()))?;
-        let links = mcp_witness::pages::AuditLinks {
+        let links = witness_pages::AuditLinks {
             raw_json: Some("audit.json".into()),
             index: None,
         };
         // The page is a view of audit.json; failing to draw it must not hide
         // the verdict, so it warns rather than changing the exit code.
-        match mcp_witness::pages::render_audit(&report, &links) {
+        match witness_pages::render_audit(&report, &links) {
             Ok(html) => {
                 let path = out.join("report.html");
                 std::fs::write(&path, html)
@@ -581,7 +584,7 @@ fn run_audit(args: AuditArgs) -> Result<u8> {
     }
     match args.format {
         Format::Json => print!("{json}"),
-        Format::Text => print!("{}", mcp_witness::render::text(&report)),
+        Format::Text => print!("{}", witness_pages::text::text(&report)),
     }
     if let Some(kept) = run.kept_jail {
         eprintln!("mcp-witness: jail kept at {}", kept.display());
@@ -590,7 +593,7 @@ fn run_audit(args: AuditArgs) -> Result<u8> {
 }
 
 fn run_lab(args: LabArgs) -> Result<u8> {
-    use mcp_witness::lab;
+    use witness_lab as lab;
     if args.out.exists() && !args.out.is_dir() {
         return Err(invalid(format!(
             "--out {}: not a directory",
@@ -657,7 +660,7 @@ fn check_pages_dir(pages: &Option<PathBuf>) -> Result<()> {
 }
 
 fn render_pages(data: &std::path::Path, pages: &std::path::Path) -> Result<()> {
-    let rendered = mcp_witness::pages::render_all(data, pages)?;
+    let rendered = witness_pages::render_all(data, pages)?;
     for warning in &rendered.warnings {
         eprintln!("mcp-witness: {warning}");
     }

@@ -8,8 +8,8 @@ use std::path::Path;
 use std::process::Command;
 
 use common::html::{assert_links_resolve, parse};
-use mcp_witness::model::AuditReport;
-use mcp_witness::pages::{AuditLinks, render_audit};
+use witness_model::audit::AuditReport;
+use witness_pages::{AuditLinks, render_audit};
 
 fn witness(args: &[&str], dir: &Path) {
     let output = Command::new(env!("CARGO_BIN_EXE_mcp-witness"))
@@ -286,7 +286,7 @@ fn server_text_is_escaped_neutralised_and_never_linked() {
             "unsafe id {id:?}"
         );
     }
-    let anchor = mcp_witness::pages::check_anchor("EFF-01", "<script>alert(1)</script>");
+    let anchor = witness_pages::check_anchor("EFF-01", "<script>alert(1)</script>");
     assert!(page.ids.contains(&anchor));
     assert!(page.hrefs.contains(&format!("#{anchor}")));
     for href in page.hrefs.iter().filter_map(|h| h.strip_prefix('#')) {

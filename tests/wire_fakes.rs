@@ -305,9 +305,9 @@ fn frame_text_past_the_kept_bytes_budget_is_not_kept() {
     use std::process::Stdio;
     use std::sync::Arc;
 
-    use mcp_witness::wire::clock::MonotonicClock;
-    use mcp_witness::wire::rpc::{RpcClient, RpcResponse};
-    use mcp_witness::wire::stdio::StdioTransport;
+    use witness_wire::clock::MonotonicClock;
+    use witness_wire::rpc::{RpcClient, RpcResponse};
+    use witness_wire::stdio::StdioTransport;
 
     const BUDGET: usize = 4 * 1024 * 1024;
     let mut child = Command::new("python3")

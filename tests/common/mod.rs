@@ -58,7 +58,7 @@ pub fn ops(report: &Value, tool: &str) -> Vec<(String, String)> {
 /// not. Under `CI=true` a missing install is a failure, never a skip.
 pub fn case_packages() -> Option<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments/cases");
-    match mcp_witness::lab::cases::check_installed(&dir) {
+    match witness_lab::cases::check_installed(&dir) {
         Ok(()) => Some(dir),
         Err(e) if std::env::var("CI").as_deref() == Ok("true") => {
             panic!("CI=true, and the case-study servers are missing: {e}")
