@@ -213,7 +213,7 @@ const HOSTILE: &str = r##"{
   "checks": [{"id": "EFF-01", "tool": "<script>alert(1)</script>", "verdict": "fail",
               "reason": "declared read-only, but 1 observed change(s) followed its calls",
               "evidence": {"calls": [1], "effects": [{"call": 1, "object": "db:notes/<script>x</script>", "op": "create"}]}}],
-  "findings": [{"kind": "stderr", "detail": "</pre><script>alert(8)</script>", "call": 1}],
+  "findings": [{"kind": "observer-warning", "detail": "</pre><script>alert(8)</script>", "call": 1}],
   "summary": {"pass": 0, "fail": 1, "skip": 0, "untestable": 0, "calls": 1, "creates": 1, "updates": 0, "deletes": 0},
   "exit_code": 1,
   "transcripts": [{"role": "session", "frames": [

@@ -349,7 +349,7 @@ fn frame_text_past_the_kept_bytes_budget_is_not_kept() {
     let exceeded = transcript
         .findings
         .iter()
-        .filter(|f| f.kind == "frames-budget-exceeded")
+        .filter(|f| f.kind == witness_wire::transcript::WireFindingKind::FramesBudgetExceeded)
         .count();
     assert_eq!(exceeded, 1);
     // The answer itself is small and still kept whole.

@@ -29,7 +29,9 @@ use serde_json::Value;
 use witness_engine::audit::{self, AuditOptions, EraChoice};
 use witness_engine::jail::{JailSpec, StoreKind, StoreSpec};
 use witness_engine::plan::Plan;
-use witness_model::audit::{AuditReport, CallStatus, Effect, ToolEntry, Verdict};
+use witness_model::audit::{
+    AuditReport, CallStatus, CheckId, Effect, FindingKind, Op, ToolEntry, Verdict,
+};
 use witness_model::case::*;
 
 /// Where the pinned packages live, relative to the repository.
@@ -490,7 +492,7 @@ fn observed_summary(report: &AuditReport) -> ObservedSummary {
 fn check_summary(report: &AuditReport) -> BTreeMap<String, CheckSummary> {
     let mut out: BTreeMap<String, CheckSummary> = BTreeMap::new();
     for check in &report.checks {
-        let entry = out.entry(check.id.clone()).or_default();
+        let entry = out.entry(check.id.to_string()).or_default();
         match check.verdict {
             Verdict::Pass => entry.pass += 1,
             Verdict::Fail => entry.fail += 1,
@@ -515,7 +517,7 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-fn verdict_tools(report: &AuditReport, id: &str, verdict: Verdict) -> Vec<String> {
+fn verdict_tools(report: &AuditReport, id: CheckId, verdict: Verdict) -> Vec<String> {
     report
         .checks
         .iter()
@@ -560,7 +562,7 @@ pub fn notes(report: &AuditReport) -> Vec<String> {
             a.idempotent
         ));
     }
-    let ro_pass = verdict_tools(report, "EFF-01", Verdict::Pass);
+    let ro_pass = verdict_tools(report, CheckId::Eff01, Verdict::Pass);
     if !ro_pass.is_empty() {
         notes.push(format!(
             "{} declared read-only ({}) caused no observed change: EFF-01 holds against the server's own declarations.",
@@ -574,7 +576,7 @@ pub fn notes(report: &AuditReport) -> Vec<String> {
             check.id, check.tool, check.reason
         ));
     }
-    let idem_pass = verdict_tools(report, "EFF-03", Verdict::Pass);
+    let idem_pass = verdict_tools(report, CheckId::Eff03, Verdict::Pass);
     if !idem_pass.is_empty() {
         notes.push(format!(
             "Declared idempotent and repeated with identical arguments, {} changed nothing on the repeat: the claim held under an actual repeat, not by trust.",
@@ -590,21 +592,21 @@ pub fn notes(report: &AuditReport) -> Vec<String> {
         let creates: Vec<&Effect> = inside
             .iter()
             .copied()
-            .filter(|e| e.op == "create")
+            .filter(|e| e.op == Op::Create)
             .collect();
         let deletes: Vec<&Effect> = inside
             .iter()
             .copied()
-            .filter(|e| e.op == "delete")
+            .filter(|e| e.op == Op::Delete)
             .collect();
         let updates: Vec<&Effect> = inside
             .iter()
             .copied()
-            .filter(|e| e.op == "update")
+            .filter(|e| e.op == Op::Update)
             .collect();
         if !creates.is_empty() && !deletes.is_empty() {
             let eff02 = report
-                .check("EFF-02", &call.tool)
+                .check(CheckId::Eff02, &call.tool)
                 .map(|c| {
                     format!(
                         "EFF-02 reads every target, so the delete is judged: {} ({})",
@@ -690,7 +692,7 @@ pub fn notes(report: &AuditReport) -> Vec<String> {
     let destructive_undeclared: Vec<String> = report
         .checks
         .iter()
-        .filter(|c| c.id == "EFF-02" && c.verdict == Verdict::Pass)
+        .filter(|c| c.id == CheckId::Eff02 && c.verdict == Verdict::Pass)
         .filter(|c| c.reason.contains("default for an unset destructiveHint"))
         .map(|c| c.tool.clone())
         .collect();
@@ -750,7 +752,7 @@ pub fn notes(report: &AuditReport) -> Vec<String> {
     let warnings = report
         .findings
         .iter()
-        .filter(|f| f.kind == "observer-warning")
+        .filter(|f| f.kind == FindingKind::ObserverWarning)
         .count();
     if warnings > 0 {
         notes.push(format!(

@@ -16,7 +16,7 @@ use anyhow::{Result, bail};
 use witness_testbed::{auth::AuthRule, lifecycle, probe::CredentialProbe};
 
 use witness_engine::audit::Event;
-use witness_model::audit::AuditReport;
+use witness_model::audit::{AuditReport, Op, ProbeStatus};
 use witness_model::experiments::{ClassifierScore, E2_SCHEMA, E2Document, E2Object, ratio};
 
 use crate::{Progress, TestbedRun, audit_path, audit_testbed, generator, write_json};
@@ -121,7 +121,7 @@ pub fn run(out: &Path, progress: &Progress) -> Result<E2Document> {
         let persistent = present.contains(id);
         let lowered = id.to_ascii_lowercase();
         let mut predictions = BTreeMap::new();
-        predictions.insert(PROBE.to_string(), probe_status == "effective");
+        predictions.insert(PROBE.to_string(), probe_status == ProbeStatus::Effective);
         predictions.insert(
             NAME_KEYWORD.to_string(),
             NAME_KEYWORDS.iter().any(|k| lowered.contains(k)),
@@ -155,19 +155,19 @@ pub fn run(out: &Path, progress: &Progress) -> Result<E2Document> {
 
 /// The probe's answer taken while `id` existed: at the baseline for seeded
 /// objects, right after the creating call for the others.
-fn probe_at_existence(report: &AuditReport, id: &str) -> Option<(String, String, String)> {
+fn probe_at_existence(report: &AuditReport, id: &str) -> Option<(ProbeStatus, String, String)> {
     if let Some(p) = report.baseline_probes.iter().find(|p| p.object == id) {
-        return Some((p.status.clone(), p.basis.clone(), "baseline".into()));
+        return Some((p.status, p.basis.clone(), "baseline".into()));
     }
     report.calls.iter().find_map(|call| {
         let created = call
             .effects
             .iter()
-            .any(|e| e.object == id && e.op == "create");
+            .any(|e| e.object == id && e.op == Op::Create);
         let probe = call.probes.iter().find(|p| p.object == id)?;
         created.then(|| {
             (
-                probe.status.clone(),
+                probe.status,
                 probe.basis.clone(),
                 format!("call {}", call.id),
             )

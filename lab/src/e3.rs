@@ -19,7 +19,7 @@ use witness_probes::{ObservedObject, Probe, StorePath};
 use witness_testbed::{auth::AuthRule, lifecycle, probe::CredentialProbe};
 
 use witness_engine::audit::Event;
-use witness_model::audit::Verdict;
+use witness_model::audit::{CheckId, ProbeStatus, Verdict};
 use witness_model::experiments::{
     E3_SCHEMA, E3Document, E3Scenario, LifecycleDetectorScore, ResidualAudit, ratio,
 };
@@ -113,11 +113,11 @@ fn scenarios() -> Vec<Scenario> {
     ]
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 struct Observation {
     listed: bool,
     grant: String,
-    probe_status: String,
+    probe_status: ProbeStatus,
     probe_basis: String,
 }
 
@@ -179,7 +179,7 @@ pub fn run(out: &Path, progress: &Progress) -> Result<E3Document> {
                 *sink.borrow_mut() = Some(Observation {
                     listed: state.listed,
                     grant,
-                    probe_status: result.status.as_str().into(),
+                    probe_status: result.status,
                     probe_basis: result.basis,
                 });
                 if described.is_empty() {
@@ -207,7 +207,7 @@ pub fn run(out: &Path, progress: &Progress) -> Result<E3Document> {
         let mut predictions = BTreeMap::new();
         predictions.insert(
             PROBE.to_string(),
-            word(observation.probe_status == "effective"),
+            word(observation.probe_status == ProbeStatus::Effective),
         );
         predictions.insert(EXISTENCE.to_string(), word(observation.listed));
         predictions.insert(DELEGATION.to_string(), word(observation.grant == "active"));
@@ -308,7 +308,7 @@ fn residual_audit(out: &Path, variant: &str) -> Result<ResidualAudit> {
     let (path, relative) = audit_path(out, &format!("residual-{variant}"));
     write_json(&path, &report)?;
     let check = report
-        .check("EFF-06", "revoke_api_key")
+        .check(CheckId::Eff06, "revoke_api_key")
         .ok_or_else(|| anyhow!("no EFF-06 verdict for revoke_api_key on {variant}"))?;
     Ok(ResidualAudit {
         variant: variant.into(),

@@ -11,6 +11,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use crate::vocab::{
+    CheckId, FindingKind, Hint, IsolationLevel, Op, ProbeStatus, ToolClass, Verdict,
+};
+
 pub const AUDIT_SCHEMA: &str = "mcp-witness.audit/v1";
 
 /// The store name under which the jail-wide observer reports: changes in the
@@ -67,8 +71,7 @@ pub struct ArgumentPart {
 pub struct Effect {
     pub store: String,
     pub object: String,
-    /// `create`, `update` or `delete`.
-    pub op: String,
+    pub op: Op,
     /// For updates: whether existing content changed or vanished (destructive)
     /// rather than only new fields appearing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -82,10 +85,10 @@ pub struct Effect {
 impl Effect {
     /// Deletes and overwrites: what `destructiveHint` speaks about.
     pub fn is_destructive(&self) -> bool {
-        match self.op.as_str() {
-            "delete" => true,
-            "update" => self.overwrite.unwrap_or(true),
-            _ => false,
+        match self.op {
+            Op::Delete => true,
+            Op::Update => self.overwrite.unwrap_or(true),
+            Op::Create => false,
         }
     }
 
@@ -130,8 +133,7 @@ pub struct Outcome {
 pub struct ProbeRecord {
     pub store: String,
     pub object: String,
-    /// `effective`, `ineffective` or `unknown`.
-    pub status: String,
+    pub status: ProbeStatus,
     pub basis: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credential_digest: Option<String>,
@@ -206,16 +208,11 @@ pub struct Hints {
 
 impl Hints {
     pub fn from_annotations(annotations: Option<&Value>) -> Self {
-        let get = |key: &str| {
-            annotations
-                .and_then(|a| a.get(key))
-                .and_then(Value::as_bool)
-        };
         Self {
-            read_only: get("readOnlyHint"),
-            destructive: get("destructiveHint"),
-            idempotent: get("idempotentHint"),
-            open_world: get("openWorldHint"),
+            read_only: Hint::ReadOnly.declared(annotations),
+            destructive: Hint::Destructive.declared(annotations),
+            idempotent: Hint::Idempotent.declared(annotations),
+            open_world: Hint::OpenWorld.declared(annotations),
         }
     }
 
@@ -235,36 +232,9 @@ impl Hints {
         } else if self.destructive == Some(false) {
             ToolClass::Additive
         } else {
-            // destructiveHint true, or unset with readOnlyHint false: the
-            // specification's default for an unset destructiveHint is true.
+            // destructiveHint true, or unset with readOnlyHint false: an
+            // unset destructiveHint means true (Hint::default_value).
             ToolClass::Destructive
-        }
-    }
-}
-
-/// How a tool is treated, from its annotations alone.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum ToolClass {
-    /// Declared `readOnlyHint: true`.
-    ReadOnly,
-    /// Declared to write, and `destructiveHint: false`.
-    Additive,
-    /// Declared (or defaulted) destructive.
-    Destructive,
-    /// Declares nothing: it may be read-only, we cannot tell.
-    Unknown,
-}
-
-impl ToolClass {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ToolClass::ReadOnly => "read-only",
-            ToolClass::Additive => "additive",
-            ToolClass::Destructive => "destructive",
-            ToolClass::Unknown => "unknown",
         }
     }
 }
@@ -287,31 +257,6 @@ pub struct ToolEntry {
     pub has_output_schema: bool,
 }
 
-/// A check verdict. `fail` is evidence against the target; the others are not.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Verdict {
-    Pass,
-    Fail,
-    /// Nothing declared to verify, or no channel to see it.
-    Skip,
-    /// The call failed on synthesized arguments, or the transport failed.
-    Untestable,
-}
-
-impl Verdict {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Pass => "pass",
-            Verdict::Fail => "fail",
-            Verdict::Skip => "skip",
-            Verdict::Untestable => "untestable",
-        }
-    }
-}
-
 /// What a verdict rests on.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Evidence {
@@ -329,12 +274,12 @@ pub struct Evidence {
 pub struct EvidenceEffect {
     pub call: u32,
     pub object: String,
-    pub op: String,
+    pub op: Op,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct CheckResult {
-    pub id: String,
+    pub id: CheckId,
     pub tool: String,
     pub verdict: Verdict,
     /// One sentence a person can check against the evidence.
@@ -388,8 +333,7 @@ pub struct EraEntry {
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct IsolationEntry {
-    /// `network-namespace` or `none`.
-    pub level: String,
+    pub level: IsolationLevel,
     pub detail: String,
 }
 
@@ -405,7 +349,7 @@ pub struct CatalogEntry {
 /// Something observed that is worth a reader's attention but is not a check verdict.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Finding {
-    pub kind: String,
+    pub kind: FindingKind,
     pub detail: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call: Option<u32>,
@@ -548,7 +492,7 @@ impl AuditReport {
         self.tools.iter().find(|t| t.name == name)
     }
 
-    pub fn check(&self, id: &str, tool: &str) -> Option<&CheckResult> {
+    pub fn check(&self, id: CheckId, tool: &str) -> Option<&CheckResult> {
         self.checks.iter().find(|c| c.id == id && c.tool == tool)
     }
 }

@@ -125,7 +125,7 @@ pub struct E3Scenario {
     pub key_row: String,
     /// `active`, `revoked` or `absent`.
     pub grant: String,
-    pub probe_status: String,
+    pub probe_status: crate::vocab::ProbeStatus,
     pub probe_basis: String,
     pub audit: String,
 }

@@ -5,7 +5,9 @@
 //! the plan ([`plan`]), a case study ([`case`]), the experiments
 //! ([`experiments`], E1–E3), manifest pins and their drift ([`manifest`]) and
 //! the guidance report ([`guidance`]). [`schema`] names them all and prints
-//! their JSON Schemas.
+//! their JSON Schemas. [`vocab`] holds the words they share: operations,
+//! probe statuses, verdicts, tool classes, the annotations with the
+//! specification's defaults, the check catalog and finding kinds.
 //!
 //! Everything that reads a result — checks, detectors, pages, the lab —
 //! reads these types and nothing else. This crate must never depend on the
@@ -18,3 +20,4 @@ pub mod experiments;
 pub mod guidance;
 pub mod manifest;
 pub mod plan;
+pub mod vocab;

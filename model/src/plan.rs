@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::audit::{Hints, SkippedTool, ToolClass};
+use crate::vocab::IsolationLevel;
 
 pub const PLAN_SCHEMA: &str = "mcp-witness.plan/v1";
 
@@ -44,9 +45,8 @@ pub struct PlanPreview {
     /// Always `mcp-witness.plan/v1`.
     pub schema: String,
     pub command: Vec<String>,
-    /// `network-namespace` or `none`: decides whether destructive and
-    /// unknown tools may be called.
-    pub isolation: String,
+    /// Decides whether destructive and unknown tools may be called.
+    pub isolation: IsolationLevel,
     pub include_destructive: bool,
     /// Every tool with its class, from annotations alone.
     pub tools: Vec<ToolPreview>,

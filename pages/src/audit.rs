@@ -10,6 +10,7 @@ use witness_model::audit::{
     Argument, AuditReport, CallRecord, CallStatus, CheckResult, Effect, ProbeRecord, ToolClass,
     ToolEntry,
 };
+use witness_model::vocab::{CheckId, IsolationLevel, ProbeStatus};
 use witness_text::clip_raw;
 
 use crate::{anchor_part, check_anchor};
@@ -29,38 +30,6 @@ pub struct AuditLinks {
     pub raw_json: Option<String>,
     /// The evaluation page, when the audit belongs to one.
     pub index: Option<String>,
-}
-
-/// The effect checks this version knows, and what each holds the server to.
-pub const CHECK_CATALOG: [(&str, &str); 6] = [
-    (
-        "EFF-01",
-        "a tool declared readOnlyHint: true caused no observed create, update or delete",
-    ),
-    (
-        "EFF-02",
-        "every observed delete or overwrite is covered: the tool is not declared destructiveHint: false nor read-only",
-    ),
-    (
-        "EFF-03",
-        "a tool declared idempotentHint: true, repeated with identical arguments, caused no further effect",
-    ),
-    (
-        "EFF-04",
-        "a tool declared openWorldHint: false created no outward-reach object and reached nothing outside the jail",
-    ),
-    ("EFF-05", "effects stayed inside the declared stores"),
-    (
-        "EFF-06",
-        "a call that mints an effective credential is not declared read-only, and a call that revokes one leaves it ineffective",
-    ),
-];
-
-fn check_text(id: &str) -> &'static str {
-    CHECK_CATALOG
-        .iter()
-        .find(|(c, _)| *c == id)
-        .map_or("", |(_, text)| text)
 }
 
 #[derive(Serialize)]
@@ -273,7 +242,7 @@ fn effect(e: &Effect) -> EffectView {
     EffectView {
         store: e.store.clone(),
         object: e.object.clone(),
-        op: e.op.clone(),
+        op: e.op.as_str().into(),
         overwrite: e.overwrite,
         before: short(&e.before),
         after: short(&e.after),
@@ -288,7 +257,7 @@ fn probe(p: &ProbeRecord) -> ProbeView {
     ProbeView {
         store: p.store.clone(),
         object: p.object.clone(),
-        status: p.status.clone(),
+        status: p.status.as_str().into(),
         basis: p.basis.clone(),
         credential_digest: p.credential_digest.clone(),
     }
@@ -400,9 +369,9 @@ fn frame_anchor(process: usize, seq: u64) -> String {
 
 fn check_view(check: &CheckResult) -> CheckView {
     CheckView {
-        id: check.id.clone(),
+        id: check.id.as_str().into(),
         tool: check.tool.clone(),
-        anchor: check_anchor(&check.id, &check.tool),
+        anchor: check_anchor(check.id.as_str(), &check.tool),
         tool_anchor: tool_anchor(&check.tool),
         verdict: check.verdict.as_str().into(),
         reason: check.reason.clone(),
@@ -420,7 +389,7 @@ fn check_view(check: &CheckResult) -> CheckView {
                 call: e.call,
                 call_anchor: call_anchor(e.call),
                 object: e.object.clone(),
-                op: e.op.clone(),
+                op: e.op.as_str().into(),
             })
             .collect(),
         probes: check.evidence.probes.clone(),
@@ -428,7 +397,7 @@ fn check_view(check: &CheckResult) -> CheckView {
 }
 
 /// What this audit could not see, from what it recorded.
-fn scope(report: &AuditReport, check_ids: &[String]) -> Vec<String> {
+fn scope(report: &AuditReport, check_ids: &[CheckId]) -> Vec<String> {
     let mut out = Vec::new();
     if !report.complete {
         out.push(format!(
@@ -461,7 +430,7 @@ fn scope(report: &AuditReport, check_ids: &[String]) -> Vec<String> {
         ));
     }
     out.push("Each call is bracketed by two snapshots: a change made and undone within one call's window, or below an observer's object granularity (e.g. an empty table's schema change in a row-level view), leaves no trace.".into());
-    if report.isolation.level == "network-namespace" {
+    if report.isolation.level == IsolationLevel::NetworkNamespace {
         out.push("The server ran without a network (an empty network namespace): effects it would have had on remote services could not happen here, so they were neither caused nor observed.".into());
     } else {
         out.push(format!(
@@ -477,7 +446,7 @@ fn scope(report: &AuditReport, check_ids: &[String]) -> Vec<String> {
             .iter()
             .flat_map(|c| &c.probes)
             .chain(&report.baseline_probes)
-            .filter(|p| p.status == "unknown")
+            .filter(|p| p.status == ProbeStatus::Unknown)
             .count();
         out.push(format!(
             "Probe {}: it exercises only objects it knows how to use{}.",
@@ -489,10 +458,10 @@ fn scope(report: &AuditReport, check_ids: &[String]) -> Vec<String> {
             }
         ));
     }
-    let missing: Vec<&str> = CHECK_CATALOG
-        .iter()
-        .map(|(id, _)| *id)
-        .filter(|id| !check_ids.iter().any(|c| c == id))
+    let missing: Vec<&str> = CheckId::ALL
+        .into_iter()
+        .filter(|id| !check_ids.contains(id))
+        .map(CheckId::as_str)
         .collect();
     if !missing.is_empty() {
         out.push(format!(
@@ -534,10 +503,10 @@ fn scope(report: &AuditReport, check_ids: &[String]) -> Vec<String> {
 }
 
 pub fn view(report: &AuditReport, links: &AuditLinks) -> View {
-    let check_ids: Vec<String> = report
+    let check_ids: Vec<CheckId> = report
         .checks
         .iter()
-        .map(|c| c.id.clone())
+        .map(|c| c.id)
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
@@ -574,9 +543,9 @@ pub fn view(report: &AuditReport, links: &AuditLinks) -> View {
             cells: check_ids
                 .iter()
                 .map(|id| {
-                    report.check(id, &tool.name).map(|c| CellView {
+                    report.check(*id, &tool.name).map(|c| CellView {
                         verdict: c.verdict.as_str().into(),
-                        anchor: check_anchor(id, &tool.name),
+                        anchor: check_anchor(id.as_str(), &tool.name),
                     })
                 })
                 .collect(),
@@ -590,7 +559,7 @@ pub fn view(report: &AuditReport, links: &AuditLinks) -> View {
             let checks: Vec<CheckView> = report
                 .checks
                 .iter()
-                .filter(|c| &c.id == id)
+                .filter(|c| c.id == *id)
                 .map(check_view)
                 .collect();
             let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
@@ -603,9 +572,9 @@ pub fn view(report: &AuditReport, links: &AuditLinks) -> View {
                 .collect::<Vec<_>>()
                 .join(" · ");
             CheckGroup {
-                id: id.clone(),
-                anchor: anchor_part(id),
-                holds_when: check_text(id).into(),
+                id: id.as_str().into(),
+                anchor: anchor_part(id.as_str()),
+                holds_when: id.holds_when().into(),
                 counts,
                 checks,
             }
@@ -615,7 +584,7 @@ pub fn view(report: &AuditReport, links: &AuditLinks) -> View {
         .findings
         .iter()
         .map(|f| FindingView {
-            kind: f.kind.clone(),
+            kind: f.kind.as_str().into(),
             detail: clip_raw(&f.detail, MAX_VALUE),
             call: f.call.map(|c| (c, call_anchor(c))),
         })
@@ -718,7 +687,7 @@ pub fn view(report: &AuditReport, links: &AuditLinks) -> View {
         scope: scope(report, &check_ids),
         check_ids: check_ids
             .iter()
-            .map(|id| (id.clone(), anchor_part(id)))
+            .map(|id| (id.as_str().to_owned(), anchor_part(id.as_str())))
             .collect(),
         tools,
         calls,

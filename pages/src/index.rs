@@ -598,7 +598,7 @@ fn e3_view(e3: &E3Document, data: &Path, data_href: &str) -> E3View {
                 key: s.key.clone(),
                 key_row: s.key_row.clone(),
                 grant: s.grant.clone(),
-                probe_status: s.probe_status.clone(),
+                probe_status: s.probe_status.to_string(),
                 probe_basis: s.probe_basis.clone(),
                 report: report_href(data, &s.audit),
             })

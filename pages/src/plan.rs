@@ -9,7 +9,7 @@ use witness_text::clip;
 pub fn text(plan: &PlanPreview) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "plan for: {}", clip(&plan.command.join(" "), 120));
-    let _ = writeln!(out, "isolation: {}", plan.isolation);
+    let _ = writeln!(out, "isolation: {}", plan.isolation.as_str());
     let _ = writeln!(out, "\ntools (class from annotations only):");
     for t in &plan.tools {
         let _ = writeln!(out, "  {:40} {}", clip(&t.name, 40), t.class.as_str());

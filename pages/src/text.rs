@@ -3,6 +3,7 @@
 use std::fmt::Write;
 
 use witness_model::audit::{AuditReport, Verdict};
+use witness_model::vocab::CheckId;
 use witness_text::clip;
 
 /// A short summary: target, era, isolation, per-tool verdicts, failures with
@@ -23,7 +24,8 @@ pub fn text(report: &AuditReport) -> String {
     let _ = writeln!(
         out,
         "era: {era}   isolation: {}   probe: {}",
-        report.isolation.level, report.probe
+        report.isolation.level.as_str(),
+        report.probe
     );
     if let Some(discover) = &report.era.discover {
         let _ = writeln!(out, "server/discover: {}", clip(discover, 160));
@@ -61,28 +63,31 @@ pub fn text(report: &AuditReport) -> String {
             .map(|t| clip(&t.name, 40).chars().count())
             .max()
             .unwrap_or(4);
+        // One column per check the audits evaluate, from the catalog.
+        let ids = CheckId::evaluated_ids();
+        let header: Vec<&str> = ids.iter().map(|id| id.as_str()).collect();
         let _ = writeln!(
             out,
-            "  {:width$}  {:11}  EFF-01      EFF-02      EFF-03      EFF-05      EFF-06",
-            "tool", "class"
+            "  {:width$}  {:11}  {}",
+            "tool",
+            "class",
+            columns(&header)
         );
         for tool in &report.tools {
-            let cell = |id: &str| {
-                report
-                    .check(id, &tool.name)
-                    .map_or("-", |c| c.verdict.as_str())
-                    .to_string()
-            };
+            let cells: Vec<&str> = ids
+                .iter()
+                .map(|id| {
+                    report
+                        .check(*id, &tool.name)
+                        .map_or("-", |c| c.verdict.as_str())
+                })
+                .collect();
             let _ = writeln!(
                 out,
-                "  {:width$}  {:11}  {:10}  {:10}  {:10}  {:10}  {}",
+                "  {:width$}  {:11}  {}",
                 clip(&tool.name, 40),
                 tool.class.as_str(),
-                cell("EFF-01"),
-                cell("EFF-02"),
-                cell("EFF-03"),
-                cell("EFF-05"),
-                cell("EFF-06"),
+                columns(&cells)
             );
         }
     }
@@ -106,7 +111,7 @@ pub fn text(report: &AuditReport) -> String {
                     out,
                     "    call {}: {} {}",
                     effect.call,
-                    effect.op,
+                    effect.op.as_str(),
                     clip(&effect.object, 100)
                 );
             }
@@ -118,7 +123,7 @@ pub fn text(report: &AuditReport) -> String {
     if !report.findings.is_empty() {
         let _ = writeln!(out, "\nfindings:");
         for f in report.findings.iter().take(20) {
-            let _ = writeln!(out, "  {}: {}", f.kind, clip(&f.detail, 200));
+            let _ = writeln!(out, "  {}: {}", f.kind.as_str(), clip(&f.detail, 200));
         }
     }
     let _ = writeln!(
@@ -145,6 +150,19 @@ pub fn text(report: &AuditReport) -> String {
                 out,
                 "PASSED: no declaration contradicted by observation (exit 0)"
             );
+        }
+    }
+    out
+}
+
+/// Cells ten wide, two spaces apart; the last one unpadded.
+fn columns(cells: &[&str]) -> String {
+    let mut out = String::new();
+    for (i, cell) in cells.iter().enumerate() {
+        if i + 1 == cells.len() {
+            out.push_str(cell);
+        } else {
+            out.push_str(&format!("{cell:10}  "));
         }
     }
     out

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::transcript::{Direction, Frame, Transcript};
+use crate::transcript::{Direction, Frame, Transcript, WireFindingKind};
 use crate::{Incoming, Transport};
 
 /// At most this many `roots/list` requests from the server are answered per
@@ -144,7 +144,7 @@ impl RpcClient {
                 && *failed == id
             {
                 self.transcript.finding(
-                    "http-exchange-failed",
+                    WireFindingKind::HttpExchangeFailed,
                     None,
                     format!("{method}: {detail}"),
                 );
@@ -249,7 +249,8 @@ impl RpcClient {
                     Some(id) => format!("request {id}: {detail}"),
                     None => detail,
                 };
-                self.transcript.finding("http-exchange-failed", None, what);
+                self.transcript
+                    .finding(WireFindingKind::HttpExchangeFailed, None, what);
                 return None;
             }
         };
@@ -258,7 +259,7 @@ impl RpcClient {
         let seq = self.record(Direction::In, t_us, text, total, cut_from.is_some());
         if let Some(total) = cut_from {
             self.transcript.finding(
-                "oversized-line",
+                WireFindingKind::OversizedLine,
                 Some(seq),
                 format!(
                     "a {total}-byte line was cut at {} bytes; its message cannot be read",
@@ -275,7 +276,7 @@ impl RpcClient {
             Ok(value) => value,
             Err(e) => {
                 self.transcript.finding(
-                    "stdout-not-json",
+                    WireFindingKind::StdoutNotJson,
                     Some(seq),
                     format!("a line on stdout is not JSON ({e}); stdout must carry only JSON-RPC"),
                 );
@@ -284,7 +285,7 @@ impl RpcClient {
         };
         let Some(object) = value.as_object() else {
             self.transcript.finding(
-                "malformed-jsonrpc",
+                WireFindingKind::MalformedJsonrpc,
                 Some(seq),
                 "a JSON-RPC message must be an object",
             );
@@ -309,7 +310,7 @@ impl RpcClient {
                         .and_then(Value::as_i64)
                         .unwrap_or(0);
                     self.transcript.finding(
-                        "error-without-id",
+                        WireFindingKind::ErrorWithoutId,
                         Some(seq),
                         format!("an error response without an id (code {code})"),
                     );
@@ -317,7 +318,7 @@ impl RpcClient {
                 }
                 if !matches {
                     self.transcript.finding(
-                        "unexpected-response",
+                        WireFindingKind::UnexpectedResponse,
                         Some(seq),
                         "a response whose id matches no outstanding request",
                     );
@@ -338,7 +339,7 @@ impl RpcClient {
                     });
                 }
                 self.transcript.finding(
-                    "malformed-jsonrpc",
+                    WireFindingKind::MalformedJsonrpc,
                     Some(seq),
                     "a response with neither result nor error",
                 );
@@ -350,7 +351,7 @@ impl RpcClient {
             }
             (None, None) => {
                 self.transcript.finding(
-                    "malformed-jsonrpc",
+                    WireFindingKind::MalformedJsonrpc,
                     Some(seq),
                     "a message with neither method nor id",
                 );
@@ -371,7 +372,7 @@ impl RpcClient {
             if self.roots_window > MAX_ROOTS_REQUESTS {
                 if !self.roots_overflow {
                     self.transcript.finding(
-                        "roots-overflow",
+                        WireFindingKind::RootsOverflow,
                         None,
                         format!(
                             "more than {MAX_ROOTS_REQUESTS} roots/list requests after one client \

@@ -36,12 +36,35 @@ pub struct Frame {
     pub truncated: bool,
 }
 
+/// What kind of misbehaviour the wire saw. The names are stable: reports
+/// carry them (the model's finding kinds include every one of these).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WireFindingKind {
+    /// A message past the size bound, cut there and not parsed.
+    OversizedLine,
+    /// A stdout line that is not JSON.
+    StdoutNotJson,
+    /// JSON that is not a JSON-RPC message.
+    MalformedJsonrpc,
+    /// A JSON-RPC error without an id.
+    ErrorWithoutId,
+    /// A response to no request of ours.
+    UnexpectedResponse,
+    /// Frames past the kept-frames bound.
+    FramesDropped,
+    /// Frame text past the kept-bytes bound.
+    FramesBudgetExceeded,
+    /// An HTTP exchange that failed before its answer.
+    HttpExchangeFailed,
+    /// More `roots/list` requests after one client message than are answered.
+    RootsOverflow,
+}
+
 /// Something the wire showed that a well-behaved server would not do.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct WireFinding {
-    /// Stable kind: `stdout-not-json`, `malformed-jsonrpc`, `oversized-line`,
-    /// `unexpected-response`, `frames-dropped`, `frames-budget-exceeded`.
-    pub kind: String,
+    pub kind: WireFindingKind,
     /// The frame it concerns, when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub frame: Option<u64>,
@@ -69,9 +92,6 @@ impl Default for Transcript {
         Self::with_budget(crate::MAX_KEPT_BYTES)
     }
 }
-
-/// The finding recorded (once) when the kept-bytes budget runs out.
-pub const BUDGET_EXCEEDED: &str = "frames-budget-exceeded";
 
 /// What stands in for the text of a frame past the budget: its size as sent
 /// and the first 16 hex digits of the blake3 digest of the text as received.
@@ -108,9 +128,13 @@ impl Transcript {
             match self.kept_bytes.checked_add(frame.text.len()) {
                 Some(kept) if kept <= self.kept_budget => self.kept_bytes = kept,
                 _ => {
-                    if !self.findings.iter().any(|f| f.kind == BUDGET_EXCEEDED) {
+                    if !self
+                        .findings
+                        .iter()
+                        .any(|f| f.kind == WireFindingKind::FramesBudgetExceeded)
+                    {
                         self.findings.push(WireFinding {
-                            kind: BUDGET_EXCEEDED.into(),
+                            kind: WireFindingKind::FramesBudgetExceeded,
                             frame: Some(seq),
                             detail: format!(
                                 "frame text beyond {} bytes in one session is not kept; \
@@ -126,7 +150,7 @@ impl Transcript {
         } else {
             if self.dropped_frames == 0 {
                 self.findings.push(WireFinding {
-                    kind: "frames-dropped".into(),
+                    kind: WireFindingKind::FramesDropped,
                     frame: Some(seq),
                     detail: format!(
                         "more than {} frames in one session; later frames are counted, not kept",
@@ -139,9 +163,14 @@ impl Transcript {
         seq
     }
 
-    pub(crate) fn finding(&mut self, kind: &str, frame: Option<u64>, detail: impl Into<String>) {
+    pub(crate) fn finding(
+        &mut self,
+        kind: WireFindingKind,
+        frame: Option<u64>,
+        detail: impl Into<String>,
+    ) {
         self.findings.push(WireFinding {
-            kind: kind.into(),
+            kind,
             frame,
             detail: detail.into(),
         });
@@ -183,12 +212,8 @@ mod tests {
         assert_eq!(texts[3].len(), 100, "a frame that still fits is kept");
         assert_eq!(transcript.frames[2].seq, 3);
         assert_eq!(transcript.frames[2].bytes, 600);
-        let kinds: Vec<&str> = transcript
-            .findings
-            .iter()
-            .map(|f| f.kind.as_str())
-            .collect();
-        assert_eq!(kinds, [BUDGET_EXCEEDED]);
+        let kinds: Vec<WireFindingKind> = transcript.findings.iter().map(|f| f.kind).collect();
+        assert_eq!(kinds, [WireFindingKind::FramesBudgetExceeded]);
         assert_eq!(transcript.findings[0].frame, Some(2));
     }
 }

@@ -21,6 +21,7 @@ use witness_wire::clock::{Clock, MonotonicClock, StepClock};
 use witness_wire::http::Endpoint;
 pub use witness_wire::session::EraChoice;
 use witness_wire::session::{CallOutcome, Session};
+use witness_wire::transcript::WireFindingKind;
 
 use crate::checks;
 use crate::jail::{Jail, JailSpec, JailedStore, StoreKind};
@@ -167,20 +168,16 @@ fn run_on(
     builder.report.startup_effects = startup;
     // Objects present before any call: probed once, so a later revocation can
     // be judged against what was authority to begin with.
-    let baseline: Vec<Effect> = observed
+    let baseline: Vec<(&str, &str)> = observed
         .iter()
         .flat_map(|o| {
-            o.last.objects.iter().map(|(id, state)| Effect {
-                store: o.name.clone(),
-                object: id.clone(),
-                op: "present".into(),
-                overwrite: None,
-                before: None,
-                after: Some(state.digest.clone()),
-            })
+            o.last
+                .objects
+                .keys()
+                .map(|id| (o.name.as_str(), id.as_str()))
         })
         .collect();
-    builder.report.baseline_probes = probe_effects(options.probe.as_ref(), &jail.stores, &baseline);
+    builder.report.baseline_probes = probe_objects(options.probe.as_ref(), &jail.stores, baseline);
 
     let catalog = match session.list_tools() {
         Ok(catalog) => catalog,
@@ -368,7 +365,7 @@ pub fn preview(
     let (plan, skipped) = planned(&tools, isolation.as_ref(), include_destructive);
     Ok(crate::plan::preview::preview(
         command,
-        isolation.map_or_else(|| "none".to_owned(), |i| i.level),
+        isolation.map_or(IsolationLevel::None, |i| i.level),
         include_destructive,
         &tools,
         &plan,
@@ -385,7 +382,7 @@ pub fn planned(
     include_destructive: bool,
 ) -> (Plan, Vec<SkippedTool>) {
     let plan = Plan::synthesized(tools);
-    let isolated = isolation.is_some_and(|i| i.level == "network-namespace");
+    let isolated = isolation.is_some_and(|i| i.level == IsolationLevel::NetworkNamespace);
     if isolated || include_destructive {
         return (plan, Vec::new());
     }
@@ -568,7 +565,7 @@ impl Runner<'_> {
                 && record.used_harvested()
             {
                 self.builder.report.findings.push(Finding {
-                    kind: "harvested-value-rejected".into(),
+                    kind: FindingKind::HarvestedValueRejected,
                     detail: format!(
                         "call {id} ({}) failed on {}: the value exists by the server's own account, so the failure is evidence, not noise",
                         step.tool,
@@ -728,10 +725,25 @@ fn effect_of(store: &str, change: &witness_observers::Change) -> Effect {
     Effect {
         store: store.to_owned(),
         object: change.object.clone(),
-        op: change.op.as_str().to_owned(),
+        op: change.op,
         overwrite: change.overwrite,
         before: change.before.clone(),
         after: change.after.clone(),
+    }
+}
+
+/// The report's name for what the wire saw.
+fn finding_kind(kind: WireFindingKind) -> FindingKind {
+    match kind {
+        WireFindingKind::OversizedLine => FindingKind::OversizedLine,
+        WireFindingKind::StdoutNotJson => FindingKind::StdoutNotJson,
+        WireFindingKind::MalformedJsonrpc => FindingKind::MalformedJsonrpc,
+        WireFindingKind::ErrorWithoutId => FindingKind::ErrorWithoutId,
+        WireFindingKind::UnexpectedResponse => FindingKind::UnexpectedResponse,
+        WireFindingKind::FramesDropped => FindingKind::FramesDropped,
+        WireFindingKind::FramesBudgetExceeded => FindingKind::FramesBudgetExceeded,
+        WireFindingKind::HttpExchangeFailed => FindingKind::HttpExchangeFailed,
+        WireFindingKind::RootsOverflow => FindingKind::RootsOverflow,
     }
 }
 
@@ -751,16 +763,28 @@ fn probe_effects(
     stores: &[JailedStore],
     effects: &[Effect],
 ) -> Vec<ProbeRecord> {
+    let objects = effects
+        .iter()
+        .map(|e| (e.store.as_str(), e.object.as_str()));
+    probe_objects(probe, stores, objects)
+}
+
+/// Exercises each `(store, object)` the probe covers.
+fn probe_objects<'a>(
+    probe: &dyn Probe,
+    stores: &[JailedStore],
+    objects: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Vec<ProbeRecord> {
     let mut out = Vec::new();
-    for effect in effects {
+    for (store_name, id) in objects {
         let object = ObservedObject {
-            store: &effect.store,
-            id: &effect.object,
+            store: store_name,
+            id,
         };
         if !probe.covers(&object) {
             continue;
         }
-        let Some(store) = stores.iter().find(|s| s.spec.name == effect.store) else {
+        let Some(store) = stores.iter().find(|s| s.spec.name == store_name) else {
             continue;
         };
         let view = StorePath {
@@ -769,9 +793,9 @@ fn probe_effects(
         };
         let result = probe.exercise(&object, &view);
         out.push(ProbeRecord {
-            store: effect.store.clone(),
-            object: effect.object.clone(),
-            status: result.status.as_str().to_owned(),
+            store: store_name.to_owned(),
+            object: id.to_owned(),
+            status: result.status,
             basis: result.basis,
             credential_digest: result.credential_digest,
         });
@@ -836,7 +860,7 @@ impl ReportBuilder {
                 instructions_present: false,
             },
             isolation: IsolationEntry {
-                level: "none".into(),
+                level: IsolationLevel::None,
                 detail: "the server was never started".into(),
             },
             stores,
@@ -872,7 +896,7 @@ impl ReportBuilder {
         for o in observed.iter_mut() {
             for warning in o.fresh.drain(..) {
                 self.report.findings.push(Finding {
-                    kind: "observer-warning".into(),
+                    kind: FindingKind::ObserverWarning,
                     detail: format!("store {}: {warning}", o.name),
                     call,
                 });
@@ -890,7 +914,7 @@ impl ReportBuilder {
     fn isolation(&mut self, isolation: Option<&crate::jail::Isolation>) {
         if let Some(i) = isolation {
             self.report.isolation = IsolationEntry {
-                level: i.level.clone(),
+                level: i.level,
                 detail: i.detail.clone(),
             };
         }
@@ -975,7 +999,7 @@ impl ReportBuilder {
             let transcript = process.rpc.transcript();
             for finding in &transcript.findings {
                 self.report.findings.push(Finding {
-                    kind: finding.kind.clone(),
+                    kind: finding_kind(finding.kind),
                     detail: match finding.frame {
                         Some(seq) => format!("{} ({} process, frame {seq})", finding.detail, role),
                         None => format!("{} ({} process)", finding.detail, role),
@@ -1014,7 +1038,7 @@ impl ReportBuilder {
         for call in &self.report.calls {
             if !call.late_effects.is_empty() {
                 self.report.findings.push(Finding {
-                    kind: "late-effect".into(),
+                    kind: FindingKind::LateEffect,
                     detail: format!(
                         "{} change(s) appeared after call {} had settled; they are charged to no call",
                         call.late_effects.len(),

@@ -1,39 +1,78 @@
 //! The effect lane: declarations held to observed effects.
 //!
-//! | id | holds when |
-//! |---|---|
-//! | EFF-01 | a tool declared `readOnlyHint: true` caused no observed create, update or delete |
-//! | EFF-02 | every observed delete or overwrite comes from a tool not declared `destructiveHint: false` (nor read-only); read per target, so a create cannot mask a delete |
-//! | EFF-03 | a tool declared `idempotentHint: true`, repeated with identical arguments, caused no further effect |
-//! | EFF-05 | a tool's effects stayed inside the declared stores: nothing landed elsewhere in the jail (HOME, TMPDIR, working directory) |
-//! | EFF-06 | a read-only tool mints no effective credential, and a call that claims to revoke or delete a credential leaves it ineffective |
+//! Every check is one entry of [`REGISTRY`]: its id (whose one-sentence
+//! text, and the annotations it tests, are the model's check catalog,
+//! `witness_model::vocab::CheckId`) and its evaluator. [`evaluate`] runs the
+//! registry; nothing else decides which checks exist. A check the catalog
+//! lists but audits do not evaluate yet (EFF-04) has no entry, and a unit
+//! test keeps the registry and the catalog in step.
 //!
 //! Verdicts rest only on the ledger. A call that failed on synthesized
 //! arguments and changed nothing makes a check `untestable`: such a failure
 //! proves nothing about the server. An observed effect is evidence whatever
 //! the call's outcome, so a read-only tool that writes and then errors still fails.
 
+mod authority;
+mod effects;
+mod scope;
+
 use witness_model::audit::{
-    CallRecord, CallStatus, CheckResult, Evidence, EvidenceEffect, ProbeRecord, SkippedTool,
-    ToolEntry, Verdict,
+    CallRecord, CallStatus, CheckId, CheckResult, Effect, Evidence, EvidenceEffect, ProbeRecord,
+    SkippedTool, ToolEntry, Verdict,
 };
 
-/// Words by which a tool or its answer claims to take authority away. Used
-/// only to read what a call *claims* (EFF-06), never to classify a tool.
-const REVOKE_WORDS: [&str; 7] = [
-    "revoke",
-    "revoked",
-    "delete",
-    "deleted",
-    "disable",
-    "deactivate",
-    "invalidate",
+/// What an evaluator reads: one tool, its calls, and the ledger around them.
+pub struct Subject<'a> {
+    pub tool: &'a ToolEntry,
+    /// This tool's calls, in execution order.
+    pub calls: Vec<&'a CallRecord>,
+    /// Every call of the audit (authority is judged across calls).
+    pub all: &'a [CallRecord],
+    /// Probes of what the stores held before any call.
+    pub baseline: &'a [ProbeRecord],
+    /// Whether a probe that can tell authority apart was used.
+    pub probe_active: bool,
+}
+
+/// A verdict, the sentence behind it, and its evidence.
+pub type Outcome = (Verdict, String, Evidence);
+
+/// How one check reads a [`Subject`].
+pub type Evaluator = fn(&Subject<'_>) -> Outcome;
+
+/// One check: its catalog id and its evaluator.
+pub struct Check {
+    pub id: CheckId,
+    pub evaluate: Evaluator,
+}
+
+/// Every check audits evaluate, in catalog order.
+pub const REGISTRY: [Check; 5] = [
+    Check {
+        id: CheckId::Eff01,
+        evaluate: effects::read_only,
+    },
+    Check {
+        id: CheckId::Eff02,
+        evaluate: effects::destructive,
+    },
+    Check {
+        id: CheckId::Eff03,
+        evaluate: effects::idempotent,
+    },
+    Check {
+        id: CheckId::Eff05,
+        evaluate: scope::inside_stores,
+    },
+    Check {
+        id: CheckId::Eff06,
+        evaluate: authority::accounted,
+    },
 ];
 
-pub const CHECK_IDS: [&str; 5] = ["EFF-01", "EFF-02", "EFF-03", "EFF-05", "EFF-06"];
-
-/// Every check for every tool, ordered by check id then tool name. A tool the
-/// planner left out gets `skip` with the planner's reason on every check.
+/// Every registered check for every tool, ordered by check id then tool
+/// name. A tool the planner left out gets `skip` with the planner's reason
+/// on every check.
 pub fn evaluate(
     tools: &[ToolEntry],
     calls: &[CallRecord],
@@ -44,24 +83,26 @@ pub fn evaluate(
     let mut sorted: Vec<&ToolEntry> = tools.iter().collect();
     sorted.sort_by(|a, b| a.name.cmp(&b.name));
     let mut out = Vec::new();
-    for id in CHECK_IDS {
+    for check in &REGISTRY {
         for tool in &sorted {
-            let mine: Vec<&CallRecord> = calls.iter().filter(|c| c.tool == tool.name).collect();
+            let subject = Subject {
+                tool,
+                calls: calls.iter().filter(|c| c.tool == tool.name).collect(),
+                all: calls,
+                baseline,
+                probe_active,
+            };
             let left_out = skipped.iter().find(|s| s.tool == tool.name);
-            let (verdict, reason, evidence) = match (id, left_out) {
-                (_, Some(left_out)) if mine.is_empty() => (
+            let (verdict, reason, evidence) = match left_out {
+                Some(left_out) if subject.calls.is_empty() => (
                     Verdict::Skip,
                     format!("not called: {}", left_out.reason),
-                    evidence_of(&mine, vec![]),
+                    evidence_of(&subject.calls, vec![]),
                 ),
-                ("EFF-01", _) => eff01(tool, &mine),
-                ("EFF-02", _) => eff02(tool, &mine),
-                ("EFF-03", _) => eff03(tool, &mine),
-                ("EFF-05", _) => eff05(&mine),
-                _ => eff06(tool, &mine, calls, baseline, probe_active),
+                _ => (check.evaluate)(&subject),
             };
             out.push(CheckResult {
-                id: id.to_owned(),
+                id: check.id,
                 tool: tool.name.clone(),
                 verdict,
                 reason,
@@ -72,9 +113,7 @@ pub fn evaluate(
     out
 }
 
-type Outcome = (Verdict, String, Evidence);
-
-fn evidence_of(calls: &[&CallRecord], effects: Vec<EvidenceEffect>) -> Evidence {
+pub(crate) fn evidence_of(calls: &[&CallRecord], effects: Vec<EvidenceEffect>) -> Evidence {
     Evidence {
         calls: calls.iter().map(|c| c.id).collect(),
         effects,
@@ -82,9 +121,9 @@ fn evidence_of(calls: &[&CallRecord], effects: Vec<EvidenceEffect>) -> Evidence 
     }
 }
 
-fn effects_where(
+pub(crate) fn effects_where(
     calls: &[&CallRecord],
-    keep: impl Fn(&witness_model::audit::Effect) -> bool,
+    keep: impl Fn(&Effect) -> bool,
 ) -> Vec<EvidenceEffect> {
     calls
         .iter()
@@ -95,14 +134,14 @@ fn effects_where(
                 .map(|e| EvidenceEffect {
                     call: c.id,
                     object: e.qualified(),
-                    op: e.op.clone(),
+                    op: e.op,
                 })
         })
         .collect()
 }
 
 /// When nothing was observed: was the tool exercised well enough to say so?
-fn unexercised(calls: &[&CallRecord]) -> Option<(Verdict, String)> {
+pub(crate) fn unexercised(calls: &[&CallRecord]) -> Option<(Verdict, String)> {
     if calls.is_empty() {
         return Some((Verdict::Skip, "the tool was not called".into()));
     }
@@ -134,313 +173,20 @@ fn unexercised(calls: &[&CallRecord]) -> Option<(Verdict, String)> {
     ))
 }
 
-fn eff01(tool: &ToolEntry, calls: &[&CallRecord]) -> Outcome {
-    if tool.hints.read_only != Some(true) {
-        return (
-            Verdict::Skip,
-            "not declared readOnlyHint: true; nothing to verify".into(),
-            evidence_of(calls, vec![]),
-        );
-    }
-    let writes = effects_where(calls, |_| true);
-    if !writes.is_empty() {
-        let reason = format!(
-            "declared read-only, but {} observed change(s) followed its calls",
-            writes.len()
-        );
-        return (Verdict::Fail, reason, evidence_of(calls, writes));
-    }
-    if let Some((verdict, reason)) = unexercised(calls) {
-        return (verdict, reason, evidence_of(calls, vec![]));
-    }
-    (
-        Verdict::Pass,
-        format!(
-            "declared read-only and no change was observed over {} call(s)",
-            calls.len()
-        ),
-        evidence_of(calls, vec![]),
-    )
-}
-
-fn eff02(tool: &ToolEntry, calls: &[&CallRecord]) -> Outcome {
-    let destructive = effects_where(calls, |e| e.is_destructive());
-    let denies = tool.hints.read_only == Some(true) || tool.hints.destructive == Some(false);
-    if !destructive.is_empty() {
-        if denies {
-            let claim = if tool.hints.read_only == Some(true) {
-                "readOnlyHint: true"
-            } else {
-                "destructiveHint: false"
-            };
-            return (
-                Verdict::Fail,
-                format!(
-                    "declared {claim}, but {} delete(s) or overwrite(s) were observed",
-                    destructive.len()
-                ),
-                evidence_of(calls, destructive),
-            );
-        }
-        let basis = if tool.hints.destructive == Some(true) {
-            "destructiveHint: true"
-        } else {
-            "the specification's default for an unset destructiveHint (true)"
-        };
-        return (
-            Verdict::Pass,
-            format!(
-                "{} delete(s) or overwrite(s) observed, covered by {basis}",
-                destructive.len()
-            ),
-            evidence_of(calls, destructive),
-        );
-    }
-    if let Some((verdict, reason)) = unexercised(calls) {
-        return (verdict, reason, evidence_of(calls, vec![]));
-    }
-    (
-        Verdict::Pass,
-        "no delete or overwrite was observed".into(),
-        evidence_of(calls, vec![]),
-    )
-}
-
-fn eff03(tool: &ToolEntry, calls: &[&CallRecord]) -> Outcome {
-    if tool.hints.idempotent != Some(true) {
-        return (
-            Verdict::Skip,
-            "not declared idempotentHint: true; nothing to verify".into(),
-            evidence_of(calls, vec![]),
-        );
-    }
-    let repeats: Vec<&CallRecord> = calls
-        .iter()
-        .copied()
-        .filter(|c| c.repeat_of.is_some())
-        .collect();
-    let further = effects_where(&repeats, |_| true);
-    if !further.is_empty() {
-        return (
-            Verdict::Fail,
-            format!(
-                "declared idempotent, but the identical repeat caused {} further change(s)",
-                further.len()
-            ),
-            evidence_of(calls, further),
-        );
-    }
-    if repeats.iter().any(|c| c.succeeded()) {
-        return (
-            Verdict::Pass,
-            "the identical repeat caused no further change".into(),
-            evidence_of(calls, vec![]),
-        );
-    }
-    if let Some((verdict, reason)) = unexercised(calls) {
-        return (verdict, reason, evidence_of(calls, vec![]));
-    }
-    (
-        Verdict::Untestable,
-        "no identical repeat completed, so the claim could not be exercised".into(),
-        evidence_of(calls, vec![]),
-    )
-}
-
-/// Scope: whatever a tool changed must be inside the stores the auditor
-/// declared. The jail-wide observer sees the rest of the jail (HOME, TMPDIR,
-/// the working directory); a change there is an undeclared effect. There is
-/// no annotation for this: the claim checked is the audit's own declaration
-/// of where the server keeps its state.
-fn eff05(calls: &[&CallRecord]) -> Outcome {
-    let outside = effects_where(calls, |e| e.outside_stores());
-    if !outside.is_empty() {
-        return (
-            Verdict::Fail,
-            format!(
-                "{} change(s) landed in the jail outside the declared stores",
-                outside.len()
-            ),
-            evidence_of(calls, outside),
-        );
-    }
-    let inside = effects_where(calls, |_| true);
-    if !inside.is_empty() {
-        return (
-            Verdict::Pass,
-            format!(
-                "{} observed change(s), all inside the declared stores",
-                inside.len()
-            ),
-            evidence_of(calls, inside),
-        );
-    }
-    if let Some((verdict, reason)) = unexercised(calls) {
-        return (verdict, reason, evidence_of(calls, vec![]));
-    }
-    (
-        Verdict::Skip,
-        "the jail observer saw nothing from this tool, and it changed no store: nothing to place"
-            .into(),
-        evidence_of(calls, vec![]),
-    )
-}
-
-/// Objects whose most recent probe before call `before` found them effective.
-fn effective_before(
-    all: &[CallRecord],
-    baseline: &[ProbeRecord],
-    before: u32,
-) -> std::collections::BTreeSet<(String, String)> {
-    let mut live = std::collections::BTreeSet::new();
-    let earlier = all
-        .iter()
-        .filter(|c| c.id < before)
-        .map(|c| c.probes.as_slice());
-    for probes in std::iter::once(baseline).chain(earlier) {
-        for probe in probes {
-            let key = (probe.store.clone(), probe.object.clone());
-            if probe.status == "effective" {
-                live.insert(key);
-            } else if probe.status == "ineffective" {
-                live.remove(&key);
-            }
-        }
-    }
-    live
-}
-
-fn eff06(
-    tool: &ToolEntry,
-    calls: &[&CallRecord],
-    all: &[CallRecord],
-    baseline: &[ProbeRecord],
-    probe_active: bool,
-) -> Outcome {
-    if !probe_active {
-        return (
-            Verdict::Skip,
-            "no probe can exercise this server's credentials (NullProbe): authority is unknown"
-                .into(),
-            evidence_of(calls, vec![]),
-        );
-    }
-    let mut effective_mints = Vec::new();
-    let mut residual = Vec::new();
-    let mut neutralized = Vec::new();
-    let mut probes = Vec::new();
-    for call in calls {
-        let claims_revoke = claims_revocation(tool, call);
-        let live_before = effective_before(all, baseline, call.id);
-        for probe in &call.probes {
-            let Some(effect) = call
-                .effects
-                .iter()
-                .find(|e| e.store == probe.store && e.object == probe.object)
-            else {
-                continue;
-            };
-            let item = EvidenceEffect {
-                call: call.id,
-                object: effect.qualified(),
-                op: effect.op.clone(),
-            };
-            let line = format!(
-                "call {} {}: {} — {}",
-                call.id,
-                effect.qualified(),
-                probe.status,
-                probe.basis
-            );
-            // Only what was authority before the call can have been taken away.
-            let was_live = live_before.contains(&(probe.store.clone(), probe.object.clone()));
-            match (effect.op.as_str(), probe.status.as_str()) {
-                ("create", "effective") => {
-                    probes.push(line);
-                    effective_mints.push(item);
-                }
-                ("update" | "delete", "effective") if claims_revoke && was_live => {
-                    probes.push(line);
-                    residual.push(item);
-                }
-                ("update" | "delete", "ineffective") if claims_revoke && was_live => {
-                    probes.push(line);
-                    neutralized.push(item);
-                }
-                _ => {}
-            }
-        }
-    }
-    let with_probes = |effects: Vec<EvidenceEffect>, probes: Vec<String>| {
-        let mut e = evidence_of(calls, effects);
-        e.probes = probes;
-        e
-    };
-    if tool.hints.read_only == Some(true) && !effective_mints.is_empty() {
-        return (
-            Verdict::Fail,
-            format!(
-                "declared read-only, but it created {} credential(s) the server's rule accepts",
-                effective_mints.len()
-            ),
-            with_probes(effective_mints, probes),
-        );
-    }
-    if !residual.is_empty() {
-        return (
-            Verdict::Fail,
-            "claims to revoke or delete a credential, but the probe finds it still effective (residual authority)".into(),
-            with_probes(residual, probes),
-        );
-    }
-    if !neutralized.is_empty() {
-        return (
-            Verdict::Pass,
-            "the credential it revoked or deleted is no longer accepted".into(),
-            with_probes(neutralized, probes),
-        );
-    }
-    if !effective_mints.is_empty() {
-        return (
-            Verdict::Pass,
-            "the credentials it minted are accounted for: the tool is not declared read-only"
-                .into(),
-            with_probes(effective_mints, probes),
-        );
-    }
-    (
-        Verdict::Skip,
-        "no call created or revoked a credential the probe covers".into(),
-        evidence_of(calls, vec![]),
-    )
-}
-
-/// A call claims to take authority away when the tool is declared destructive
-/// and its name, description or answer says so.
-fn claims_revocation(tool: &ToolEntry, call: &CallRecord) -> bool {
-    if tool.hints.read_only == Some(true) || tool.hints.destructive == Some(false) {
-        return false;
-    }
-    let mut text = tool.name.to_ascii_lowercase();
-    if let Some(d) = &tool.description {
-        text.push(' ');
-        text.push_str(&d.to_ascii_lowercase());
-    }
-    if let Some(r) = &call.response {
-        text.push(' ');
-        text.push_str(&r.to_string().to_ascii_lowercase());
-    }
-    REVOKE_WORDS.iter().any(|w| text.contains(w))
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
+    use witness_model::audit::{
+        Argument, Hints, Op, Outcome as CallOutcome, ProbeStatus, Provenance, ToolClass,
+    };
 
     use super::*;
-    use witness_model::audit::{
-        Argument, Effect, Hints, Outcome as CallOutcome, Provenance, ToolClass,
-    };
+
+    #[test]
+    fn the_registry_evaluates_exactly_the_catalog_checks_marked_evaluated() {
+        let registered: Vec<CheckId> = REGISTRY.iter().map(|c| c.id).collect();
+        assert_eq!(registered, CheckId::evaluated_ids());
+    }
 
     fn tool(name: &str, annotations: serde_json::Value) -> ToolEntry {
         let hints = Hints::from_annotations(Some(&annotations));
@@ -487,7 +233,7 @@ mod tests {
                 .map(|(object, op)| Effect {
                     store: "db".into(),
                     object: (*object).into(),
-                    op: (*op).into(),
+                    op: op_named(op),
                     overwrite: (*op == "update").then_some(true),
                     before: None,
                     after: None,
@@ -497,6 +243,22 @@ mod tests {
             probes: vec![],
             events_after: vec![],
             event_effects: vec![],
+        }
+    }
+
+    fn op_named(op: &str) -> Op {
+        match op {
+            "create" => Op::Create,
+            "update" => Op::Update,
+            _ => Op::Delete,
+        }
+    }
+
+    fn status_named(status: &str) -> ProbeStatus {
+        match status {
+            "effective" => ProbeStatus::Effective,
+            "ineffective" => ProbeStatus::Ineffective,
+            _ => ProbeStatus::Unknown,
         }
     }
 
@@ -624,7 +386,7 @@ mod tests {
         let probe = |status: &str, object: &str| witness_model::audit::ProbeRecord {
             store: "db".into(),
             object: object.into(),
-            status: status.into(),
+            status: status_named(status),
             basis: "rule".into(),
             credential_digest: None,
         };
@@ -666,7 +428,7 @@ mod tests {
         assert_eq!(verdict(&checks, "EFF-06", "mint_api_key"), Verdict::Pass);
         // Deleting something that never was authority neutralizes nothing.
         assert_eq!(verdict(&checks, "EFF-06", "delete_note"), Verdict::Skip);
-        revoke.probes[0].status = "ineffective".into();
+        revoke.probes[0].status = ProbeStatus::Ineffective;
         let checks = evaluate(&tools, &[mint, revoke, note], &[], true, &[]);
         assert_eq!(verdict(&checks, "EFF-06", "revoke_api_key"), Verdict::Pass);
     }
@@ -675,7 +437,7 @@ mod tests {
         record.effects.push(Effect {
             store: witness_model::audit::JAIL_STORE.into(),
             object: object.into(),
-            op: "create".into(),
+            op: Op::Create,
             overwrite: None,
             before: None,
             after: None,
@@ -723,7 +485,7 @@ mod tests {
             reason: "destructive, and the jail has no network isolation".into(),
         }];
         let checks = evaluate(&tools, &[], &[], false, &skipped);
-        assert_eq!(checks.len(), CHECK_IDS.len());
+        assert_eq!(checks.len(), REGISTRY.len());
         for check in &checks {
             assert_eq!(check.verdict, Verdict::Skip);
             assert!(check.reason.contains("no network isolation"), "{check:?}");

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use witness_model::vocab::IsolationLevel;
 use witness_text::clip;
 use witness_wire::clock::Clock;
 use witness_wire::connection::{Connection, Process};
@@ -133,8 +134,7 @@ pub struct JailedStore {
 /// How the server was isolated, as the report states it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Isolation {
-    /// `network-namespace` or `none`.
-    pub level: String,
+    pub level: IsolationLevel,
     pub detail: String,
 }
 
@@ -331,7 +331,7 @@ impl Jail {
             match cmd.spawn() {
                 Ok(child) => {
                     self.isolation = Some(Isolation {
-                        level: "network-namespace".into(),
+                        level: IsolationLevel::NetworkNamespace,
                         detail:
                             "server started in a new, empty network namespace (no interfaces up)"
                                 .into(),
@@ -345,7 +345,7 @@ impl Jail {
                         || e.raw_os_error() == Some(libc::ENOSPC) =>
                 {
                     self.isolation = Some(Isolation {
-                        level: "none".into(),
+                        level: IsolationLevel::None,
                         detail: format!(
                             "the kernel refused a network namespace ({e}); the server had the host's network"
                         ),
@@ -355,7 +355,7 @@ impl Jail {
             }
         } else {
             self.isolation = Some(Isolation {
-                level: "none".into(),
+                level: IsolationLevel::None,
                 detail: "network isolation was not requested".into(),
             });
         }
@@ -402,7 +402,7 @@ impl Jail {
             stores,
             spec,
             isolation: Some(Isolation {
-                level: "none".into(),
+                level: IsolationLevel::None,
                 detail: REMOTE_ISOLATION.into(),
             }),
         })

@@ -3,6 +3,7 @@
 use serde_json::Value;
 use witness_model::audit::{SkippedTool, ToolEntry};
 use witness_model::plan::*;
+use witness_model::vocab::IsolationLevel;
 
 use super::{ArgSpec, Plan, PlanStep};
 
@@ -10,7 +11,7 @@ use super::{ArgSpec, Plan, PlanStep};
 #[allow(clippy::too_many_arguments)]
 pub fn preview(
     command: Vec<String>,
-    isolation: String,
+    isolation: IsolationLevel,
     include_destructive: bool,
     tools: &[ToolEntry],
     plan: &Plan,

@@ -281,8 +281,7 @@ impl ChangeClass {
 /// An EFF check to re-run, on one tool.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
 pub struct CheckRef {
-    /// e.g. `EFF-01`.
-    pub id: String,
+    pub id: crate::vocab::CheckId,
     pub tool: String,
 }
 

@@ -16,6 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Map, Value};
 use witness_model::manifest::diff::*;
 use witness_model::manifest::{Pin, PinnedTool, ServerId};
+use witness_model::vocab::{CheckId, Hint};
 
 use super::allow::AllowList;
 use schema::{compare_schema, shape};
@@ -155,10 +156,10 @@ pub fn diff(old: &Pin, new: &Pin) -> Vec<Change> {
 }
 
 fn all_checks(tool: &str) -> Vec<CheckRef> {
-    crate::checks::CHECK_IDS
-        .iter()
+    CheckId::evaluated_ids()
+        .into_iter()
         .map(|id| CheckRef {
-            id: (*id).to_owned(),
+            id,
             tool: tool.to_owned(),
         })
         .collect()
@@ -193,9 +194,9 @@ fn probable_renames<'a>(
 
 /// One line about what a tool declares, for a new tool.
 fn declared_safety(annotations: Option<&Value>) -> String {
-    let read_only = hint(annotations, &HINTS[0]);
-    let destructive = hint(annotations, &HINTS[1]);
-    let open_world = hint(annotations, &HINTS[3]);
+    let read_only = Hint::ReadOnly.effective(annotations);
+    let destructive = Hint::Destructive.effective(annotations);
+    let open_world = Hint::OpenWorld.effective(annotations);
     let mut parts = vec![if read_only {
         "declares read-only"
     } else if destructive {
@@ -207,55 +208,6 @@ fn declared_safety(annotations: Option<&Value>) -> String {
         parts.push("reaches an open world");
     }
     parts.join(", ")
-}
-
-/// A behavioural hint: its key, the value it takes when absent (the MCP
-/// specification's default), the value that claims more safety, and the EFF
-/// checks that hold a tool to it.
-struct Hint {
-    key: &'static str,
-    default: bool,
-    safe: bool,
-    checks: &'static [&'static str],
-}
-
-/// Which checks verify which hint: EFF-01 (read-only wrote nothing), EFF-02
-/// (destructive effects are declared; read-only tools are held to it too),
-/// EFF-03 (idempotent repeat), EFF-06 (a read-only tool mints no credential).
-/// No check observes the network yet, so `openWorldHint` names none.
-const HINTS: [Hint; 4] = [
-    Hint {
-        key: "readOnlyHint",
-        default: false,
-        safe: true,
-        checks: &["EFF-01", "EFF-02", "EFF-06"],
-    },
-    Hint {
-        key: "destructiveHint",
-        default: true,
-        safe: false,
-        checks: &["EFF-02"],
-    },
-    Hint {
-        key: "idempotentHint",
-        default: false,
-        safe: true,
-        checks: &["EFF-03"],
-    },
-    Hint {
-        key: "openWorldHint",
-        default: true,
-        safe: false,
-        checks: &[],
-    },
-];
-
-/// The effective value of a hint: the declared boolean, else the default.
-fn hint(annotations: Option<&Value>, hint: &Hint) -> bool {
-    annotations
-        .and_then(|a| a.get(hint.key))
-        .and_then(Value::as_bool)
-        .unwrap_or(hint.default)
 }
 
 /// A JSON Pointer segment (RFC 6901).
@@ -359,20 +311,20 @@ fn compare_annotations(
     let old_map = old.and_then(Value::as_object).unwrap_or(&empty);
     let new_map = new.and_then(Value::as_object).unwrap_or(&empty);
     let mut found = false;
-    for h in &HINTS {
-        let (a, b) = (old_map.get(h.key), new_map.get(h.key));
+    for h in Hint::ALL {
+        let (a, b) = (old_map.get(h.key()), new_map.get(h.key()));
         if a == b {
             continue;
         }
         found = true;
-        let location = format!("/annotations/{}", h.key);
-        let (was, now) = (hint(old, h), hint(new, h));
+        let location = format!("/annotations/{}", h.key());
+        let (was, now) = (h.effective(old), h.effective(new));
         let show = |v: Option<&Value>, effective: bool| match v {
             Some(Value::Bool(b)) => b.to_string(),
             Some(other) => format!("{other} (not a boolean: {effective})"),
             None => format!("unset ({effective})"),
         };
-        let transition = format!("{}: {} -> {}", h.key, show(a, was), show(b, now));
+        let transition = format!("{}: {} -> {}", h.key(), show(a, was), show(b, now));
         let change = if was == now {
             Change::new(
                 tool,
@@ -381,7 +333,7 @@ fn compare_annotations(
                 format!("{transition}: same effective value"),
             )
         } else {
-            let more = now == h.safe;
+            let more = now == h.safer_value();
             let (class, consequence) = if more {
                 (
                     ChangeClass::AnnotationClaimsMoreSafety,
@@ -400,16 +352,16 @@ fn compare_annotations(
                 format!("{transition}; {consequence}"),
             );
             change.checks = h
-                .checks
-                .iter()
+                .checks()
+                .into_iter()
                 .map(|id| CheckRef {
-                    id: (*id).to_owned(),
+                    id,
                     tool: tool.to_owned(),
                 })
                 .collect();
             // The table's first advice ("the EFF checks named for the tool")
             // becomes the concrete list, or says that none exists yet.
-            let first = if h.checks.is_empty() {
+            let first = if change.checks.is_empty() {
                 "no EFF check observes the network yet: review its reach by hand".to_owned()
             } else {
                 let ids: Vec<String> = change
@@ -429,7 +381,7 @@ fn compare_annotations(
     }
     let keys: BTreeSet<&String> = old_map.keys().chain(new_map.keys()).collect();
     for key in keys {
-        if HINTS.iter().any(|h| h.key == key.as_str()) {
+        if Hint::ALL.iter().any(|h| h.key() == key.as_str()) {
             continue;
         }
         let (a, b) = (old_map.get(key), new_map.get(key));
