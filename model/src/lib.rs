@@ -4,8 +4,9 @@
 //! exactly the published JSON: the audit ([`audit`], `mcp-witness.audit/v1`),
 //! the plan ([`plan`]), a case study ([`case`]), the experiments
 //! ([`experiments`], E1–E3), manifest pins and their drift ([`manifest`]) and
-//! the guidance report ([`guidance`]). [`schema`] names them all and prints
-//! their JSON Schemas.
+//! the guidance report ([`guidance`]). [`schema`] names them all and gives
+//! their JSON Schemas; [`exit`] is the one rule for the exit code every
+//! command returns and some documents record.
 //!
 //! Everything that reads a result — checks, detectors, pages, the lab —
 //! reads these types and nothing else. This crate must never depend on the
@@ -14,6 +15,7 @@
 
 pub mod audit;
 pub mod case;
+pub mod exit;
 pub mod experiments;
 pub mod guidance;
 pub mod manifest;

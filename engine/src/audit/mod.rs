@@ -16,6 +16,7 @@ use witness_observers::{Observer, Snapshot, diff};
 use witness_probes::{ObservedObject, Probe, StorePath};
 
 use witness_model::audit::*;
+use witness_model::exit::ExitStatus;
 use witness_model::plan::PlanPreview;
 use witness_wire::clock::{Clock, MonotonicClock, StepClock};
 use witness_wire::http::Endpoint;
@@ -1058,13 +1059,7 @@ impl ReportBuilder {
         // An audit that could not finish exits 3 even when a check already
         // failed: exit 1 promises a completed audit. The failing verdicts stay
         // in the report as evidence.
-        self.report.exit_code = if !self.report.complete {
-            3
-        } else if summary.fail > 0 {
-            1
-        } else {
-            0
-        };
+        self.report.exit_code = ExitStatus::of_run(self.report.complete, summary.fail > 0).into();
         self.report.summary = summary;
         if !options.deterministic {
             self.report.volatile = Volatile {
