@@ -20,3 +20,4 @@ pub mod experiments;
 pub mod guidance;
 pub mod manifest;
 pub mod plan;
+pub mod schema;
