@@ -346,11 +346,47 @@ pub fn preview(
     timeout: Duration,
     include_destructive: bool,
 ) -> Result<PlanPreview, String> {
+    preview_on(jail_spec, None, era, timeout, include_destructive)
+}
+
+/// The plan for a server already running behind a Streamable HTTP endpoint.
+/// Nothing is launched or jailed, so the plan's isolation is `none` and
+/// destructive and unknown tools are left out unless `include_destructive`.
+pub fn preview_remote(
+    endpoint: Endpoint,
+    era: EraChoice,
+    timeout: Duration,
+    include_destructive: bool,
+) -> Result<PlanPreview, String> {
+    let nothing = JailSpec {
+        command: Vec::new(),
+        stores: Vec::new(),
+        env: Vec::new(),
+        keep: false,
+        isolate_network: false,
+    };
+    preview_on(nothing, Some(endpoint), era, timeout, include_destructive)
+}
+
+fn preview_on(
+    jail_spec: JailSpec,
+    remote: Option<Endpoint>,
+    era: EraChoice,
+    timeout: Duration,
+    include_destructive: bool,
+) -> Result<PlanPreview, String> {
     let command = jail_spec.command.clone();
-    let mut jail = Jail::create(jail_spec).map_err(|e| e.to_string())?;
+    let mut jail = match &remote {
+        None => Jail::create(jail_spec),
+        Some(_) => Jail::in_place(jail_spec),
+    }
+    .map_err(|e| e.to_string())?;
     let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::start());
     let opened = {
-        let mut launch = || jail.launch(clock.clone());
+        let mut launch = || match &remote {
+            None => jail.launch(clock.clone()),
+            Some(endpoint) => Ok(crate::jail::connect(endpoint, clock.clone(), timeout)),
+        };
         Session::open(&mut launch, era, timeout)
     };
     let (mut session, _) = opened.map_err(|(e, _)| format!("no session: {e}"))?;
@@ -367,14 +403,18 @@ pub fn preview(
     let tools: Vec<ToolEntry> = catalog.tools.iter().map(tool_entry).collect();
     let isolation = jail.isolation().cloned();
     let (plan, skipped) = planned(&tools, isolation.as_ref(), include_destructive);
-    Ok(crate::plan::preview::preview(
+    let mut preview = crate::plan::preview::preview(
         command,
         isolation.map_or_else(|| "none".to_owned(), |i| i.level),
         include_destructive,
         &tools,
         &plan,
         skipped,
-    ))
+    );
+    if remote.is_some() {
+        preview.transport = Some("http".into());
+    }
+    Ok(preview)
 }
 
 /// The planner's plan for this server, and the tools it leaves out: outside a
