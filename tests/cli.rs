@@ -51,6 +51,7 @@ fn an_invalid_invocation_of_every_command_exits_2_and_launches_nothing() {
         .concat(),
         [&["manifest", "pin", "--allow-remote-http"][..], &server].concat(),
         vec!["manifest", "pin", "--no-netns", "--url", url],
+        vec!["manifest", "pin", "--server-env", "A=B", "--url", url],
         vec!["manifest", "fingerprint", "/nonexistent/pin.json"],
         vec!["manifest", "diff", "/nonexistent/pin.json", &live],
         vec!["manifest", "diff", "live:", &live],

@@ -174,9 +174,26 @@ fn writable_parent(out: &Path) -> Result<(), ManifestError> {
     Ok(())
 }
 
+/// Where the pin comes from: the launched COMMAND or the --url server.
+fn pin_source(args: &PinArgs) -> Result<Source> {
+    let Some(endpoint) = args.target.endpoint(&args.fetch.connect)? else {
+        return Ok(Source::Live(args.target.command.clone()));
+    };
+    if !args.fetch.server_env.is_empty() {
+        // As --env for audit: a running server's variables are not ours to set.
+        return Err(ManifestError::Invalid(
+            "--server-env applies only to a launched server; a --url server is not launched".into(),
+        )
+        .into());
+    }
+    let url = args.target.url.clone().unwrap_or_default();
+    Ok(Source::Remote(url, endpoint))
+}
+
 fn pin(args: PinArgs) -> Result<ExitStatus> {
     validate_environment(&args.environment).map_err(ManifestError::Invalid)?;
     let options = args.fetch.options()?;
+    let source = pin_source(&args)?;
     if let Some(out) = &args.out
         && out.is_dir()
     {
@@ -191,11 +208,6 @@ fn pin(args: PinArgs) -> Result<ExitStatus> {
     if let Some(out) = &args.out {
         writable_parent(out)?;
     }
-    let source = match (args.target.endpoint(&args.fetch.connect)?, args.target.url) {
-        (Some(endpoint), Some(url)) => Source::Remote(url, endpoint),
-        // No endpoint means no --url: clap then demands a command.
-        _ => Source::Live(args.target.command),
-    };
     let pin = source.fetch(&options, &args.environment)?;
     match &args.out {
         Some(path) => {
