@@ -209,11 +209,20 @@ fn the_whole_process_group_is_stopped_at_the_end() {
         .and_then(|p| p.trim().parse().ok())
         .unwrap_or_else(|| panic!("no grandchild pid in {stderr:?}"));
     // Reaped or not, a killed process is no longer running (zombies show state Z).
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let running = status
-        .lines()
-        .find(|l| l.starts_with("State:"))
-        .is_some_and(|l| !l.contains('Z'));
+    // SIGKILL is delivered asynchronously: on a loaded machine the state can
+    // lag the audit's exit by a moment, so look for up to two seconds.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    let (running, status) = loop {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let running = status
+            .lines()
+            .find(|l| l.starts_with("State:"))
+            .is_some_and(|l| !l.contains('Z'));
+        if !running || std::time::Instant::now() >= deadline {
+            break (running, status);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
     assert!(!running, "grandchild {pid} outlived the audit: {status}");
 }
 

@@ -33,6 +33,7 @@ use witness_model::audit::{
     AuditReport, CallStatus, CheckId, Effect, FindingKind, Op, ToolEntry, Verdict,
 };
 use witness_model::case::*;
+use witness_model::exit::ExitStatus;
 
 /// Where the pinned packages live, relative to the repository.
 pub const CASES_DIR: &str = "experiments/cases";
@@ -137,9 +138,9 @@ pub enum CasesError {
 #[derive(Clone, Debug)]
 pub struct CasesOutcome {
     pub cases: Vec<CaseReport>,
-    /// 0 every case completed and no check failed; 1 a check failed; 3 a case
-    /// could not conclude.
-    pub exit_code: u8,
+    /// Failed when a check failed in any case (evidence outranks a case that
+    /// could not conclude); else incomplete when a case could not conclude.
+    pub status: ExitStatus,
 }
 
 /// The cases directory: `$MCP_WITNESS_CASES_DIR`, else `experiments/cases`
@@ -243,15 +244,13 @@ pub fn run_cases_in(dir: &Path, out: &Path, progress: bool) -> Result<CasesOutco
         }
         cases.push(summary);
     }
-    // A failure is evidence and outranks a case that could not conclude.
-    let exit_code = if cases.iter().any(|c| c.exit_code == 1) {
-        1
-    } else if cases.iter().any(|c| c.exit_code != 0) {
-        3
-    } else {
-        0
-    };
-    Ok(CasesOutcome { cases, exit_code })
+    // A code outside the rule cannot claim a concluded case.
+    let status = ExitStatus::across(
+        cases
+            .iter()
+            .map(|c| ExitStatus::from_code(c.exit_code.into()).unwrap_or(ExitStatus::Incomplete)),
+    );
+    Ok(CasesOutcome { cases, status })
 }
 
 fn verdict_line(case: &CaseReport) -> String {

@@ -44,7 +44,12 @@ impl PlannedSource {
 pub struct PlanPreview {
     /// Always `mcp-witness.plan/v1`.
     pub schema: String,
+    /// The launched command; empty for a server reached over `transport`.
     pub command: Vec<String>,
+    /// `http` for a server already running behind a Streamable HTTP
+    /// endpoint (not jailed, not launched); absent for a launched one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<String>,
     /// Decides whether destructive and unknown tools may be called.
     pub isolation: IsolationLevel,
     pub include_destructive: bool,

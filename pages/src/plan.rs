@@ -8,7 +8,13 @@ use witness_text::clip;
 /// The plan for a terminal.
 pub fn text(plan: &PlanPreview) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "plan for: {}", clip(&plan.command.join(" "), 120));
+    let target = match plan.transport.as_deref() {
+        Some(transport) if plan.command.is_empty() => {
+            format!("a server behind a Streamable HTTP endpoint ({transport}, not jailed)")
+        }
+        _ => clip(&plan.command.join(" "), 120),
+    };
+    let _ = writeln!(out, "plan for: {target}");
     let _ = writeln!(out, "isolation: {}", plan.isolation.as_str());
     let _ = writeln!(out, "\ntools (class from annotations only):");
     for t in &plan.tools {

@@ -1,24 +1,24 @@
 //! `mcp-witness manifest …`: the command-line layer over pins and diffs.
 //!
-//! Kept in the library so the binary's `main.rs` only gains one subcommand
-//! and one match arm. Exit codes follow the rest of the tool: 0 unchanged
-//! (or every change allowed), 1 an undeclared change, 2 invalid invocation
-//! (nothing launched), 3 a catalog could not be fetched complete.
+//! Exit codes follow the rest of the tool: 0 unchanged (or every change
+//! allowed), 1 an undeclared change, 2 invalid invocation (nothing
+//! launched), 3 a catalog could not be fetched complete.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
+use anyhow::Result;
 use clap::{Args, Subcommand, ValueEnum};
 
 use witness_engine::manifest::allow::AllowList;
 use witness_engine::manifest::diff::build;
-use witness_engine::manifest::source::{self, FetchOptions, Source};
+use witness_engine::manifest::source::{FetchOptions, Source};
 use witness_engine::manifest::{ManifestError, load_pin, write_pin};
-use witness_model::manifest::diff::Side;
+use witness_model::exit::ExitStatus;
+use witness_model::manifest::diff::{ManifestDiff, Side};
 use witness_model::manifest::{DEFAULT_ENVIRONMENT, Pin, validate_environment};
 use witness_pages::manifest::{self as render, Artifact};
 
-use super::EraArg;
+use super::{CatalogSettleArgs, ConnectArgs, EraArgs, TargetArgs};
 
 const PIN_HELP: &str = "\
 The server is started the way `audit` starts it — in a jail with no stores, a
@@ -67,27 +67,18 @@ pub enum ManifestCommand {
 }
 
 /// How live servers are started and spoken to (shared by `pin` and `diff`).
+/// `--server-env`, not `--env`: `--env` names the environment of a pin.
 #[derive(Args)]
 pub struct FetchArgs {
     /// A variable for the server, e.g. a credential that gates tools (repeatable; never written).
     #[arg(long = "server-env", value_name = "K=V")]
     server_env: Vec<String>,
-    /// Which protocol era to speak.
-    #[arg(long, value_enum, default_value_t = EraArg::Auto)]
-    era: EraArg,
-    /// Timeout of every request, in milliseconds.
-    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
-    timeout_ms: u64,
-    /// Do not try to put the server in a network namespace.
-    #[arg(long)]
-    no_netns: bool,
-    /// Wait after the handshake before reading the catalog, in milliseconds
-    /// (servers may register tools a moment after initializing).
-    #[arg(long, default_value_t = 1_500, value_parser = clap::value_parser!(u64).range(0..=5_000))]
-    settle_ms: u64,
-    /// Allow a URL (`--url`, or a `url:` side of diff) whose host is not loopback; it must use https.
-    #[arg(long)]
-    allow_remote_http: bool,
+    #[command(flatten)]
+    era: EraArgs,
+    #[command(flatten)]
+    connect: ConnectArgs,
+    #[command(flatten)]
+    settle: CatalogSettleArgs,
 }
 
 #[derive(Args)]
@@ -100,12 +91,8 @@ pub struct PinArgs {
     environment: String,
     #[command(flatten)]
     fetch: FetchArgs,
-    /// Pin a server already running behind this Streamable HTTP endpoint instead of launching COMMAND.
-    #[arg(long, value_name = "URL", conflicts_with = "command")]
-    url: Option<String>,
-    /// The server command and its arguments, after `--`. ({jail} is the jail directory.)
-    #[arg(last = true, required_unless_present = "url", value_name = "COMMAND")]
-    command: Vec<String>,
+    #[command(flatten)]
+    target: TargetArgs,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -117,9 +104,9 @@ pub enum DiffFormat {
 
 #[derive(Args)]
 pub struct DiffArgs {
-    /// The baseline: a pin file or live:COMMAND.
+    /// The baseline: a pin file, live:COMMAND or url:URL.
     old: String,
-    /// What to compare with it: a pin file or live:COMMAND.
+    /// What to compare with it: a pin file, live:COMMAND or url:URL.
     new: String,
     /// What to print on stdout.
     #[arg(long, value_enum, default_value_t = DiffFormat::Text)]
@@ -142,17 +129,17 @@ impl FetchArgs {
         let env = witness_engine::jail::parse_env_pairs("--server-env", &self.server_env)
             .map_err(ManifestError::Invalid)?;
         Ok(FetchOptions {
-            era: self.era.into(),
-            timeout: Duration::from_millis(self.timeout_ms),
+            era: self.era.choice(),
+            timeout: self.connect.timeout(),
             env,
-            isolate_network: !self.no_netns,
-            settle: Duration::from_millis(self.settle_ms),
+            isolate_network: !self.connect.no_netns,
+            settle: self.settle.settle(),
         })
     }
 }
 
-/// Runs one `manifest` subcommand; returns the exit code.
-pub fn run(command: ManifestCommand) -> Result<u8, ManifestError> {
+/// Runs one `manifest` subcommand.
+pub fn run(command: ManifestCommand) -> Result<ExitStatus> {
     match command {
         ManifestCommand::Pin(args) => pin(args),
         ManifestCommand::Fingerprint { file, full } => {
@@ -162,7 +149,7 @@ pub fn run(command: ManifestCommand) -> Result<u8, ManifestError> {
             } else {
                 println!("{}", pin.fingerprint.short);
             }
-            Ok(0)
+            Ok(ExitStatus::Passed)
         }
         ManifestCommand::Diff(args) => diff(args),
     }
@@ -187,9 +174,26 @@ fn writable_parent(out: &Path) -> Result<(), ManifestError> {
     Ok(())
 }
 
-fn pin(args: PinArgs) -> Result<u8, ManifestError> {
+/// Where the pin comes from: the launched COMMAND or the --url server.
+fn pin_source(args: &PinArgs) -> Result<Source> {
+    let Some(endpoint) = args.target.endpoint(&args.fetch.connect)? else {
+        return Ok(Source::Live(args.target.command.clone()));
+    };
+    if !args.fetch.server_env.is_empty() {
+        // As --env for audit: a running server's variables are not ours to set.
+        return Err(ManifestError::Invalid(
+            "--server-env applies only to a launched server; a --url server is not launched".into(),
+        )
+        .into());
+    }
+    let url = args.target.url.clone().unwrap_or_default();
+    Ok(Source::Remote(url, endpoint))
+}
+
+fn pin(args: PinArgs) -> Result<ExitStatus> {
     validate_environment(&args.environment).map_err(ManifestError::Invalid)?;
     let options = args.fetch.options()?;
+    let source = pin_source(&args)?;
     if let Some(out) = &args.out
         && out.is_dir()
     {
@@ -198,19 +202,12 @@ fn pin(args: PinArgs) -> Result<u8, ManifestError> {
             out.display(),
             out.display(),
             args.environment
-        )));
+        ))
+        .into());
     }
     if let Some(out) = &args.out {
         writable_parent(out)?;
     }
-    // A `--url` source is one more arm here once HTTP exists.
-    let source = match &args.url {
-        Some(url) => Source::parse_with(
-            &format!("{}{url}", source::URL_PREFIX),
-            args.fetch.allow_remote_http,
-        )?,
-        None => Source::Live(args.command),
-    };
     let pin = source.fetch(&options, &args.environment)?;
     match &args.out {
         Some(path) => {
@@ -232,12 +229,13 @@ fn pin(args: PinArgs) -> Result<u8, ManifestError> {
             );
         }
     }
-    Ok(0)
+    Ok(ExitStatus::Passed)
 }
 
-fn diff(args: DiffArgs) -> Result<u8, ManifestError> {
-    let old = Source::parse_with(&args.old, args.fetch.allow_remote_http)?;
-    let new = Source::parse_with(&args.new, args.fetch.allow_remote_http)?;
+fn diff(args: DiffArgs) -> Result<ExitStatus> {
+    let allow_remote = args.fetch.connect.allow_remote_http;
+    let old = Source::parse_with(&args.old, allow_remote)?;
+    let new = Source::parse_with(&args.new, allow_remote)?;
     if let Some(env) = &args.environment {
         validate_environment(env).map_err(ManifestError::Invalid)?;
     }
@@ -246,18 +244,40 @@ fn diff(args: DiffArgs) -> Result<u8, ManifestError> {
         Some(path) => AllowList::load(path)?,
         None => AllowList::default(),
     };
-    // Files first: a bad pin is an invalid invocation, found before any
-    // server is launched.
-    let mut old_pin = match &old {
-        Source::File(_) => Some(old.fetch(&options, DEFAULT_ENVIRONMENT)?),
-        Source::Live(_) | Source::Remote(..) => None,
+    let (old_pin, new_pin) = both_pins(&args, [&old, &new], &options)?;
+    let doc = build(
+        Side::of(old.describe(), &old_pin),
+        Side::of(new.describe(), &new_pin),
+        &old_pin,
+        &new_pin,
+        &allow,
+        args.cross_environment && old_pin.environment != new_pin.environment,
+    );
+    print_diff(args.format, &doc, [&old, &new]);
+    for entry in &doc.unused_allow {
+        eprintln!(
+            "mcp-witness: allow entry {} {} matched no change",
+            witness_text::clip(&entry.tool, 80),
+            entry.class.id()
+        );
+    }
+    crate::exit::recorded(doc.exit_code)
+}
+
+/// Both sides as pins. Files first: a bad pin is an invalid invocation,
+/// found before any server is launched. A live side is pinned under
+/// --environment, else under the pin side's environment; both are known
+/// before any server is launched, so a refused comparison launches nothing.
+fn both_pins(
+    args: &DiffArgs,
+    [old, new]: [&Source; 2],
+    options: &FetchOptions,
+) -> Result<(Pin, Pin), ManifestError> {
+    let file_pin = |side: &Source| match side {
+        Source::File(_) => side.fetch(options, DEFAULT_ENVIRONMENT).map(Some),
+        Source::Live(_) | Source::Remote(..) => Ok(None),
     };
-    let mut new_pin = match &new {
-        Source::File(_) => Some(new.fetch(&options, DEFAULT_ENVIRONMENT)?),
-        Source::Live(_) | Source::Remote(..) => None,
-    };
-    // A live side is pinned under --environment, else under the pin side's
-    // environment; both are known before any server is launched.
+    let (old_pin, new_pin) = (file_pin(old)?, file_pin(new)?);
     let pinned_env = |pin: &Option<Pin>| pin.as_ref().map(|p| p.environment.clone());
     let live_env = args
         .environment
@@ -276,28 +296,24 @@ fn diff(args: DiffArgs) -> Result<u8, ManifestError> {
             witness_text::clip(&new.describe(), 120),
         )));
     }
-    if old_pin.is_none() {
-        old_pin = Some(old.fetch(&options, &live_env)?);
-    }
-    if new_pin.is_none() {
-        new_pin = Some(new.fetch(&options, &live_env)?);
-    }
-    let (Some(old_pin), Some(new_pin)) = (old_pin, new_pin) else {
-        return Err(ManifestError::Fetch("a side could not be read".into()));
+    let old_pin = match old_pin {
+        Some(pin) => pin,
+        None => old.fetch(options, &live_env)?,
     };
-    let doc = build(
-        Side::of(old.describe(), &old_pin),
-        Side::of(new.describe(), &new_pin),
-        &old_pin,
-        &new_pin,
-        &allow,
-        args.cross_environment && old_pin.environment != new_pin.environment,
-    );
-    match args.format {
-        DiffFormat::Text => print!("{}", render::text(&doc)),
-        DiffFormat::Json => println!("{}", to_pretty(&doc)),
+    let new_pin = match new_pin {
+        Some(pin) => pin,
+        None => new.fetch(options, &live_env)?,
+    };
+    Ok((old_pin, new_pin))
+}
+
+fn print_diff(format: DiffFormat, doc: &ManifestDiff, [old, new]: [&Source; 2]) {
+    match format {
+        DiffFormat::Text => print!("{}", render::text(doc)),
+        DiffFormat::Json => println!("{}", to_pretty(doc)),
         DiffFormat::Sarif => {
-            let artifacts: Vec<Artifact> = [&new, &old]
+            // The new pin's lines first: results point at it when it is a file.
+            let artifacts: Vec<Artifact> = [new, old]
                 .iter()
                 .filter_map(|s| s.file())
                 .filter_map(|path| {
@@ -307,17 +323,9 @@ fn diff(args: DiffArgs) -> Result<u8, ManifestError> {
                     })
                 })
                 .collect();
-            println!("{}", to_pretty(&render::sarif(&doc, &artifacts)));
+            println!("{}", to_pretty(&render::sarif(doc, &artifacts)));
         }
     }
-    for entry in &doc.unused_allow {
-        eprintln!(
-            "mcp-witness: allow entry {} {} matched no change",
-            witness_text::clip(&entry.tool, 80),
-            entry.class.id()
-        );
-    }
-    Ok(doc.exit_code)
 }
 
 fn to_pretty<T: serde::Serialize>(value: &T) -> String {

@@ -16,6 +16,7 @@ use witness_observers::{Observer, Snapshot, diff};
 use witness_probes::{ObservedObject, Probe, StorePath};
 
 use witness_model::audit::*;
+use witness_model::exit::ExitStatus;
 use witness_model::plan::PlanPreview;
 use witness_wire::clock::{Clock, MonotonicClock, StepClock};
 use witness_wire::http::Endpoint;
@@ -342,11 +343,47 @@ pub fn preview(
     timeout: Duration,
     include_destructive: bool,
 ) -> Result<PlanPreview, String> {
+    preview_on(jail_spec, None, era, timeout, include_destructive)
+}
+
+/// The plan for a server already running behind a Streamable HTTP endpoint.
+/// Nothing is launched or jailed, so the plan's isolation is `none` and
+/// destructive and unknown tools are left out unless `include_destructive`.
+pub fn preview_remote(
+    endpoint: Endpoint,
+    era: EraChoice,
+    timeout: Duration,
+    include_destructive: bool,
+) -> Result<PlanPreview, String> {
+    let nothing = JailSpec {
+        command: Vec::new(),
+        stores: Vec::new(),
+        env: Vec::new(),
+        keep: false,
+        isolate_network: false,
+    };
+    preview_on(nothing, Some(endpoint), era, timeout, include_destructive)
+}
+
+fn preview_on(
+    jail_spec: JailSpec,
+    remote: Option<Endpoint>,
+    era: EraChoice,
+    timeout: Duration,
+    include_destructive: bool,
+) -> Result<PlanPreview, String> {
     let command = jail_spec.command.clone();
-    let mut jail = Jail::create(jail_spec).map_err(|e| e.to_string())?;
+    let mut jail = match &remote {
+        None => Jail::create(jail_spec),
+        Some(_) => Jail::in_place(jail_spec),
+    }
+    .map_err(|e| e.to_string())?;
     let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::start());
     let opened = {
-        let mut launch = || jail.launch(clock.clone());
+        let mut launch = || match &remote {
+            None => jail.launch(clock.clone()),
+            Some(endpoint) => Ok(crate::jail::connect(endpoint, clock.clone(), timeout)),
+        };
         Session::open(&mut launch, era, timeout)
     };
     let (mut session, _) = opened.map_err(|(e, _)| format!("no session: {e}"))?;
@@ -363,14 +400,18 @@ pub fn preview(
     let tools: Vec<ToolEntry> = catalog.tools.iter().map(tool_entry).collect();
     let isolation = jail.isolation().cloned();
     let (plan, skipped) = planned(&tools, isolation.as_ref(), include_destructive);
-    Ok(crate::plan::preview::preview(
+    let mut preview = crate::plan::preview::preview(
         command,
         isolation.map_or(IsolationLevel::None, |i| i.level),
         include_destructive,
         &tools,
         &plan,
         skipped,
-    ))
+    );
+    if remote.is_some() {
+        preview.transport = Some("http".into());
+    }
+    Ok(preview)
 }
 
 /// The planner's plan for this server, and the tools it leaves out: outside a
@@ -1082,13 +1123,7 @@ impl ReportBuilder {
         // An audit that could not finish exits 3 even when a check already
         // failed: exit 1 promises a completed audit. The failing verdicts stay
         // in the report as evidence.
-        self.report.exit_code = if !self.report.complete {
-            3
-        } else if summary.fail > 0 {
-            1
-        } else {
-            0
-        };
+        self.report.exit_code = ExitStatus::of_run(self.report.complete, summary.fail > 0).into();
         self.report.summary = summary;
         if !options.deterministic {
             self.report.volatile = Volatile {

@@ -34,6 +34,7 @@ use witness_wire::session::{
     CatalogIssue, LegacyOffer, MAX_PAGES, MAX_TOOLS, Session, SessionError,
 };
 
+use witness_model::exit::ExitStatus;
 use witness_model::guidance::*;
 
 /// The protocol every profile's discovery offers.
@@ -167,11 +168,7 @@ pub fn run(options: &GuidanceOptions) -> Result<GuidanceReport, GuidanceError> {
         }
     }
     let passed = complete.then_some(defects.is_empty());
-    let exit_code = match passed {
-        None => 3,
-        Some(false) => 1,
-        Some(true) => 0,
-    };
+    let exit_code = ExitStatus::of_run(complete, !defects.is_empty()).code();
     Ok(GuidanceReport {
         schema: GUIDANCE_SCHEMA.into(),
         generator: format!("mcp-witness {}", env!("CARGO_PKG_VERSION")),

@@ -46,6 +46,7 @@ pub fn preview(
     PlanPreview {
         schema: PLAN_SCHEMA.to_owned(),
         command,
+        transport: None,
         isolation,
         include_destructive,
         tools: tools

@@ -14,6 +14,7 @@ mod words;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
+use witness_model::exit::ExitStatus;
 use witness_model::manifest::diff::*;
 use witness_model::manifest::{Pin, PinnedTool, ServerId};
 use witness_model::vocab::{CheckId, Hint};
@@ -74,7 +75,7 @@ pub fn build(
             show(&new.server)
         ));
     }
-    let exit_code = u8::from(summary.undeclared > 0);
+    let exit_code = ExitStatus::concluded(summary.undeclared > 0).code();
     ManifestDiff {
         schema: DIFF_SCHEMA.to_owned(),
         old,
