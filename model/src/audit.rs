@@ -11,8 +11,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+// `CallStatus` and `Provenance` live with the other words in `vocab`; they
+// are re-exported so `audit::CallStatus` keeps naming the same type.
 pub use crate::vocab::{
-    CheckId, FindingKind, Hint, IsolationLevel, Op, ProbeStatus, ToolClass, Verdict,
+    CallStatus, CheckId, FindingKind, Hint, IsolationLevel, Op, ProbeStatus, Provenance, ToolClass,
+    Verdict,
 };
 
 pub const AUDIT_SCHEMA: &str = "mcp-witness.audit/v1";
@@ -21,19 +24,6 @@ pub const AUDIT_SCHEMA: &str = "mcp-witness.audit/v1";
 /// jail's HOME, TMPDIR and working directory, outside every declared store.
 /// `--store` refuses this name so it can never be mistaken for a declared one.
 pub const JAIL_STORE: &str = "jail";
-
-/// Where an argument's value came from. A failure on a synthesized value
-/// proves nothing about the server; on a harvested one it is evidence.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Provenance {
-    /// Written by a person in a plan file.
-    Literal,
-    /// Taken from an earlier response of the same server.
-    Harvested,
-    /// Invented by mcp-witness from the tool's input schema.
-    Synthesized,
-}
 
 /// Where a harvested value was found.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -101,22 +91,6 @@ impl Effect {
     pub fn outside_stores(&self) -> bool {
         self.store == JAIL_STORE
     }
-}
-
-/// How a call ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum CallStatus {
-    /// A result without `isError`.
-    Ok,
-    /// A result with `isError: true`.
-    ToolError,
-    /// A JSON-RPC error.
-    RpcError,
-    /// Timeout, death or broken pipe.
-    TransportError,
-    /// Not sent: an argument could not be resolved.
-    NotSent,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]

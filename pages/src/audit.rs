@@ -7,8 +7,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use witness_model::audit::{
-    Argument, AuditReport, CallRecord, CallStatus, CheckResult, Effect, ProbeRecord, ToolClass,
-    ToolEntry,
+    Argument, AuditReport, CallRecord, CheckResult, Effect, ProbeRecord, ToolClass, ToolEntry,
 };
 use witness_model::vocab::{CheckId, IsolationLevel, ProbeStatus};
 use witness_text::clip_raw;
@@ -267,23 +266,8 @@ fn argument(a: &Argument) -> ArgumentView {
     ArgumentView {
         name: a.name.clone(),
         value: json_text(&a.value, false, MAX_VALUE),
-        source: match a.source {
-            witness_model::audit::Provenance::Literal => "literal",
-            witness_model::audit::Provenance::Harvested => "harvested",
-            witness_model::audit::Provenance::Synthesized => "synthesized",
-        }
-        .into(),
+        source: a.source.as_str().into(),
         from: a.from.as_ref().map(|o| format!("{} · {}", o.call, o.path)),
-    }
-}
-
-fn status_word(status: CallStatus) -> &'static str {
-    match status {
-        CallStatus::Ok => "ok",
-        CallStatus::ToolError => "tool error",
-        CallStatus::RpcError => "JSON-RPC error",
-        CallStatus::TransportError => "transport error",
-        CallStatus::NotSent => "not sent",
     }
 }
 
@@ -338,7 +322,7 @@ fn call_view(call: &CallRecord, session: Option<usize>) -> CallView {
         tool_anchor: tool_anchor(&call.tool),
         repeat_of: call.repeat_of,
         arguments: call.arguments.iter().map(argument).collect(),
-        status: status_word(call.outcome.status).into(),
+        status: call.outcome.status.phrase().into(),
         ok: call.succeeded(),
         code: call.outcome.code,
         detail: call
