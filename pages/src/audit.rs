@@ -8,11 +8,12 @@ use serde_json::Value;
 
 use witness_model::audit::{
     Argument, AuditReport, CallRecord, CheckResult, Effect, ProbeRecord, ToolClass, ToolEntry,
+    VerdictTally,
 };
 use witness_model::vocab::{CheckId, IsolationLevel, ProbeStatus};
 use witness_text::clip_raw;
 
-use crate::{anchor_part, check_anchor};
+use crate::{anchor_part, check_anchor, verdict_counts};
 
 /// Bounds that keep a page readable; the JSON keeps everything.
 const MAX_DESCRIPTION: usize = 2_000;
@@ -540,27 +541,13 @@ pub fn view(report: &AuditReport, links: &AuditLinks) -> View {
     let check_groups = check_ids
         .iter()
         .map(|id| {
-            let checks: Vec<CheckView> = report
-                .checks
-                .iter()
-                .filter(|c| c.id == *id)
-                .map(check_view)
-                .collect();
-            let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-            for c in &checks {
-                *counts.entry(c.verdict.as_str()).or_default() += 1;
-            }
-            let counts = ["fail", "pass", "skip", "untestable"]
-                .iter()
-                .filter_map(|v| counts.get(v).map(|n| format!("{n} {v}")))
-                .collect::<Vec<_>>()
-                .join(" · ");
+            let group: Vec<&CheckResult> = report.checks.iter().filter(|c| c.id == *id).collect();
             CheckGroup {
                 id: id.as_str().into(),
                 anchor: anchor_part(id.as_str()),
                 holds_when: id.holds_when().into(),
-                counts,
-                checks,
+                counts: verdict_counts(&VerdictTally::of(group.iter().map(|c| c.verdict))),
+                checks: group.into_iter().map(check_view).collect(),
             }
         })
         .collect();
