@@ -23,6 +23,7 @@ mod audit;
 mod charts;
 pub mod guidance;
 mod index;
+mod lenient;
 pub mod manifest;
 pub mod markdown;
 pub mod plan;
