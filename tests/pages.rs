@@ -421,3 +421,64 @@ fn case_fields_of_another_type_show_as_not_recorded_and_the_rest_still_shows() {
     assert!(summary.contains("| case-odd |"), "{summary}");
     assert!(summary.contains("EFF-01 PASS (1 pass); EFF-02 NONE (not recorded)"));
 }
+
+/// An audit whose plan steps and call ids differ: step 1 was carried out by
+/// calls 1 and 2 (an idempotence repeat), so step 2 is call 3.
+const STEPS: &str = r#"{
+  "schema": "mcp-witness.audit/v1",
+  "generator": "mcp-witness test",
+  "target": {"command": ["server"], "env": []},
+  "era": {"requested": "auto", "instructions_present": false},
+  "isolation": {"level": "none", "detail": "test"},
+  "stores": [],
+  "probe": "null",
+  "complete": true,
+  "catalog": {"complete": true, "pages": 1, "tools": 3},
+  "tools": [
+    {"name": "list_keys", "hints": {"read_only": true, "idempotent": true}, "class": "read-only", "has_output_schema": false},
+    {"name": "mint_key", "hints": {"destructive": false}, "class": "additive", "has_output_schema": false},
+    {"name": "revoke_key", "hints": {"destructive": true}, "class": "destructive", "has_output_schema": false}
+  ],
+  "startup_effects": [],
+  "calls": [
+    {"id": 1, "step": 1, "tool": "list_keys", "arguments": [], "outcome": {"status": "ok"}, "effects": []},
+    {"id": 2, "step": 1, "tool": "list_keys", "repeat_of": 1, "arguments": [], "outcome": {"status": "ok"}, "effects": []},
+    {"id": 3, "step": 2, "tool": "mint_key", "arguments": [], "outcome": {"status": "ok"},
+     "response": {"content": [{"type": "text", "text": "{\"id\": \"k1\"}"}]}, "effects": []},
+    {"id": 4, "step": 3, "tool": "revoke_key", "arguments": [
+       {"name": "key_id", "value": "k1", "source": "harvested", "from": {"call": "call 2", "path": "json.id"}},
+       {"name": "other", "value": "k9", "source": "harvested", "from": {"call": "call 9", "path": "json.id"}},
+       {"name": "odd", "value": "k0", "source": "harvested", "from": {"call": "the answer before", "path": "json.x"}}
+     ], "outcome": {"status": "tool-error"}, "effects": []}
+  ],
+  "shutdown_effects": [],
+  "checks": [],
+  "findings": [],
+  "summary": {"pass": 0, "fail": 0, "skip": 0, "untestable": 0, "calls": 4, "creates": 0, "updates": 0, "deletes": 0},
+  "exit_code": 0,
+  "transcripts": [],
+  "volatile": {}
+}"#;
+
+#[test]
+fn a_harvested_value_links_the_call_that_carried_out_its_step() {
+    let report: AuditReport = serde_json::from_str(STEPS).expect("a valid audit document");
+    let html = render_audit(&report, &AuditLinks::default()).expect("renders");
+    let page = parse("steps", &html);
+    // `call 2` in the document is plan step 2, which call 3 carried out;
+    // the page's #call-2 is the repeat of step 1 and must not be offered.
+    assert!(
+        html.contains(r##"from <a href="#call-3">step 2 (call 3)</a> · json.id"##),
+        "{html}"
+    );
+    assert!(!html.contains("from call 2") && !html.contains("step 2 (call 2)"));
+    // A step no call carried out, and an origin that names no step, are
+    // shown as recorded, without a link.
+    assert!(html.contains("from step 9 · json.id"));
+    assert!(html.contains("from the answer before · json.x"));
+    for href in page.hrefs.iter().filter_map(|h| h.strip_prefix('#')) {
+        assert!(page.ids.contains(href), "#{href} has no target");
+    }
+    // The ledger says how each call ended, in words.
+    assert!(html.contains("tool error"));
+}

@@ -28,10 +28,19 @@ pub const JAIL_STORE: &str = "jail";
 /// Where a harvested value was found.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Origin {
-    /// The plan step whose result held the value (`call 2`).
+    /// The plan step whose result held the value (`call 2`): a
+    /// [`CallRecord::step`], not a call id.
     pub call: String,
     /// The path inside that result (`json.id`).
     pub path: String,
+}
+
+impl Origin {
+    /// The step `call` names (`call 2` → 2), if it names one. The word is
+    /// `call` because plan files number their `[[call]]` entries that way.
+    pub fn step(&self) -> Option<u32> {
+        self.call.trim().strip_prefix("call")?.trim().parse().ok()
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -556,6 +565,13 @@ impl AuditReport {
 
     pub fn check(&self, id: CheckId, tool: &str) -> Option<&CheckResult> {
         self.checks.iter().find(|c| c.id == id && c.tool == tool)
+    }
+
+    /// The call that carried out plan step `step` (its first call: an
+    /// idempotence repeat shares the step, and a harvested value is read
+    /// from the first call's result).
+    pub fn call_for_step(&self, step: u32) -> Option<&CallRecord> {
+        self.calls.iter().find(|c| c.step == step)
     }
 }
 

@@ -7,8 +7,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use witness_model::audit::{
-    Argument, AuditReport, CallRecord, CheckResult, Effect, ProbeRecord, ToolClass, ToolEntry,
-    VerdictTally,
+    Argument, AuditReport, CallRecord, CheckResult, Effect, Origin, ProbeRecord, ToolClass,
+    ToolEntry, VerdictTally,
 };
 use witness_model::vocab::{CheckId, IsolationLevel, ProbeStatus};
 use witness_text::clip_raw;
@@ -122,7 +122,20 @@ struct ArgumentView {
     name: String,
     value: String,
     source: String,
-    from: Option<String>,
+    from: Option<OriginView>,
+}
+
+/// Where a harvested value came from. The document names a plan step
+/// (`call 7`); the page says `step 7` and links the call that carried it out,
+/// because `#call-N` anchors are call ids, and repeats and harvest calls
+/// make the two numbers differ.
+#[derive(Serialize)]
+struct OriginView {
+    /// `step 7`, or the origin as recorded when it names no step.
+    step: String,
+    /// The call id that carried out the step, and its anchor.
+    call: Option<(u32, String)>,
+    path: String,
 }
 
 #[derive(Serialize)]
@@ -263,12 +276,23 @@ fn probe(p: &ProbeRecord) -> ProbeView {
     }
 }
 
-fn argument(a: &Argument) -> ArgumentView {
+fn argument(report: &AuditReport, a: &Argument) -> ArgumentView {
     ArgumentView {
         name: a.name.clone(),
         value: json_text(&a.value, false, MAX_VALUE),
         source: a.source.as_str().into(),
-        from: a.from.as_ref().map(|o| format!("{} · {}", o.call, o.path)),
+        from: a.from.as_ref().map(|o| origin(report, o)),
+    }
+}
+
+fn origin(report: &AuditReport, origin: &Origin) -> OriginView {
+    let step = origin.step();
+    OriginView {
+        step: step.map_or_else(|| origin.call.clone(), |n| format!("step {n}")),
+        call: step
+            .and_then(|n| report.call_for_step(n))
+            .map(|c| (c.id, call_anchor(c.id))),
+        path: origin.path.clone(),
     }
 }
 
@@ -314,7 +338,7 @@ fn hints(tool: &ToolEntry) -> Vec<HintView> {
     .collect()
 }
 
-fn call_view(call: &CallRecord, session: Option<usize>) -> CallView {
+fn call_view(report: &AuditReport, call: &CallRecord, session: Option<usize>) -> CallView {
     CallView {
         id: call.id,
         anchor: call_anchor(call.id),
@@ -322,7 +346,7 @@ fn call_view(call: &CallRecord, session: Option<usize>) -> CallView {
         tool: call.tool.clone(),
         tool_anchor: tool_anchor(&call.tool),
         repeat_of: call.repeat_of,
-        arguments: call.arguments.iter().map(argument).collect(),
+        arguments: call.arguments.iter().map(|a| argument(report, a)).collect(),
         status: call.outcome.status.phrase().into(),
         ok: call.succeeded(),
         code: call.outcome.code,
@@ -537,7 +561,11 @@ pub fn view(report: &AuditReport, links: &AuditLinks) -> View {
         })
         .collect();
     let session = report.transcripts.iter().position(|t| t.role == "session");
-    let calls = report.calls.iter().map(|c| call_view(c, session)).collect();
+    let calls = report
+        .calls
+        .iter()
+        .map(|c| call_view(report, c, session))
+        .collect();
     let check_groups = check_ids
         .iter()
         .map(|id| {
