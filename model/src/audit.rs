@@ -11,8 +11,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+// `CallStatus` and `Provenance` live with the other words in `vocab`; they
+// are re-exported so `audit::CallStatus` keeps naming the same type.
 pub use crate::vocab::{
-    CheckId, FindingKind, Hint, IsolationLevel, Op, ProbeStatus, ToolClass, Verdict,
+    CallStatus, CheckId, FindingKind, Hint, IsolationLevel, Op, ProbeStatus, Provenance, ToolClass,
+    Verdict,
 };
 
 pub const AUDIT_SCHEMA: &str = "mcp-witness.audit/v1";
@@ -22,26 +25,22 @@ pub const AUDIT_SCHEMA: &str = "mcp-witness.audit/v1";
 /// `--store` refuses this name so it can never be mistaken for a declared one.
 pub const JAIL_STORE: &str = "jail";
 
-/// Where an argument's value came from. A failure on a synthesized value
-/// proves nothing about the server; on a harvested one it is evidence.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Provenance {
-    /// Written by a person in a plan file.
-    Literal,
-    /// Taken from an earlier response of the same server.
-    Harvested,
-    /// Invented by mcp-witness from the tool's input schema.
-    Synthesized,
-}
-
 /// Where a harvested value was found.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Origin {
-    /// The plan step whose result held the value (`call 2`).
+    /// The plan step whose result held the value (`call 2`): a
+    /// [`CallRecord::step`], not a call id.
     pub call: String,
     /// The path inside that result (`json.id`).
     pub path: String,
+}
+
+impl Origin {
+    /// The step `call` names (`call 2` → 2), if it names one. The word is
+    /// `call` because plan files number their `[[call]]` entries that way.
+    pub fn step(&self) -> Option<u32> {
+        self.call.trim().strip_prefix("call")?.trim().parse().ok()
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -101,22 +100,6 @@ impl Effect {
     pub fn outside_stores(&self) -> bool {
         self.store == JAIL_STORE
     }
-}
-
-/// How a call ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum CallStatus {
-    /// A result without `isError`.
-    Ok,
-    /// A result with `isError: true`.
-    ToolError,
-    /// A JSON-RPC error.
-    RpcError,
-    /// Timeout, death or broken pipe.
-    TransportError,
-    /// Not sent: an argument could not be resolved.
-    NotSent,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -405,6 +388,94 @@ pub struct Summary {
     pub outside_stores: usize,
 }
 
+impl Summary {
+    /// The summary an audit's calls and verdicts add up to: every call
+    /// counted, every verdict, and every effect charged to a call (late,
+    /// startup, shutdown and event effects are charged to none).
+    pub fn of(calls: &[CallRecord], checks: &[CheckResult]) -> Self {
+        let verdicts = VerdictTally::of(checks.iter().map(|c| c.verdict));
+        let effects = EffectTally::of(calls.iter().flat_map(|c| &c.effects));
+        Self {
+            pass: verdicts.pass,
+            fail: verdicts.fail,
+            skip: verdicts.skip,
+            untestable: verdicts.untestable,
+            calls: calls.len(),
+            creates: effects.creates,
+            updates: effects.updates,
+            deletes: effects.deletes,
+            outside_stores: effects.outside_stores,
+        }
+    }
+}
+
+/// Effects counted the one way every summary counts them: creates, updates
+/// and deletes in the declared stores, and apart from them whatever the
+/// jail-wide observer saw outside every store (whatever its op).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EffectTally {
+    pub creates: usize,
+    pub updates: usize,
+    pub deletes: usize,
+    pub outside_stores: usize,
+}
+
+impl EffectTally {
+    pub fn of<'a>(effects: impl IntoIterator<Item = &'a Effect>) -> Self {
+        let mut tally = Self::default();
+        for effect in effects {
+            let count = if effect.outside_stores() {
+                &mut tally.outside_stores
+            } else {
+                match effect.op {
+                    Op::Create => &mut tally.creates,
+                    Op::Update => &mut tally.updates,
+                    Op::Delete => &mut tally.deletes,
+                }
+            };
+            *count += 1;
+        }
+        tally
+    }
+}
+
+/// Verdicts counted by kind.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct VerdictTally {
+    pub pass: usize,
+    pub fail: usize,
+    pub skip: usize,
+    pub untestable: usize,
+}
+
+impl VerdictTally {
+    pub fn of(verdicts: impl IntoIterator<Item = Verdict>) -> Self {
+        let mut tally = Self::default();
+        for verdict in verdicts {
+            *tally.count_mut(verdict) += 1;
+        }
+        tally
+    }
+
+    pub fn get(&self, verdict: Verdict) -> usize {
+        match verdict {
+            Verdict::Pass => self.pass,
+            Verdict::Fail => self.fail,
+            Verdict::Skip => self.skip,
+            Verdict::Untestable => self.untestable,
+        }
+    }
+
+    fn count_mut(&mut self, verdict: Verdict) -> &mut usize {
+        match verdict {
+            Verdict::Pass => &mut self.pass,
+            Verdict::Fail => &mut self.fail,
+            Verdict::Skip => &mut self.skip,
+            Verdict::Untestable => &mut self.untestable,
+        }
+    }
+}
+
 /// A tool the planner left out, and why; its checks are `skip` with this reason.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct SkippedTool {
@@ -494,5 +565,116 @@ impl AuditReport {
 
     pub fn check(&self, id: CheckId, tool: &str) -> Option<&CheckResult> {
         self.checks.iter().find(|c| c.id == id && c.tool == tool)
+    }
+
+    /// The call that carried out plan step `step` (its first call: an
+    /// idempotence repeat shares the step, and a harvested value is read
+    /// from the first call's result).
+    pub fn call_for_step(&self, step: u32) -> Option<&CallRecord> {
+        self.calls.iter().find(|c| c.step == step)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::path::{Path, PathBuf};
+
+    use super::*;
+    use crate::case::{CaseReport, ToolObserved};
+
+    fn results() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../experiments/results")
+    }
+
+    fn read<T: serde::de::DeserializeOwned>(path: &Path) -> T {
+        let text =
+            std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
+    /// The tallies must count exactly as the engine and the lab counted the
+    /// committed results, so either can switch to them without changing a
+    /// byte of what they write.
+    #[test]
+    fn the_tallies_reproduce_every_committed_summary() {
+        let mut audits: Vec<PathBuf> = std::fs::read_dir(results().join("audits"))
+            .expect("experiments/results/audits")
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect();
+        audits.sort();
+        assert!(audits.len() > 10, "{audits:?}");
+        for path in &audits {
+            let report: AuditReport = read(path);
+            assert_eq!(
+                Summary::of(&report.calls, &report.checks),
+                report.summary,
+                "{}",
+                path.display()
+            );
+        }
+        for name in ["case-filesystem", "case-memory", "case-sqlite"] {
+            let case: CaseReport = read(&results().join(format!("{name}.json")));
+            let report: AuditReport = read(&results().join(&case.audit));
+            let mut by_tool: BTreeMap<String, EffectTally> = BTreeMap::new();
+            for call in &report.calls {
+                let tally = EffectTally::of(&call.effects);
+                let entry = by_tool.entry(call.tool.clone()).or_default();
+                entry.creates += tally.creates;
+                entry.updates += tally.updates;
+                entry.deletes += tally.deletes;
+            }
+            for (tool, observed) in &case.observed.by_tool {
+                let tally = by_tool.get(tool).copied().unwrap_or_default();
+                let counted = ToolObserved {
+                    creates: tally.creates,
+                    updates: tally.updates,
+                    deletes: tally.deletes,
+                    ..observed.clone()
+                };
+                assert_eq!(&counted, observed, "{name}: {tool}");
+            }
+            for (id, summary) in &case.checks {
+                let tally = VerdictTally::of(summary.tools.values().copied());
+                assert_eq!(
+                    [tally.pass, tally.fail, tally.skip, tally.untestable],
+                    [summary.pass, summary.fail, summary.skip, summary.untestable],
+                    "{name}: {id}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn effects_outside_the_stores_are_counted_apart_whatever_their_op() {
+        let effect = |store: &str, op| Effect {
+            store: store.into(),
+            object: "x".into(),
+            op,
+            overwrite: None,
+            before: None,
+            after: None,
+        };
+        let effects = [
+            effect("db", Op::Create),
+            effect("db", Op::Create),
+            effect("db", Op::Update),
+            effect(JAIL_STORE, Op::Delete),
+            effect(JAIL_STORE, Op::Create),
+        ];
+        assert_eq!(
+            EffectTally::of(&effects),
+            EffectTally {
+                creates: 2,
+                updates: 1,
+                deletes: 0,
+                outside_stores: 2
+            }
+        );
+        let verdicts = VerdictTally::of([Verdict::Fail, Verdict::Pass, Verdict::Fail]);
+        assert_eq!(verdicts.get(Verdict::Fail), 2);
+        assert_eq!(verdicts.get(Verdict::Skip), 0);
     }
 }

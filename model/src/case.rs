@@ -12,8 +12,9 @@ use crate::audit::Verdict;
 
 pub const CASE_SCHEMA: &str = "mcp-witness.case/v1";
 
-/// `mcp-witness.case/v1`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+/// `mcp-witness.case/v1`. `Default` is the empty frame pages read a case
+/// file of another shape into, field by field.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct CaseReport {
     pub schema: String,
     pub name: String,
@@ -34,7 +35,7 @@ pub struct CaseReport {
     pub audit: String,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct CaseServer {
     pub package: String,
     pub version: String,
@@ -49,7 +50,7 @@ pub struct CaseServer {
     pub protocol_version: Option<String>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct CaseStore {
     /// `jsonl`, `fs` or `sqlite`.
     pub kind: String,

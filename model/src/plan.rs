@@ -58,7 +58,9 @@ pub struct PlanPreview {
     /// Read-only tools in harvest order; each runs once its required
     /// arguments can be filled without inventing anything.
     pub harvest: Vec<StepPreview>,
-    /// Then every tool not called in the harvest pass, in this order.
+    /// Then every tool, in this order. A tool also in `harvest` runs here
+    /// only if the harvest pass did not call it (which depends on the
+    /// server's answers, so the plan cannot say).
     pub calls: Vec<StepPreview>,
     /// Index in `calls` before which tools that failed on invented values
     /// are retried with harvested ones (after a second harvest pass).

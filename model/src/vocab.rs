@@ -1,7 +1,8 @@
 //! The words every document is written in, each defined once.
 //!
 //! Observers speak of [`Op`]s, probes of [`ProbeStatus`]es, checks of
-//! [`CheckId`]s and [`Verdict`]s, the planner of [`ToolClass`]es, and all of
+//! [`CheckId`]s and [`Verdict`]s, the planner of [`ToolClass`]es and of each
+//! argument's [`Provenance`], the call ledger of [`CallStatus`]es, and all of
 //! them of the four behavioural annotations ([`Hint`]) with the defaults the
 //! MCP specification gives an unset one. Each enum serializes to the exact
 //! strings the published documents have always carried.
@@ -198,6 +199,84 @@ impl ToolClass {
     }
 }
 
+/// Where an argument's value came from. A failure on a synthesized value
+/// proves nothing about the server; on a harvested one it is evidence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Provenance {
+    /// Written by a person in a plan file.
+    Literal,
+    /// Taken from an earlier response of the same server.
+    Harvested,
+    /// Invented by mcp-witness from the tool's input schema.
+    Synthesized,
+}
+
+impl Provenance {
+    pub const ALL: [Provenance; 3] = [
+        Provenance::Literal,
+        Provenance::Harvested,
+        Provenance::Synthesized,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Provenance::Literal => "literal",
+            Provenance::Harvested => "harvested",
+            Provenance::Synthesized => "synthesized",
+        }
+    }
+}
+
+/// How a call ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum CallStatus {
+    /// A result without `isError`.
+    Ok,
+    /// A result with `isError: true`.
+    ToolError,
+    /// A JSON-RPC error.
+    RpcError,
+    /// Timeout, death or broken pipe.
+    TransportError,
+    /// Not sent: an argument could not be resolved.
+    NotSent,
+}
+
+impl CallStatus {
+    pub const ALL: [CallStatus; 5] = [
+        CallStatus::Ok,
+        CallStatus::ToolError,
+        CallStatus::RpcError,
+        CallStatus::TransportError,
+        CallStatus::NotSent,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallStatus::Ok => "ok",
+            CallStatus::ToolError => "tool-error",
+            CallStatus::RpcError => "rpc-error",
+            CallStatus::TransportError => "transport-error",
+            CallStatus::NotSent => "not-sent",
+        }
+    }
+
+    /// The status in words, as pages and case-study notes say it
+    /// (`tool error`, `JSON-RPC error`). Published notes carry these exact
+    /// words, so they are part of the documents too.
+    pub fn phrase(self) -> &'static str {
+        match self {
+            CallStatus::Ok => "ok",
+            CallStatus::ToolError => "tool error",
+            CallStatus::RpcError => "JSON-RPC error",
+            CallStatus::TransportError => "transport error",
+            CallStatus::NotSent => "not sent",
+        }
+    }
+}
+
 /// The effect lane's checks. The catalog (this enum and its texts) is the one
 /// place a check is described: the engine's registry evaluates exactly the
 /// ids marked [`CheckId::evaluated`], and the evidence page, the text report
@@ -348,6 +427,8 @@ display_as_str!(
     IsolationLevel,
     Verdict,
     ToolClass,
+    Provenance,
+    CallStatus,
     CheckId,
     FindingKind
 );
@@ -439,6 +520,36 @@ mod tests {
             assert_eq!(serde_json::to_value(id).ok(), Some(json!(id.as_str())));
             assert_eq!(CheckId::parse(id.as_str()), Some(id));
         }
+        for source in Provenance::ALL {
+            assert_eq!(
+                serde_json::to_value(source).ok(),
+                Some(json!(source.as_str()))
+            );
+            assert_eq!(source.to_string(), source.as_str());
+        }
+        for status in CallStatus::ALL {
+            assert_eq!(
+                serde_json::to_value(status).ok(),
+                Some(json!(status.as_str()))
+            );
+            assert_eq!(status.to_string(), status.as_str());
+        }
+    }
+
+    #[test]
+    fn call_statuses_read_as_the_published_notes_say_them() {
+        // Case-study notes already published carry these words.
+        let words: Vec<&str> = CallStatus::ALL.iter().map(|s| s.phrase()).collect();
+        assert_eq!(
+            words,
+            [
+                "ok",
+                "tool error",
+                "JSON-RPC error",
+                "transport error",
+                "not sent"
+            ]
+        );
     }
 
     #[test]

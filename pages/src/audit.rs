@@ -7,13 +7,13 @@ use serde::Serialize;
 use serde_json::Value;
 
 use witness_model::audit::{
-    Argument, AuditReport, CallRecord, CallStatus, CheckResult, Effect, ProbeRecord, ToolClass,
-    ToolEntry,
+    Argument, AuditReport, CallRecord, CheckResult, Effect, Origin, ProbeRecord, ToolClass,
+    ToolEntry, VerdictTally,
 };
 use witness_model::vocab::{CheckId, IsolationLevel, ProbeStatus};
 use witness_text::clip_raw;
 
-use crate::{anchor_part, check_anchor};
+use crate::{anchor_part, check_anchor, verdict_counts};
 
 /// Bounds that keep a page readable; the JSON keeps everything.
 const MAX_DESCRIPTION: usize = 2_000;
@@ -122,7 +122,20 @@ struct ArgumentView {
     name: String,
     value: String,
     source: String,
-    from: Option<String>,
+    from: Option<OriginView>,
+}
+
+/// Where a harvested value came from. The document names a plan step
+/// (`call 7`); the page says `step 7` and links the call that carried it out,
+/// because `#call-N` anchors are call ids, and repeats and harvest calls
+/// make the two numbers differ.
+#[derive(Serialize)]
+struct OriginView {
+    /// `step 7`, or the origin as recorded when it names no step.
+    step: String,
+    /// The call id that carried out the step, and its anchor.
+    call: Option<(u32, String)>,
+    path: String,
 }
 
 #[derive(Serialize)]
@@ -263,27 +276,23 @@ fn probe(p: &ProbeRecord) -> ProbeView {
     }
 }
 
-fn argument(a: &Argument) -> ArgumentView {
+fn argument(report: &AuditReport, a: &Argument) -> ArgumentView {
     ArgumentView {
         name: a.name.clone(),
         value: json_text(&a.value, false, MAX_VALUE),
-        source: match a.source {
-            witness_model::audit::Provenance::Literal => "literal",
-            witness_model::audit::Provenance::Harvested => "harvested",
-            witness_model::audit::Provenance::Synthesized => "synthesized",
-        }
-        .into(),
-        from: a.from.as_ref().map(|o| format!("{} · {}", o.call, o.path)),
+        source: a.source.as_str().into(),
+        from: a.from.as_ref().map(|o| origin(report, o)),
     }
 }
 
-fn status_word(status: CallStatus) -> &'static str {
-    match status {
-        CallStatus::Ok => "ok",
-        CallStatus::ToolError => "tool error",
-        CallStatus::RpcError => "JSON-RPC error",
-        CallStatus::TransportError => "transport error",
-        CallStatus::NotSent => "not sent",
+fn origin(report: &AuditReport, origin: &Origin) -> OriginView {
+    let step = origin.step();
+    OriginView {
+        step: step.map_or_else(|| origin.call.clone(), |n| format!("step {n}")),
+        call: step
+            .and_then(|n| report.call_for_step(n))
+            .map(|c| (c.id, call_anchor(c.id))),
+        path: origin.path.clone(),
     }
 }
 
@@ -329,7 +338,7 @@ fn hints(tool: &ToolEntry) -> Vec<HintView> {
     .collect()
 }
 
-fn call_view(call: &CallRecord, session: Option<usize>) -> CallView {
+fn call_view(report: &AuditReport, call: &CallRecord, session: Option<usize>) -> CallView {
     CallView {
         id: call.id,
         anchor: call_anchor(call.id),
@@ -337,8 +346,8 @@ fn call_view(call: &CallRecord, session: Option<usize>) -> CallView {
         tool: call.tool.clone(),
         tool_anchor: tool_anchor(&call.tool),
         repeat_of: call.repeat_of,
-        arguments: call.arguments.iter().map(argument).collect(),
-        status: status_word(call.outcome.status).into(),
+        arguments: call.arguments.iter().map(|a| argument(report, a)).collect(),
+        status: call.outcome.status.phrase().into(),
         ok: call.succeeded(),
         code: call.outcome.code,
         detail: call
@@ -552,31 +561,21 @@ pub fn view(report: &AuditReport, links: &AuditLinks) -> View {
         })
         .collect();
     let session = report.transcripts.iter().position(|t| t.role == "session");
-    let calls = report.calls.iter().map(|c| call_view(c, session)).collect();
+    let calls = report
+        .calls
+        .iter()
+        .map(|c| call_view(report, c, session))
+        .collect();
     let check_groups = check_ids
         .iter()
         .map(|id| {
-            let checks: Vec<CheckView> = report
-                .checks
-                .iter()
-                .filter(|c| c.id == *id)
-                .map(check_view)
-                .collect();
-            let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-            for c in &checks {
-                *counts.entry(c.verdict.as_str()).or_default() += 1;
-            }
-            let counts = ["fail", "pass", "skip", "untestable"]
-                .iter()
-                .filter_map(|v| counts.get(v).map(|n| format!("{n} {v}")))
-                .collect::<Vec<_>>()
-                .join(" · ");
+            let group: Vec<&CheckResult> = report.checks.iter().filter(|c| c.id == *id).collect();
             CheckGroup {
                 id: id.as_str().into(),
                 anchor: anchor_part(id.as_str()),
                 holds_when: id.holds_when().into(),
-                counts,
-                checks,
+                counts: verdict_counts(&VerdictTally::of(group.iter().map(|c| c.verdict))),
+                checks: group.into_iter().map(check_view).collect(),
             }
         })
         .collect();

@@ -1,7 +1,6 @@
 //! The evaluation page: E1, E2, E3 and the case studies, read from the JSON
 //! documents of one results directory.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::{Context, Result};
@@ -9,13 +8,17 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use witness_model::audit::{Verdict, VerdictTally};
+use witness_model::case::{CaseReport, CheckSummary};
 use witness_model::experiments::{E1Document, E2Document, E3Document};
 
 use crate::charts::{self, Chart, Group};
-use crate::{anchor_part, audit_stem, check_anchor, num, report_file, safe_stem};
+use crate::lenient::Lenient;
+use crate::{anchor_part, audit_stem, check_anchor, num, report_file, safe_stem, verdict_counts};
 
-/// The documents of one results directory. Lab documents are ours and are
-/// read strictly; case studies are read as plain JSON, tolerant of shape.
+/// The documents of one results directory. Lab documents are read strictly;
+/// case studies field by field into the model's case report, tolerant of
+/// shape.
 pub struct Documents {
     pub e1: Option<E1Document>,
     pub e2: Option<E2Document>,
@@ -29,7 +32,24 @@ pub struct CaseDoc {
     pub file: String,
     /// `case-memory`.
     pub stem: String,
-    pub value: Value,
+    /// The case report, read field by field: a field of another shape is
+    /// not recorded, never an error.
+    pub read: Lenient<CaseReport>,
+}
+
+impl CaseDoc {
+    /// The field at `pointer`, picked from the typed report by `pick`, as
+    /// text, when the file recorded it. `pointer` names the same field in
+    /// the JSON.
+    fn text<U: std::fmt::Display>(
+        &self,
+        pointer: &str,
+        pick: impl Fn(&CaseReport) -> &U,
+    ) -> Option<String> {
+        self.read
+            .recorded(pointer)
+            .then(|| pick(&self.read.value).to_string())
+    }
 }
 
 fn load<T: DeserializeOwned>(data: &Path, name: &str) -> Result<Option<T>> {
@@ -66,7 +86,7 @@ impl Documents {
             cases.push(CaseDoc {
                 stem: stem.to_owned(),
                 file,
-                value,
+                read: Lenient::read(&value),
             });
         }
         cases.sort_by(|a, b| a.file.cmp(&b.file));
@@ -649,15 +669,6 @@ pub struct CaseCheck {
     pub headline: String,
 }
 
-fn text_at(v: &Value, pointer: &str) -> Option<String> {
-    match v.pointer(pointer)? {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        Value::Bool(b) => Some(b.to_string()),
-        _ => None,
-    }
-}
-
 fn or_dash(x: Option<String>) -> String {
     x.unwrap_or_else(|| "—".into())
 }
@@ -674,7 +685,7 @@ pub struct CaseAudit {
 /// The audit a case study names, if it is a plain relative path inside the
 /// results directory to a file that exists.
 pub fn case_audit(case: &CaseDoc, data: &Path) -> Option<CaseAudit> {
-    let relative = text_at(&case.value, "/audit")?;
+    let relative = case.text("/audit", |c| &c.audit)?;
     let plain = relative.ends_with(".json")
         && relative
             .split('/')
@@ -696,138 +707,117 @@ pub fn case_audit(case: &CaseDoc, data: &Path) -> Option<CaseAudit> {
     })
 }
 
-/// Verdict counts from whatever shape a case's `checks` entry has.
-fn verdict_counts(v: &Value) -> BTreeMap<String, usize> {
-    let mut counts = BTreeMap::new();
-    let mut add = |s: &str| *counts.entry(s.to_ascii_lowercase()).or_insert(0) += 1;
-    match v {
-        Value::String(s) => add(s),
-        // `lab cases` writes {"pass": 3, ..., "tools": {"read_graph": "pass", ...}}.
-        Value::Object(map) if matches!(map.get("tools"), Some(Value::Object(_))) => {
-            if let Some(tools) = map.get("tools") {
-                return verdict_counts(tools);
-            }
-        }
-        Value::Object(map) => {
-            for inner in map.values() {
-                match inner {
-                    Value::String(s) => add(s),
-                    Value::Object(o) => {
-                        if let Some(Value::String(s)) = o.get("verdict") {
-                            add(s);
-                        }
-                    }
-                    _ => {}
-                }
-            }
-        }
-        Value::Array(items) => {
-            for item in items {
-                match item {
-                    Value::String(s) => add(s),
-                    Value::Object(o) => {
-                        if let Some(Value::String(s)) = o.get("verdict") {
-                            add(s);
-                        }
-                    }
-                    _ => {}
-                }
-            }
-        }
-        _ => {}
+/// One check of a case: its verdicts counted over the tools it names, and
+/// the most telling of them as the headline (fail, then untestable, pass,
+/// skip).
+fn case_check(id: &str, summary: &CheckSummary) -> CaseCheck {
+    let tally = VerdictTally::of(summary.tools.values().copied());
+    let headline = [
+        Verdict::Fail,
+        Verdict::Untestable,
+        Verdict::Pass,
+        Verdict::Skip,
+    ]
+    .into_iter()
+    .find(|v| tally.get(*v) > 0)
+    .map_or("none", Verdict::as_str);
+    CaseCheck {
+        id: id.to_owned(),
+        counts: verdict_counts(&tally),
+        headline: headline.into(),
     }
-    counts
 }
 
 pub fn case_view(case: &CaseDoc, data: &Path, data_href: &str) -> CaseView {
-    let v = &case.value;
-    let package = text_at(v, "/server/package");
-    let version = text_at(v, "/server/version");
+    let c = &case.read.value;
+    let package = case.text("/server/package", |c| &c.server.package);
+    let version = case.text("/server/version", |c| &c.server.version);
     let server = match (&package, &version) {
         (Some(p), Some(ver)) => format!("{p}@{ver}"),
         (Some(p), None) => p.clone(),
         _ => case.stem.clone(),
     };
-    let server_details = match v.get("server") {
-        Some(Value::Object(map)) => map
-            .iter()
-            .filter(|(k, _)| k.as_str() != "package" && k.as_str() != "version")
-            .filter_map(|(k, val)| match val {
-                Value::String(s) => Some(format!("{k}: {s}")),
-                Value::Number(n) => Some(format!("{k}: {n}")),
-                Value::Bool(b) => Some(format!("{k}: {b}")),
-                _ => None,
-            })
-            .collect(),
-        _ => Vec::new(),
-    };
-    let a = |k: &str| text_at(v, &format!("/annotations/{k}"));
-    let annotations = match (a("declared"), a("tools")) {
+    let mut server_details: Vec<String> = [
+        ("bin", case.text("/server/bin", |c| &c.server.bin)),
+        (
+            "publisher",
+            case.text("/server/publisher", |c| &c.server.publisher),
+        ),
+        (
+            "description",
+            case.text("/server/description", |c| &c.server.description),
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(name, value)| Some(format!("{name}: {}", value?)))
+    .collect();
+    if let Some(protocol) = &c.server.protocol_version {
+        server_details.push(format!("protocol_version: {protocol}"));
+    }
+    let a = |pointer: &str, count: fn(&CaseReport) -> &usize| case.text(pointer, count);
+    let annotations = match (
+        a("/annotations/declared", |c| &c.annotations.declared),
+        a("/annotations/tools", |c| &c.annotations.tools),
+    ) {
         (Some(d), Some(t)) => format!("{d}/{t} tools declare annotations"),
         (None, Some(t)) => format!("{t} tools"),
         (Some(d), None) => format!("{d} tools declare annotations"),
         (None, None) => "—".into(),
     };
-    let profile = [a("read_only"), a("destructive"), a("idempotent")];
+    let profile = [
+        a("/annotations/read_only", |c| &c.annotations.read_only),
+        a("/annotations/destructive", |c| &c.annotations.destructive),
+        a("/annotations/idempotent", |c| &c.annotations.idempotent),
+    ];
     let annotation_profile = if profile.iter().all(Option::is_none) {
         "profile not recorded".to_string()
     } else {
         let [r, d, i] = profile.map(or_dash);
         format!("{r} read-only · {d} destructive · {i} idempotent")
     };
-    let o = |k: &str| text_at(v, &format!("/observed/{k}"));
-    let counts = [o("creates"), o("updates"), o("deletes"), o("calls")];
+    let counts = [
+        a("/observed/creates", |c| &c.observed.creates),
+        a("/observed/updates", |c| &c.observed.updates),
+        a("/observed/deletes", |c| &c.observed.deletes),
+        a("/observed/calls", |c| &c.observed.calls),
+    ];
     let observed = if counts.iter().all(Option::is_none) {
         "not recorded".to_string()
     } else {
         let [c, u, d, n] = counts.map(or_dash);
         format!("{c} create · {u} update · {d} delete over {n} calls")
     };
-    let checks = match v.get("checks") {
-        Some(Value::Object(map)) => map
-            .iter()
-            .map(|(id, inner)| {
-                let counts = verdict_counts(inner);
-                let headline = ["fail", "untestable", "pass", "skip"]
-                    .iter()
-                    .find(|k| counts.contains_key(**k))
-                    .map(|k| (*k).to_string())
-                    .or_else(|| counts.keys().next().cloned())
-                    .unwrap_or_else(|| "none".into());
-                CaseCheck {
-                    id: id.clone(),
-                    counts: counts
-                        .iter()
-                        .map(|(k, n)| format!("{n} {k}"))
-                        .collect::<Vec<_>>()
-                        .join(" · "),
-                    headline,
-                }
-            })
-            .collect(),
-        _ => Vec::new(),
-    };
-    let notes = match v.get("notes") {
-        Some(Value::Array(items)) => items
-            .iter()
-            .filter_map(|n| n.as_str().map(str::to_owned))
-            .collect(),
-        Some(Value::String(s)) => vec![s.clone()],
-        _ => Vec::new(),
-    };
+    // Checks of the model's shape, and the ids of those of another shape,
+    // which are shown as not recorded rather than left out.
+    let mut checks: Vec<CaseCheck> = c
+        .checks
+        .iter()
+        .map(|(id, summary)| case_check(id, summary))
+        .chain(
+            case.read
+                .passed_over_under("/checks")
+                .into_iter()
+                .map(|id| CaseCheck {
+                    id,
+                    counts: "not recorded".into(),
+                    headline: "none".into(),
+                }),
+        )
+        .collect();
+    checks.sort_by(|x, y| x.id.cmp(&y.id));
     let audit = case_audit(case, data);
     CaseView {
         file: case.file.clone(),
         anchor: format!("case-{}", anchor_part(&case.stem)),
         server,
         server_details,
-        store: or_dash(text_at(v, "/store/kind")),
-        observer: or_dash(text_at(v, "/store/observer")),
+        store: or_dash(case.text("/store/kind", |c| &c.store.kind)),
+        observer: or_dash(case.text("/store/observer", |c| &c.store.observer)),
         annotations,
         annotation_profile,
         observed,
         checks,
-        notes,
+        notes: c.notes.clone(),
         raw: format!("{data_href}{}", case.file),
         audit: audit.as_ref().map(|a| format!("{data_href}{}", a.relative)),
         report: audit.map(|a| a.report),

@@ -23,6 +23,7 @@ mod audit;
 mod charts;
 pub mod guidance;
 mod index;
+mod lenient;
 pub mod manifest;
 pub mod markdown;
 pub mod plan;
@@ -35,7 +36,7 @@ use anyhow::{Context, Result, anyhow};
 use minijinja::{AutoEscape, Environment, Error, Output, State, UndefinedBehavior, Value};
 use serde::Serialize;
 
-use witness_model::audit::AuditReport;
+use witness_model::audit::{AuditReport, Verdict, VerdictTally};
 use witness_text::is_invisible;
 
 pub use audit::AuditLinks;
@@ -324,6 +325,22 @@ fn write(path: &Path, text: &str) -> Result<()> {
 /// Three decimals, or `n/a` for an undefined ratio.
 fn num(x: Option<f64>) -> String {
     x.map_or_else(|| "n/a".into(), |v| format!("{v:.3}"))
+}
+
+/// `1 fail · 3 pass · 6 skip`: the verdicts that occurred, fail first, as
+/// the evidence page's check groups and the case studies both count them.
+fn verdict_counts(tally: &VerdictTally) -> String {
+    [
+        Verdict::Fail,
+        Verdict::Pass,
+        Verdict::Skip,
+        Verdict::Untestable,
+    ]
+    .into_iter()
+    .filter(|v| tally.get(*v) > 0)
+    .map(|v| format!("{} {v}", tally.get(v)))
+    .collect::<Vec<_>>()
+    .join(" · ")
 }
 
 #[cfg(test)]

@@ -4,11 +4,7 @@ use std::fmt::Write;
 
 use witness_model::experiments::{E1Document, E2Document, E3Document};
 
-use crate::CaseView;
-
-fn num(x: Option<f64>) -> String {
-    x.map_or("n/a".into(), |v| format!("{v:.3}"))
-}
+use crate::{CaseView, num};
 
 fn yes(b: bool) -> &'static str {
     if b { "true" } else { "false" }
