@@ -140,7 +140,7 @@ fn run_on(
     let opened = {
         let timeout = options.timeout;
         let mut launch = || match &remote {
-            None => jail.launch(launch_clock.clone()),
+            None => jail.launch(launch_clock.clone()).map_err(|e| e.to_string()),
             Some(endpoint) => Ok(crate::jail::connect(
                 endpoint,
                 launch_clock.clone(),
@@ -346,7 +346,7 @@ pub fn preview(
     let mut jail = Jail::create(jail_spec).map_err(|e| e.to_string())?;
     let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::start());
     let opened = {
-        let mut launch = || jail.launch(clock.clone());
+        let mut launch = || jail.launch(clock.clone()).map_err(|e| e.to_string());
         Session::open(&mut launch, era, timeout)
     };
     let (mut session, _) = opened.map_err(|(e, _)| format!("no session: {e}"))?;
