@@ -35,3 +35,19 @@ impl Draft {
         self.report.calls.last().map(|c| c.id)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::audit::fakes;
+
+    #[test]
+    fn the_first_reason_an_audit_is_incomplete_is_kept() {
+        let mut draft = Draft::new(fakes::report());
+        assert!(draft.is_complete());
+        draft.incomplete("the cause".into());
+        draft.incomplete("a consequence".into());
+        assert!(!draft.is_complete());
+        assert_eq!(draft.report.incomplete_reason.as_deref(), Some("the cause"));
+    }
+}

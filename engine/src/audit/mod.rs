@@ -31,6 +31,9 @@ mod execute;
 mod observe;
 mod prepare;
 
+#[cfg(test)]
+mod fakes;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -219,5 +222,49 @@ fn expand_strings(value: &Value, expand: &dyn Fn(&str) -> String) -> Value {
                 .collect(),
         ),
         other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jail::{StoreKind, StoreSpec};
+
+    #[test]
+    fn stores_that_cannot_be_observed_end_the_audit_before_any_server_is_reached() {
+        let Ok(dir) = tempfile::tempdir() else {
+            panic!("no temporary directory");
+        };
+        let garbage = dir.path().join("not-a.db");
+        assert!(std::fs::write(&garbage, b"this is not a SQLite database, not at all").is_ok());
+        let mut options = fakes::options();
+        options.jail.stores = vec![StoreSpec {
+            name: "db".into(),
+            kind: StoreKind::Sqlite,
+            source: garbage,
+            shown: None,
+        }];
+        // Nothing listens there, and nothing may try: the audit stops first.
+        let Ok(endpoint) = Endpoint::parse("http://127.0.0.1:9/mcp", false) else {
+            panic!("a loopback endpoint parses");
+        };
+        let Ok(run) = run_remote(options, endpoint) else {
+            panic!("an in-place jail is always made");
+        };
+        let report = run.report;
+        assert!(!report.complete);
+        assert!(
+            report
+                .incomplete_reason
+                .as_deref()
+                .is_some_and(|r| r.starts_with("cannot observe the stores: db: ")),
+            "{:?}",
+            report.incomplete_reason
+        );
+        assert_eq!(report.isolation.detail, "the server was never started");
+        assert!(report.transcripts.is_empty());
+        assert_eq!(report.exit_code, 3);
+        assert_eq!(report.target.transport.as_deref(), Some("http"));
+        assert_eq!(report.volatile, Volatile::default(), "deterministic");
     }
 }

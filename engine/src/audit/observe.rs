@@ -211,3 +211,220 @@ pub(super) fn probe_objects<'a>(
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use witness_model::audit::{CallStatus, Op, Provenance};
+    use witness_probes::{ProbeResult, ProbeStatus, StoreView};
+
+    use super::*;
+    use crate::audit::fakes::{self, Scripted, ScriptedObserver};
+    use crate::jail::StoreSpec;
+
+    fn set(scripts: Vec<(&str, Vec<Scripted>)>) -> ObservedSet {
+        ObservedSet::new(
+            scripts
+                .into_iter()
+                .map(|(name, script)| {
+                    let observer: Box<dyn Observer> = Box::new(ScriptedObserver::new(script));
+                    (name.to_owned(), observer)
+                })
+                .collect(),
+        )
+    }
+
+    fn ops(changes: &[Effect]) -> Vec<(String, Op)> {
+        changes.iter().map(|e| (e.qualified(), e.op)).collect()
+    }
+
+    #[test]
+    fn changes_are_diffed_against_the_last_snapshot_store_by_store() {
+        let mut observed = set(vec![
+            (
+                "a",
+                vec![
+                    Scripted::Objects(&[("x", "1")], &[]),
+                    Scripted::Objects(&[("x", "2"), ("y", "1")], &[]),
+                ],
+            ),
+            (
+                "b",
+                vec![
+                    Scripted::Objects(&[("gone", "1")], &[]),
+                    Scripted::Objects(&[("z", "1")], &[]),
+                ],
+            ),
+        ]);
+        let mut pristine = Vec::new();
+        assert!(observed.snapshot(&mut pristine).is_ok());
+        assert_eq!(pristine.len(), 2, "everything is new to an empty reference");
+        let mut changes = Vec::new();
+        assert!(observed.snapshot(&mut changes).is_ok());
+        assert_eq!(
+            ops(&changes),
+            [
+                ("a:x".to_owned(), Op::Update),
+                ("a:y".to_owned(), Op::Create),
+                ("b:gone".to_owned(), Op::Delete),
+                ("b:z".to_owned(), Op::Create),
+            ]
+        );
+        let mut again = Vec::new();
+        assert!(observed.snapshot(&mut again).is_ok());
+        assert!(again.is_empty(), "{again:?}");
+        assert_eq!(observed.present(), [("a", "x"), ("a", "y"), ("b", "z")]);
+    }
+
+    #[test]
+    fn a_warning_is_reported_once_with_the_call_it_first_appeared_after() {
+        let mut observed = set(vec![(
+            "notes",
+            vec![
+                Scripted::Objects(&[], &["line 3 is not JSON"]),
+                Scripted::Objects(&[], &["line 3 is not JSON"]),
+                Scripted::Objects(&[], &["line 3 is not JSON", "line 9 is not JSON"]),
+            ],
+        )]);
+        let mut findings = Vec::new();
+        for call in [None, Some(1), Some(2)] {
+            assert!(observed.snapshot(&mut Vec::new()).is_ok());
+            observed.report_warnings(&mut findings, call);
+        }
+        let seen: Vec<(&str, Option<u32>)> = findings
+            .iter()
+            .map(|f| (f.detail.as_str(), f.call))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("store notes: line 3 is not JSON", None),
+                ("store notes: line 9 is not JSON", Some(2)),
+            ]
+        );
+        assert!(
+            findings
+                .iter()
+                .all(|f| f.kind == FindingKind::ObserverWarning)
+        );
+    }
+
+    #[test]
+    fn late_effects_go_to_the_previous_call_or_before_any_to_startup() {
+        let mut observed = set(vec![(
+            "db",
+            vec![
+                Scripted::Objects(&[], &[]),
+                Scripted::Objects(&[("boot", "1")], &[]),
+                Scripted::Objects(&[("boot", "1"), ("late", "1")], &["odd row"]),
+            ],
+        )]);
+        let mut report = fakes::report();
+        assert!(observed.snapshot(&mut Vec::new()).is_ok());
+        assert!(observed.catch_up(&mut report).is_ok());
+        assert_eq!(
+            ops(&report.startup_effects),
+            [("db:boot".into(), Op::Create)]
+        );
+        report.calls.push(fakes::call(
+            7,
+            "save",
+            CallStatus::Ok,
+            Provenance::Literal,
+            Vec::new(),
+        ));
+        assert!(observed.catch_up(&mut report).is_ok());
+        assert_eq!(
+            ops(&report.calls[0].late_effects),
+            [("db:late".into(), Op::Create)]
+        );
+        assert_eq!(
+            report.startup_effects.len(),
+            1,
+            "startup is not charged again"
+        );
+        assert_eq!(report.findings.len(), 1);
+        assert_eq!(report.findings[0].call, Some(7));
+    }
+
+    #[test]
+    fn a_store_that_cannot_be_read_is_named_and_earlier_stores_keep_their_changes() {
+        let mut observed = set(vec![
+            ("a", vec![Scripted::Objects(&[("x", "1")], &[])]),
+            ("b", vec![Scripted::Fails("it vanished")]),
+        ]);
+        let mut changes = Vec::new();
+        let Err(error) = observed.snapshot(&mut changes) else {
+            panic!("a failing observer must fail the snapshot");
+        };
+        assert_eq!(error.store, "b");
+        assert_eq!(
+            error.to_string(),
+            "b: store /fake/store is not usable: it vanished"
+        );
+        assert_eq!(ops(&changes), [("a:x".into(), Op::Create)]);
+
+        let mut observed = set(vec![(
+            "b",
+            vec![Scripted::Objects(&[], &["w"]), Scripted::Fails("gone")],
+        )]);
+        let mut report = fakes::report();
+        assert!(observed.snapshot(&mut Vec::new()).is_ok());
+        assert!(observed.catch_up(&mut report).is_err());
+        assert!(report.findings.is_empty(), "nothing is reported on failure");
+    }
+
+    /// Covers `keys/...` objects and says where it looked.
+    struct KeyProbe;
+
+    impl Probe for KeyProbe {
+        fn name(&self) -> &'static str {
+            "keys"
+        }
+        fn covers(&self, object: &ObservedObject<'_>) -> bool {
+            object.id.starts_with("keys/")
+        }
+        fn exercise(&self, object: &ObservedObject<'_>, store: &dyn StoreView) -> ProbeResult {
+            ProbeResult {
+                status: ProbeStatus::Effective,
+                basis: format!(
+                    "{} {} in {}",
+                    store.kind(),
+                    object.id,
+                    store.path().display()
+                ),
+                credential_digest: None,
+            }
+        }
+    }
+
+    #[test]
+    fn only_covered_objects_of_declared_stores_are_probed() {
+        let stores = [JailedStore {
+            spec: StoreSpec {
+                name: "db".into(),
+                kind: StoreKind::Sqlite,
+                source: "/src/db.sqlite".into(),
+                shown: None,
+            },
+            path: Path::new("/jail/stores/db/db.sqlite").to_path_buf(),
+            existed: true,
+        }];
+        let effects = [
+            fakes::effect("db", "keys/k1", Op::Create),
+            fakes::effect("db", "notes/n1", Op::Create),
+            fakes::effect(JAIL_STORE, "keys/k2", Op::Create),
+        ];
+        let probes = probe_effects(&KeyProbe, &stores, &effects);
+        assert_eq!(probes.len(), 1, "{probes:?}");
+        assert_eq!(
+            (probes[0].store.as_str(), probes[0].object.as_str()),
+            ("db", "keys/k1")
+        );
+        assert_eq!(
+            probes[0].basis,
+            "sqlite keys/k1 in /jail/stores/db/db.sqlite"
+        );
+    }
+}

@@ -136,3 +136,122 @@ fn requested_era(choice: EraChoice) -> EraEntry {
         instructions_present: false,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::audit::fakes;
+    use crate::jail::{StoreKind, StoreSpec};
+
+    fn store(name: &str, kind: StoreKind, source: &str, shown: Option<&str>) -> StoreSpec {
+        StoreSpec {
+            name: name.into(),
+            kind,
+            source: source.into(),
+            shown: shown.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn the_skeleton_names_stores_as_given_and_keeps_no_env_value() {
+        let mut options = fakes::options();
+        options.jail.stores = vec![
+            store("zeta", StoreKind::Fs, "/nonexistent/tree", None),
+            store(
+                "alpha",
+                StoreKind::Jsonl,
+                "/tmp/seed-123.jsonl",
+                Some("memory.jsonl"),
+            ),
+        ];
+        options.jail.env = vec![("API_TOKEN".into(), "s3cr3t-value".into())];
+        options.label = Some("fake".into());
+        let Ok(prepared) = prepare(&options, false) else {
+            panic!("no jail");
+        };
+        let report = &prepared.draft.report;
+        assert!(
+            prepared.draft.is_complete(),
+            "{:?}",
+            report.incomplete_reason
+        );
+        assert_eq!(report.schema, AUDIT_SCHEMA);
+        let stores: Vec<(&str, &str, &str, bool)> = report
+            .stores
+            .iter()
+            .map(|s| (s.name.as_str(), s.kind.as_str(), s.path.as_str(), s.existed))
+            .collect();
+        assert_eq!(
+            stores,
+            [
+                ("zeta", "fs", "/nonexistent/tree", false),
+                ("alpha", "jsonl", "memory.jsonl", false),
+            ]
+        );
+        assert_eq!(report.jail_scope.excluded, ["stores/alpha", "stores/zeta"]);
+        assert_eq!(report.target.command, ["fake-server"]);
+        assert_eq!(report.target.env, ["API_TOKEN"]);
+        let written = serde_json::to_string(report).unwrap_or_default();
+        assert!(!written.contains("s3cr3t-value"));
+        assert_eq!(report.era.requested, "legacy");
+        assert_eq!(report.isolation.detail, "the server was never started");
+        assert_eq!(report.probe, "null");
+        // Copies in the jail, never the sources.
+        assert!(
+            prepared
+                .jail
+                .stores
+                .iter()
+                .all(|s| s.path.starts_with(prepared.jail.root()))
+        );
+    }
+
+    #[test]
+    fn a_remote_server_has_no_command_and_its_stores_are_observed_in_place() {
+        let Ok(dir) = tempfile::tempdir() else {
+            panic!("no temporary directory");
+        };
+        let source = dir.path().join("tree");
+        assert!(std::fs::create_dir_all(&source).is_ok());
+        let mut options = fakes::options();
+        options.jail.stores = vec![store(
+            "files",
+            StoreKind::Fs,
+            &source.to_string_lossy(),
+            None,
+        )];
+        let Ok(prepared) = prepare(&options, true) else {
+            panic!("no jail");
+        };
+        let report = &prepared.draft.report;
+        assert!(report.target.command.is_empty());
+        assert_eq!(report.target.transport.as_deref(), Some("http"));
+        assert_eq!(prepared.jail.stores[0].path, source);
+        assert!(report.stores[0].existed);
+        assert!(prepared.draft.is_complete());
+    }
+
+    #[test]
+    fn stores_that_cannot_be_observed_leave_the_draft_incomplete() {
+        let Ok(dir) = tempfile::tempdir() else {
+            panic!("no temporary directory");
+        };
+        let garbage = dir.path().join("not-a.db");
+        assert!(std::fs::write(&garbage, b"this is not a SQLite database, not at all").is_ok());
+        let mut options = fakes::options();
+        options.jail.stores = vec![store(
+            "db",
+            StoreKind::Sqlite,
+            &garbage.to_string_lossy(),
+            None,
+        )];
+        let Ok(prepared) = prepare(&options, true) else {
+            panic!("no jail");
+        };
+        let reason = prepared.draft.report.incomplete_reason.unwrap_or_default();
+        assert!(
+            reason.starts_with("cannot observe the stores: db: "),
+            "{reason}"
+        );
+    }
+}

@@ -56,3 +56,61 @@ pub(super) fn assemble(
     drop(jail);
     AuditRun { report, kept_jail }
 }
+
+#[cfg(test)]
+mod tests {
+    use witness_model::audit::{Finding, FindingKind};
+
+    use super::*;
+    use crate::audit::fakes;
+
+    #[test]
+    fn a_kept_jail_is_named_in_volatile_alone_and_only_when_not_deterministic() {
+        let mut options = fakes::options();
+        options.jail.keep = true;
+        options.deterministic = false;
+        let Ok(jail) = Jail::create(options.jail.clone()) else {
+            panic!("no jail");
+        };
+        let root = jail.root().to_path_buf();
+        let mut draft = Draft::new(fakes::report());
+        draft.report.findings.push(Finding {
+            kind: FindingKind::ObserverWarning,
+            detail: format!("cannot read {}/home/x", root.display()),
+            call: None,
+        });
+        let run = assemble(
+            draft,
+            Processes::discarded(Vec::new()),
+            jail,
+            Instant::now(),
+            &options,
+        );
+        let kept = root.exists();
+        let _ = std::fs::remove_dir_all(&root);
+        assert!(kept, "a kept jail outlives the audit");
+        assert_eq!(run.kept_jail.as_deref(), Some(root.as_path()));
+        let shown = root.to_string_lossy().into_owned();
+        assert_eq!(run.report.volatile.jail.as_deref(), Some(shown.as_str()));
+        assert!(run.report.volatile.elapsed_ms.is_some());
+        assert_eq!(run.report.findings[0].detail, "cannot read {jail}/home/x");
+        assert_eq!(run.report.exit_code, 0);
+
+        options.deterministic = true;
+        options.jail.keep = false;
+        let Ok(jail) = Jail::create(options.jail.clone()) else {
+            panic!("no jail");
+        };
+        let root = jail.root().to_path_buf();
+        let run = assemble(
+            Draft::new(fakes::report()),
+            Processes::discarded(Vec::new()),
+            jail,
+            Instant::now(),
+            &options,
+        );
+        assert_eq!(run.report.volatile, Volatile::default());
+        assert!(run.kept_jail.is_none());
+        assert!(!root.exists(), "a jail not kept is removed");
+    }
+}

@@ -107,3 +107,91 @@ fn finding_kind(kind: WireFindingKind) -> FindingKind {
         WireFindingKind::RootsOverflow => FindingKind::RootsOverflow,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use witness_model::audit::AuditReport;
+    use witness_wire::session::EraChoice;
+
+    use super::*;
+    use crate::audit::fakes::{self, FakeServer, Reply, Store};
+
+    fn fake() -> FakeServer {
+        FakeServer::new(
+            Vec::new(),
+            Store::default(),
+            Box::new(|_, _, _| Reply::Silence),
+        )
+    }
+
+    #[test]
+    fn era_detection_processes_come_first_then_the_session() {
+        // Auto: the first process refuses server/discover and is discarded;
+        // the second speaks the legacy handshake and carries the session.
+        let mut servers = vec![fake(), fake()];
+        let mut launch = || {
+            servers
+                .pop()
+                .map(FakeServer::connection)
+                .ok_or_else(String::new)
+        };
+        let opened = Session::open(&mut launch, EraChoice::Auto, Duration::from_millis(50));
+        let Ok((session, _)) = opened else {
+            panic!("the fake speaks the legacy handshake");
+        };
+        let mut report: AuditReport = fakes::report();
+        let processes = record(Processes::of(session), &mut report);
+        assert_eq!(processes.list.len(), 2);
+        let roles: Vec<&str> = report.transcripts.iter().map(|t| t.role.as_str()).collect();
+        assert_eq!(roles, ["discover", "session"]);
+        let discover = &report.transcripts[0];
+        assert_eq!(discover.frames.len(), 2, "discover out, its refusal in");
+        assert_eq!(
+            (
+                discover.frames[0].dir.as_str(),
+                discover.frames[1].dir.as_str()
+            ),
+            ("out", "in")
+        );
+        assert!(discover.frames[0].text.contains("server/discover"));
+        assert!(report.transcripts[1].frames[0].text.contains("initialize"));
+        assert!(report.findings.is_empty(), "{:?}", report.findings);
+    }
+
+    #[test]
+    fn wire_findings_become_report_findings_with_role_and_frame() {
+        let mut transcript = Transcript::default();
+        transcript
+            .findings
+            .push(witness_wire::transcript::WireFinding {
+                kind: WireFindingKind::StdoutNotJson,
+                frame: Some(4),
+                detail: "stdout line is not JSON".into(),
+            });
+        transcript
+            .findings
+            .push(witness_wire::transcript::WireFinding {
+                kind: WireFindingKind::FramesDropped,
+                frame: None,
+                detail: "3 frames not kept".into(),
+            });
+        let found: Vec<(FindingKind, String)> = wire_findings(&transcript, "discover")
+            .map(|f| (f.kind, f.detail))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                (
+                    FindingKind::StdoutNotJson,
+                    "stdout line is not JSON (discover process, frame 4)".to_owned()
+                ),
+                (
+                    FindingKind::FramesDropped,
+                    "3 frames not kept (discover process)".to_owned()
+                ),
+            ]
+        );
+    }
+}

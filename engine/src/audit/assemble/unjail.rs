@@ -50,3 +50,100 @@ fn spellings(root: &Path) -> Vec<String> {
     }
     roots
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use witness_model::audit::*;
+
+    use super::*;
+    use crate::audit::fakes;
+
+    /// A report mentioning `path` in every place a path can reach.
+    fn mentioning(path: &str) -> AuditReport {
+        let mut report = fakes::report();
+        let mut call = fakes::call(
+            1,
+            "read",
+            CallStatus::ToolError,
+            Provenance::Literal,
+            vec![],
+        );
+        call.arguments[0].value = json!({"file": format!("{path}/work/a.txt")});
+        call.response =
+            Some(json!({"content": [{"type": "text", "text": format!("no {path}/work/a.txt")}]}));
+        call.outcome.detail = Some(format!("ENOENT {path}/work/a.txt"));
+        report.calls.push(call);
+        report.transcripts.push(ProcessTranscript {
+            role: "session".into(),
+            exit: None,
+            frames: vec![FrameEntry {
+                seq: 1,
+                dir: "out".into(),
+                t_us: 1,
+                text: format!(r#"{{"file":"{path}/work/a.txt"}}"#),
+                bytes: 1,
+                truncated: false,
+            }],
+            dropped_frames: 0,
+            stderr_bytes: 1,
+            stderr: format!("cwd={path}/work\n"),
+        });
+        report.findings.push(Finding {
+            kind: FindingKind::ObserverWarning,
+            detail: format!("cannot read {path}/tmp/x"),
+            call: Some(1),
+        });
+        report.complete = false;
+        report.incomplete_reason = Some(format!("cannot observe the stores: {path}/stores"));
+        report.volatile.jail = Some(path.to_owned());
+        report
+    }
+
+    #[test]
+    fn the_jail_path_is_written_as_jail_everywhere_but_in_volatile() {
+        let Ok(dir) = tempfile::tempdir() else {
+            panic!("no temporary directory");
+        };
+        let root = dir.path().to_string_lossy().into_owned();
+        let report = unjail(mentioning(&root), dir.path());
+        assert_eq!(report.volatile.jail.as_deref(), Some(root.as_str()));
+        let mut rest = report.clone();
+        rest.volatile = Volatile::default();
+        let written = serde_json::to_string(&rest).unwrap_or_default();
+        assert!(!written.contains(&root), "{written}");
+        assert_eq!(
+            report.calls[0].outcome.detail.as_deref(),
+            Some("ENOENT {jail}/work/a.txt")
+        );
+        assert_eq!(report.transcripts[0].stderr, "cwd={jail}/work\n");
+        assert_eq!(report.findings[0].detail, "cannot read {jail}/tmp/x");
+        assert_eq!(
+            report.incomplete_reason.as_deref(),
+            Some("cannot observe the stores: {jail}/stores")
+        );
+        assert_eq!(written.matches("{jail}").count(), 7, "{written}");
+    }
+
+    #[test]
+    fn a_root_reached_through_a_symlink_is_replaced_in_both_spellings_whole() {
+        let Ok(dir) = tempfile::tempdir() else {
+            panic!("no temporary directory");
+        };
+        // The link's path is inside the real path's text, as /tmp/j is
+        // inside /private/tmp/j: the longer spelling must go first.
+        let link = dir.path().join("j");
+        let real =
+            std::path::PathBuf::from(format!("{}/q{}", dir.path().display(), link.display()));
+        assert!(std::fs::create_dir_all(&real).is_ok());
+        assert!(std::os::unix::fs::symlink(&real, &link).is_ok());
+        let mut report = fakes::report();
+        report.findings.push(Finding {
+            kind: FindingKind::ObserverWarning,
+            detail: format!("{}/a and {}/b", real.display(), link.display()),
+            call: None,
+        });
+        let report = unjail(report, &link);
+        assert_eq!(report.findings[0].detail, "{jail}/a and {jail}/b");
+    }
+}

@@ -319,3 +319,69 @@ fn next_frame(session: &Session) -> u64 {
         .last()
         .map_or(1, |f| f.seq + 1)
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::audit::fakes;
+
+    #[test]
+    fn outcomes_are_told_apart_and_a_servers_message_is_clipped() {
+        let (outcome, response) = ledger_outcome(CallOutcome::Result(json!({"isError": true})));
+        assert_eq!(outcome.status, CallStatus::ToolError);
+        assert_eq!(response, Some(json!({"isError": true})));
+        let (outcome, response) = ledger_outcome(CallOutcome::Result(json!({"isError": "yes"})));
+        assert_eq!(outcome.status, CallStatus::Ok, "only `true` is an error");
+        assert!(response.is_some());
+        let (outcome, response) = ledger_outcome(CallOutcome::RpcError {
+            code: -32602,
+            message: "x".repeat(400),
+        });
+        assert_eq!(
+            (outcome.status, outcome.code),
+            (CallStatus::RpcError, Some(-32602))
+        );
+        assert_eq!(outcome.detail.map(|d| d.chars().count()), Some(301));
+        assert!(response.is_none());
+        let (outcome, _) = ledger_outcome(CallOutcome::Transport("gone".into()));
+        assert_eq!(outcome.status, CallStatus::TransportError);
+        assert_eq!(outcome.detail.as_deref(), Some("gone"));
+    }
+
+    #[test]
+    fn a_failure_on_harvested_values_is_a_finding_and_on_invented_ones_is_not() {
+        let mut call = fakes::call(
+            4,
+            "get_note",
+            CallStatus::ToolError,
+            Provenance::Harvested,
+            vec![],
+        );
+        call.arguments[0].name = "note_id".into();
+        call.arguments[0].from = Some(Origin {
+            call: "call 2".into(),
+            path: "structured.notes[0].id".into(),
+        });
+        let finding = rejected_harvest(&call).map(|f| (f.kind, f.detail, f.call));
+        assert_eq!(
+            finding,
+            Some((
+                FindingKind::HarvestedValueRejected,
+                "call 4 (get_note) failed on harvested values (note_id from call 2 at structured.notes[0].id): the value exists by the server's own account, so the failure is evidence, not noise".into(),
+                Some(4)
+            ))
+        );
+        call.outcome.status = CallStatus::Ok;
+        assert!(rejected_harvest(&call).is_none(), "it did not fail");
+        let invented = fakes::call(
+            5,
+            "get_note",
+            CallStatus::RpcError,
+            Provenance::Synthesized,
+            vec![],
+        );
+        assert!(rejected_harvest(&invented).is_none());
+    }
+}

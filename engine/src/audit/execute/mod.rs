@@ -253,3 +253,428 @@ pub(super) fn tool_entry(raw: &Value) -> ToolEntry {
         has_output_schema: raw.get("outputSchema").is_some(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use serde_json::json;
+    use witness_observers::Observer;
+
+    use super::*;
+    use crate::audit::fakes::{self, FakeServer, Handler, Reply, Store, StoreObserver};
+    use crate::audit::prepare;
+    use crate::jail::{JailSpec, StoreKind, StoreSpec};
+    use crate::plan::PlanStep;
+
+    /// Executes against a fake server whose store is observed as `db`.
+    fn execute(
+        tools: Vec<Value>,
+        handler: Handler,
+        store: &Store,
+        mut options: AuditOptions,
+    ) -> AuditReport {
+        let Ok(mut jail) = Jail::create(options.jail.clone()) else {
+            panic!("no jail");
+        };
+        let observer: Box<dyn Observer> = Box::new(StoreObserver(store.clone()));
+        let mut observed = ObservedSet::new(vec![("db".into(), observer)]);
+        assert!(observed.snapshot(&mut Vec::new()).is_ok());
+        let mut draft = Draft::new(prepare::skeleton(&options, &jail.stores));
+        let mut server = Some(FakeServer::new(tools, store.clone(), handler));
+        let mut connect = |_: &mut Jail| {
+            server
+                .take()
+                .map(FakeServer::connection)
+                .ok_or(LaunchError::NoCommand)
+        };
+        let stage = Stage {
+            jail: &mut jail,
+            observed: &mut observed,
+            draft: &mut draft,
+            options: &mut options,
+        };
+        drop(stage.execute(&mut connect));
+        draft.report
+    }
+
+    fn with_plan(plan: Plan) -> AuditOptions {
+        AuditOptions {
+            plan: Some(plan),
+            ..fakes::options()
+        }
+    }
+
+    fn step(tool: &str, args: Vec<(&str, ArgSpec)>) -> PlanStep {
+        PlanStep {
+            tool: tool.into(),
+            args: args.into_iter().map(|(n, s)| (n.to_owned(), s)).collect(),
+        }
+    }
+
+    fn tools_called(report: &AuditReport) -> Vec<(u32, u32, &str, CallStatus)> {
+        report
+            .calls
+            .iter()
+            .map(|c| (c.id, c.step, c.tool.as_str(), c.outcome.status))
+            .collect()
+    }
+
+    fn text(body: &str) -> Reply {
+        Reply::Result(json!({"content": [{"type": "text", "text": body}]}))
+    }
+
+    fn tool_error() -> Reply {
+        Reply::Result(json!({"isError": true, "content": [{"type": "text", "text": "no"}]}))
+    }
+
+    const READ: fn() -> Value = || json!({"readOnlyHint": true});
+    const ADD: fn() -> Value = || json!({"readOnlyHint": false, "destructiveHint": false});
+
+    /// `list_notes` lists what `add_note` added; `open_note` and
+    /// `delete_note` want an id that exists.
+    fn notes_server() -> (Vec<Value>, Handler) {
+        let tools = vec![
+            fakes::listed("list_notes", READ(), &[]),
+            fakes::listed("open_note", ADD(), &["note_id"]),
+            fakes::listed("add_note", ADD(), &["body"]),
+            fakes::listed(
+                "delete_note",
+                json!({"readOnlyHint": false, "destructiveHint": true}),
+                &["note_id"],
+            ),
+        ];
+        let handler: Handler = Box::new(|tool, args, store| {
+            let id = args.get("note_id").and_then(Value::as_str).unwrap_or("");
+            let exists = store.lock().objects.contains_key(&format!("notes/{id}"));
+            match tool {
+                "list_notes" => {
+                    let notes: Vec<Value> = store
+                        .lock()
+                        .objects
+                        .keys()
+                        .filter_map(|k| k.strip_prefix("notes/"))
+                        .map(|id| json!({"id": id}))
+                        .collect();
+                    Reply::Result(json!({"structuredContent": {"notes": notes}}))
+                }
+                "add_note" => {
+                    store.write("notes/note_0001", "hello");
+                    text("saved")
+                }
+                "open_note" | "get_note" if exists => text("a note"),
+                "open_note" => Reply::Error(-32602, "no such note"),
+                "delete_note" if exists => {
+                    store.lock().objects.remove(&format!("notes/{id}"));
+                    text("deleted")
+                }
+                _ => tool_error(),
+            }
+        });
+        (tools, handler)
+    }
+
+    #[test]
+    fn the_harvest_pass_waits_for_real_values_and_its_tools_are_not_called_again() {
+        let store = Store::default();
+        store.write("notes/note_0007", "old");
+        let (mut tools, handler) = notes_server();
+        tools.push(fakes::listed("get_note", READ(), &["note_id"]));
+        let plan = Plan {
+            steps: vec![
+                // Listed first, but it needs a value only list_notes gives.
+                step(
+                    "get_note",
+                    vec![("note_id", ArgSpec::Auto(json!("witness")))],
+                ),
+                step("list_notes", vec![]),
+                step("add_note", vec![("body", ArgSpec::Literal(json!("hi")))]),
+                step(
+                    "get_note",
+                    vec![("note_id", ArgSpec::Auto(json!("witness")))],
+                ),
+                step("list_notes", vec![]),
+            ],
+            origin: "synthesized",
+            retry_at: None,
+            harvest: 2,
+        };
+        let report = execute(tools, handler, &store, with_plan(plan));
+        assert!(report.complete, "{:?}", report.incomplete_reason);
+        assert_eq!(
+            tools_called(&report),
+            [
+                (1, 1, "list_notes", CallStatus::Ok),
+                (2, 2, "get_note", CallStatus::Ok),
+                (3, 3, "add_note", CallStatus::Ok),
+            ]
+        );
+        assert_eq!(report.planner.harvest_calls, [1, 2]);
+        let argument = &report.calls[1].arguments[0];
+        assert_eq!(argument.value, json!("note_0007"));
+        assert_eq!(argument.source, Provenance::Harvested);
+        assert_eq!(report.calls[2].effects.len(), 1);
+    }
+
+    #[test]
+    fn a_tool_that_failed_on_invention_is_retried_once_real_values_exist() {
+        let store = Store::default();
+        let (tools, handler) = notes_server();
+        let options = AuditOptions {
+            include_destructive: true,
+            ..fakes::options()
+        };
+        let report = execute(tools, handler, &store, options);
+        assert!(report.complete, "{:?}", report.incomplete_reason);
+        assert_eq!(
+            tools_called(&report),
+            [
+                (1, 1, "list_notes", CallStatus::Ok),
+                (2, 2, "add_note", CallStatus::Ok),
+                (3, 3, "open_note", CallStatus::RpcError),
+                // The retry pass: the source asked again, then the retry.
+                (4, 4, "list_notes", CallStatus::Ok),
+                (5, 5, "open_note", CallStatus::Ok),
+                (6, 6, "delete_note", CallStatus::Ok),
+            ]
+        );
+        assert_eq!(report.planner.harvest_calls, [1, 4]);
+        assert_eq!(report.calls[2].arguments[0].source, Provenance::Synthesized);
+        assert_eq!(report.calls[2].outcome.code, Some(-32602));
+        assert_eq!(
+            report.calls[2].outcome.detail.as_deref(),
+            Some("no such note")
+        );
+        assert_eq!(report.calls[4].arguments[0].value, json!("note_0001"));
+        assert_eq!(report.calls[4].arguments[0].source, Provenance::Harvested);
+    }
+
+    #[test]
+    fn an_idempotent_tool_is_repeated_and_late_and_event_effects_are_nobodys() {
+        let tools = vec![
+            fakes::listed(
+                "touch",
+                json!({"readOnlyHint": false, "destructiveHint": false, "idempotentHint": true}),
+                &[],
+            ),
+            fakes::listed("snap", json!({"idempotentHint": true}), &[]),
+        ];
+        let handler: Handler = Box::new(|tool, _, store| match tool {
+            "touch" => {
+                let first = !store.lock().objects.contains_key("t/1");
+                store.write("t/1", "x");
+                if first {
+                    store.write_late("late/1", "y");
+                }
+                text("ok")
+            }
+            _ => tool_error(),
+        });
+        let store = Store::default();
+        let by_experiment = store.clone();
+        let mut options = with_plan(Plan {
+            steps: vec![step("touch", vec![]), step("snap", vec![])],
+            origin: "file",
+            retry_at: None,
+            harvest: 0,
+        });
+        let event: crate::audit::Event = Box::new(move |_| {
+            by_experiment.write("ev/1", "z");
+            Ok("the experiment wrote ev/1".into())
+        });
+        options.events = BTreeMap::from([(1, vec![event])]);
+        let report = execute(tools, handler, &store, options);
+        assert!(report.complete, "{:?}", report.incomplete_reason);
+        assert_eq!(
+            tools_called(&report),
+            [
+                (1, 1, "touch", CallStatus::Ok),
+                (2, 1, "touch", CallStatus::Ok),
+                // A failed call is not repeated.
+                (3, 2, "snap", CallStatus::ToolError),
+            ]
+        );
+        let objects =
+            |effects: &[Effect]| -> Vec<String> { effects.iter().map(Effect::qualified).collect() };
+        let (first, repeat) = (&report.calls[0], &report.calls[1]);
+        assert_eq!(repeat.repeat_of, Some(1));
+        assert_eq!(repeat.arguments, first.arguments);
+        assert_eq!(objects(&first.effects), ["db:t/1"]);
+        assert_eq!(objects(&first.late_effects), ["db:late/1"]);
+        assert!(repeat.effects.is_empty());
+        assert_eq!(repeat.events_after, ["the experiment wrote ev/1"]);
+        assert_eq!(objects(&repeat.event_effects), ["db:ev/1"]);
+        assert!(report.calls[2].effects.is_empty());
+    }
+
+    #[test]
+    fn a_lost_transport_stops_the_calls_and_the_audit_is_incomplete() {
+        let tools = vec![
+            fakes::listed("hang", READ(), &[]),
+            fakes::listed("after", READ(), &[]),
+        ];
+        let handler: Handler = Box::new(|tool, _, _| match tool {
+            "hang" => Reply::Silence,
+            _ => text("ok"),
+        });
+        let plan = Plan {
+            steps: vec![step("hang", vec![]), step("after", vec![])],
+            origin: "file",
+            retry_at: None,
+            harvest: 0,
+        };
+        let report = execute(tools, handler, &Store::default(), with_plan(plan));
+        assert_eq!(
+            tools_called(&report),
+            [(1, 1, "hang", CallStatus::TransportError)]
+        );
+        assert_eq!(
+            report.incomplete_reason.as_deref(),
+            Some("the transport failed during call 1 (hang); later calls were not made")
+        );
+        assert_eq!(
+            report.calls[0].outcome.detail.as_deref(),
+            Some("no answer to tools/call within 50 ms")
+        );
+    }
+
+    #[test]
+    fn an_unresolvable_reference_is_recorded_not_sent_and_the_audit_goes_on() {
+        let tools = vec![
+            fakes::listed("mint", ADD(), &[]),
+            fakes::listed("revoke", ADD(), &["key"]),
+        ];
+        let handler: Handler = Box::new(|_, _, _| text("done"));
+        let parsed = Plan::parse(
+            "[[call]]\ntool = \"mint\"\n[[call]]\ntool = \"revoke\"\nargs.key = { from = \"call 1\", path = \"json.id\" }\n",
+        );
+        let Ok(plan) = parsed else {
+            panic!("{parsed:?}");
+        };
+        let report = execute(tools, handler, &Store::default(), with_plan(plan));
+        assert!(report.complete);
+        assert_eq!(
+            tools_called(&report),
+            [
+                (1, 1, "mint", CallStatus::Ok),
+                (2, 2, "revoke", CallStatus::NotSent),
+            ]
+        );
+        assert_eq!(
+            report.calls[1].outcome.detail.as_deref(),
+            Some("argument key: call 1 has nothing at json.id")
+        );
+    }
+
+    #[test]
+    fn a_plan_naming_an_unlisted_tool_stops_before_any_call() {
+        let plan = Plan {
+            steps: vec![step("ghost", vec![])],
+            origin: "file",
+            retry_at: None,
+            harvest: 0,
+        };
+        let handler: Handler = Box::new(|_, _, _| text("ok"));
+        let tools = vec![fakes::listed("real", READ(), &[])];
+        let report = execute(tools, handler, &Store::default(), with_plan(plan));
+        assert!(report.calls.is_empty());
+        assert_eq!(report.planner.origin, "file");
+        assert_eq!(
+            report.incomplete_reason.as_deref(),
+            Some("the plan names tools the server does not list: ghost")
+        );
+    }
+
+    #[test]
+    fn a_failed_event_or_launch_is_the_reason_the_audit_is_incomplete() {
+        let tools = vec![fakes::listed("t", READ(), &[])];
+        let handler: Handler = Box::new(|_, _, _| text("ok"));
+        let mut options = with_plan(Plan {
+            steps: vec![step("t", vec![])],
+            origin: "file",
+            retry_at: None,
+            harvest: 0,
+        });
+        let event: crate::audit::Event = Box::new(|_| Err("boom".into()));
+        options.events = BTreeMap::from([(1, vec![event])]);
+        let report = execute(tools, handler, &Store::default(), options);
+        assert_eq!(
+            report.incomplete_reason.as_deref(),
+            Some("out-of-band event after call 1 failed: boom")
+        );
+
+        let mut options = fakes::options();
+        let Ok(mut jail) = Jail::create(options.jail.clone()) else {
+            panic!("no jail");
+        };
+        let mut observed = ObservedSet::new(Vec::new());
+        let mut draft = Draft::new(prepare::skeleton(&options, &jail.stores));
+        let stage = Stage {
+            jail: &mut jail,
+            observed: &mut observed,
+            draft: &mut draft,
+            options: &mut options,
+        };
+        let mut refuse = |_: &mut Jail| Err(LaunchError::NoCommand);
+        drop(stage.execute(&mut refuse));
+        assert_eq!(
+            draft.report.incomplete_reason.as_deref(),
+            Some("no session: cannot start the server: no command given")
+        );
+        assert!(draft.report.era.era.is_none());
+    }
+
+    #[test]
+    fn literals_get_jailed_paths_and_nothing_else_is_expanded() {
+        let spec = JailSpec {
+            command: vec!["true".into()],
+            stores: vec![StoreSpec {
+                name: "db".into(),
+                kind: StoreKind::Sqlite,
+                source: "/nonexistent/app.db".into(),
+                shown: None,
+            }],
+            env: Vec::new(),
+            keep: false,
+            isolate_network: false,
+        };
+        let Ok(jail) = Jail::create(spec) else {
+            panic!("no jail");
+        };
+        let plan = Plan {
+            steps: vec![step(
+                "copy",
+                vec![
+                    (
+                        "paths",
+                        ArgSpec::Literal(
+                            json!({"from": ["{db}"], "to": "{jail}/work/out", "n": 1}),
+                        ),
+                    ),
+                    ("auto", ArgSpec::Auto(json!("{db}"))),
+                    ("pinned", ArgSpec::Pinned(json!("{jail}"))),
+                ],
+            )],
+            origin: "file",
+            retry_at: None,
+            harvest: 0,
+        };
+        let expanded = expand_literals(plan, &|t| jail.expand(t));
+        let db = jail.stores[0].path.to_string_lossy().into_owned();
+        let root = jail.root().to_string_lossy().into_owned();
+        assert_eq!(
+            expanded.steps[0].args,
+            [
+                (
+                    "paths".to_owned(),
+                    ArgSpec::Literal(
+                        json!({"from": [db], "to": format!("{root}/work/out"), "n": 1})
+                    )
+                ),
+                ("auto".to_owned(), ArgSpec::Auto(json!("{db}"))),
+                ("pinned".to_owned(), ArgSpec::Pinned(json!("{jail}"))),
+            ]
+        );
+        assert_eq!(expanded.origin, "file");
+    }
+}

@@ -143,3 +143,111 @@ pub(super) fn retries(
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use witness_model::audit::Provenance;
+
+    use super::*;
+    use crate::audit::fakes;
+
+    fn auto(tool: &str, param: &str) -> PlanStep {
+        PlanStep {
+            tool: tool.into(),
+            args: vec![(param.into(), ArgSpec::Auto(json!("witness")))],
+        }
+    }
+
+    /// A call of `step` as it was made before anything was harvested.
+    fn made(id: u32, step: &PlanStep, status: CallStatus) -> CallRecord {
+        let mut call = fakes::call(id, &step.tool, status, Provenance::Synthesized, vec![]);
+        if let Ok((_, arguments)) = resolve(step, &BTreeMap::new(), &Pool::default()) {
+            call.arguments = arguments;
+        }
+        call
+    }
+
+    #[test]
+    fn retried_are_tools_that_only_failed_on_invention_and_now_resolve_otherwise() {
+        let open = auto("open_note", "note_id");
+        let stuck = auto("open_thing", "widget_id");
+        let fine = auto("show_note", "note_id");
+        let uncalled = auto("close_note", "note_id");
+        let literal = PlanStep {
+            tool: "pin_note".into(),
+            args: vec![("note_id".into(), ArgSpec::Literal(json!("x")))],
+        };
+        let calls = [
+            made(1, &open, CallStatus::ToolError),
+            made(2, &open, CallStatus::RpcError),
+            // No harvested value fits a widget: it would fail the same way.
+            made(3, &stuck, CallStatus::ToolError),
+            made(4, &fine, CallStatus::ToolError),
+            made(5, &fine, CallStatus::Ok),
+            // A failure on a person's value is not the planner's to retry.
+            made(6, &literal, CallStatus::ToolError),
+        ];
+        let mut pool = Pool::default();
+        pool.absorb(
+            "list_notes",
+            7,
+            &json!({"structuredContent": {"notes": [{"id": "note_0001"}]}}),
+        );
+        let steps = [open.clone(), stuck, fine, uncalled, literal, open.clone()];
+        let again = retries(&calls, &steps, &BTreeMap::new(), &pool);
+        assert_eq!(again, [open], "once, though planned twice");
+        assert!(retries(&calls, &steps, &BTreeMap::new(), &Pool::default()).is_empty());
+    }
+
+    #[test]
+    fn failed_on_invention_needs_every_call_of_some_tool_to_fail_on_invented_values() {
+        let open = auto("open_note", "note_id");
+        let fine = auto("show_note", "note_id");
+        assert!(!failed_on_invention(&[]));
+        assert!(failed_on_invention(&[
+            made(1, &fine, CallStatus::Ok),
+            made(2, &open, CallStatus::ToolError),
+        ]));
+        assert!(!failed_on_invention(&[
+            made(1, &open, CallStatus::ToolError),
+            made(2, &open, CallStatus::Ok),
+        ]));
+        assert!(!failed_on_invention(&[made(
+            1,
+            &open,
+            CallStatus::TransportError
+        )]));
+        let mut person = made(1, &open, CallStatus::ToolError);
+        person.arguments[0].source = Provenance::Literal;
+        assert!(!failed_on_invention(&[person]));
+    }
+
+    #[test]
+    fn reharvested_are_the_sources_the_first_pass_called() {
+        let list = PlanStep {
+            tool: "list_notes".into(),
+            args: vec![("limit".into(), ArgSpec::Pinned(json!(10)))],
+        };
+        let search = PlanStep {
+            tool: "search_notes".into(),
+            args: vec![("q".into(), ArgSpec::Literal(json!("a")))],
+        };
+        let never = PlanStep {
+            tool: "list_tags".into(),
+            args: Vec::new(),
+        };
+        let get = auto("get_note", "note_id");
+        let harvest = [list.clone(), get, never, search.clone()];
+        let harvested = [
+            "get_note".to_owned(),
+            "search_notes".to_owned(),
+            "list_notes".to_owned(),
+        ];
+        let sources: Vec<&str> = reharvest_sources(&harvest, &harvested)
+            .into_iter()
+            .map(|s| s.tool.as_str())
+            .collect();
+        assert_eq!(sources, ["list_notes", "search_notes"], "in plan order");
+    }
+}
