@@ -8,20 +8,20 @@
 //!            pristine    calls       unjail
 //! ```
 //!
-//! - [`prepare`]: the jail (copies of the stores, or the stores in place for
+//! - `prepare`: the jail (copies of the stores, or the stores in place for
 //!   a remote server), an observer for every store and one for the rest of
 //!   the jail, the report's skeleton, and the pristine snapshots;
-//! - [`execute`]: the session (era detection, handshake), the catalog, the
+//! - `execute`: the session (era detection, handshake), the catalog, the
 //!   plan (a plan file or the planner's), then for every call
 //!   snapshot → `tools/call` → settle → snapshot → delta, an identical
 //!   repeat for tools declared idempotent, an experiment's events, and the
 //!   late effects between calls; shutdown last;
-//! - [`observe`]: what execute snapshots and probes with, and how it tells
+//! - `observe`: what execute snapshots and probes with, and how it tells
 //!   a call's own effects from late ones (charged to nobody);
-//! - [`assemble`]: transcripts, redaction, the checks and the exit code, and
+//! - `assemble`: transcripts, redaction, the checks and the exit code, and
 //!   the jail's path written as `{jail}`.
 //!
-//! Every stage writes into one [`draft::Draft`]; whatever stops the audit
+//! Every stage writes into one `Draft`; whatever stops the audit
 //! early is recorded there as the reason it is incomplete, and the audit
 //! still ends in a report. Nothing a server does makes it panic.
 
