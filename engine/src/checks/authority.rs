@@ -45,25 +45,22 @@ fn effective_before(
     live
 }
 
-/// EFF-06: authority minted or revoked is accounted for.
-pub(super) fn accounted(subject: &Subject<'_>) -> Outcome {
-    let (tool, calls) = (subject.tool, subject.calls.as_slice());
-    let (all, baseline, probe_active) = (subject.all, subject.baseline, subject.probe_active);
-    if !probe_active {
-        return (
-            Verdict::Skip,
-            "no probe can exercise this server's credentials (NullProbe): authority is unknown"
-                .into(),
-            evidence_of(calls, vec![]),
-        );
-    }
-    let mut effective_mints = Vec::new();
-    let mut residual = Vec::new();
-    let mut neutralized = Vec::new();
-    let mut probes = Vec::new();
-    for call in calls {
-        let claims_revoke = claims_revocation(tool, call);
-        let live_before = effective_before(all, baseline, call.id);
+/// What a tool's calls did to the credentials the probe covers, with the
+/// probe lines that showed it.
+#[derive(Default)]
+struct Weighed {
+    effective_mints: Vec<EvidenceEffect>,
+    residual: Vec<EvidenceEffect>,
+    neutralized: Vec<EvidenceEffect>,
+    probes: Vec<String>,
+}
+
+/// Reads every probe of every call against the effect it probed.
+fn weigh(subject: &Subject<'_>) -> Weighed {
+    let mut weighed = Weighed::default();
+    for call in &subject.calls {
+        let claims_revoke = claims_revocation(subject.tool, call);
+        let live_before = effective_before(subject.all, subject.baseline, call.id);
         for probe in &call.probes {
             let Some(effect) = call
                 .effects
@@ -86,52 +83,70 @@ pub(super) fn accounted(subject: &Subject<'_>) -> Outcome {
             );
             // Only what was authority before the call can have been taken away.
             let was_live = live_before.contains(&(probe.store.clone(), probe.object.clone()));
-            match (effect.op, probe.status) {
-                (Op::Create, ProbeStatus::Effective) => {
-                    probes.push(line);
-                    effective_mints.push(item);
-                }
+            let list = match (effect.op, probe.status) {
+                (Op::Create, ProbeStatus::Effective) => &mut weighed.effective_mints,
                 (Op::Update | Op::Delete, ProbeStatus::Effective) if claims_revoke && was_live => {
-                    probes.push(line);
-                    residual.push(item);
+                    &mut weighed.residual
                 }
                 (Op::Update | Op::Delete, ProbeStatus::Ineffective)
                     if claims_revoke && was_live =>
                 {
-                    probes.push(line);
-                    neutralized.push(item);
+                    &mut weighed.neutralized
                 }
-                _ => {}
-            }
+                _ => continue,
+            };
+            list.push(item);
+            weighed.probes.push(line);
         }
     }
-    let with_probes = |effects: Vec<EvidenceEffect>, probes: Vec<String>| {
+    weighed
+}
+
+/// EFF-06: authority minted or revoked is accounted for.
+pub(super) fn accounted(subject: &Subject<'_>) -> Outcome {
+    let calls = subject.calls.as_slice();
+    if !subject.probe_active {
+        return (
+            Verdict::Skip,
+            "no probe can exercise this server's credentials (NullProbe): authority is unknown"
+                .into(),
+            evidence_of(calls, vec![]),
+        );
+    }
+    let Weighed {
+        effective_mints,
+        residual,
+        neutralized,
+        probes,
+    } = weigh(subject);
+    // Each verdict below returns: the probe lines go to exactly one.
+    let with_probes = |effects: Vec<EvidenceEffect>| {
         let mut e = evidence_of(calls, effects);
         e.probes = probes;
         e
     };
-    if tool.hints.read_only == Some(true) && !effective_mints.is_empty() {
+    if subject.tool.hints.read_only == Some(true) && !effective_mints.is_empty() {
         return (
             Verdict::Fail,
             format!(
                 "declared read-only, but it created {} credential(s) the server's rule accepts",
                 effective_mints.len()
             ),
-            with_probes(effective_mints, probes),
+            with_probes(effective_mints),
         );
     }
     if !residual.is_empty() {
         return (
             Verdict::Fail,
             "claims to revoke or delete a credential, but the probe finds it still effective (residual authority)".into(),
-            with_probes(residual, probes),
+            with_probes(residual),
         );
     }
     if !neutralized.is_empty() {
         return (
             Verdict::Pass,
             "the credential it revoked or deleted is no longer accepted".into(),
-            with_probes(neutralized, probes),
+            with_probes(neutralized),
         );
     }
     if !effective_mints.is_empty() {
@@ -139,7 +154,7 @@ pub(super) fn accounted(subject: &Subject<'_>) -> Outcome {
             Verdict::Pass,
             "the credentials it minted are accounted for: the tool is not declared read-only"
                 .into(),
-            with_probes(effective_mints, probes),
+            with_probes(effective_mints),
         );
     }
     (

@@ -230,7 +230,7 @@ fn discover(options: &GuidanceOptions, profile: Profile) -> Discovery {
             match Jail::create(spec) {
                 Ok(jail) => {
                     let jail = jail_holder.insert(jail);
-                    jail.launch(clock)
+                    jail.launch(clock).map_err(|e| e.to_string())
                 }
                 Err(e) => Err(e.to_string()),
             }

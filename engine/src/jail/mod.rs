@@ -152,6 +152,22 @@ pub enum JailError {
     },
 }
 
+/// Why a server could not be launched in the jail. The texts are those a
+/// report shows after `no session: cannot start the server: `.
+#[derive(Debug, thiserror::Error)]
+pub enum LaunchError {
+    #[error("no command given")]
+    NoCommand,
+    #[error("{}: {source}", program.display())]
+    Spawn {
+        program: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the server's pipes could not be opened")]
+    Pipes,
+}
+
 /// What to launch and with what.
 #[derive(Clone, Debug)]
 pub struct JailSpec {
@@ -296,9 +312,9 @@ impl Jail {
     }
 
     /// Starts one server process in the jail.
-    pub fn launch(&mut self, clock: Arc<dyn Clock>) -> Result<Connection, String> {
+    pub fn launch(&mut self, clock: Arc<dyn Clock>) -> Result<Connection, LaunchError> {
         let Some((program, args)) = self.spec.command.split_first() else {
-            return Err("no command given".into());
+            return Err(LaunchError::NoCommand);
         };
         let program = resolve_program(program);
         let args: Vec<String> = args.iter().map(|a| self.expand(a)).collect();
@@ -315,61 +331,29 @@ impl Jail {
                 .process_group(0);
             cmd
         };
-        let mut spawned = None;
-        if self.spec.isolate_network {
-            let mut cmd = build();
-            // SAFETY: unshare(2) is async-signal-safe and touches only the child.
-            unsafe {
-                cmd.pre_exec(|| {
-                    if libc::unshare(libc::CLONE_NEWNET) == 0 {
-                        Ok(())
-                    } else {
-                        Err(std::io::Error::last_os_error())
-                    }
-                });
-            }
-            match cmd.spawn() {
-                Ok(child) => {
-                    self.isolation = Some(Isolation {
-                        level: IsolationLevel::NetworkNamespace,
-                        detail:
-                            "server started in a new, empty network namespace (no interfaces up)"
-                                .into(),
-                    });
-                    spawned = Some(child);
-                }
-                Err(e)
-                    if e.kind() == ErrorKind::PermissionDenied
-                        || e.raw_os_error() == Some(libc::EPERM)
-                        || e.raw_os_error() == Some(libc::EINVAL)
-                        || e.raw_os_error() == Some(libc::ENOSPC) =>
-                {
-                    self.isolation = Some(Isolation {
-                        level: IsolationLevel::None,
-                        detail: format!(
-                            "the kernel refused a network namespace ({e}); the server had the host's network"
-                        ),
-                    });
-                }
-                Err(e) => return Err(format!("{}: {e}", program.display())),
-            }
+        let spawn_error = |source| LaunchError::Spawn {
+            program: program.clone(),
+            source,
+        };
+        let (isolation, spawned) = if self.spec.isolate_network {
+            spawn_isolated(build()).map_err(spawn_error)?
         } else {
-            self.isolation = Some(Isolation {
+            let isolation = Isolation {
                 level: IsolationLevel::None,
                 detail: "network isolation was not requested".into(),
-            });
-        }
+            };
+            (isolation, None)
+        };
+        self.isolation = Some(isolation);
         let mut child = match spawned {
             Some(child) => child,
-            None => build()
-                .spawn()
-                .map_err(|e| format!("{}: {e}", program.display()))?,
+            None => build().spawn().map_err(spawn_error)?,
         };
         let (Some(stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
             kill_group(child.id());
-            return Err("the server's pipes could not be opened".into());
+            return Err(LaunchError::Pipes);
         };
         let transport = StdioTransport::new(stdin, stdout, stderr, clock);
         Ok(Connection::launched(
@@ -419,6 +403,47 @@ pub fn connect(endpoint: &Endpoint, clock: Arc<dyn Clock>, timeout: Duration) ->
         clock,
         timeout,
     )))
+}
+
+/// Spawns `cmd` in a new network namespace. When the kernel refuses one, no
+/// child is started and the isolation says why: the caller starts the
+/// server without it. Any other failure to spawn is an error.
+fn spawn_isolated(mut cmd: Command) -> std::io::Result<(Isolation, Option<Child>)> {
+    // SAFETY: unshare(2) is async-signal-safe and touches only the child.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::unshare(libc::CLONE_NEWNET) == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        });
+    }
+    match cmd.spawn() {
+        Ok(child) => {
+            let isolation = Isolation {
+                level: IsolationLevel::NetworkNamespace,
+                detail: "server started in a new, empty network namespace (no interfaces up)"
+                    .into(),
+            };
+            Ok((isolation, Some(child)))
+        }
+        Err(e)
+            if e.kind() == ErrorKind::PermissionDenied
+                || e.raw_os_error() == Some(libc::EPERM)
+                || e.raw_os_error() == Some(libc::EINVAL)
+                || e.raw_os_error() == Some(libc::ENOSPC) =>
+        {
+            let isolation = Isolation {
+                level: IsolationLevel::None,
+                detail: format!(
+                    "the kernel refused a network namespace ({e}); the server had the host's network"
+                ),
+            };
+            Ok((isolation, None))
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// `mcp-witness` in a target command means this very binary, so the lab and

@@ -131,7 +131,7 @@ pub fn fetch_live(
     })
     .map_err(|e| ManifestError::Fetch(e.to_string()))?;
     let clock = Arc::new(MonotonicClock::start());
-    let mut launch = || jail.launch(clock.clone());
+    let mut launch = || jail.launch(clock.clone()).map_err(|e| e.to_string());
     fetch_with(&mut launch, options, environment)
 }
 

@@ -160,39 +160,8 @@ fn value_for(schema: &Value, root: &Value, name: &str, depth: usize, budget: &mu
         };
     }
     if let Some(parts) = object.get("allOf").and_then(Value::as_array) {
-        // Every part must hold at once: merge them into one schema.
-        let mut merged = object.clone();
-        merged.remove("allOf");
-        for part in parts {
-            let part = match part.get("$ref").and_then(Value::as_str) {
-                Some(r) => resolve_ref(root, r).unwrap_or(part),
-                None => part,
-            };
-            let Some(part) = part.as_object() else {
-                continue;
-            };
-            for (key, value) in part {
-                match (key.as_str(), merged.get_mut(key)) {
-                    ("properties", Some(Value::Object(mine))) => {
-                        if let Some(theirs) = value.as_object() {
-                            for (k, v) in theirs {
-                                mine.entry(k.clone()).or_insert_with(|| v.clone());
-                            }
-                        }
-                    }
-                    ("required", Some(Value::Array(mine))) => {
-                        if let Some(theirs) = value.as_array() {
-                            mine.extend(theirs.iter().cloned());
-                        }
-                    }
-                    (_, Some(_)) => {}
-                    (_, None) => {
-                        merged.insert(key.clone(), value.clone());
-                    }
-                }
-            }
-        }
-        return value_for(&Value::Object(merged), root, name, depth + 1, budget);
+        let merged = Value::Object(merge_all_of(object, parts, root));
+        return value_for(&merged, root, name, depth + 1, budget);
     }
     for combinator in ["oneOf", "anyOf"] {
         if let Some(first) = object
@@ -203,64 +172,9 @@ fn value_for(schema: &Value, root: &Value, name: &str, depth: usize, budget: &mu
             return value_for(first, root, name, depth + 1, budget);
         }
     }
-    let ty = match object.get("type") {
-        Some(Value::String(t)) => t.as_str(),
-        // A list of types: the first one that is not null.
-        Some(Value::Array(types)) => types
-            .iter()
-            .filter_map(Value::as_str)
-            .find(|t| *t != "null")
-            .unwrap_or("null"),
-        _ if object.contains_key("properties") => "object",
-        _ => "string",
-    };
-    match ty {
-        "object" => {
-            let mut out = Map::new();
-            let required: HashSet<&str> = object
-                .get("required")
-                .and_then(Value::as_array)
-                .map(|r| r.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            if let Some(properties) = object.get("properties").and_then(Value::as_object) {
-                for (key, sub) in properties {
-                    if budget.spent() {
-                        // Out of budget: the object stays short rather than
-                        // growing a `null` for every property left.
-                        break;
-                    }
-                    if required.contains(key.as_str()) {
-                        budget.bytes = budget.bytes.saturating_sub(key.len());
-                        let value = value_for(sub, root, key, depth + 1, budget);
-                        out.insert(key.clone(), value);
-                    }
-                }
-            }
-            Value::Object(out)
-        }
-        "array" => {
-            let min = object.get("minItems").and_then(Value::as_u64).unwrap_or(1);
-            let item = object
-                .get("items")
-                .map(|items| value_for(items, root, name, depth + 1, budget))
-                .unwrap_or(Value::String("witness".into()));
-            let unique = object.get("uniqueItems").and_then(Value::as_bool) == Some(true);
-            let mut items = vec![item];
-            for i in 1..min.clamp(1, MAX_ITEMS) {
-                // Each copy costs what the first did: nested arrays of
-                // arrays would otherwise grow as 4^depth.
-                if !budget.afford(&items[0]) {
-                    break;
-                }
-                let next = if unique {
-                    varied(&items[0], i)
-                } else {
-                    items[0].clone()
-                };
-                items.push(next);
-            }
-            Value::Array(items)
-        }
+    match type_of(object) {
+        "object" => object_value(object, root, depth, budget),
+        "array" => array_value(object, root, name, depth, budget),
         "integer" => json!(number_in_range(object).round() as i64),
         "number" => json!(number_in_range(object)),
         "boolean" => Value::Bool(true),
@@ -274,6 +188,121 @@ fn value_for(schema: &Value, root: &Value, name: &str, depth: usize, budget: &mu
             }
         }
     }
+}
+
+/// Every part of an `allOf` must hold at once: they are merged into one
+/// schema, properties and required lists joined, the first word on any
+/// other key kept.
+fn merge_all_of(object: &Map<String, Value>, parts: &[Value], root: &Value) -> Map<String, Value> {
+    let mut merged = object.clone();
+    merged.remove("allOf");
+    for part in parts {
+        let part = match part.get("$ref").and_then(Value::as_str) {
+            Some(r) => resolve_ref(root, r).unwrap_or(part),
+            None => part,
+        };
+        let Some(part) = part.as_object() else {
+            continue;
+        };
+        for (key, value) in part {
+            match (key.as_str(), merged.get_mut(key)) {
+                ("properties", Some(Value::Object(mine))) => {
+                    if let Some(theirs) = value.as_object() {
+                        for (k, v) in theirs {
+                            mine.entry(k.clone()).or_insert_with(|| v.clone());
+                        }
+                    }
+                }
+                ("required", Some(Value::Array(mine))) => {
+                    if let Some(theirs) = value.as_array() {
+                        mine.extend(theirs.iter().cloned());
+                    }
+                }
+                (_, Some(_)) => {}
+                (_, None) => {
+                    merged.insert(key.clone(), value.clone());
+                }
+            }
+        }
+    }
+    merged
+}
+
+/// The schema's type: a list of types is its first non-null one, and a
+/// schema with properties but no type is an object.
+fn type_of(object: &Map<String, Value>) -> &str {
+    match object.get("type") {
+        Some(Value::String(t)) => t.as_str(),
+        Some(Value::Array(types)) => types
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|t| *t != "null")
+            .unwrap_or("null"),
+        _ if object.contains_key("properties") => "object",
+        _ => "string",
+    }
+}
+
+/// An object with a value for every required property, in property order.
+fn object_value(
+    object: &Map<String, Value>,
+    root: &Value,
+    depth: usize,
+    budget: &mut Budget,
+) -> Value {
+    let mut out = Map::new();
+    let required: HashSet<&str> = object
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    if let Some(properties) = object.get("properties").and_then(Value::as_object) {
+        for (key, sub) in properties {
+            if budget.spent() {
+                // Out of budget: the object stays short rather than
+                // growing a `null` for every property left.
+                break;
+            }
+            if required.contains(key.as_str()) {
+                budget.bytes = budget.bytes.saturating_sub(key.len());
+                let value = value_for(sub, root, key, depth + 1, budget);
+                out.insert(key.clone(), value);
+            }
+        }
+    }
+    Value::Object(out)
+}
+
+/// `minItems` copies of one item (at least one, at most [`MAX_ITEMS`]),
+/// varied when the items must be unique.
+fn array_value(
+    object: &Map<String, Value>,
+    root: &Value,
+    name: &str,
+    depth: usize,
+    budget: &mut Budget,
+) -> Value {
+    let min = object.get("minItems").and_then(Value::as_u64).unwrap_or(1);
+    let item = object
+        .get("items")
+        .map(|items| value_for(items, root, name, depth + 1, budget))
+        .unwrap_or(Value::String("witness".into()));
+    let unique = object.get("uniqueItems").and_then(Value::as_bool) == Some(true);
+    let mut items = vec![item];
+    for i in 1..min.clamp(1, MAX_ITEMS) {
+        // Each copy costs what the first did: nested arrays of
+        // arrays would otherwise grow as 4^depth.
+        if !budget.afford(&items[0]) {
+            break;
+        }
+        let next = if unique {
+            varied(&items[0], i)
+        } else {
+            items[0].clone()
+        };
+        items.push(next);
+    }
+    Value::Array(items)
 }
 
 fn number_in_range(object: &Map<String, Value>) -> f64 {
