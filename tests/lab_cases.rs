@@ -136,6 +136,21 @@ fn lab_cases_without_the_packages_says_how_to_install_and_launches_nothing() {
         .expect("runs");
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("install.sh"), "{stderr}");
     assert!(!out.path().join("o").exists());
+    // The command given must work: the repository's script (which exists),
+    // told to install into the directory that lacked the packages.
+    let command = stderr
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("bash "))
+        .unwrap_or_else(|| panic!("no install command in: {stderr}"));
+    let words: Vec<&str> = command.split(' ').collect();
+    assert_eq!(words.len(), 3, "{command}");
+    let script = std::path::Path::new(words[1]);
+    assert!(script.is_file(), "{command}: the script does not exist");
+    assert!(
+        script.ends_with("experiments/cases/install.sh"),
+        "{command}"
+    );
+    assert_eq!(std::path::Path::new(words[2]), empty.path(), "{command}");
 }

@@ -26,9 +26,55 @@ pub fn cases_dir() -> PathBuf {
     source_cases_dir()
 }
 
-/// `experiments/cases` in the source tree this binary was built from.
-fn source_cases_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(CASES_DIR)
+/// `experiments/cases` in the source tree this binary was built from. This
+/// crate sits one level below the repository root, so the root is its
+/// manifest directory's parent.
+pub fn source_cases_dir() -> PathBuf {
+    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    crate_dir.parent().unwrap_or(crate_dir).join(CASES_DIR)
+}
+
+/// One shell command that installs the pinned packages into `dir`, so that
+/// `--cases-dir dir` then works: `dir`'s own `install.sh` when it has one
+/// (it is a copy of `experiments/cases`), else the source tree's script
+/// told to install into `dir`, else npm directly with the pinned versions.
+pub fn install_command(dir: &Path) -> String {
+    install_command_with(dir, &source_cases_dir().join("install.sh"))
+}
+
+fn install_command_with(dir: &Path, source_script: &Path) -> String {
+    let own = dir.join("install.sh");
+    if own.is_file() {
+        return format!("bash {}", shell_word(&own));
+    }
+    if source_script.is_file() {
+        return format!("bash {} {}", shell_word(source_script), shell_word(dir));
+    }
+    // No lock file at hand: the pins hold for the packages the cases run,
+    // their dependencies follow the registry.
+    let mut command = format!(
+        "npm install --prefix {} --no-audit --no-fund",
+        shell_word(dir)
+    );
+    for case in CASES {
+        command.push_str(&format!(" {}@{}", case.package, case.version));
+    }
+    command
+}
+
+/// `path` as one shell word: as is when it holds nothing a shell treats
+/// specially, else single-quoted.
+fn shell_word(path: &Path) -> String {
+    let text = path.to_string_lossy();
+    let plain = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+:@=,%".contains(c));
+    if plain {
+        text.into_owned()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
 }
 
 /// `dir` made absolute against the working directory. A case's server script
@@ -42,7 +88,7 @@ pub fn absolute_dir(dir: &Path) -> PathBuf {
 pub fn check_installed(dir: &Path) -> Result<(), CasesError> {
     let missing = |problem: String| CasesError::NotInstalled {
         dir: dir.to_path_buf(),
-        script: dir.join("install.sh"),
+        command: install_command(dir),
         problem,
     };
     for case in CASES {
@@ -100,15 +146,64 @@ mod tests {
         );
     }
 
+    fn tempdir() -> tempfile::TempDir {
+        match tempfile::tempdir() {
+            Ok(dir) => dir,
+            Err(e) => panic!("tempdir: {e}"),
+        }
+    }
+
     #[test]
-    fn a_missing_install_says_how_to_install() {
-        let dir = tempfile::tempdir().map_err(|e| e.to_string());
-        let Ok(dir) = dir else {
-            panic!("tempdir");
-        };
+    fn a_missing_install_names_a_script_that_exists_and_the_directory() {
+        let dir = tempdir();
         let err = check_installed(dir.path()).err().map(|e| e.to_string());
         let text = err.unwrap_or_default();
-        assert!(text.contains("install.sh"), "{text}");
         assert!(text.contains("not installed"), "{text}");
+        let script = source_cases_dir().join("install.sh");
+        assert!(script.is_file(), "{}", script.display());
+        let command = format!("bash {} {}", script.display(), dir.path().display());
+        assert!(text.contains(&command), "{text}");
+    }
+
+    #[test]
+    fn the_install_command_fits_what_the_directory_holds() {
+        let dir = tempdir();
+        let elsewhere = tempdir();
+        let script = elsewhere.path().join("install.sh");
+        // Neither script exists: npm with the pins, into dir.
+        let npm = install_command_with(dir.path(), &script);
+        assert!(
+            npm.starts_with(&format!("npm install --prefix {} ", dir.path().display())),
+            "{npm}"
+        );
+        for case in CASES {
+            assert!(npm.contains(&format!(" {}@{}", case.package, case.version)));
+        }
+        // The source tree's script, told where to install.
+        std::fs::write(&script, "").unwrap_or_default();
+        assert_eq!(
+            install_command_with(dir.path(), &script),
+            format!("bash {} {}", script.display(), dir.path().display())
+        );
+        // A copy of experiments/cases installs into itself.
+        std::fs::write(dir.path().join("install.sh"), "").unwrap_or_default();
+        assert_eq!(
+            install_command_with(dir.path(), &script),
+            format!("bash {}", dir.path().join("install.sh").display())
+        );
+    }
+
+    #[test]
+    fn paths_with_spaces_or_quotes_stay_one_shell_word() {
+        assert_eq!(shell_word(Path::new("/a/b-c_d.e")), "/a/b-c_d.e");
+        assert_eq!(shell_word(Path::new("/my cases")), "'/my cases'");
+        assert_eq!(shell_word(Path::new("/it's")), "'/it'\\''s'");
+    }
+
+    #[test]
+    fn the_source_tree_cases_dir_is_the_repositorys() {
+        let dir = source_cases_dir();
+        assert!(dir.join("package.json").is_file(), "{}", dir.display());
+        assert!(dir.join("install.sh").is_file(), "{}", dir.display());
     }
 }

@@ -33,7 +33,10 @@ use std::path::PathBuf;
 
 use witness_model::case::CaseReport;
 
-pub use install::{CASES_DIR, CASES_DIR_ENV, absolute_dir, cases_dir, check_installed, installed};
+pub use install::{
+    CASES_DIR, CASES_DIR_ENV, absolute_dir, cases_dir, check_installed, install_command, installed,
+    source_cases_dir,
+};
 pub use notes::notes;
 pub use run::{run_cases, run_cases_in};
 pub use summary::{annotation_summary, summarize};
@@ -44,12 +47,13 @@ pub use table::{CASES, CaseSpec};
 pub enum CasesError {
     #[error(
         "the case-study servers are not installed in {dir}: {problem}.\n\
-         Install them (Node 20+ and npm needed) with:\n    bash {script}\n\
-         or point {CASES_DIR_ENV} at a directory where that script has run."
+         Install them there (Node 20+ and npm needed) with:\n    {command}\n\
+         or point --cases-dir or {CASES_DIR_ENV} at a directory where they are installed."
     )]
     NotInstalled {
         dir: PathBuf,
-        script: PathBuf,
+        /// A command that installs the pinned packages into `dir`.
+        command: String,
         problem: String,
     },
     #[error("case {case}: {message}")]
