@@ -59,6 +59,8 @@ pub fn audit_testbed(run: TestbedRun<'_>) -> Result<AuditReport> {
                 kind: StoreKind::Sqlite,
                 source: seed,
                 shown: Some("testbed seed (mcp-witness testbed seed)".into()),
+                // The testbed takes its time from the injected clock.
+                clock_columns: Vec::new(),
             }],
             env: Vec::new(),
             keep: false,

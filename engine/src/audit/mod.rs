@@ -696,7 +696,10 @@ fn retries(
 
 fn observer_for(store: &JailedStore) -> Box<dyn Observer> {
     match store.spec.kind {
-        StoreKind::Sqlite => Box::new(witness_observers::sqlite::SqliteObserver::new(&store.path)),
+        StoreKind::Sqlite => Box::new(
+            witness_observers::sqlite::SqliteObserver::new(&store.path)
+                .with_clock_columns(store.spec.clock_columns.clone()),
+        ),
         StoreKind::Jsonl => Box::new(witness_observers::jsonl::JsonlObserver::new(&store.path)),
         StoreKind::Fs => Box::new(witness_observers::fs::FsObserver::new(&store.path)),
     }
@@ -799,6 +802,7 @@ impl ReportBuilder {
                     .unwrap_or_else(|| s.spec.source.to_string_lossy().into_owned()),
                 existed: s.existed,
                 observer: s.spec.kind.as_str().to_owned(),
+                clock_columns: s.spec.clock_columns.iter().map(|c| c.to_string()).collect(),
             })
             .collect();
         let mut excluded: Vec<String> = jail
@@ -1072,6 +1076,7 @@ impl ReportBuilder {
                     .kept()
                     .then(|| jail.root().to_string_lossy().into_owned()),
                 elapsed_ms: Some(u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)),
+                clock: Vec::new(),
             };
         }
         let kept_jail = jail.kept().then(|| jail.root().to_path_buf());

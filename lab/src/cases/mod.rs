@@ -20,9 +20,11 @@
 //! are missing, [`run_cases`] says how to install them and runs nothing.
 //!
 //! By job: [`table`] says which servers and how each is audited, [`install`]
-//! finds the packages, [`run`] audits and writes, [`summary`] and [`notes`]
+//! finds the packages, [`run`] audits and writes (with [`clock`] standing a
+//! token in for the times a server answers with), [`summary`] and [`notes`]
 //! turn an audit into the case document.
 
+pub mod clock;
 pub mod install;
 pub mod notes;
 pub mod run;

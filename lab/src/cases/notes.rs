@@ -17,6 +17,7 @@ pub fn notes(report: &AuditReport) -> Vec<String> {
     undeclared_notes(report, &mut notes);
     scope_notes(report, &mut notes);
     trouble_notes(report, &mut notes);
+    clock_notes(report, &mut notes);
     notes
 }
 
@@ -254,6 +255,48 @@ fn trouble_notes(report: &AuditReport, notes: &mut Vec<String>) {
             "No probe exercises this store's objects (NullProbe): authority is unknown and EFF-06 skips.".into(),
         );
     }
+}
+
+/// What the audit did with the times the server took from its clock: a
+/// reader comparing two runs should know why they agree.
+fn clock_notes(report: &AuditReport, notes: &mut Vec<String>) {
+    let columns: Vec<String> = report
+        .stores
+        .iter()
+        .flat_map(|s| s.clock_columns.iter().cloned())
+        .collect();
+    if !columns.is_empty() {
+        notes.push(format!(
+            "The server fills {} from the clock; the observer digests a time there as one stand-in, so those rows' digests do not depend on when the audit ran (and a change from one time to another there would not be seen).",
+            list(&columns)
+        ));
+    }
+    for clock in &report.volatile.clock {
+        let mut tools: Vec<String> = Vec::new();
+        for call in clock.at.iter().filter_map(|at| call_at(report, at)) {
+            if !tools.contains(&call.tool) {
+                tools.push(call.tool.clone());
+            }
+        }
+        let place = if tools.is_empty() {
+            "the server's frames".to_owned()
+        } else {
+            format!("the answers to {} and their frames", list(&tools))
+        };
+        notes.push(format!(
+            "Times read from the server's clock ({}) appear {} in {place}; the audit writes each as {} and lists where under volatile.clock, so a rerun writes the same bytes.",
+            clock.kind,
+            plural(clock.count, "time", "times"),
+            clock.token
+        ));
+    }
+}
+
+/// The call a JSON pointer into the audit (`/calls/7/response/...`) is in.
+fn call_at<'a>(report: &'a AuditReport, pointer: &str) -> Option<&'a CallRecord> {
+    let rest = pointer.strip_prefix("/calls/")?;
+    let index = rest.split('/').next()?.parse::<usize>().ok()?;
+    report.calls.get(index)
 }
 
 /// `a, b and c`.

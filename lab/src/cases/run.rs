@@ -12,7 +12,9 @@ use witness_engine::jail::{JailSpec, StoreKind, StoreSpec};
 use witness_engine::plan::Plan;
 use witness_model::audit::AuditReport;
 use witness_model::case::CaseReport;
+use witness_observers::sqlite::ClockColumn;
 
+use super::clock::replace_clock_values;
 use super::install::{absolute_dir, cases_dir, check_installed};
 use super::summary::summarize;
 use super::table::{CASES, CaseSpec, SEED_TREE, initial_state};
@@ -100,8 +102,8 @@ fn run_case(dir: &Path, case: &CaseSpec) -> Result<(AuditReport, Value), CasesEr
         .tempdir()
         .map_err(|e| fail(format!("cannot make a seed directory: {e}")))?;
     let source = seed_store(case, seed.path()).map_err(fail)?;
-    let run =
-        audit::run(audit_options(dir, case, plan, source)).map_err(|e| fail(e.to_string()))?;
+    let options = audit_options(dir, case, plan, source).map_err(fail)?;
+    let run = audit::run(options).map_err(|e| fail(e.to_string()))?;
     let mut report = run.report;
     for store in &mut report.stores {
         store.path = initial_state(case).to_owned();
@@ -114,7 +116,11 @@ fn run_case(dir: &Path, case: &CaseSpec) -> Result<(AuditReport, Value), CasesEr
         &mut value,
         &[(&dir_text, "{cases}"), (&seed_text, "{seed}")],
     );
-    let report = serde_json::from_value(value.clone()).map_err(|e| fail(e.to_string()))?;
+    // The times the server answers with differ on every run.
+    let clock = replace_clock_values(&mut value, case.clock_text);
+    let mut report: AuditReport = serde_json::from_value(value).map_err(|e| fail(e.to_string()))?;
+    report.volatile.clock = clock;
+    let value = serde_json::to_value(&report).map_err(|e| fail(e.to_string()))?;
     Ok((report, value))
 }
 
@@ -141,11 +147,23 @@ fn seed_store(case: &CaseSpec, seed: &Path) -> Result<PathBuf, String> {
 
 /// How one case is audited: the installed server under `node`, in a jail
 /// without network, on the seeded store, with every destructive tool called.
-fn audit_options(dir: &Path, case: &CaseSpec, plan: Plan, source: PathBuf) -> AuditOptions {
+fn audit_options(
+    dir: &Path,
+    case: &CaseSpec,
+    plan: Plan,
+    source: PathBuf,
+) -> Result<AuditOptions, String> {
+    let clock_columns = case
+        .clock_columns
+        .iter()
+        .map(|c| {
+            ClockColumn::parse(c).ok_or_else(|| format!("clock column {c:?} is not table.column"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let bin = dir.join("node_modules/.bin").join(case.bin);
     let mut command = vec!["node".to_owned(), bin.to_string_lossy().into_owned()];
     command.extend(case.args.iter().map(|a| (*a).to_owned()));
-    AuditOptions {
+    Ok(AuditOptions {
         jail: JailSpec {
             command,
             stores: vec![StoreSpec {
@@ -153,6 +171,7 @@ fn audit_options(dir: &Path, case: &CaseSpec, plan: Plan, source: PathBuf) -> Au
                 kind: case.store_kind,
                 source,
                 shown: Some(format!("case seed for {}", case.name)),
+                clock_columns,
             }],
             env: case
                 .env
@@ -175,7 +194,7 @@ fn audit_options(dir: &Path, case: &CaseSpec, plan: Plan, source: PathBuf) -> Au
         pinned_version: Some(case.version.to_owned()),
         events: Default::default(),
         include_destructive: true,
-    }
+    })
 }
 
 fn replace_strings(value: &mut Value, pairs: &[(&str, &str)]) {

@@ -3,6 +3,8 @@
 
 use witness_engine::jail::StoreKind;
 
+use super::clock::ClockText;
+
 /// One published server and how it is audited.
 #[derive(Clone, Copy, Debug)]
 pub struct CaseSpec {
@@ -25,6 +27,12 @@ pub struct CaseSpec {
     /// Environment for the server.
     pub env: &'static [(&'static str, &'static str)],
     pub plan: &'static str,
+    /// Columns (`table.column`) the server fills from the clock; its store's
+    /// observer digests a time there as one stand-in.
+    pub clock_columns: &'static [&'static str],
+    /// Kinds of clock value the server writes into its answers; the written
+    /// audit holds `{clock}` in their place (see [`super::clock`]).
+    pub clock_text: &'static [ClockText],
 }
 
 /// The three case studies, in the order they run.
@@ -42,6 +50,8 @@ pub const CASES: [CaseSpec; 3] = [
         args: &[],
         env: &[("MEMORY_FILE_PATH", "{mem}")],
         plan: include_str!("../../../experiments/cases/plans/memory.toml"),
+        clock_columns: &[],
+        clock_text: &[],
     },
     CaseSpec {
         name: "filesystem",
@@ -56,6 +66,9 @@ pub const CASES: [CaseSpec; 3] = [
         args: &["{fs}"],
         env: &[],
         plan: include_str!("../../../experiments/cases/plans/filesystem.toml"),
+        // get_file_info: created, modified and accessed times of a file.
+        clock_columns: &[],
+        clock_text: &[ClockText::JsDate],
     },
     CaseSpec {
         name: "sqlite",
@@ -70,6 +83,10 @@ pub const CASES: [CaseSpec; 3] = [
         args: &["{db}"],
         env: &[],
         plan: include_str!("../../../experiments/cases/plans/sqlite.toml"),
+        // mcp_insights is created with `created_at DEFAULT CURRENT_TIMESTAMP`,
+        // and list_insights answers with it.
+        clock_columns: &["mcp_insights.created_at"],
+        clock_text: &[ClockText::SqlDateTime],
     },
 ];
 
@@ -112,6 +129,20 @@ mod tests {
     use witness_engine::plan::Plan;
 
     use super::*;
+
+    #[test]
+    fn every_clock_column_names_a_table_and_a_column_of_a_sqlite_store() {
+        for case in CASES {
+            for column in case.clock_columns {
+                assert_eq!(case.store_kind, StoreKind::Sqlite, "{}", case.name);
+                assert!(
+                    witness_observers::sqlite::ClockColumn::parse(column).is_some(),
+                    "{}: {column}",
+                    case.name
+                );
+            }
+        }
+    }
 
     #[test]
     fn every_case_plan_parses_and_names_a_pinned_version() {
