@@ -171,6 +171,21 @@ pub struct JailSpec {
     pub isolate_network: bool,
 }
 
+/// Clock columns only mean something to the SQLite observer: declared on
+/// another store they would be read by nobody, which is a mistake, not a
+/// no-op.
+fn check_clock_columns(stores: &[StoreSpec]) -> Result<(), JailError> {
+    match stores
+        .iter()
+        .find(|s| s.kind != StoreKind::Sqlite && !s.clock_columns.is_empty())
+    {
+        Some(store) => Err(JailError::ClockColumns {
+            name: store.name.clone(),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// A live jail. Dropping it removes the directory unless it is kept.
 pub struct Jail {
     dir: Option<tempfile::TempDir>,
@@ -182,16 +197,7 @@ pub struct Jail {
 
 impl Jail {
     pub fn create(spec: JailSpec) -> Result<Self, JailError> {
-        // A declaration no observer would read is a mistake, not a no-op.
-        if let Some(store) = spec
-            .stores
-            .iter()
-            .find(|s| s.kind != StoreKind::Sqlite && !s.clock_columns.is_empty())
-        {
-            return Err(JailError::ClockColumns {
-                name: store.name.clone(),
-            });
-        }
+        check_clock_columns(&spec.stores)?;
         let dir = tempfile::Builder::new()
             .prefix("mcp-witness-jail-")
             .tempdir()
