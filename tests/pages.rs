@@ -312,6 +312,40 @@ fn server_text_is_escaped_neutralised_and_never_linked() {
     // The volatile values are shown only in their marked block.
     assert!(page.ids.contains("volatile"));
     assert!(html.contains("/tmp/jail-&lt;b&gt;1&lt;/b&gt;"));
+    assert!(!html.contains("filled from the clock"));
+    assert!(!html.contains("replaced by"));
+}
+
+#[test]
+fn clock_declarations_and_replaced_clock_values_are_shown_with_where() {
+    let mut value: serde_json::Value = serde_json::from_str(HOSTILE).expect("JSON");
+    value["stores"][0]["clock_columns"] = serde_json::json!(["notes.<b>created_at</b>"]);
+    value["volatile"] = serde_json::json!({"clock": [{
+        "kind": "JavaScript Date string", "token": "{clock}", "count": 3,
+        "at": ["/calls/0/response/content/0/text", "/transcripts/0/frames/2/<i>text</i>"]
+    }]});
+    let report: AuditReport = serde_json::from_value(value).expect("a valid audit document");
+    let links = AuditLinks {
+        raw_json: None,
+        index: None,
+    };
+    let html = render_audit(&report, &links).expect("renders");
+    let page = parse("clock", &html);
+    assert!(
+        page.ids.contains("volatile"),
+        "the block shows without jail or elapsed"
+    );
+    assert!(
+        html.contains("filled from the clock: <code>notes.&lt;b&gt;created_at&lt;/b&gt;</code>")
+    );
+    assert!(
+        html.contains("3 replaced by <code>{clock}</code>"),
+        "{html}"
+    );
+    assert!(html.contains("<code>/calls/0/response/content/0/text</code>"));
+    assert!(html.contains("/transcripts/0/frames/2/&lt;i&gt;text&lt;/i&gt;"));
+    // Only jail and elapsed are values that differ run to run in this page.
+    assert!(!html.contains("are the only such values"));
 }
 
 #[test]

@@ -69,6 +69,18 @@ fn lab_documents_and_their_audits_match_the_printed_schemas() {
 }
 
 #[test]
+fn the_committed_case_audits_match_the_audit_schema() {
+    // They carry what only case audits have: clock columns on a store and
+    // replaced clock values under volatile.
+    let audits = Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments/results/audits");
+    let schema = schema("audit");
+    for name in ["memory", "filesystem", "sqlite"] {
+        let path = audits.join(format!("case-{name}.json"));
+        assert_valid(&schema, &read(&path), &path.display().to_string());
+    }
+}
+
+#[test]
 fn an_incomplete_audit_still_matches_the_schema() {
     let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake_server.py");
     let output = Command::new(env!("CARGO_BIN_EXE_mcp-witness"))

@@ -59,6 +59,8 @@ pub fn audit_testbed(run: TestbedRun<'_>) -> Result<AuditReport> {
                 kind: StoreKind::Sqlite,
                 source: seed,
                 shown: Some("testbed seed (mcp-witness testbed seed)".into()),
+                // The testbed takes its time from the injected clock.
+                clock_columns: Vec::new(),
             }],
             env: Vec::new(),
             keep: false,
@@ -90,14 +92,19 @@ pub fn audit_testbed(run: TestbedRun<'_>) -> Result<AuditReport> {
     Ok(report)
 }
 
-/// Writes `value` as pretty JSON with a trailing newline.
-pub fn write_json(path: &Path, value: &impl Serialize) -> Result<()> {
+/// Writes `value` as pretty JSON with a trailing newline, creating the
+/// parent directory: the one way every lab document reaches the disk.
+pub fn write_json_file(path: &Path, value: &impl Serialize) -> std::io::Result<()> {
     if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)
-            .with_context(|| format!("cannot create {}", parent.display()))?;
+        std::fs::create_dir_all(parent)?;
     }
-    let text = serde_json::to_string_pretty(value)? + "\n";
-    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+    let text = serde_json::to_string_pretty(value).map_err(std::io::Error::other)? + "\n";
+    std::fs::write(path, text)
+}
+
+/// [`write_json_file`], with the path in the error.
+pub fn write_json(path: &Path, value: &impl Serialize) -> Result<()> {
+    write_json_file(path, value).with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// One line per step on a terminal, nothing otherwise (so logs and CI stay clean).

@@ -279,6 +279,12 @@ pub struct StoreEntry {
     /// Whether it existed and was copied in, or started empty.
     pub existed: bool,
     pub observer: String,
+    /// Columns (`table.column`) declared as filled by the server from the
+    /// clock. The observer digests a clock value there as one stand-in, so
+    /// these digests do not depend on when the audit ran; a change from one
+    /// clock value to another in them is not seen.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clock_columns: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -517,6 +523,26 @@ pub struct Volatile {
     pub jail: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elapsed_ms: Option<u64>,
+    /// Values the server took from the clock and wrote into what it answered
+    /// (file times, row timestamps). They were replaced in this document by a
+    /// token, so that a rerun writes the same bytes; the values themselves are
+    /// not kept. Each entry says what kind of value was replaced and where.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clock: Vec<ClockReplaced>,
+}
+
+/// Server clock values of one kind, replaced by a token.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ClockReplaced {
+    /// What kind of value (`JavaScript Date string`).
+    pub kind: String,
+    /// What stands in each value's place (`{clock}`).
+    pub token: String,
+    /// How many values were replaced.
+    pub count: usize,
+    /// JSON pointers of the strings that held them, in document order. A
+    /// replaced frame keeps its `bytes`, the size that crossed the wire.
+    pub at: Vec<String>,
 }
 
 /// The whole audit document.

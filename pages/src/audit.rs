@@ -57,7 +57,22 @@ pub struct View {
     scope: Vec<String>,
     transcripts: Vec<TranscriptView>,
     volatile: Vec<(String, String)>,
+    /// Server clock values replaced by a token: what, how many, where.
+    clock: Vec<ClockView>,
 }
+
+#[derive(Serialize)]
+struct ClockView {
+    kind: String,
+    token: String,
+    count: usize,
+    at: Vec<String>,
+    /// Places beyond those shown.
+    more: usize,
+}
+
+/// Places shown per kind of clock value; the JSON has them all.
+const MAX_CLOCK_PLACES: usize = 50;
 
 #[derive(Serialize)]
 struct LinksView {
@@ -628,6 +643,23 @@ pub fn view(report: &AuditReport, links: &AuditLinks) -> View {
     if let Some(ms) = report.volatile.elapsed_ms {
         volatile.push(("elapsed".to_string(), format!("{ms} ms")));
     }
+    let clock = report
+        .volatile
+        .clock
+        .iter()
+        .map(|c| ClockView {
+            kind: clip_raw(&c.kind, MAX_VALUE),
+            token: clip_raw(&c.token, MAX_VALUE),
+            count: c.count,
+            at: c
+                .at
+                .iter()
+                .take(MAX_CLOCK_PLACES)
+                .map(|at| clip_raw(at, MAX_VALUE))
+                .collect(),
+            more: c.at.len().saturating_sub(MAX_CLOCK_PLACES),
+        })
+        .collect();
     let outcome = match (report.complete, report.exit_code) {
         (false, code) => OutcomeView {
             word: "incomplete".into(),
@@ -697,5 +729,6 @@ pub fn view(report: &AuditReport, links: &AuditLinks) -> View {
         findings,
         transcripts,
         volatile,
+        clock,
     }
 }

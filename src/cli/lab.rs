@@ -21,7 +21,8 @@ Experiments (all on the built-in testbed, no network, no Node):
   cases  the case studies: three published servers at pinned versions
        (@modelcontextprotocol/server-memory@2026.8.31, server-filesystem@2026.8.31,
        @executeautomation/database-server@1.1.0); install them first with
-       `bash experiments/cases/install.sh` (Node 20+, npm)
+       `bash experiments/cases/install.sh` (Node 20+, npm), or for
+       --cases-dir DIR with `bash experiments/cases/install.sh DIR`
   all  every experiment above; the cases only when they are installed
 
 Writes DIR/<experiment>.json, DIR/summary.md and every audit behind them
@@ -100,8 +101,10 @@ pub fn run(args: LabArgs) -> Result<ExitStatus> {
         status = lab::cases::run_cases_in(&cases_dir, &args.out, progress)?.status;
     } else if args.experiment == Experiment::All {
         eprintln!(
-            "mcp-witness: case studies skipped: the pinned servers are not installed \
-             (bash experiments/cases/install.sh)"
+            "mcp-witness: case studies skipped: the pinned servers are not installed in {} \
+             (install them with: {})",
+            cases_dir.display(),
+            lab::cases::install_command(&cases_dir)
         );
     }
     render_pages(&args.out, &pages)?;

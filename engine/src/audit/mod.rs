@@ -283,6 +283,7 @@ mod tests {
             kind: StoreKind::Sqlite,
             source: garbage,
             shown: None,
+            clock_columns: Vec::new(),
         }];
         // Nothing listens there, and nothing may try: the audit stops first.
         let Ok(endpoint) = Endpoint::parse("http://127.0.0.1:9/mcp", false) else {

@@ -147,7 +147,10 @@ impl ObservedSet {
 
 fn observer_for(store: &JailedStore) -> Box<dyn Observer> {
     match store.spec.kind {
-        StoreKind::Sqlite => Box::new(witness_observers::sqlite::SqliteObserver::new(&store.path)),
+        StoreKind::Sqlite => Box::new(
+            witness_observers::sqlite::SqliteObserver::new(&store.path)
+                .with_clock_columns(store.spec.clock_columns.clone()),
+        ),
         StoreKind::Jsonl => Box::new(witness_observers::jsonl::JsonlObserver::new(&store.path)),
         StoreKind::Fs => Box::new(witness_observers::fs::FsObserver::new(&store.path)),
     }
@@ -407,6 +410,7 @@ mod tests {
                 kind: StoreKind::Sqlite,
                 source: "/src/db.sqlite".into(),
                 shown: None,
+                clock_columns: Vec::new(),
             },
             path: Path::new("/jail/stores/db/db.sqlite").to_path_buf(),
             existed: true,

@@ -103,6 +103,12 @@ fn store_entry(store: &JailedStore) -> StoreEntry {
             .unwrap_or_else(|| store.spec.source.to_string_lossy().into_owned()),
         existed: store.existed,
         observer: store.spec.kind.as_str().to_owned(),
+        clock_columns: store
+            .spec
+            .clock_columns
+            .iter()
+            .map(|c| c.to_string())
+            .collect(),
     }
 }
 
@@ -149,6 +155,7 @@ mod tests {
             kind,
             source: source.into(),
             shown: shown.map(str::to_owned),
+            clock_columns: Vec::new(),
         }
     }
 

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use witness_model::vocab::IsolationLevel;
+use witness_observers::sqlite::ClockColumn;
 use witness_text::clip;
 use witness_wire::clock::Clock;
 use witness_wire::connection::{Connection, Process};
@@ -65,6 +66,10 @@ pub struct StoreSpec {
     /// How the report names the source, when its real path is incidental
     /// (the lab's temporary seed files); `None` shows the path.
     pub shown: Option<String>,
+    /// Columns the server fills from the clock (SQLite stores only): the
+    /// observer digests a clock value there as one stand-in, so digests do
+    /// not depend on when the audit ran (see `witness_observers::sqlite`).
+    pub clock_columns: Vec<ClockColumn>,
 }
 
 impl StoreSpec {
@@ -101,6 +106,7 @@ impl StoreSpec {
             kind,
             source: PathBuf::from(path),
             shown: None,
+            clock_columns: Vec::new(),
         })
     }
 }
@@ -150,6 +156,8 @@ pub enum JailError {
         #[source]
         source: std::io::Error,
     },
+    #[error("store {name}: clock columns are declared, but only a SQLite store has columns")]
+    ClockColumns { name: String },
 }
 
 /// Why a server could not be launched in the jail. The texts are those a
@@ -179,6 +187,21 @@ pub struct JailSpec {
     pub isolate_network: bool,
 }
 
+/// Clock columns only mean something to the SQLite observer: declared on
+/// another store they would be read by nobody, which is a mistake, not a
+/// no-op.
+fn check_clock_columns(stores: &[StoreSpec]) -> Result<(), JailError> {
+    match stores
+        .iter()
+        .find(|s| s.kind != StoreKind::Sqlite && !s.clock_columns.is_empty())
+    {
+        Some(store) => Err(JailError::ClockColumns {
+            name: store.name.clone(),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// A live jail. Dropping it removes the directory unless it is kept.
 pub struct Jail {
     dir: Option<tempfile::TempDir>,
@@ -190,6 +213,7 @@ pub struct Jail {
 
 impl Jail {
     pub fn create(spec: JailSpec) -> Result<Self, JailError> {
+        check_clock_columns(&spec.stores)?;
         let dir = tempfile::Builder::new()
             .prefix("mcp-witness-jail-")
             .tempdir()
@@ -577,6 +601,7 @@ mod tests {
                 kind: StoreKind::Sqlite,
                 source: "/tmp/x.db".into(),
                 shown: None,
+                clock_columns: Vec::new(),
             })
         );
         assert!(StoreSpec::parse("db").is_err());
@@ -584,6 +609,29 @@ mod tests {
         assert!(StoreSpec::parse("d b=sqlite:/x").is_err());
         assert!(StoreSpec::parse("db=sqlite:").is_err());
         assert!(StoreSpec::parse("jail=fs:/x").is_err());
+    }
+
+    #[test]
+    fn clock_columns_on_a_store_without_columns_are_refused() {
+        let column = ClockColumn::parse("t.created_at").into_iter().collect();
+        let spec = JailSpec {
+            command: vec!["true".into()],
+            stores: vec![StoreSpec {
+                name: "files".into(),
+                kind: StoreKind::Fs,
+                source: "/nonexistent/tree".into(),
+                shown: None,
+                clock_columns: column,
+            }],
+            env: Vec::new(),
+            keep: false,
+            isolate_network: false,
+        };
+        let error = Jail::create(spec).err().map(|e| e.to_string());
+        assert_eq!(
+            error.as_deref(),
+            Some("store files: clock columns are declared, but only a SQLite store has columns")
+        );
     }
 
     #[test]
@@ -607,6 +655,7 @@ mod tests {
                 kind: StoreKind::Sqlite,
                 source: "/nonexistent/never.db".into(),
                 shown: None,
+                clock_columns: Vec::new(),
             }],
             env: vec![("DB".into(), "{db}".into())],
             keep: false,

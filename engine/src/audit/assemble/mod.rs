@@ -48,6 +48,7 @@ pub(super) fn assemble(
                 .kept()
                 .then(|| jail.root().to_string_lossy().into_owned()),
             elapsed_ms: Some(u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)),
+            clock: Vec::new(),
         };
     }
     let kept_jail = jail.kept().then(|| jail.root().to_path_buf());

@@ -633,6 +633,7 @@ mod tests {
                 kind: StoreKind::Sqlite,
                 source: "/nonexistent/app.db".into(),
                 shown: None,
+                clock_columns: Vec::new(),
             }],
             env: Vec::new(),
             keep: false,
