@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::audit::Verdict;
+use crate::audit::{ToolEntry, Verdict};
 
 pub const CASE_SCHEMA: &str = "mcp-witness.case/v1";
 
@@ -71,6 +71,22 @@ pub struct AnnotationSummary {
     pub read_only: usize,
     pub destructive: usize,
     pub idempotent: usize,
+}
+
+impl AnnotationSummary {
+    /// The declarations of a catalog, counted.
+    pub fn of(tools: &[ToolEntry]) -> Self {
+        let count = |hint: fn(&ToolEntry) -> Option<bool>| {
+            tools.iter().filter(|t| hint(t) == Some(true)).count()
+        };
+        Self {
+            tools: tools.len(),
+            declared: tools.iter().filter(|t| t.hints.declares_anything()).count(),
+            read_only: count(|t| t.hints.read_only),
+            destructive: count(|t| t.hints.destructive),
+            idempotent: count(|t| t.hints.idempotent),
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -41,7 +41,7 @@ pub use install::{
 };
 pub use notes::notes;
 pub use run::{run_cases, run_cases_in};
-pub use summary::{annotation_summary, summarize};
+pub use summary::summarize;
 pub use table::{CASES, CaseSpec};
 
 /// Why the case studies could not run.

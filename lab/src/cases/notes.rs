@@ -3,8 +3,7 @@
 //! Nothing here is written by hand for a particular server.
 
 use witness_model::audit::{AuditReport, CallRecord, CheckId, Effect, FindingKind, Verdict};
-
-use super::summary::annotation_summary;
+use witness_model::case::AnnotationSummary;
 
 /// Sentences a reader can check against the audit, generated from it.
 pub fn notes(report: &AuditReport) -> Vec<String> {
@@ -24,7 +23,7 @@ pub fn notes(report: &AuditReport) -> Vec<String> {
 /// Whether the audit concluded, what the server declares, and how each
 /// declaration fared.
 fn declaration_notes(report: &AuditReport, notes: &mut Vec<String>) {
-    let a = annotation_summary(&report.tools);
+    let a = AnnotationSummary::of(&report.tools);
     if !report.complete {
         notes.push(format!(
             "The audit did not conclude: {}. Nothing below is evidence against the server.",

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use witness_model::audit::{AuditReport, CallStatus, EffectTally, ToolEntry, Verdict};
+use witness_model::audit::{AuditReport, CallStatus, EffectTally, Verdict};
 use witness_model::case::*;
 
 use super::install::installed_package;
@@ -39,7 +39,7 @@ pub fn summarize(dir: &Path, case: &CaseSpec, report: &AuditReport, audit: Strin
             how: case.store_how.into(),
             initial: initial_state(case).into(),
         },
-        annotations: annotation_summary(&report.tools),
+        annotations: AnnotationSummary::of(&report.tools),
         observed: observed_summary(report),
         checks: check_summary(report),
         complete: report.complete,
@@ -47,25 +47,6 @@ pub fn summarize(dir: &Path, case: &CaseSpec, report: &AuditReport, audit: Strin
         exit_code: report.exit_code,
         notes: notes(report),
         audit,
-    }
-}
-
-pub fn annotation_summary(tools: &[ToolEntry]) -> AnnotationSummary {
-    AnnotationSummary {
-        tools: tools.len(),
-        declared: tools.iter().filter(|t| t.hints.declares_anything()).count(),
-        read_only: tools
-            .iter()
-            .filter(|t| t.hints.read_only == Some(true))
-            .count(),
-        destructive: tools
-            .iter()
-            .filter(|t| t.hints.destructive == Some(true))
-            .count(),
-        idempotent: tools
-            .iter()
-            .filter(|t| t.hints.idempotent == Some(true))
-            .count(),
     }
 }
 
