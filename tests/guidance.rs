@@ -2,13 +2,15 @@
 //! complete and incomplete discovery, the roots bound, option checks before
 //! any launch, and reports that leak nothing a hostile server sends.
 
-use std::io::{BufRead, BufReader};
-use std::os::unix::process::CommandExt;
+mod common;
+
 use std::path::PathBuf;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+
+use common::HttpFake;
 
 const SECRET: &str = "SECRET-7f3a9c-do-not-leak";
 
@@ -57,50 +59,6 @@ fn parse(output: &Output) -> Value {
             String::from_utf8_lossy(&output.stderr)
         )
     })
-}
-
-/// The fake's HTTP mode, killed (with its process group) on drop.
-struct HttpFake {
-    child: Child,
-    url: String,
-}
-
-impl HttpFake {
-    fn start(mode: &str) -> Self {
-        let mut child = Command::new("python3")
-            .args([&fake(), "http", mode])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .process_group(0)
-            .spawn()
-            .expect("python3 runs");
-        let stdout = child.stdout.take().expect("piped stdout");
-        let mut line = String::new();
-        BufReader::new(stdout)
-            .read_line(&mut line)
-            .expect("the fake prints its port");
-        let port = line
-            .trim()
-            .strip_prefix("PORT ")
-            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-            .to_owned();
-        Self {
-            child,
-            url: format!("http://127.0.0.1:{port}/mcp"),
-        }
-    }
-}
-
-impl Drop for HttpFake {
-    fn drop(&mut self) {
-        let pid = self.child.id() as i32;
-        // SAFETY: signals the process group this test created.
-        unsafe {
-            libc::kill(-pid, libc::SIGKILL);
-        }
-        let _ = self.child.wait();
-    }
 }
 
 fn guidance_http(fake: &HttpFake, extra: &[&str]) -> (i32, Value, Output) {

@@ -96,6 +96,12 @@ fn lab_cases_audits_three_published_servers_and_no_check_fails() {
         )]
     );
 
+    // created_at is declared as the clock's, and said so in the audit.
+    assert_eq!(
+        sqlite_audit["stores"][0]["clock_columns"],
+        serde_json::json!(["mcp_insights.created_at"])
+    );
+
     // A move is create(destination) + delete(source), and EFF-02 sees the delete.
     let fs_audit = read(&out.path().join("audits/case-filesystem.json"));
     let moved = effects_of(&fs_audit, "move_file");
@@ -104,6 +110,35 @@ fn lab_cases_audits_three_published_servers_and_no_check_fails() {
     let eff02 = check(&fs_audit, "EFF-02", "move_file");
     assert_eq!(eff02["verdict"], "pass");
     assert_eq!(eff02["evidence"]["effects"][0]["op"], "delete");
+
+    // get_file_info's file times are not kept: a token stands in for each,
+    // and the audit says where.
+    let info = fs_audit["calls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["tool"] == "get_file_info")
+        .cloned()
+        .unwrap_or_default();
+    let text = info["response"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or("");
+    assert!(text.contains("modified: {clock}\n"), "{text}");
+    assert!(
+        !fs_audit.to_string().contains(" GMT"),
+        "a clock value was kept"
+    );
+    let clock = &fs_audit["volatile"]["clock"][0];
+    assert_eq!(clock["kind"], "JavaScript Date string");
+    let at = clock["at"].as_array().cloned().unwrap_or_default();
+    assert!(at.iter().any(|p| {
+        p.as_str()
+            .is_some_and(|p| p.ends_with("/response/content/0/text"))
+    }));
+    assert!(
+        at.iter()
+            .any(|p| p.as_str().is_some_and(|p| p.starts_with("/transcripts/")))
+    );
 
     // Deleting one observation updates the entity; an identical whole-file
     // rewrite (the duplicate create) changes nothing.
@@ -136,6 +171,21 @@ fn lab_cases_without_the_packages_says_how_to_install_and_launches_nothing() {
         .expect("runs");
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("install.sh"), "{stderr}");
     assert!(!out.path().join("o").exists());
+    // The command given must work: the repository's script (which exists),
+    // told to install into the directory that lacked the packages.
+    let command = stderr
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("bash "))
+        .unwrap_or_else(|| panic!("no install command in: {stderr}"));
+    let words: Vec<&str> = command.split(' ').collect();
+    assert_eq!(words.len(), 3, "{command}");
+    let script = std::path::Path::new(words[1]);
+    assert!(script.is_file(), "{command}: the script does not exist");
+    assert!(
+        script.ends_with("experiments/cases/install.sh"),
+        "{command}"
+    );
+    assert_eq!(std::path::Path::new(words[2]), empty.path(), "{command}");
 }

@@ -7,9 +7,9 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use common::html::{assert_links_resolve, parse};
-use mcp_witness::model::AuditReport;
-use mcp_witness::pages::{AuditLinks, render_audit};
+use common::html::{Page, assert_links_resolve, parse};
+use witness_model::audit::AuditReport;
+use witness_pages::{AuditLinks, render_audit};
 
 fn witness(args: &[&str], dir: &Path) {
     let output = Command::new(env!("CARGO_BIN_EXE_mcp-witness"))
@@ -26,6 +26,17 @@ fn witness(args: &[&str], dir: &Path) {
 
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// `mcp-witness report DIR`, and the evaluation page it rendered, whose
+/// links must all resolve.
+fn report_index(dir: &Path) -> (String, Page) {
+    witness(&["report"], dir);
+    let path = dir.join("index.html");
+    let html = read(&path);
+    let page = parse("index.html", &html);
+    assert_links_resolve(&path, &page);
+    (html, page)
 }
 
 fn html_files(dir: &Path) -> Vec<std::path::PathBuf> {
@@ -213,7 +224,7 @@ const HOSTILE: &str = r##"{
   "checks": [{"id": "EFF-01", "tool": "<script>alert(1)</script>", "verdict": "fail",
               "reason": "declared read-only, but 1 observed change(s) followed its calls",
               "evidence": {"calls": [1], "effects": [{"call": 1, "object": "db:notes/<script>x</script>", "op": "create"}]}}],
-  "findings": [{"kind": "stderr", "detail": "</pre><script>alert(8)</script>", "call": 1}],
+  "findings": [{"kind": "observer-warning", "detail": "</pre><script>alert(8)</script>", "call": 1}],
   "summary": {"pass": 0, "fail": 1, "skip": 0, "untestable": 0, "calls": 1, "creates": 1, "updates": 0, "deletes": 0},
   "exit_code": 1,
   "transcripts": [{"role": "session", "frames": [
@@ -286,7 +297,7 @@ fn server_text_is_escaped_neutralised_and_never_linked() {
             "unsafe id {id:?}"
         );
     }
-    let anchor = mcp_witness::pages::check_anchor("EFF-01", "<script>alert(1)</script>");
+    let anchor = witness_pages::check_anchor("EFF-01", "<script>alert(1)</script>");
     assert!(page.ids.contains(&anchor));
     assert!(page.hrefs.contains(&format!("#{anchor}")));
     for href in page.hrefs.iter().filter_map(|h| h.strip_prefix('#')) {
@@ -301,6 +312,40 @@ fn server_text_is_escaped_neutralised_and_never_linked() {
     // The volatile values are shown only in their marked block.
     assert!(page.ids.contains("volatile"));
     assert!(html.contains("/tmp/jail-&lt;b&gt;1&lt;/b&gt;"));
+    assert!(!html.contains("filled from the clock"));
+    assert!(!html.contains("replaced by"));
+}
+
+#[test]
+fn clock_declarations_and_replaced_clock_values_are_shown_with_where() {
+    let mut value: serde_json::Value = serde_json::from_str(HOSTILE).expect("JSON");
+    value["stores"][0]["clock_columns"] = serde_json::json!(["notes.<b>created_at</b>"]);
+    value["volatile"] = serde_json::json!({"clock": [{
+        "kind": "JavaScript Date string", "token": "{clock}", "count": 3,
+        "at": ["/calls/0/response/content/0/text", "/transcripts/0/frames/2/<i>text</i>"]
+    }]});
+    let report: AuditReport = serde_json::from_value(value).expect("a valid audit document");
+    let links = AuditLinks {
+        raw_json: None,
+        index: None,
+    };
+    let html = render_audit(&report, &links).expect("renders");
+    let page = parse("clock", &html);
+    assert!(
+        page.ids.contains("volatile"),
+        "the block shows without jail or elapsed"
+    );
+    assert!(
+        html.contains("filled from the clock: <code>notes.&lt;b&gt;created_at&lt;/b&gt;</code>")
+    );
+    assert!(
+        html.contains("3 replaced by <code>{clock}</code>"),
+        "{html}"
+    );
+    assert!(html.contains("<code>/calls/0/response/content/0/text</code>"));
+    assert!(html.contains("/transcripts/0/frames/2/&lt;i&gt;text&lt;/i&gt;"));
+    // Only jail and elapsed are values that differ run to run in this page.
+    assert!(!html.contains("are the only such values"));
 }
 
 #[test]
@@ -339,12 +384,7 @@ fn case_studies_render_leniently_whatever_their_shape() {
                                   "tools": {"read_file": "pass", "list_directory": "pass", "write_file": "skip"}}}}"#,
     )
     .expect("write");
-    witness(&["report"], dir.path());
-
-    let path = dir.path().join("index.html");
-    let html = read(&path);
-    let page = parse("index.html", &html);
-    assert_links_resolve(&path, &page);
+    let (html, page) = report_index(dir.path());
     assert!(
         html.contains("2 pass · 1 skip"),
         "per-tool verdicts are counted"
@@ -368,4 +408,111 @@ fn case_studies_render_leniently_whatever_their_shape() {
     assert!(summary.contains("| @modelcontextprotocol/server-memory@2026.8.31 |"));
     assert!(summary.contains("\\| pipe") && summary.contains("&lt;b&gt;"));
     assert!(!summary.contains("[a](https://") && summary.contains("\\[a\\]"));
+}
+
+#[test]
+fn case_fields_of_another_type_show_as_not_recorded_and_the_rest_still_shows() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Each field is read on its own against the model's case report: a
+    // number where a string belongs, a string where a number belongs, a
+    // verdict the model does not know, a list with an item of another type.
+    std::fs::write(
+        dir.path().join("case-odd.json"),
+        r#"{"schema": "mcp-witness.case/v1",
+            "server": {"package": 42, "version": "1.0.0", "bin": "odd-server",
+                       "publisher": ["not", "text"]},
+            "store": {"kind": "sqlite", "observer": 7},
+            "annotations": {"tools": "nine", "declared": 4},
+            "observed": {"creates": "two", "updates": 1, "deletes": 0, "calls": 5},
+            "checks": {"EFF-01": {"pass": 1, "fail": 0, "skip": 0, "untestable": 0,
+                                  "tools": {"read_rows": "pass"}},
+                       "EFF-02": {"pass": "one"},
+                       "EFF-03": {"pass": 0, "fail": 0, "skip": 0, "untestable": 0,
+                                  "tools": {"write_rows": "maybe"}}},
+            "notes": ["a note that is text", 3],
+            "audit": 12}"#,
+    )
+    .expect("write");
+    let (html, page) = report_index(dir.path());
+    assert!(page.ids.contains("case-case-odd"));
+    // No package recorded: the case is named by its file.
+    assert!(!html.contains("42@1.0.0") && html.contains(">case-odd</a>"));
+    assert!(html.contains("bin: odd-server") && !html.contains("publisher:"));
+    assert!(html.contains("sqlite<br><span class=\"note\">—</span>"));
+    assert!(html.contains("4 tools declare annotations"));
+    assert!(html.contains("profile not recorded"));
+    assert!(html.contains("— create · 1 update · 0 delete over 5 calls"));
+    assert!(html.contains("1 pass"));
+    assert_eq!(
+        html.matches("<span class=\"note\">not recorded</span>")
+            .count(),
+        2,
+        "EFF-02 and EFF-03 are of another shape"
+    );
+    assert!(html.contains("a note that is text"));
+
+    let summary = read(&dir.path().join("summary.md"));
+    assert!(summary.contains("| case-odd |"), "{summary}");
+    assert!(summary.contains("EFF-01 PASS (1 pass); EFF-02 NONE (not recorded)"));
+}
+
+/// An audit whose plan steps and call ids differ: step 1 was carried out by
+/// calls 1 and 2 (an idempotence repeat), so step 2 is call 3.
+const STEPS: &str = r#"{
+  "schema": "mcp-witness.audit/v1",
+  "generator": "mcp-witness test",
+  "target": {"command": ["server"], "env": []},
+  "era": {"requested": "auto", "instructions_present": false},
+  "isolation": {"level": "none", "detail": "test"},
+  "stores": [],
+  "probe": "null",
+  "complete": true,
+  "catalog": {"complete": true, "pages": 1, "tools": 3},
+  "tools": [
+    {"name": "list_keys", "hints": {"read_only": true, "idempotent": true}, "class": "read-only", "has_output_schema": false},
+    {"name": "mint_key", "hints": {"destructive": false}, "class": "additive", "has_output_schema": false},
+    {"name": "revoke_key", "hints": {"destructive": true}, "class": "destructive", "has_output_schema": false}
+  ],
+  "startup_effects": [],
+  "calls": [
+    {"id": 1, "step": 1, "tool": "list_keys", "arguments": [], "outcome": {"status": "ok"}, "effects": []},
+    {"id": 2, "step": 1, "tool": "list_keys", "repeat_of": 1, "arguments": [], "outcome": {"status": "ok"}, "effects": []},
+    {"id": 3, "step": 2, "tool": "mint_key", "arguments": [], "outcome": {"status": "ok"},
+     "response": {"content": [{"type": "text", "text": "{\"id\": \"k1\"}"}]}, "effects": []},
+    {"id": 4, "step": 3, "tool": "revoke_key", "arguments": [
+       {"name": "key_id", "value": "k1", "source": "harvested", "from": {"call": "call 2", "path": "json.id"}},
+       {"name": "other", "value": "k9", "source": "harvested", "from": {"call": "call 9", "path": "json.id"}},
+       {"name": "odd", "value": "k0", "source": "harvested", "from": {"call": "the answer before", "path": "json.x"}}
+     ], "outcome": {"status": "tool-error"}, "effects": []}
+  ],
+  "shutdown_effects": [],
+  "checks": [],
+  "findings": [],
+  "summary": {"pass": 0, "fail": 0, "skip": 0, "untestable": 0, "calls": 4, "creates": 0, "updates": 0, "deletes": 0},
+  "exit_code": 0,
+  "transcripts": [],
+  "volatile": {}
+}"#;
+
+#[test]
+fn a_harvested_value_links_the_call_that_carried_out_its_step() {
+    let report: AuditReport = serde_json::from_str(STEPS).expect("a valid audit document");
+    let html = render_audit(&report, &AuditLinks::default()).expect("renders");
+    let page = parse("steps", &html);
+    // `call 2` in the document is plan step 2, which call 3 carried out;
+    // the page's #call-2 is the repeat of step 1 and must not be offered.
+    assert!(
+        html.contains(r##"from <a href="#call-3">step 2 (call 3)</a> · json.id"##),
+        "{html}"
+    );
+    assert!(!html.contains("from call 2") && !html.contains("step 2 (call 2)"));
+    // A step no call carried out, and an origin that names no step, are
+    // shown as recorded, without a link.
+    assert!(html.contains("from step 9 · json.id"));
+    assert!(html.contains("from the answer before · json.x"));
+    for href in page.hrefs.iter().filter_map(|h| h.strip_prefix('#')) {
+        assert!(page.ids.contains(href), "#{href} has no target");
+    }
+    // The ledger says how each call ended, in words.
+    assert!(html.contains("tool error"));
 }

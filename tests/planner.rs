@@ -1,5 +1,8 @@
 //! The planner end to end: harvest provenance, failed versus untestable,
-//! effects outside the stores (EFF-05), and fail-closed tool selection.
+//! effects outside the stores (EFF-05), fail-closed tool selection, and the
+//! plan of a server behind Streamable HTTP (`plan --url`).
+
+mod common;
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -164,4 +167,74 @@ fn plan_prints_classes_harvest_order_and_exclusions_without_calling_tools() {
         plan["harvest"][1]["args"][0]["source"],
         "harvested-else-synthesized"
     );
+}
+
+/// `plan --url URL [extra...]`: exit code, stdout and stderr.
+fn plan_url(url: &str, extra: &[&str]) -> (i32, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_mcp-witness"))
+        .args(["plan", "--timeout-ms", "3000", "--url", url])
+        .args(extra)
+        .output()
+        .expect("mcp-witness runs");
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn plan_over_http_asks_a_running_server_and_isolates_nothing() {
+    let fake = common::HttpFake::start("plain");
+    let (code, stdout, stderr) = plan_url(&fake.url, &["--format", "json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let plan: Value = serde_json::from_str(&stdout).expect("a plan");
+    assert_eq!(plan["schema"], "mcp-witness.plan/v1");
+    assert_eq!(plan["transport"], "http");
+    assert_eq!(plan["command"], serde_json::json!([]));
+    // Nothing is jailed, so nothing is network-isolated: the fake's only
+    // tool declares nothing and is left out unless asked for.
+    assert_eq!(plan["isolation"], "none");
+    assert_eq!(plan["tools"][0]["name"], "echo");
+    assert_eq!(plan["tools"][0]["class"], "unknown");
+    assert_eq!(plan["skipped"][0]["tool"], "echo");
+    assert!(!stdout.contains(&fake.url), "the URL is not recorded");
+
+    let (code, stdout, _) = plan_url(&fake.url, &["--include-destructive"]);
+    assert_eq!(code, 0);
+    assert!(
+        stdout.starts_with("plan for: a server behind a Streamable HTTP endpoint"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("isolation: none"), "{stdout}");
+    assert!(stdout.contains("1. echo"), "{stdout}");
+}
+
+/// A loopback URL where nothing listens: the port was free a moment ago.
+fn closed_port_url() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+    let port = listener.local_addr().expect("an address").port();
+    format!("http://127.0.0.1:{port}/mcp")
+}
+
+#[test]
+fn plan_over_http_takes_the_url_rules_of_audit() {
+    let closed = closed_port_url();
+    for (url, extra) in [
+        ("http://example.invalid/mcp", &[][..]),
+        ("http://example.invalid/mcp", &["--allow-remote-http"][..]),
+        ("ftp://127.0.0.1/mcp", &[][..]),
+        ("http://user:pw@127.0.0.1/mcp", &[][..]),
+        // Flags for a launched server mean nothing for a running one.
+        (closed.as_str(), &["--no-netns"][..]),
+        (closed.as_str(), &["--env", "A=B"][..]),
+    ] {
+        let (code, _, stderr) = plan_url(url, extra);
+        assert_eq!(code, 2, "{url} {extra:?}: {stderr}");
+        assert!(!stderr.contains("pw@"), "{stderr}");
+    }
+    // Nothing listens there: no plan, and no claim about the server either way.
+    let (code, _, stderr) = plan_url(&closed, &[]);
+    assert_eq!(code, 3, "{stderr}");
+    assert!(stderr.contains("no plan"), "{stderr}");
 }

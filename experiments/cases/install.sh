@@ -1,19 +1,41 @@
 #!/usr/bin/env bash
 # Installs the published MCP servers the case studies audit, at exactly the
-# versions pinned in package.json and package-lock.json, into
-# experiments/cases/node_modules. Needs Node 20+ and npm.
+# versions pinned in package.json and package-lock.json. Needs Node 20+ and
+# npm.
 #
-#   bash experiments/cases/install.sh
+#   bash experiments/cases/install.sh         # into experiments/cases/node_modules
+#   bash experiments/cases/install.sh DIR     # into DIR/node_modules
 #
-# Afterwards `mcp-witness lab cases --out DIR` can run. The lock file carries
-# no registry address: npm resolves the pinned versions from whatever
-# registry it is configured to use.
+# Afterwards `mcp-witness lab cases --out OUT` can run (with `--cases-dir DIR`
+# for the second form: the pinned package.json and package-lock.json are
+# copied into DIR first, so DIR is installed from the same lock file). The
+# lock file carries no registry address: npm resolves the pinned versions
+# from whatever registry it is configured to use.
 set -euo pipefail
-cd "$(dirname "$0")"
+here="$(cd "$(dirname "$0")" && pwd)"
+if [ "$#" -gt 1 ]; then
+    echo "usage: bash $0 [DIR]" >&2
+    exit 2
+fi
+target="${1:-$here}"
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
     echo "install.sh: node and npm are needed (Node 20 or later)" >&2
     exit 1
 fi
+mkdir -p "$target"
+target="$(cd "$target" && pwd)"
+if [ "$target" != "$here" ]; then
+    # Never overwrite another project's manifest: DIR must be empty of one,
+    # or hold exactly ours from an earlier run.
+    for file in package.json package-lock.json; do
+        if [ -e "$target/$file" ] && ! cmp -s "$here/$file" "$target/$file"; then
+            echo "install.sh: $target/$file exists and is not the pinned one; choose another DIR" >&2
+            exit 1
+        fi
+    done
+    cp "$here/package.json" "$here/package-lock.json" "$target/"
+fi
+cd "$target"
 npm ci --no-audit --no-fund
 for bin in mcp-server-memory mcp-server-filesystem ea-database-server mcp-server-everything; do
     if [ ! -e "node_modules/.bin/$bin" ]; then
@@ -21,4 +43,4 @@ for bin in mcp-server-memory mcp-server-filesystem ea-database-server mcp-server
         exit 1
     fi
 done
-echo "case-study servers installed in $(pwd)/node_modules"
+echo "case-study servers installed in $target/node_modules"

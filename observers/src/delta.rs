@@ -3,25 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::Snapshot;
-
-/// What happened to one object between two snapshots.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Op {
-    Create,
-    Update,
-    Delete,
-}
-
-impl Op {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Op::Create => "create",
-            Op::Update => "update",
-            Op::Delete => "delete",
-        }
-    }
-}
+pub use witness_model::vocab::Op;
 
 /// One observed change to one object.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

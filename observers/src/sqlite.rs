@@ -17,6 +17,16 @@
 //! Two rows whose keys render alike (a TEXT `'1'` and an INTEGER `1`, two NULL
 //! keys in a rowid table, a `,` inside a composite key) get a `#2`, `#3`, ...
 //! suffix in scan order, and the snapshot carries a warning saying so.
+//!
+//! Clock columns: a store may declare columns the server fills from the clock
+//! (`created_at TEXT DEFAULT CURRENT_TIMESTAMP`). In those columns, and only
+//! there, a value in one of the text forms SQLite's date and time functions
+//! write ([`clock_text_len`]) is encoded as one stand-in instead of its text,
+//! so a row's digest says *that* the server stamped it, not *when*: two runs
+//! of the same calls give the same digests. The price, which the declaration
+//! accepts, is that a change from one clock value to another in such a column
+//! is not seen. Any other value there (NULL, a number, other text) is encoded
+//! as itself, so writing something that is not a time is still a change.
 
 use std::collections::BTreeMap;
 use std::collections::btree_map::Entry;
@@ -149,13 +159,24 @@ fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
 #[derive(Clone, Debug)]
 pub struct SqliteObserver {
     path: PathBuf,
+    clock_columns: Vec<ClockColumn>,
 }
 
 impl SqliteObserver {
     /// The path is remembered, not opened: the server may create the database
     /// only on its first write, after the observer exists.
     pub fn new(path: impl Into<PathBuf>) -> Self {
-        Self { path: path.into() }
+        Self {
+            path: path.into(),
+            clock_columns: Vec::new(),
+        }
+    }
+
+    /// Declares columns the server fills from the clock (see the module
+    /// documentation for what that changes, and what it costs).
+    pub fn with_clock_columns(mut self, columns: Vec<ClockColumn>) -> Self {
+        self.clock_columns = columns;
+        self
     }
 
     /// The database this observer watches, for reports and error messages.
@@ -173,10 +194,97 @@ impl Observer for SqliteObserver {
         let Some(copy) = PrivateCopy::open(&self.path)? else {
             return Ok(Snapshot::default());
         };
-        read_snapshot(copy.conn()).map_err(|source| ObserveError::Sqlite {
+        read_snapshot(copy.conn(), &self.clock_columns).map_err(|source| ObserveError::Sqlite {
             path: self.path.clone(),
             source,
         })
+    }
+}
+
+/// A column the server fills from the clock, named as `table.column`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClockColumn {
+    pub table: String,
+    pub column: String,
+}
+
+impl ClockColumn {
+    /// Parses `table.column` (split at the last `.`, so a table name may hold
+    /// one; a column name may not).
+    pub fn parse(text: &str) -> Option<Self> {
+        let (table, column) = text.rsplit_once('.')?;
+        (!table.is_empty() && !column.is_empty()).then(|| Self {
+            table: table.to_owned(),
+            column: column.to_owned(),
+        })
+    }
+
+    /// SQLite compares identifiers without regard to ASCII case.
+    fn names(&self, table: &str, column: &str) -> bool {
+        self.table.eq_ignore_ascii_case(table) && self.column.eq_ignore_ascii_case(column)
+    }
+}
+
+impl std::fmt::Display for ClockColumn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}", self.table, self.column)
+    }
+}
+
+/// The length of the date or time text at the start of `bytes`, in the forms
+/// SQLite's date and time functions write: `YYYY-MM-DD` (`CURRENT_DATE`),
+/// `HH:MM` or `HH:MM:SS` (`CURRENT_TIME`), the two joined by a space
+/// (`CURRENT_TIMESTAMP`, `datetime('now')`) or a `T`, with optional
+/// fractional seconds and a trailing `Z` (as ISO 8601 writers add).
+pub fn clock_text_len(bytes: &[u8]) -> Option<usize> {
+    let date = digits(bytes, 0, 4)
+        && bytes.get(4) == Some(&b'-')
+        && digits(bytes, 5, 2)
+        && bytes.get(7) == Some(&b'-')
+        && digits(bytes, 8, 2);
+    let mut end = if date {
+        match bytes.get(10) {
+            Some(b' ' | b'T') => time_end(bytes, 11).unwrap_or(10),
+            _ => 10,
+        }
+    } else {
+        time_end(bytes, 0)?
+    };
+    if end > 10 && bytes.get(end) == Some(&b'Z') {
+        end += 1;
+    }
+    Some(end)
+}
+
+/// Where `HH:MM`, `HH:MM:SS` or `HH:MM:SS.f...` starting at `at` ends.
+fn time_end(bytes: &[u8], at: usize) -> Option<usize> {
+    if !(digits(bytes, at, 2) && bytes.get(at + 2) == Some(&b':') && digits(bytes, at + 3, 2)) {
+        return None;
+    }
+    let mut end = at + 5;
+    if bytes.get(end) == Some(&b':') && digits(bytes, end + 1, 2) {
+        end += 3;
+        if bytes.get(end) == Some(&b'.') && digits(bytes, end + 1, 1) {
+            end += 1;
+            while bytes.get(end).is_some_and(u8::is_ascii_digit) {
+                end += 1;
+            }
+        }
+    }
+    Some(end)
+}
+
+fn digits(bytes: &[u8], at: usize, n: usize) -> bool {
+    bytes
+        .get(at..at + n)
+        .is_some_and(|d| d.iter().all(u8::is_ascii_digit))
+}
+
+/// Whether `value` is, as a whole, a clock value in a declared clock column.
+fn is_clock_value(value: ValueRef<'_>) -> bool {
+    match value {
+        ValueRef::Text(text) => clock_text_len(text) == Some(text.len()),
+        _ => false,
     }
 }
 
@@ -186,6 +294,9 @@ const TAG_INTEGER: u8 = 1;
 const TAG_REAL: u8 = 2;
 const TAG_TEXT: u8 = 3;
 const TAG_BLOB: u8 = 4;
+/// The stand-in for a clock value in a declared clock column: no payload,
+/// so every such value encodes alike.
+const TAG_CLOCK: u8 = 5;
 
 /// Hex characters kept of a per-field digest: enough to tell values apart in a
 /// diff, short enough that a wide table's snapshot stays small.
@@ -196,7 +307,7 @@ const ROWID_ALIASES: [&str; 3] = ["rowid", "_rowid_", "oid"];
 
 /// Reads the schema (fatal on failure: this is where a non-database fails) and
 /// then every table (a table that cannot be read becomes a warning).
-fn read_snapshot(conn: &Connection) -> rusqlite::Result<Snapshot> {
+fn read_snapshot(conn: &Connection, clock_columns: &[ClockColumn]) -> rusqlite::Result<Snapshot> {
     let mut snapshot = Snapshot::default();
     let mut tables = Vec::new();
     {
@@ -223,7 +334,7 @@ fn read_snapshot(conn: &Connection) -> rusqlite::Result<Snapshot> {
     }
     for table in tables {
         let mut rows = Vec::new();
-        let outcome = plan_table(conn, &table)
+        let outcome = plan_table(conn, &table, clock_columns)
             .and_then(|plan| read_rows(conn, &plan, &mut rows).map_err(|e| e.to_string()));
         match outcome {
             Ok(()) => {
@@ -262,11 +373,17 @@ fn is_observed_table(name: &str) -> bool {
 struct TablePlan {
     name: String,
     columns: Vec<String>,
+    /// Per content column: whether it is a declared clock column.
+    clock: Vec<bool>,
     key: Vec<usize>,
     select: String,
 }
 
-fn plan_table(conn: &Connection, table: &str) -> Result<TablePlan, String> {
+fn plan_table(
+    conn: &Connection,
+    table: &str,
+    clock_columns: &[ClockColumn],
+) -> Result<TablePlan, String> {
     let mut columns = Vec::new();
     let mut pk: Vec<(i64, usize)> = Vec::new();
     {
@@ -311,9 +428,14 @@ fn plan_table(conn: &Connection, table: &str) -> Result<TablePlan, String> {
     }
     select.push_str(" FROM main.");
     push_quoted(&mut select, table);
+    let clock = columns
+        .iter()
+        .map(|column| clock_columns.iter().any(|c| c.names(table, column)))
+        .collect();
     Ok(TablePlan {
         name: table.to_owned(),
         columns,
+        clock,
         key,
         select,
     })
@@ -336,7 +458,11 @@ fn read_rows(
             encoding.extend_from_slice(column.as_bytes());
             let start = encoding.len();
             let value = row.get_ref(i)?;
-            push_tagged(&mut encoding, value);
+            if plan.clock.get(i).copied().unwrap_or(false) && is_clock_value(value) {
+                encoding.push(TAG_CLOCK);
+            } else {
+                push_tagged(&mut encoding, value);
+            }
             // An AUTOINCREMENT counter moving on is bookkeeping, not content
             // destroyed: leaving `seq` out of the fields makes its change an
             // additive update, so an insert-only tool is not charged with an
@@ -1018,6 +1144,114 @@ mod tests {
         let copy = copy_dir.path().join("other.db");
         std::fs::copy(&path, &copy).expect("copy");
         assert_eq!(snap(&copy), a);
+    }
+
+    fn clock_snap(path: &Path, columns: &[&str]) -> Snapshot {
+        let columns = columns
+            .iter()
+            .map(|c| ClockColumn::parse(c).expect("table.column"))
+            .collect();
+        SqliteObserver::new(path)
+            .with_clock_columns(columns)
+            .snapshot()
+            .expect("snapshot")
+    }
+
+    const INSIGHTS: &str = "CREATE TABLE mcp_insights(id INTEGER PRIMARY KEY AUTOINCREMENT,
+         insight TEXT NOT NULL, created_at TEXT DEFAULT CURRENT_TIMESTAMP);";
+
+    #[test]
+    fn a_declared_clock_column_does_not_make_digests_depend_on_the_time() {
+        let (_a, early) = db(&format!(
+            "{INSIGHTS} INSERT INTO mcp_insights(insight, created_at) VALUES ('low', '2026-01-01 10:00:00');"
+        ));
+        let (_b, late) = db(&format!(
+            "{INSIGHTS} INSERT INTO mcp_insights(insight, created_at) VALUES ('low', '2026-11-30 19:21:47');"
+        ));
+        let before = file_set(early.parent().expect("dir"));
+        // Undeclared, the two stamps are two different rows.
+        assert_ne!(
+            snap(&early).objects["mcp_insights/1"],
+            snap(&late).objects["mcp_insights/1"]
+        );
+        // Declared (any ASCII case, as SQLite names compare), they are one.
+        let declared = ["MCP_Insights.Created_At"];
+        let a = clock_snap(&early, &declared);
+        let b = clock_snap(&late, &declared);
+        assert_eq!(a, b);
+        assert!(
+            a.objects["mcp_insights/1"]
+                .fields
+                .contains_key("created_at")
+        );
+        // The rest of the row still decides its digest.
+        let (_c, other) = db(&format!(
+            "{INSIGHTS} INSERT INTO mcp_insights(insight, created_at) VALUES ('high', '2026-01-01 10:00:00');"
+        ));
+        assert_ne!(
+            clock_snap(&other, &declared).objects["mcp_insights/1"],
+            a.objects["mcp_insights/1"]
+        );
+        // Observing with a declaration leaves the store as it was.
+        assert_eq!(file_set(early.parent().expect("dir")), before);
+    }
+
+    #[test]
+    fn a_value_that_is_not_a_time_in_a_clock_column_is_still_a_change() {
+        let (_dir, path) = db(&format!(
+            "{INSIGHTS} INSERT INTO mcp_insights(insight) VALUES ('low');"
+        ));
+        let declared = ["mcp_insights.created_at"];
+        let stamped = clock_snap(&path, &declared);
+        exec(
+            &path,
+            "UPDATE mcp_insights SET created_at = '2001-02-03T04:05:06.789Z'",
+        );
+        assert_eq!(changes(&stamped, &clock_snap(&path, &declared)), vec![]);
+        for (sql, overwrite) in [
+            ("UPDATE mcp_insights SET created_at = 'yesterday'", true),
+            ("UPDATE mcp_insights SET created_at = 1700000000", true),
+            ("UPDATE mcp_insights SET created_at = NULL", true),
+        ] {
+            let before = clock_snap(&path, &declared);
+            exec(&path, sql);
+            assert_eq!(
+                changes(&before, &clock_snap(&path, &declared)),
+                vec![("mcp_insights/1".to_string(), Op::Update, Some(overwrite))],
+                "{sql}"
+            );
+        }
+    }
+
+    #[test]
+    fn clock_text_covers_what_sqlite_date_functions_write_and_nothing_looser() {
+        for (text, len) in [
+            ("2026-11-30 19:21:47", Some(19)),
+            ("2026-11-30", Some(10)),
+            ("19:21:47", Some(8)),
+            ("19:21", Some(5)),
+            ("2026-11-30 19:21:47.123", Some(23)),
+            ("2026-11-30T19:21:47.123Z", Some(24)),
+            ("2026-11-30 19:21:47 and more", Some(19)),
+            ("2026-11-30Z", Some(10)),
+            ("2026-1-30", None),
+            ("19h21", None),
+            ("1700000000", None),
+            ("", None),
+        ] {
+            assert_eq!(clock_text_len(text.as_bytes()), len, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn clock_columns_parse_as_table_dot_column() {
+        let column = ClockColumn::parse("main.t.created_at").expect("parses");
+        assert_eq!(column.table, "main.t");
+        assert_eq!(column.column, "created_at");
+        assert_eq!(column.to_string(), "main.t.created_at");
+        for bad in ["created_at", ".created_at", "t.", ""] {
+            assert_eq!(ClockColumn::parse(bad), None, "{bad:?}");
+        }
     }
 
     #[test]

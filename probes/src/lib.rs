@@ -12,27 +12,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-/// What exercising an object showed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ProbeStatus {
-    /// The object works as authority: the server's rule accepts it.
-    Effective,
-    /// The object exists or existed but the rule rejects it (or it is gone).
-    Ineffective,
-    /// This probe has no way to tell.
-    Unknown,
-}
-
-impl ProbeStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ProbeStatus::Effective => "effective",
-            ProbeStatus::Ineffective => "ineffective",
-            ProbeStatus::Unknown => "unknown",
-        }
-    }
-}
+pub use witness_model::vocab::ProbeStatus;
 
 /// The outcome of one exercise, with the evidence line behind it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

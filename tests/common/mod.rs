@@ -3,8 +3,10 @@
 
 pub mod html;
 
+use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
 
 use serde_json::Value;
 
@@ -58,7 +60,7 @@ pub fn ops(report: &Value, tool: &str) -> Vec<(String, String)> {
 /// not. Under `CI=true` a missing install is a failure, never a skip.
 pub fn case_packages() -> Option<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments/cases");
-    match mcp_witness::lab::cases::check_installed(&dir) {
+    match witness_lab::cases::check_installed(&dir) {
         Ok(()) => Some(dir),
         Err(e) if std::env::var("CI").as_deref() == Ok("true") => {
             panic!("CI=true, and the case-study servers are missing: {e}")
@@ -72,4 +74,50 @@ pub fn case_packages() -> Option<PathBuf> {
 
 pub fn s(items: &[&str]) -> Vec<String> {
     items.iter().map(|s| (*s).to_owned()).collect()
+}
+
+/// `tests/fixtures/guidance_server.py` serving Streamable HTTP on a loopback
+/// port it chose, killed with its process group on drop.
+pub struct HttpFake {
+    child: Child,
+    pub url: String,
+}
+
+impl HttpFake {
+    pub fn start(mode: &str) -> Self {
+        let mut child = Command::new("python3")
+            .arg(fixture("guidance_server.py"))
+            .args(["http", mode])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .expect("python3 runs");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let mut line = String::new();
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("the fake prints its port");
+        let port = line
+            .trim()
+            .strip_prefix("PORT ")
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+            .to_owned();
+        Self {
+            child,
+            url: format!("http://127.0.0.1:{port}/mcp"),
+        }
+    }
+}
+
+impl Drop for HttpFake {
+    fn drop(&mut self) {
+        let pid = self.child.id() as i32;
+        // SAFETY: signals the process group this test created.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+        let _ = self.child.wait();
+    }
 }

@@ -1,0 +1,387 @@
+//! One plan step at a time: resolve its arguments, call, settle, observe.
+//!
+//! Each call is bracketed by snapshots: the one before it charges whatever
+//! changed since the previous call's post-snapshot to that call as late
+//! effects; the one after it gives the call's own effects, which are then
+//! probed. A tool declared idempotent is called a second time with the same
+//! arguments; an experiment's events run after the step.
+
+use std::collections::BTreeMap;
+use std::ops::ControlFlow;
+use std::time::Duration;
+
+use serde_json::Value;
+use witness_model::audit::*;
+use witness_probes::Probe;
+use witness_wire::session::{CallOutcome, Session};
+
+use super::super::Event;
+use super::super::draft::Draft;
+use super::super::observe::{ObservedSet, probe_effects};
+use crate::jail::JailedStore;
+use crate::plan::harvest::Pool;
+use crate::plan::{PlanStep, resolve};
+
+/// What the calls read besides the session, the stores and the draft.
+pub(super) struct Context<'a> {
+    /// How long a call's effects are given to land before the post-snapshot.
+    pub(super) settle: Duration,
+    pub(super) probe: &'a dyn Probe,
+    pub(super) stores: &'a [JailedStore],
+    /// Events to apply after a plan step, by step.
+    pub(super) events: &'a mut BTreeMap<u32, Vec<Event>>,
+}
+
+/// The state of the call loop.
+pub(super) struct Runner<'a> {
+    pub(super) session: &'a mut Session,
+    pub(super) observed: &'a mut ObservedSet,
+    pub(super) draft: &'a mut Draft,
+    /// Results by plan step (what `call N` in a plan refers to).
+    pub(super) results: BTreeMap<u32, Value>,
+    pub(super) pool: Pool,
+    next_id: u32,
+    /// Plan steps carried out so far; the next one is `call steps_done + 1`.
+    steps_done: u32,
+    context: Context<'a>,
+}
+
+/// One call of a step: the first, or the identical repeat of `repeat_of`.
+struct Call<'s> {
+    step: &'s PlanStep,
+    step_no: u32,
+    arguments: &'s Value,
+    recorded: &'s [Argument],
+    repeat_of: Option<u32>,
+}
+
+impl<'a> Runner<'a> {
+    pub(super) fn new(
+        session: &'a mut Session,
+        observed: &'a mut ObservedSet,
+        draft: &'a mut Draft,
+        context: Context<'a>,
+    ) -> Self {
+        Self {
+            session,
+            observed,
+            draft,
+            results: BTreeMap::new(),
+            pool: Pool::default(),
+            next_id: 1,
+            steps_done: 0,
+            context,
+        }
+    }
+
+    /// Carries out a harvest-pass step and records its calls as harvest calls.
+    pub(super) fn harvest(&mut self, step: &PlanStep) -> ControlFlow<()> {
+        let first = self.next_id;
+        self.step(step)?;
+        self.draft
+            .report
+            .planner
+            .harvest_calls
+            .extend(first..self.next_id);
+        ControlFlow::Continue(())
+    }
+
+    /// Carries out one plan step: the call, its identical repeat when the
+    /// tool is declared idempotent, and the experiment's events after it.
+    /// Breaks when the audit cannot go on.
+    pub(super) fn step(&mut self, step: &PlanStep) -> ControlFlow<()> {
+        self.steps_done += 1;
+        let step_no = self.steps_done;
+        let (arguments, recorded) = match resolve(step, &self.results, &self.pool) {
+            Ok(resolved) => resolved,
+            Err(reason) => {
+                self.not_sent(step, step_no, reason);
+                return ControlFlow::Continue(());
+            }
+        };
+        let declared_idempotent = self
+            .draft
+            .report
+            .tool(&step.tool)
+            .is_some_and(|t| t.hints.idempotent == Some(true));
+        let rounds = if declared_idempotent { 2 } else { 1 };
+        let mut first_id = None;
+        for _ in 0..rounds {
+            let call = Call {
+                step,
+                step_no,
+                arguments: &arguments,
+                recorded: &recorded,
+                repeat_of: first_id,
+            };
+            let (id, status) = self.call(&call)?;
+            first_id.get_or_insert(id);
+            if status != CallStatus::Ok {
+                // A failed call is not repeated: there is no effect to compare.
+                break;
+            }
+        }
+        self.events_after(step_no)
+    }
+
+    /// Records a step whose arguments could not be resolved: not sent.
+    fn not_sent(&mut self, step: &PlanStep, step_no: u32, reason: String) {
+        let outcome = Outcome {
+            status: CallStatus::NotSent,
+            code: None,
+            detail: Some(reason),
+        };
+        let record = record(self.next_id, step_no, &step.tool, outcome);
+        self.draft.report.calls.push(record);
+        self.next_id += 1;
+    }
+
+    /// Snapshot, call, settle, snapshot: one call recorded with its effects
+    /// and probes. Gives its id and how it ended.
+    fn call(&mut self, call: &Call<'_>) -> ControlFlow<(), (u32, CallStatus)> {
+        if let Err(e) = self.observed.catch_up(&mut self.draft.report) {
+            self.draft
+                .incomplete(format!("cannot observe the stores: {e}"));
+            return ControlFlow::Break(());
+        }
+        let frame_start = next_frame(self.session);
+        let outcome = self.session.call_tool(&call.step.tool, call.arguments);
+        std::thread::sleep(self.context.settle);
+        self.session.server.rpc.drain();
+        let frame_end = next_frame(self.session).saturating_sub(1);
+        let mut effects = Vec::new();
+        let observed = self.observed.snapshot(&mut effects);
+        let (outcome, response) = ledger_outcome(outcome);
+        let status = outcome.status;
+        if call.repeat_of.is_none()
+            && let Some(result) = &response
+        {
+            self.results.insert(call.step_no, result.clone());
+            if status == CallStatus::Ok {
+                self.pool.absorb(&call.step.tool, call.step_no, result);
+            }
+        }
+        let id = self.next_id;
+        self.next_id += 1;
+        let mut record = record(id, call.step_no, &call.step.tool, outcome);
+        record.repeat_of = call.repeat_of;
+        record.arguments = call.recorded.to_vec();
+        record.response = response;
+        record.frames = (frame_end >= frame_start).then_some([frame_start, frame_end]);
+        record.probes = probe_effects(self.context.probe, self.context.stores, &effects);
+        record.effects = effects;
+        self.draft.report.findings.extend(rejected_harvest(&record));
+        self.draft.report.calls.push(record);
+        self.observed
+            .report_warnings(&mut self.draft.report.findings, Some(id));
+        if let Err(e) = observed {
+            self.draft
+                .incomplete(format!("cannot observe the stores: {e}"));
+            return ControlFlow::Break(());
+        }
+        if status == CallStatus::TransportError {
+            self.draft.incomplete(format!(
+                "the transport failed during call {id} ({}); later calls were not made",
+                call.step.tool
+            ));
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue((id, status))
+    }
+
+    /// Applies the experiment's events after step `step_no`. Their changes
+    /// are the experiment's, not the server's: recorded beside the step's
+    /// last call, charged to nobody.
+    fn events_after(&mut self, step_no: u32) -> ControlFlow<()> {
+        let Some(events) = self.context.events.get_mut(&step_no) else {
+            return ControlFlow::Continue(());
+        };
+        for event in events.iter_mut() {
+            let described = match event(self.context.stores) {
+                Ok(text) => text,
+                Err(e) => {
+                    self.draft.incomplete(format!(
+                        "out-of-band event after call {step_no} failed: {e}"
+                    ));
+                    return ControlFlow::Break(());
+                }
+            };
+            if let Some(last) = self.draft.report.calls.last_mut() {
+                last.events_after.push(described);
+            }
+        }
+        let mut changed = Vec::new();
+        if let Err(e) = self.observed.snapshot(&mut changed) {
+            self.draft
+                .incomplete(format!("cannot observe the stores: {e}"));
+            return ControlFlow::Break(());
+        }
+        if let Some(last) = self.draft.report.calls.last_mut() {
+            last.event_effects = changed;
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+/// A call record with nothing observed yet.
+fn record(id: u32, step: u32, tool: &str, outcome: Outcome) -> CallRecord {
+    CallRecord {
+        id,
+        step,
+        tool: tool.to_owned(),
+        repeat_of: None,
+        arguments: Vec::new(),
+        outcome,
+        response: None,
+        frames: None,
+        effects: Vec::new(),
+        late_effects: Vec::new(),
+        probes: Vec::new(),
+        events_after: Vec::new(),
+        event_effects: Vec::new(),
+    }
+}
+
+/// How a call ended in the ledger's terms, and the result when one came.
+/// An RPC error's message is the server's text: it is clipped.
+fn ledger_outcome(outcome: CallOutcome) -> (Outcome, Option<Value>) {
+    let (status, code, detail, response) = match outcome {
+        CallOutcome::Result(result) => {
+            let is_error = result.get("isError").and_then(Value::as_bool) == Some(true);
+            let status = if is_error {
+                CallStatus::ToolError
+            } else {
+                CallStatus::Ok
+            };
+            (status, None, None, Some(result))
+        }
+        CallOutcome::RpcError { code, message } => (
+            CallStatus::RpcError,
+            Some(code),
+            Some(witness_text::clip(&message, 300)),
+            None,
+        ),
+        CallOutcome::Transport(detail) => (CallStatus::TransportError, None, Some(detail), None),
+    };
+    let outcome = Outcome {
+        status,
+        code,
+        detail,
+    };
+    (outcome, response)
+}
+
+/// A failure on values the server itself handed out is evidence, not noise.
+fn rejected_harvest(record: &CallRecord) -> Option<Finding> {
+    let failed = matches!(
+        record.outcome.status,
+        CallStatus::ToolError | CallStatus::RpcError
+    );
+    if !failed || !record.used_harvested() {
+        return None;
+    }
+    Some(Finding {
+        kind: FindingKind::HarvestedValueRejected,
+        detail: format!(
+            "call {} ({}) failed on {}: the value exists by the server's own account, so the failure is evidence, not noise",
+            record.id,
+            record.tool,
+            harvested_origins(record)
+        ),
+        call: Some(record.id),
+    })
+}
+
+/// `harvested values (entityName from call 2 at structured.entities[0].name)`.
+fn harvested_origins(call: &CallRecord) -> String {
+    let mut origins = Vec::new();
+    for arg in &call.arguments {
+        if let Some(from) = &arg.from {
+            origins.push(format!("{} from {} at {}", arg.name, from.call, from.path));
+        }
+        for part in &arg.parts {
+            origins.push(format!(
+                "{}{} from {} at {}",
+                arg.name, part.at, part.from.call, part.from.path
+            ));
+        }
+    }
+    format!("harvested values ({})", origins.join("; "))
+}
+
+/// The sequence number the session's next frame will get.
+fn next_frame(session: &Session) -> u64 {
+    session
+        .server
+        .rpc
+        .transcript()
+        .frames
+        .last()
+        .map_or(1, |f| f.seq + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::audit::fakes;
+
+    #[test]
+    fn outcomes_are_told_apart_and_a_servers_message_is_clipped() {
+        let (outcome, response) = ledger_outcome(CallOutcome::Result(json!({"isError": true})));
+        assert_eq!(outcome.status, CallStatus::ToolError);
+        assert_eq!(response, Some(json!({"isError": true})));
+        let (outcome, response) = ledger_outcome(CallOutcome::Result(json!({"isError": "yes"})));
+        assert_eq!(outcome.status, CallStatus::Ok, "only `true` is an error");
+        assert!(response.is_some());
+        let (outcome, response) = ledger_outcome(CallOutcome::RpcError {
+            code: -32602,
+            message: "x".repeat(400),
+        });
+        assert_eq!(
+            (outcome.status, outcome.code),
+            (CallStatus::RpcError, Some(-32602))
+        );
+        assert_eq!(outcome.detail.map(|d| d.chars().count()), Some(301));
+        assert!(response.is_none());
+        let (outcome, _) = ledger_outcome(CallOutcome::Transport("gone".into()));
+        assert_eq!(outcome.status, CallStatus::TransportError);
+        assert_eq!(outcome.detail.as_deref(), Some("gone"));
+    }
+
+    #[test]
+    fn a_failure_on_harvested_values_is_a_finding_and_on_invented_ones_is_not() {
+        let mut call = fakes::call(
+            4,
+            "get_note",
+            CallStatus::ToolError,
+            Provenance::Harvested,
+            vec![],
+        );
+        call.arguments[0].name = "note_id".into();
+        call.arguments[0].from = Some(Origin {
+            call: "call 2".into(),
+            path: "structured.notes[0].id".into(),
+        });
+        let finding = rejected_harvest(&call).map(|f| (f.kind, f.detail, f.call));
+        assert_eq!(
+            finding,
+            Some((
+                FindingKind::HarvestedValueRejected,
+                "call 4 (get_note) failed on harvested values (note_id from call 2 at structured.notes[0].id): the value exists by the server's own account, so the failure is evidence, not noise".into(),
+                Some(4)
+            ))
+        );
+        call.outcome.status = CallStatus::Ok;
+        assert!(rejected_harvest(&call).is_none(), "it did not fail");
+        let invented = fakes::call(
+            5,
+            "get_note",
+            CallStatus::RpcError,
+            Provenance::Synthesized,
+            vec![],
+        );
+        assert!(rejected_harvest(&invented).is_none());
+    }
+}

@@ -1,0 +1,681 @@
+//! Execute: the conversation with the server, every call observed.
+//!
+//! Takes the prepared jail, its observed set and the draft, the options
+//! (era, plan, timeouts, probe, events) and a way to [`Connect`] to the
+//! server. In order:
+//!
+//! 1. the session: era detection and the handshake (isolation as achieved);
+//! 2. the startup snapshot, and probes of what the stores already held;
+//! 3. the catalog (`tools/list`), which must be complete;
+//! 4. the plan: the plan file, or the planner's (destructive and unknown
+//!    tools left out unless isolated or allowed), its tools all listed, and
+//!    `{NAME}`/`{jail}` in its literals made jailed paths;
+//! 5. the calls ([`calls`]): the harvest pass, the other steps, the retry
+//!    pass ([`passes`]), each call snapshotted before and after;
+//! 6. the late effects of the last call, shutdown, the shutdown effects.
+//!
+//! Gives the processes it talked to, for their transcripts. Whatever stops
+//! it early is recorded in the draft as the reason the audit is incomplete;
+//! nothing here panics on what a server does.
+
+mod calls;
+mod passes;
+
+use std::ops::ControlFlow;
+
+use serde_json::Value;
+use witness_model::audit::*;
+use witness_wire::connection::Connection;
+use witness_wire::session::{Catalog, Era, Handshake, Session};
+
+use super::assemble::Processes;
+use super::draft::Draft;
+use super::observe::{ObservedSet, probe_objects};
+use super::{AuditOptions, expand_strings, planned};
+use crate::jail::{Isolation, Jail, LaunchError};
+use crate::plan::{ArgSpec, Plan};
+use calls::{Context, Runner};
+
+/// How the server is reached: launched in the jail, or connected to where
+/// it runs. Called once per process the session needs (era detection may
+/// take two).
+pub(super) type Connect<'a> = dyn FnMut(&mut Jail) -> Result<Connection, LaunchError> + 'a;
+
+/// What the execute stage works on; everything but the options is borrowed
+/// from the prepared audit.
+pub(super) struct Stage<'a> {
+    pub(super) jail: &'a mut Jail,
+    pub(super) observed: &'a mut ObservedSet,
+    pub(super) draft: &'a mut Draft,
+    pub(super) options: &'a mut AuditOptions,
+}
+
+impl Stage<'_> {
+    /// Runs the conversation as far as it can go.
+    pub(super) fn execute(mut self, connect: &mut Connect<'_>) -> Processes {
+        let mut session = match self.open(connect) {
+            Ok(session) => session,
+            Err(discarded) => return Processes::discarded(discarded),
+        };
+        if self.before_calls(&mut session).is_continue()
+            && let ControlFlow::Continue(plan) = self.choose_plan()
+        {
+            let context = Context {
+                settle: self.options.settle,
+                probe: self.options.probe.as_ref(),
+                stores: &self.jail.stores,
+                events: &mut self.options.events,
+            };
+            // A break has been recorded in the draft; what was observed up
+            // to it is still wrapped up.
+            let _ = Runner::new(&mut session, self.observed, self.draft, context).run_plan(&plan);
+            self.wrap_up(&mut session);
+        }
+        Processes::of(session)
+    }
+
+    /// Opens the session. `Err` with the processes tried, when none would do.
+    fn open(&mut self, connect: &mut Connect<'_>) -> Result<Session, Vec<Connection>> {
+        let opened = {
+            let jail = &mut *self.jail;
+            // The wire takes a launch failure as text; its text is the error's.
+            let mut launch = || connect(jail).map_err(|e| e.to_string());
+            Session::open(&mut launch, self.options.era, self.options.timeout)
+        };
+        record_isolation(&mut self.draft.report, self.jail.isolation());
+        match opened {
+            Ok((session, handshake)) => {
+                record_handshake(&mut self.draft.report, &handshake);
+                Ok(session)
+            }
+            Err((error, discarded)) => {
+                self.draft.incomplete(format!("no session: {error}"));
+                Err(discarded)
+            }
+        }
+    }
+
+    /// The startup snapshot, the baseline probes and the catalog.
+    fn before_calls(&mut self, session: &mut Session) -> ControlFlow<()> {
+        let mut startup = Vec::new();
+        if let Err(e) = self.observed.snapshot(&mut startup) {
+            self.draft
+                .incomplete(format!("cannot observe the stores: {e}"));
+            return ControlFlow::Break(());
+        }
+        self.draft.report.startup_effects = startup;
+        // Objects present before any call: probed once, so a later revocation
+        // can be judged against what was authority to begin with.
+        self.draft.report.baseline_probes = probe_objects(
+            self.options.probe.as_ref(),
+            &self.jail.stores,
+            self.observed.present(),
+        );
+        let catalog = match session.list_tools() {
+            Ok(catalog) => catalog,
+            Err(e) => {
+                self.draft.incomplete(format!("tools/list failed: {e}"));
+                return ControlFlow::Break(());
+            }
+        };
+        record_catalog(&mut self.draft.report, &catalog);
+        if !catalog.complete {
+            let problem = catalog.problem.clone().unwrap_or_default();
+            self.draft
+                .incomplete(format!("the catalog is incomplete: {problem}"));
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// The plan file, or the planner's plan for the listed tools, recorded as
+    /// the planner entry. Breaks when the plan names a tool not listed.
+    fn choose_plan(&mut self) -> ControlFlow<(), Plan> {
+        let include_destructive = self.options.include_destructive;
+        let (plan, skipped) = match self.options.plan.take() {
+            Some(plan) => (plan, Vec::new()),
+            None => planned(
+                &self.draft.report.tools,
+                self.jail.isolation(),
+                include_destructive,
+            ),
+        };
+        self.draft.report.planner = PlannerEntry {
+            origin: plan.origin.to_owned(),
+            harvest_calls: Vec::new(),
+            include_destructive,
+            skipped,
+        };
+        let unknown = plan.unknown_tools(&self.draft.report.tools);
+        if !unknown.is_empty() {
+            self.draft.incomplete(format!(
+                "the plan names tools the server does not list: {}",
+                unknown.join(", ")
+            ));
+            return ControlFlow::Break(());
+        }
+        let jail = &*self.jail;
+        ControlFlow::Continue(expand_literals(plan, &|text| jail.expand(text)))
+    }
+
+    /// After the calls: whatever arrived after the last call's
+    /// post-snapshot, then the server's shutdown and what it changed.
+    fn wrap_up(&mut self, session: &mut Session) {
+        let mut late = Vec::new();
+        if self.observed.snapshot(&mut late).is_ok()
+            && let Some(last) = self.draft.report.calls.last_mut()
+        {
+            last.late_effects.extend(late);
+        }
+        let last_call = self.draft.last_call();
+        self.observed
+            .report_warnings(&mut self.draft.report.findings, last_call);
+        session.server.shutdown();
+        let mut shutdown = Vec::new();
+        if self.observed.snapshot(&mut shutdown).is_ok() {
+            self.draft.report.shutdown_effects = shutdown;
+        }
+        self.observed
+            .report_warnings(&mut self.draft.report.findings, None);
+    }
+}
+
+/// `plan` with `expand` applied to every string inside its literal
+/// arguments: a plan file writes `{NAME}` and `{jail}` for jailed paths it
+/// cannot know. Other arguments are the server's or the planner's values,
+/// never placeholders.
+pub(super) fn expand_literals(plan: Plan, expand: &dyn Fn(&str) -> String) -> Plan {
+    let steps = plan
+        .steps
+        .into_iter()
+        .map(|mut step| {
+            for (_, spec) in step.args.iter_mut() {
+                if let ArgSpec::Literal(value) = spec {
+                    *value = expand_strings(value, expand);
+                }
+            }
+            step
+        })
+        .collect();
+    Plan { steps, ..plan }
+}
+
+fn record_isolation(report: &mut AuditReport, isolation: Option<&Isolation>) {
+    if let Some(i) = isolation {
+        report.isolation = IsolationEntry {
+            level: i.level,
+            detail: i.detail.clone(),
+        };
+    }
+}
+
+fn record_handshake(report: &mut AuditReport, h: &Handshake) {
+    report.era.era = Some(
+        match h.era {
+            Era::Modern => "modern",
+            Era::Legacy => "legacy",
+        }
+        .into(),
+    );
+    report.era.protocol_version = Some(h.protocol_version.clone());
+    report.era.discover = h.discover.clone();
+    report.era.server_info = h.server_info.clone();
+    report.era.instructions_present = h.instructions.is_some();
+}
+
+fn record_catalog(report: &mut AuditReport, catalog: &Catalog) {
+    report.catalog = CatalogEntry {
+        complete: catalog.complete,
+        pages: catalog.pages,
+        tools: catalog.tools.len(),
+        problem: catalog.problem.clone(),
+    };
+    report.tools = catalog.tools.iter().map(tool_entry).collect();
+}
+
+/// A tool as served, read into the ledger's terms.
+pub(super) fn tool_entry(raw: &Value) -> ToolEntry {
+    let text = |key: &str| raw.get(key).and_then(Value::as_str).map(str::to_owned);
+    let annotations = raw.get("annotations").cloned();
+    let hints = Hints::from_annotations(annotations.as_ref());
+    ToolEntry {
+        name: text("name").unwrap_or_default(),
+        title: text("title").or_else(|| {
+            raw.pointer("/annotations/title")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        }),
+        description: text("description"),
+        class: hints.class(),
+        hints,
+        annotations,
+        input_schema: raw.get("inputSchema").cloned(),
+        has_output_schema: raw.get("outputSchema").is_some(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use serde_json::json;
+    use witness_observers::Observer;
+
+    use super::*;
+    use crate::audit::fakes::{self, FakeServer, Handler, Reply, Store, StoreObserver};
+    use crate::audit::prepare;
+    use crate::jail::{JailSpec, StoreKind, StoreSpec};
+    use crate::plan::PlanStep;
+
+    /// Executes against a fake server whose store is observed as `db`.
+    fn execute(
+        tools: Vec<Value>,
+        handler: Handler,
+        store: &Store,
+        mut options: AuditOptions,
+    ) -> AuditReport {
+        let Ok(mut jail) = Jail::create(options.jail.clone()) else {
+            panic!("no jail");
+        };
+        let observer: Box<dyn Observer> = Box::new(StoreObserver(store.clone()));
+        let mut observed = ObservedSet::new(vec![("db".into(), observer)]);
+        assert!(observed.snapshot(&mut Vec::new()).is_ok());
+        let mut draft = Draft::new(prepare::skeleton(&options, &jail.stores));
+        let mut server = Some(FakeServer::new(tools, store.clone(), handler));
+        let mut connect = |_: &mut Jail| {
+            server
+                .take()
+                .map(FakeServer::connection)
+                .ok_or(LaunchError::NoCommand)
+        };
+        let stage = Stage {
+            jail: &mut jail,
+            observed: &mut observed,
+            draft: &mut draft,
+            options: &mut options,
+        };
+        drop(stage.execute(&mut connect));
+        draft.report
+    }
+
+    fn with_plan(plan: Plan) -> AuditOptions {
+        AuditOptions {
+            plan: Some(plan),
+            ..fakes::options()
+        }
+    }
+
+    fn step(tool: &str, args: Vec<(&str, ArgSpec)>) -> PlanStep {
+        PlanStep {
+            tool: tool.into(),
+            args: args.into_iter().map(|(n, s)| (n.to_owned(), s)).collect(),
+        }
+    }
+
+    fn tools_called(report: &AuditReport) -> Vec<(u32, u32, &str, CallStatus)> {
+        report
+            .calls
+            .iter()
+            .map(|c| (c.id, c.step, c.tool.as_str(), c.outcome.status))
+            .collect()
+    }
+
+    fn text(body: &str) -> Reply {
+        Reply::Result(json!({"content": [{"type": "text", "text": body}]}))
+    }
+
+    fn tool_error() -> Reply {
+        Reply::Result(json!({"isError": true, "content": [{"type": "text", "text": "no"}]}))
+    }
+
+    const READ: fn() -> Value = || json!({"readOnlyHint": true});
+    const ADD: fn() -> Value = || json!({"readOnlyHint": false, "destructiveHint": false});
+
+    /// `list_notes` lists what `add_note` added; `open_note` and
+    /// `delete_note` want an id that exists.
+    fn notes_server() -> (Vec<Value>, Handler) {
+        let tools = vec![
+            fakes::listed("list_notes", READ(), &[]),
+            fakes::listed("open_note", ADD(), &["note_id"]),
+            fakes::listed("add_note", ADD(), &["body"]),
+            fakes::listed(
+                "delete_note",
+                json!({"readOnlyHint": false, "destructiveHint": true}),
+                &["note_id"],
+            ),
+        ];
+        let handler: Handler = Box::new(|tool, args, store| {
+            let id = args.get("note_id").and_then(Value::as_str).unwrap_or("");
+            let exists = store.lock().objects.contains_key(&format!("notes/{id}"));
+            match tool {
+                "list_notes" => {
+                    let notes: Vec<Value> = store
+                        .lock()
+                        .objects
+                        .keys()
+                        .filter_map(|k| k.strip_prefix("notes/"))
+                        .map(|id| json!({"id": id}))
+                        .collect();
+                    Reply::Result(json!({"structuredContent": {"notes": notes}}))
+                }
+                "add_note" => {
+                    store.write("notes/note_0001", "hello");
+                    text("saved")
+                }
+                "open_note" | "get_note" if exists => text("a note"),
+                "open_note" => Reply::Error(-32602, "no such note"),
+                "delete_note" if exists => {
+                    store.lock().objects.remove(&format!("notes/{id}"));
+                    text("deleted")
+                }
+                _ => tool_error(),
+            }
+        });
+        (tools, handler)
+    }
+
+    #[test]
+    fn the_harvest_pass_waits_for_real_values_and_its_tools_are_not_called_again() {
+        let store = Store::default();
+        store.write("notes/note_0007", "old");
+        let (mut tools, handler) = notes_server();
+        tools.push(fakes::listed("get_note", READ(), &["note_id"]));
+        let plan = Plan {
+            steps: vec![
+                // Listed first, but it needs a value only list_notes gives.
+                step(
+                    "get_note",
+                    vec![("note_id", ArgSpec::Auto(json!("witness")))],
+                ),
+                step("list_notes", vec![]),
+                step("add_note", vec![("body", ArgSpec::Literal(json!("hi")))]),
+                step(
+                    "get_note",
+                    vec![("note_id", ArgSpec::Auto(json!("witness")))],
+                ),
+                step("list_notes", vec![]),
+            ],
+            origin: "synthesized",
+            retry_at: None,
+            harvest: 2,
+        };
+        let report = execute(tools, handler, &store, with_plan(plan));
+        assert!(report.complete, "{:?}", report.incomplete_reason);
+        assert_eq!(
+            tools_called(&report),
+            [
+                (1, 1, "list_notes", CallStatus::Ok),
+                (2, 2, "get_note", CallStatus::Ok),
+                (3, 3, "add_note", CallStatus::Ok),
+            ]
+        );
+        assert_eq!(report.planner.harvest_calls, [1, 2]);
+        let argument = &report.calls[1].arguments[0];
+        assert_eq!(argument.value, json!("note_0007"));
+        assert_eq!(argument.source, Provenance::Harvested);
+        assert_eq!(report.calls[2].effects.len(), 1);
+    }
+
+    #[test]
+    fn a_tool_that_failed_on_invention_is_retried_once_real_values_exist() {
+        let store = Store::default();
+        let (tools, handler) = notes_server();
+        let options = AuditOptions {
+            include_destructive: true,
+            ..fakes::options()
+        };
+        let report = execute(tools, handler, &store, options);
+        assert!(report.complete, "{:?}", report.incomplete_reason);
+        assert_eq!(
+            tools_called(&report),
+            [
+                (1, 1, "list_notes", CallStatus::Ok),
+                (2, 2, "add_note", CallStatus::Ok),
+                (3, 3, "open_note", CallStatus::RpcError),
+                // The retry pass: the source asked again, then the retry.
+                (4, 4, "list_notes", CallStatus::Ok),
+                (5, 5, "open_note", CallStatus::Ok),
+                (6, 6, "delete_note", CallStatus::Ok),
+            ]
+        );
+        assert_eq!(report.planner.harvest_calls, [1, 4]);
+        assert_eq!(report.calls[2].arguments[0].source, Provenance::Synthesized);
+        assert_eq!(report.calls[2].outcome.code, Some(-32602));
+        assert_eq!(
+            report.calls[2].outcome.detail.as_deref(),
+            Some("no such note")
+        );
+        assert_eq!(report.calls[4].arguments[0].value, json!("note_0001"));
+        assert_eq!(report.calls[4].arguments[0].source, Provenance::Harvested);
+    }
+
+    #[test]
+    fn an_idempotent_tool_is_repeated_and_late_and_event_effects_are_nobodys() {
+        let tools = vec![
+            fakes::listed(
+                "touch",
+                json!({"readOnlyHint": false, "destructiveHint": false, "idempotentHint": true}),
+                &[],
+            ),
+            fakes::listed("snap", json!({"idempotentHint": true}), &[]),
+        ];
+        let handler: Handler = Box::new(|tool, _, store| match tool {
+            "touch" => {
+                let first = !store.lock().objects.contains_key("t/1");
+                store.write("t/1", "x");
+                if first {
+                    store.write_late("late/1", "y");
+                }
+                text("ok")
+            }
+            _ => tool_error(),
+        });
+        let store = Store::default();
+        let by_experiment = store.clone();
+        let mut options = with_plan(Plan {
+            steps: vec![step("touch", vec![]), step("snap", vec![])],
+            origin: "file",
+            retry_at: None,
+            harvest: 0,
+        });
+        let event: crate::audit::Event = Box::new(move |_| {
+            by_experiment.write("ev/1", "z");
+            Ok("the experiment wrote ev/1".into())
+        });
+        options.events = BTreeMap::from([(1, vec![event])]);
+        let report = execute(tools, handler, &store, options);
+        assert!(report.complete, "{:?}", report.incomplete_reason);
+        assert_eq!(
+            tools_called(&report),
+            [
+                (1, 1, "touch", CallStatus::Ok),
+                (2, 1, "touch", CallStatus::Ok),
+                // A failed call is not repeated.
+                (3, 2, "snap", CallStatus::ToolError),
+            ]
+        );
+        let objects =
+            |effects: &[Effect]| -> Vec<String> { effects.iter().map(Effect::qualified).collect() };
+        let (first, repeat) = (&report.calls[0], &report.calls[1]);
+        assert_eq!(repeat.repeat_of, Some(1));
+        assert_eq!(repeat.arguments, first.arguments);
+        assert_eq!(objects(&first.effects), ["db:t/1"]);
+        assert_eq!(objects(&first.late_effects), ["db:late/1"]);
+        assert!(repeat.effects.is_empty());
+        assert_eq!(repeat.events_after, ["the experiment wrote ev/1"]);
+        assert_eq!(objects(&repeat.event_effects), ["db:ev/1"]);
+        assert!(report.calls[2].effects.is_empty());
+    }
+
+    #[test]
+    fn a_lost_transport_stops_the_calls_and_the_audit_is_incomplete() {
+        let tools = vec![
+            fakes::listed("hang", READ(), &[]),
+            fakes::listed("after", READ(), &[]),
+        ];
+        let handler: Handler = Box::new(|tool, _, _| match tool {
+            "hang" => Reply::Silence,
+            _ => text("ok"),
+        });
+        let plan = Plan {
+            steps: vec![step("hang", vec![]), step("after", vec![])],
+            origin: "file",
+            retry_at: None,
+            harvest: 0,
+        };
+        let report = execute(tools, handler, &Store::default(), with_plan(plan));
+        assert_eq!(
+            tools_called(&report),
+            [(1, 1, "hang", CallStatus::TransportError)]
+        );
+        assert_eq!(
+            report.incomplete_reason.as_deref(),
+            Some("the transport failed during call 1 (hang); later calls were not made")
+        );
+        assert_eq!(
+            report.calls[0].outcome.detail.as_deref(),
+            Some("no answer to tools/call within 50 ms")
+        );
+    }
+
+    #[test]
+    fn an_unresolvable_reference_is_recorded_not_sent_and_the_audit_goes_on() {
+        let tools = vec![
+            fakes::listed("mint", ADD(), &[]),
+            fakes::listed("revoke", ADD(), &["key"]),
+        ];
+        let handler: Handler = Box::new(|_, _, _| text("done"));
+        let parsed = Plan::parse(
+            "[[call]]\ntool = \"mint\"\n[[call]]\ntool = \"revoke\"\nargs.key = { from = \"call 1\", path = \"json.id\" }\n",
+        );
+        let Ok(plan) = parsed else {
+            panic!("{parsed:?}");
+        };
+        let report = execute(tools, handler, &Store::default(), with_plan(plan));
+        assert!(report.complete);
+        assert_eq!(
+            tools_called(&report),
+            [
+                (1, 1, "mint", CallStatus::Ok),
+                (2, 2, "revoke", CallStatus::NotSent),
+            ]
+        );
+        assert_eq!(
+            report.calls[1].outcome.detail.as_deref(),
+            Some("argument key: call 1 has nothing at json.id")
+        );
+    }
+
+    #[test]
+    fn a_plan_naming_an_unlisted_tool_stops_before_any_call() {
+        let plan = Plan {
+            steps: vec![step("ghost", vec![])],
+            origin: "file",
+            retry_at: None,
+            harvest: 0,
+        };
+        let handler: Handler = Box::new(|_, _, _| text("ok"));
+        let tools = vec![fakes::listed("real", READ(), &[])];
+        let report = execute(tools, handler, &Store::default(), with_plan(plan));
+        assert!(report.calls.is_empty());
+        assert_eq!(report.planner.origin, "file");
+        assert_eq!(
+            report.incomplete_reason.as_deref(),
+            Some("the plan names tools the server does not list: ghost")
+        );
+    }
+
+    #[test]
+    fn a_failed_event_or_launch_is_the_reason_the_audit_is_incomplete() {
+        let tools = vec![fakes::listed("t", READ(), &[])];
+        let handler: Handler = Box::new(|_, _, _| text("ok"));
+        let mut options = with_plan(Plan {
+            steps: vec![step("t", vec![])],
+            origin: "file",
+            retry_at: None,
+            harvest: 0,
+        });
+        let event: crate::audit::Event = Box::new(|_| Err("boom".into()));
+        options.events = BTreeMap::from([(1, vec![event])]);
+        let report = execute(tools, handler, &Store::default(), options);
+        assert_eq!(
+            report.incomplete_reason.as_deref(),
+            Some("out-of-band event after call 1 failed: boom")
+        );
+
+        let mut options = fakes::options();
+        let Ok(mut jail) = Jail::create(options.jail.clone()) else {
+            panic!("no jail");
+        };
+        let mut observed = ObservedSet::new(Vec::new());
+        let mut draft = Draft::new(prepare::skeleton(&options, &jail.stores));
+        let stage = Stage {
+            jail: &mut jail,
+            observed: &mut observed,
+            draft: &mut draft,
+            options: &mut options,
+        };
+        let mut refuse = |_: &mut Jail| Err(LaunchError::NoCommand);
+        drop(stage.execute(&mut refuse));
+        assert_eq!(
+            draft.report.incomplete_reason.as_deref(),
+            Some("no session: cannot start the server: no command given")
+        );
+        assert!(draft.report.era.era.is_none());
+    }
+
+    #[test]
+    fn literals_get_jailed_paths_and_nothing_else_is_expanded() {
+        let spec = JailSpec {
+            command: vec!["true".into()],
+            stores: vec![StoreSpec {
+                name: "db".into(),
+                kind: StoreKind::Sqlite,
+                source: "/nonexistent/app.db".into(),
+                shown: None,
+                clock_columns: Vec::new(),
+            }],
+            env: Vec::new(),
+            keep: false,
+            isolate_network: false,
+        };
+        let Ok(jail) = Jail::create(spec) else {
+            panic!("no jail");
+        };
+        let plan = Plan {
+            steps: vec![step(
+                "copy",
+                vec![
+                    (
+                        "paths",
+                        ArgSpec::Literal(
+                            json!({"from": ["{db}"], "to": "{jail}/work/out", "n": 1}),
+                        ),
+                    ),
+                    ("auto", ArgSpec::Auto(json!("{db}"))),
+                    ("pinned", ArgSpec::Pinned(json!("{jail}"))),
+                ],
+            )],
+            origin: "file",
+            retry_at: None,
+            harvest: 0,
+        };
+        let expanded = expand_literals(plan, &|t| jail.expand(t));
+        let db = jail.stores[0].path.to_string_lossy().into_owned();
+        let root = jail.root().to_string_lossy().into_owned();
+        assert_eq!(
+            expanded.steps[0].args,
+            [
+                (
+                    "paths".to_owned(),
+                    ArgSpec::Literal(
+                        json!({"from": [db], "to": format!("{root}/work/out"), "n": 1})
+                    )
+                ),
+                ("auto".to_owned(), ArgSpec::Auto(json!("{db}"))),
+                ("pinned".to_owned(), ArgSpec::Pinned(json!("{jail}"))),
+            ]
+        );
+        assert_eq!(expanded.origin, "file");
+    }
+}

@@ -1,0 +1,434 @@
+//! Observe: the stores as the audit sees them, out of band.
+//!
+//! Takes one [`Observer`] per declared store plus the jail-wide one, and
+//! gives, at each moment the audit asks, the changes since the moment
+//! before as ledger [`Effect`]s. It also keeps what observers warn about
+//! (a malformed line is seen by every snapshot until it is fixed) so each
+//! warning becomes a finding once, and it probes the objects a call touched
+//! or the stores held to begin with.
+
+use std::collections::BTreeSet;
+
+use witness_model::audit::{AuditReport, Effect, Finding, FindingKind, JAIL_STORE, ProbeRecord};
+use witness_observers::{Observer, Snapshot, diff};
+use witness_probes::{ObservedObject, Probe, StorePath};
+
+use crate::jail::{Jail, JailedStore, StoreKind};
+
+/// Why the stores could not be observed: the store whose snapshot failed,
+/// and the observer's reason. Reports say `cannot observe the stores: {this}`.
+#[derive(Debug, thiserror::Error)]
+#[error("{store}: {source}")]
+pub(super) struct ObserveError {
+    pub(super) store: String,
+    #[source]
+    pub(super) source: witness_observers::ObserveError,
+}
+
+/// One observed store and what the audit last saw of it.
+struct Observed {
+    name: String,
+    observer: Box<dyn Observer>,
+    last: Snapshot,
+    /// Warnings already seen, reported or about to be.
+    warned: BTreeSet<String>,
+    /// Warnings not yet reported.
+    fresh: Vec<String>,
+}
+
+/// Every store the audit watches, in the order their changes are listed.
+pub(super) struct ObservedSet {
+    stores: Vec<Observed>,
+}
+
+impl ObservedSet {
+    /// Observers in the given order, each starting from an empty snapshot.
+    pub(super) fn new(observers: Vec<(String, Box<dyn Observer>)>) -> Self {
+        let stores = observers
+            .into_iter()
+            .map(|(name, observer)| Observed {
+                name,
+                observer,
+                last: Snapshot::default(),
+                warned: BTreeSet::new(),
+                fresh: Vec::new(),
+            })
+            .collect();
+        Self { stores }
+    }
+
+    /// An observer for every jailed store, then the jail-wide one over the
+    /// rest of the jail (HOME, TMPDIR, the working directory): a change there
+    /// is an effect outside every declared store (EFF-05). `excluded` are the
+    /// jail's directories the stores' own observers already cover.
+    pub(super) fn for_jail(jail: &Jail, excluded: &[String]) -> Self {
+        let mut observers: Vec<(String, Box<dyn Observer>)> = jail
+            .stores
+            .iter()
+            .map(|s| (s.spec.name.clone(), observer_for(s)))
+            .collect();
+        let mut jail_observer = witness_observers::fs::FsObserver::new(jail.root());
+        for path in excluded {
+            jail_observer = jail_observer.exclude(path);
+        }
+        observers.push((JAIL_STORE.to_owned(), Box::new(jail_observer)));
+        Self::new(observers)
+    }
+
+    /// Snapshots every store, appends the changes since the last snapshot to
+    /// `changes`, and makes the new snapshots the reference. Stops at the
+    /// first store that cannot be read: the changes of the stores read before
+    /// it stay appended, as a call's record shows them.
+    pub(super) fn snapshot(&mut self, changes: &mut Vec<Effect>) -> Result<(), ObserveError> {
+        for o in &mut self.stores {
+            let now = o.observer.snapshot().map_err(|source| ObserveError {
+                store: o.name.clone(),
+                source,
+            })?;
+            changes.extend(
+                diff(&o.last, &now)
+                    .changes
+                    .iter()
+                    .map(|c| effect_of(&o.name, c)),
+            );
+            for warning in &now.warnings {
+                if o.warned.insert(warning.clone()) {
+                    o.fresh.push(warning.clone());
+                }
+            }
+            o.last = now;
+        }
+        Ok(())
+    }
+
+    /// Reports each warning not reported yet, as a finding with the call it
+    /// first appeared after (`None`: before any call, or at shutdown).
+    pub(super) fn report_warnings(&mut self, findings: &mut Vec<Finding>, call: Option<u32>) {
+        for o in &mut self.stores {
+            for warning in o.fresh.drain(..) {
+                findings.push(Finding {
+                    kind: FindingKind::ObserverWarning,
+                    detail: format!("store {}: {warning}", o.name),
+                    call,
+                });
+            }
+        }
+    }
+
+    /// The snapshot before a call: whatever changed since the previous
+    /// call's post-snapshot is a late effect of that call, charged to nobody
+    /// (before any call, a startup effect). Warnings that came with it are
+    /// reported against that previous call.
+    pub(super) fn catch_up(&mut self, report: &mut AuditReport) -> Result<(), ObserveError> {
+        let mut late = Vec::new();
+        self.snapshot(&mut late)?;
+        let previous = report.calls.last().map(|c| c.id);
+        self.report_warnings(&mut report.findings, previous);
+        match report.calls.last_mut() {
+            Some(previous) => previous.late_effects.extend(late),
+            None => report.startup_effects.extend(late),
+        }
+        Ok(())
+    }
+
+    /// Every object the last snapshots hold, as `(store, object)`.
+    pub(super) fn present(&self) -> Vec<(&str, &str)> {
+        self.stores
+            .iter()
+            .flat_map(|o| {
+                o.last
+                    .objects
+                    .keys()
+                    .map(|id| (o.name.as_str(), id.as_str()))
+            })
+            .collect()
+    }
+}
+
+fn observer_for(store: &JailedStore) -> Box<dyn Observer> {
+    match store.spec.kind {
+        StoreKind::Sqlite => Box::new(
+            witness_observers::sqlite::SqliteObserver::new(&store.path)
+                .with_clock_columns(store.spec.clock_columns.clone()),
+        ),
+        StoreKind::Jsonl => Box::new(witness_observers::jsonl::JsonlObserver::new(&store.path)),
+        StoreKind::Fs => Box::new(witness_observers::fs::FsObserver::new(&store.path)),
+    }
+}
+
+/// One observed change as the ledger records it.
+fn effect_of(store: &str, change: &witness_observers::Change) -> Effect {
+    Effect {
+        store: store.to_owned(),
+        object: change.object.clone(),
+        op: change.op,
+        overwrite: change.overwrite,
+        before: change.before.clone(),
+        after: change.after.clone(),
+    }
+}
+
+/// Exercises every object a call created, updated or deleted that the probe covers.
+pub(super) fn probe_effects(
+    probe: &dyn Probe,
+    stores: &[JailedStore],
+    effects: &[Effect],
+) -> Vec<ProbeRecord> {
+    let objects = effects
+        .iter()
+        .map(|e| (e.store.as_str(), e.object.as_str()));
+    probe_objects(probe, stores, objects)
+}
+
+/// Exercises each `(store, object)` the probe covers, in order; objects of a
+/// store not declared (the jail-wide observer's) are never probed.
+pub(super) fn probe_objects<'a>(
+    probe: &dyn Probe,
+    stores: &[JailedStore],
+    objects: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Vec<ProbeRecord> {
+    let mut out = Vec::new();
+    for (store_name, id) in objects {
+        let object = ObservedObject {
+            store: store_name,
+            id,
+        };
+        if !probe.covers(&object) {
+            continue;
+        }
+        let Some(store) = stores.iter().find(|s| s.spec.name == store_name) else {
+            continue;
+        };
+        let view = StorePath {
+            kind: store.spec.kind.as_str(),
+            path: &store.path,
+        };
+        let result = probe.exercise(&object, &view);
+        out.push(ProbeRecord {
+            store: store_name.to_owned(),
+            object: id.to_owned(),
+            status: result.status,
+            basis: result.basis,
+            credential_digest: result.credential_digest,
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use witness_model::audit::{CallStatus, Op, Provenance};
+    use witness_probes::{ProbeResult, ProbeStatus, StoreView};
+
+    use super::*;
+    use crate::audit::fakes::{self, Scripted, ScriptedObserver};
+    use crate::jail::StoreSpec;
+
+    fn set(scripts: Vec<(&str, Vec<Scripted>)>) -> ObservedSet {
+        ObservedSet::new(
+            scripts
+                .into_iter()
+                .map(|(name, script)| {
+                    let observer: Box<dyn Observer> = Box::new(ScriptedObserver::new(script));
+                    (name.to_owned(), observer)
+                })
+                .collect(),
+        )
+    }
+
+    fn ops(changes: &[Effect]) -> Vec<(String, Op)> {
+        changes.iter().map(|e| (e.qualified(), e.op)).collect()
+    }
+
+    #[test]
+    fn changes_are_diffed_against_the_last_snapshot_store_by_store() {
+        let mut observed = set(vec![
+            (
+                "a",
+                vec![
+                    Scripted::Objects(&[("x", "1")], &[]),
+                    Scripted::Objects(&[("x", "2"), ("y", "1")], &[]),
+                ],
+            ),
+            (
+                "b",
+                vec![
+                    Scripted::Objects(&[("gone", "1")], &[]),
+                    Scripted::Objects(&[("z", "1")], &[]),
+                ],
+            ),
+        ]);
+        let mut pristine = Vec::new();
+        assert!(observed.snapshot(&mut pristine).is_ok());
+        assert_eq!(pristine.len(), 2, "everything is new to an empty reference");
+        let mut changes = Vec::new();
+        assert!(observed.snapshot(&mut changes).is_ok());
+        assert_eq!(
+            ops(&changes),
+            [
+                ("a:x".to_owned(), Op::Update),
+                ("a:y".to_owned(), Op::Create),
+                ("b:gone".to_owned(), Op::Delete),
+                ("b:z".to_owned(), Op::Create),
+            ]
+        );
+        let mut again = Vec::new();
+        assert!(observed.snapshot(&mut again).is_ok());
+        assert!(again.is_empty(), "{again:?}");
+        assert_eq!(observed.present(), [("a", "x"), ("a", "y"), ("b", "z")]);
+    }
+
+    #[test]
+    fn a_warning_is_reported_once_with_the_call_it_first_appeared_after() {
+        let mut observed = set(vec![(
+            "notes",
+            vec![
+                Scripted::Objects(&[], &["line 3 is not JSON"]),
+                Scripted::Objects(&[], &["line 3 is not JSON"]),
+                Scripted::Objects(&[], &["line 3 is not JSON", "line 9 is not JSON"]),
+            ],
+        )]);
+        let mut findings = Vec::new();
+        for call in [None, Some(1), Some(2)] {
+            assert!(observed.snapshot(&mut Vec::new()).is_ok());
+            observed.report_warnings(&mut findings, call);
+        }
+        let seen: Vec<(&str, Option<u32>)> = findings
+            .iter()
+            .map(|f| (f.detail.as_str(), f.call))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("store notes: line 3 is not JSON", None),
+                ("store notes: line 9 is not JSON", Some(2)),
+            ]
+        );
+        assert!(
+            findings
+                .iter()
+                .all(|f| f.kind == FindingKind::ObserverWarning)
+        );
+    }
+
+    #[test]
+    fn late_effects_go_to_the_previous_call_or_before_any_to_startup() {
+        let mut observed = set(vec![(
+            "db",
+            vec![
+                Scripted::Objects(&[], &[]),
+                Scripted::Objects(&[("boot", "1")], &[]),
+                Scripted::Objects(&[("boot", "1"), ("late", "1")], &["odd row"]),
+            ],
+        )]);
+        let mut report = fakes::report();
+        assert!(observed.snapshot(&mut Vec::new()).is_ok());
+        assert!(observed.catch_up(&mut report).is_ok());
+        assert_eq!(
+            ops(&report.startup_effects),
+            [("db:boot".into(), Op::Create)]
+        );
+        report.calls.push(fakes::call(
+            7,
+            "save",
+            CallStatus::Ok,
+            Provenance::Literal,
+            Vec::new(),
+        ));
+        assert!(observed.catch_up(&mut report).is_ok());
+        assert_eq!(
+            ops(&report.calls[0].late_effects),
+            [("db:late".into(), Op::Create)]
+        );
+        assert_eq!(
+            report.startup_effects.len(),
+            1,
+            "startup is not charged again"
+        );
+        assert_eq!(report.findings.len(), 1);
+        assert_eq!(report.findings[0].call, Some(7));
+    }
+
+    #[test]
+    fn a_store_that_cannot_be_read_is_named_and_earlier_stores_keep_their_changes() {
+        let mut observed = set(vec![
+            ("a", vec![Scripted::Objects(&[("x", "1")], &[])]),
+            ("b", vec![Scripted::Fails("it vanished")]),
+        ]);
+        let mut changes = Vec::new();
+        let Err(error) = observed.snapshot(&mut changes) else {
+            panic!("a failing observer must fail the snapshot");
+        };
+        assert_eq!(error.store, "b");
+        assert_eq!(
+            error.to_string(),
+            "b: store /fake/store is not usable: it vanished"
+        );
+        assert_eq!(ops(&changes), [("a:x".into(), Op::Create)]);
+
+        let mut observed = set(vec![(
+            "b",
+            vec![Scripted::Objects(&[], &["w"]), Scripted::Fails("gone")],
+        )]);
+        let mut report = fakes::report();
+        assert!(observed.snapshot(&mut Vec::new()).is_ok());
+        assert!(observed.catch_up(&mut report).is_err());
+        assert!(report.findings.is_empty(), "nothing is reported on failure");
+    }
+
+    /// Covers `keys/...` objects and says where it looked.
+    struct KeyProbe;
+
+    impl Probe for KeyProbe {
+        fn name(&self) -> &'static str {
+            "keys"
+        }
+        fn covers(&self, object: &ObservedObject<'_>) -> bool {
+            object.id.starts_with("keys/")
+        }
+        fn exercise(&self, object: &ObservedObject<'_>, store: &dyn StoreView) -> ProbeResult {
+            ProbeResult {
+                status: ProbeStatus::Effective,
+                basis: format!(
+                    "{} {} in {}",
+                    store.kind(),
+                    object.id,
+                    store.path().display()
+                ),
+                credential_digest: None,
+            }
+        }
+    }
+
+    #[test]
+    fn only_covered_objects_of_declared_stores_are_probed() {
+        let stores = [JailedStore {
+            spec: StoreSpec {
+                name: "db".into(),
+                kind: StoreKind::Sqlite,
+                source: "/src/db.sqlite".into(),
+                shown: None,
+                clock_columns: Vec::new(),
+            },
+            path: Path::new("/jail/stores/db/db.sqlite").to_path_buf(),
+            existed: true,
+        }];
+        let effects = [
+            fakes::effect("db", "keys/k1", Op::Create),
+            fakes::effect("db", "notes/n1", Op::Create),
+            fakes::effect(JAIL_STORE, "keys/k2", Op::Create),
+        ];
+        let probes = probe_effects(&KeyProbe, &stores, &effects);
+        assert_eq!(probes.len(), 1, "{probes:?}");
+        assert_eq!(
+            (probes[0].store.as_str(), probes[0].object.as_str()),
+            ("db", "keys/k1")
+        );
+        assert_eq!(
+            probes[0].basis,
+            "sqlite keys/k1 in /jail/stores/db/db.sqlite"
+        );
+    }
+}

@@ -1,0 +1,264 @@
+//! Prepare: the world the server will run in, seen before it runs.
+//!
+//! Takes the audit's options and whether the server is remote. Gives a
+//! [`Prepared`]: the jail (copies of the stores, or the stores in place for
+//! a remote server), the observed set over it, and the report's skeleton
+//! (target, requested era, stores, jail scope, probe), with the stores'
+//! pristine snapshots taken. When those cannot be taken the draft is
+//! already incomplete and nothing else should run.
+
+use witness_model::audit::*;
+use witness_wire::session::EraChoice;
+
+use super::AuditOptions;
+use super::draft::Draft;
+use super::observe::ObservedSet;
+use crate::jail::{Jail, JailError, JailedStore};
+
+/// What the later stages start from.
+pub(super) struct Prepared {
+    pub(super) jail: Jail,
+    pub(super) observed: ObservedSet,
+    pub(super) draft: Draft,
+}
+
+/// Makes the jail, lays out the report and takes the pristine snapshots.
+/// `Err` only when the jail itself cannot be made.
+pub(super) fn prepare(options: &AuditOptions, remote: bool) -> Result<Prepared, JailError> {
+    let jail = if remote {
+        Jail::in_place(options.jail.clone())?
+    } else {
+        Jail::create(options.jail.clone())?
+    };
+    let mut draft = Draft::new(skeleton(options, &jail.stores));
+    if remote {
+        // Nothing was launched: the command is not what ran.
+        draft.report.target.command = Vec::new();
+        draft.report.target.transport = Some("http".into());
+    }
+    let mut observed = ObservedSet::for_jail(&jail, &draft.report.jail_scope.excluded);
+    // The pristine copies, before the server ever runs.
+    if let Err(e) = observed.snapshot(&mut Vec::new()) {
+        draft.incomplete(format!("cannot observe the stores: {e}"));
+    }
+    Ok(Prepared {
+        jail,
+        observed,
+        draft,
+    })
+}
+
+/// The report before anything has happened: complete until shown otherwise,
+/// with no isolation because no server has started.
+pub(super) fn skeleton(options: &AuditOptions, stores: &[JailedStore]) -> AuditReport {
+    AuditReport {
+        schema: AUDIT_SCHEMA.into(),
+        generator: format!("mcp-witness {}", env!("CARGO_PKG_VERSION")),
+        target: Target {
+            command: options.jail.command.clone(),
+            env: options.jail.env.iter().map(|(k, _)| k.clone()).collect(),
+            label: options.label.clone(),
+            pinned_version: options.pinned_version.clone(),
+            transport: None,
+        },
+        era: requested_era(options.era),
+        isolation: IsolationEntry {
+            level: IsolationLevel::None,
+            detail: "the server was never started".into(),
+        },
+        stores: stores.iter().map(store_entry).collect(),
+        jail_scope: jail_scope(stores),
+        probe: options.probe.name().to_owned(),
+        complete: true,
+        incomplete_reason: None,
+        catalog: CatalogEntry {
+            complete: false,
+            pages: 0,
+            tools: 0,
+            problem: None,
+        },
+        tools: Vec::new(),
+        planner: PlannerEntry::default(),
+        startup_effects: Vec::new(),
+        baseline_probes: Vec::new(),
+        calls: Vec::new(),
+        shutdown_effects: Vec::new(),
+        checks: Vec::new(),
+        findings: Vec::new(),
+        summary: Summary::default(),
+        exit_code: 0,
+        transcripts: Vec::new(),
+        volatile: Volatile::default(),
+    }
+}
+
+fn store_entry(store: &JailedStore) -> StoreEntry {
+    StoreEntry {
+        name: store.spec.name.clone(),
+        kind: store.spec.kind.as_str().to_owned(),
+        path: store
+            .spec
+            .shown
+            .clone()
+            .unwrap_or_else(|| store.spec.source.to_string_lossy().into_owned()),
+        existed: store.existed,
+        observer: store.spec.kind.as_str().to_owned(),
+        clock_columns: store
+            .spec
+            .clock_columns
+            .iter()
+            .map(|c| c.to_string())
+            .collect(),
+    }
+}
+
+/// The jail-wide observer watches the whole jail but the stores' own
+/// directories, which their observers report.
+fn jail_scope(stores: &[JailedStore]) -> JailScope {
+    let mut excluded: Vec<String> = stores
+        .iter()
+        .map(|s| format!("stores/{}", s.spec.name))
+        .collect();
+    excluded.sort();
+    JailScope {
+        observer: "fs".into(),
+        watched: vec!["home".into(), "tmp".into(), "work".into(), "stores".into()],
+        excluded,
+    }
+}
+
+fn requested_era(choice: EraChoice) -> EraEntry {
+    EraEntry {
+        requested: match choice {
+            EraChoice::Auto => "auto",
+            EraChoice::Modern => "modern",
+            EraChoice::Legacy => "legacy",
+        }
+        .into(),
+        era: None,
+        protocol_version: None,
+        discover: None,
+        server_info: None,
+        instructions_present: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::audit::fakes;
+    use crate::jail::{StoreKind, StoreSpec};
+
+    fn store(name: &str, kind: StoreKind, source: &str, shown: Option<&str>) -> StoreSpec {
+        StoreSpec {
+            name: name.into(),
+            kind,
+            source: source.into(),
+            shown: shown.map(str::to_owned),
+            clock_columns: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_skeleton_names_stores_as_given_and_keeps_no_env_value() {
+        let mut options = fakes::options();
+        options.jail.stores = vec![
+            store("zeta", StoreKind::Fs, "/nonexistent/tree", None),
+            store(
+                "alpha",
+                StoreKind::Jsonl,
+                "/tmp/seed-123.jsonl",
+                Some("memory.jsonl"),
+            ),
+        ];
+        options.jail.env = vec![("API_TOKEN".into(), "s3cr3t-value".into())];
+        options.label = Some("fake".into());
+        let Ok(prepared) = prepare(&options, false) else {
+            panic!("no jail");
+        };
+        let report = &prepared.draft.report;
+        assert!(
+            prepared.draft.is_complete(),
+            "{:?}",
+            report.incomplete_reason
+        );
+        assert_eq!(report.schema, AUDIT_SCHEMA);
+        let stores: Vec<(&str, &str, &str, bool)> = report
+            .stores
+            .iter()
+            .map(|s| (s.name.as_str(), s.kind.as_str(), s.path.as_str(), s.existed))
+            .collect();
+        assert_eq!(
+            stores,
+            [
+                ("zeta", "fs", "/nonexistent/tree", false),
+                ("alpha", "jsonl", "memory.jsonl", false),
+            ]
+        );
+        assert_eq!(report.jail_scope.excluded, ["stores/alpha", "stores/zeta"]);
+        assert_eq!(report.target.command, ["fake-server"]);
+        assert_eq!(report.target.env, ["API_TOKEN"]);
+        let written = serde_json::to_string(report).unwrap_or_default();
+        assert!(!written.contains("s3cr3t-value"));
+        assert_eq!(report.era.requested, "legacy");
+        assert_eq!(report.isolation.detail, "the server was never started");
+        assert_eq!(report.probe, "null");
+        // Copies in the jail, never the sources.
+        assert!(
+            prepared
+                .jail
+                .stores
+                .iter()
+                .all(|s| s.path.starts_with(prepared.jail.root()))
+        );
+    }
+
+    #[test]
+    fn a_remote_server_has_no_command_and_its_stores_are_observed_in_place() {
+        let Ok(dir) = tempfile::tempdir() else {
+            panic!("no temporary directory");
+        };
+        let source = dir.path().join("tree");
+        assert!(std::fs::create_dir_all(&source).is_ok());
+        let mut options = fakes::options();
+        options.jail.stores = vec![store(
+            "files",
+            StoreKind::Fs,
+            &source.to_string_lossy(),
+            None,
+        )];
+        let Ok(prepared) = prepare(&options, true) else {
+            panic!("no jail");
+        };
+        let report = &prepared.draft.report;
+        assert!(report.target.command.is_empty());
+        assert_eq!(report.target.transport.as_deref(), Some("http"));
+        assert_eq!(prepared.jail.stores[0].path, source);
+        assert!(report.stores[0].existed);
+        assert!(prepared.draft.is_complete());
+    }
+
+    #[test]
+    fn stores_that_cannot_be_observed_leave_the_draft_incomplete() {
+        let Ok(dir) = tempfile::tempdir() else {
+            panic!("no temporary directory");
+        };
+        let garbage = dir.path().join("not-a.db");
+        assert!(std::fs::write(&garbage, b"this is not a SQLite database, not at all").is_ok());
+        let mut options = fakes::options();
+        options.jail.stores = vec![store(
+            "db",
+            StoreKind::Sqlite,
+            &garbage.to_string_lossy(),
+            None,
+        )];
+        let Ok(prepared) = prepare(&options, true) else {
+            panic!("no jail");
+        };
+        let reason = prepared.draft.report.incomplete_reason.unwrap_or_default();
+        assert!(
+            reason.starts_with("cannot observe the stores: db: "),
+            "{reason}"
+        );
+    }
+}

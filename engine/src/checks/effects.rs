@@ -1,0 +1,125 @@
+//! EFF-01, EFF-02 and EFF-03: what the declared annotations say about
+//! effects, held to the effects observed.
+
+use witness_model::audit::{CallRecord, Verdict};
+
+use super::{Outcome, Subject, effects_where, evidence_of, unexercised};
+
+/// EFF-01: a tool declared read-only changed nothing.
+pub(super) fn read_only(subject: &Subject<'_>) -> Outcome {
+    let (tool, calls) = (subject.tool, subject.calls.as_slice());
+    if tool.hints.read_only != Some(true) {
+        return (
+            Verdict::Skip,
+            "not declared readOnlyHint: true; nothing to verify".into(),
+            evidence_of(calls, vec![]),
+        );
+    }
+    let writes = effects_where(calls, |_| true);
+    if !writes.is_empty() {
+        let reason = format!(
+            "declared read-only, but {} observed change(s) followed its calls",
+            writes.len()
+        );
+        return (Verdict::Fail, reason, evidence_of(calls, writes));
+    }
+    if let Some((verdict, reason)) = unexercised(calls) {
+        return (verdict, reason, evidence_of(calls, vec![]));
+    }
+    (
+        Verdict::Pass,
+        format!(
+            "declared read-only and no change was observed over {} call(s)",
+            calls.len()
+        ),
+        evidence_of(calls, vec![]),
+    )
+}
+
+/// EFF-02: every delete or overwrite is covered by the declarations.
+pub(super) fn destructive(subject: &Subject<'_>) -> Outcome {
+    let (tool, calls) = (subject.tool, subject.calls.as_slice());
+    let destructive = effects_where(calls, |e| e.is_destructive());
+    let denies = tool.hints.read_only == Some(true) || tool.hints.destructive == Some(false);
+    if !destructive.is_empty() {
+        if denies {
+            let claim = if tool.hints.read_only == Some(true) {
+                "readOnlyHint: true"
+            } else {
+                "destructiveHint: false"
+            };
+            return (
+                Verdict::Fail,
+                format!(
+                    "declared {claim}, but {} delete(s) or overwrite(s) were observed",
+                    destructive.len()
+                ),
+                evidence_of(calls, destructive),
+            );
+        }
+        let basis = if tool.hints.destructive == Some(true) {
+            "destructiveHint: true"
+        } else {
+            "the specification's default for an unset destructiveHint (true)"
+        };
+        return (
+            Verdict::Pass,
+            format!(
+                "{} delete(s) or overwrite(s) observed, covered by {basis}",
+                destructive.len()
+            ),
+            evidence_of(calls, destructive),
+        );
+    }
+    if let Some((verdict, reason)) = unexercised(calls) {
+        return (verdict, reason, evidence_of(calls, vec![]));
+    }
+    (
+        Verdict::Pass,
+        "no delete or overwrite was observed".into(),
+        evidence_of(calls, vec![]),
+    )
+}
+
+/// EFF-03: the identical repeat of a tool declared idempotent changed nothing more.
+pub(super) fn idempotent(subject: &Subject<'_>) -> Outcome {
+    let (tool, calls) = (subject.tool, subject.calls.as_slice());
+    if tool.hints.idempotent != Some(true) {
+        return (
+            Verdict::Skip,
+            "not declared idempotentHint: true; nothing to verify".into(),
+            evidence_of(calls, vec![]),
+        );
+    }
+    let repeats: Vec<&CallRecord> = calls
+        .iter()
+        .copied()
+        .filter(|c| c.repeat_of.is_some())
+        .collect();
+    let further = effects_where(&repeats, |_| true);
+    if !further.is_empty() {
+        return (
+            Verdict::Fail,
+            format!(
+                "declared idempotent, but the identical repeat caused {} further change(s)",
+                further.len()
+            ),
+            evidence_of(calls, further),
+        );
+    }
+    if repeats.iter().any(|c| c.succeeded()) {
+        return (
+            Verdict::Pass,
+            "the identical repeat caused no further change".into(),
+            evidence_of(calls, vec![]),
+        );
+    }
+    if let Some((verdict, reason)) = unexercised(calls) {
+        return (verdict, reason, evidence_of(calls, vec![]));
+    }
+    (
+        Verdict::Untestable,
+        "no identical repeat completed, so the claim could not be exercised".into(),
+        evidence_of(calls, vec![]),
+    )
+}

@@ -1,0 +1,494 @@
+//! The effect lane: declarations held to observed effects.
+//!
+//! Every check is one entry of [`REGISTRY`]: its id (whose one-sentence
+//! text, and the annotations it tests, are the model's check catalog,
+//! `witness_model::vocab::CheckId`) and its evaluator. [`evaluate`] runs the
+//! registry; nothing else decides which checks exist. A check the catalog
+//! lists but audits do not evaluate yet (EFF-04) has no entry, and a unit
+//! test keeps the registry and the catalog in step.
+//!
+//! Verdicts rest only on the ledger. A call that failed on synthesized
+//! arguments and changed nothing makes a check `untestable`: such a failure
+//! proves nothing about the server. An observed effect is evidence whatever
+//! the call's outcome, so a read-only tool that writes and then errors still fails.
+
+mod authority;
+mod effects;
+mod scope;
+
+use witness_model::audit::{
+    CallRecord, CallStatus, CheckId, CheckResult, Effect, Evidence, EvidenceEffect, ProbeRecord,
+    SkippedTool, ToolEntry, Verdict,
+};
+
+/// What an evaluator reads: one tool, its calls, and the ledger around them.
+pub struct Subject<'a> {
+    pub tool: &'a ToolEntry,
+    /// This tool's calls, in execution order.
+    pub calls: Vec<&'a CallRecord>,
+    /// Every call of the audit (authority is judged across calls).
+    pub all: &'a [CallRecord],
+    /// Probes of what the stores held before any call.
+    pub baseline: &'a [ProbeRecord],
+    /// Whether a probe that can tell authority apart was used.
+    pub probe_active: bool,
+}
+
+/// A verdict, the sentence behind it, and its evidence.
+pub type Outcome = (Verdict, String, Evidence);
+
+/// How one check reads a [`Subject`].
+pub type Evaluator = fn(&Subject<'_>) -> Outcome;
+
+/// One check: its catalog id and its evaluator.
+pub struct Check {
+    pub id: CheckId,
+    pub evaluate: Evaluator,
+}
+
+/// Every check audits evaluate, in catalog order.
+pub const REGISTRY: [Check; 5] = [
+    Check {
+        id: CheckId::Eff01,
+        evaluate: effects::read_only,
+    },
+    Check {
+        id: CheckId::Eff02,
+        evaluate: effects::destructive,
+    },
+    Check {
+        id: CheckId::Eff03,
+        evaluate: effects::idempotent,
+    },
+    Check {
+        id: CheckId::Eff05,
+        evaluate: scope::inside_stores,
+    },
+    Check {
+        id: CheckId::Eff06,
+        evaluate: authority::accounted,
+    },
+];
+
+/// Every registered check for every tool, ordered by check id then tool
+/// name. A tool the planner left out gets `skip` with the planner's reason
+/// on every check.
+pub fn evaluate(
+    tools: &[ToolEntry],
+    calls: &[CallRecord],
+    baseline: &[ProbeRecord],
+    probe_active: bool,
+    skipped: &[SkippedTool],
+) -> Vec<CheckResult> {
+    let mut sorted: Vec<&ToolEntry> = tools.iter().collect();
+    sorted.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut out = Vec::new();
+    for check in &REGISTRY {
+        for tool in &sorted {
+            let subject = Subject {
+                tool,
+                calls: calls.iter().filter(|c| c.tool == tool.name).collect(),
+                all: calls,
+                baseline,
+                probe_active,
+            };
+            let left_out = skipped.iter().find(|s| s.tool == tool.name);
+            let (verdict, reason, evidence) = match left_out {
+                Some(left_out) if subject.calls.is_empty() => (
+                    Verdict::Skip,
+                    format!("not called: {}", left_out.reason),
+                    evidence_of(&subject.calls, vec![]),
+                ),
+                _ => (check.evaluate)(&subject),
+            };
+            out.push(CheckResult {
+                id: check.id,
+                tool: tool.name.clone(),
+                verdict,
+                reason,
+                evidence,
+            });
+        }
+    }
+    out
+}
+
+pub(crate) fn evidence_of(calls: &[&CallRecord], effects: Vec<EvidenceEffect>) -> Evidence {
+    Evidence {
+        calls: calls.iter().map(|c| c.id).collect(),
+        effects,
+        probes: Vec::new(),
+    }
+}
+
+pub(crate) fn effects_where(
+    calls: &[&CallRecord],
+    keep: impl Fn(&Effect) -> bool,
+) -> Vec<EvidenceEffect> {
+    calls
+        .iter()
+        .flat_map(|c| {
+            c.effects
+                .iter()
+                .filter(|e| keep(e))
+                .map(|e| EvidenceEffect {
+                    call: c.id,
+                    object: e.qualified(),
+                    op: e.op,
+                })
+        })
+        .collect()
+}
+
+/// When nothing was observed: was the tool exercised well enough to say so?
+pub(crate) fn unexercised(calls: &[&CallRecord]) -> Option<(Verdict, String)> {
+    if calls.is_empty() {
+        return Some((Verdict::Skip, "the tool was not called".into()));
+    }
+    if calls.iter().any(|c| c.succeeded()) {
+        return None;
+    }
+    if calls.iter().all(|c| {
+        matches!(
+            c.outcome.status,
+            CallStatus::TransportError | CallStatus::NotSent
+        )
+    }) {
+        return Some((
+            Verdict::Untestable,
+            "no call reached the tool: the transport failed or an argument could not be resolved"
+                .into(),
+        ));
+    }
+    if calls.iter().any(|c| c.used_synthesized()) {
+        return Some((
+            Verdict::Untestable,
+            "every call failed on synthesized arguments, which proves nothing about the tool"
+                .into(),
+        ));
+    }
+    Some((
+        Verdict::Untestable,
+        "every call failed on the arguments given, so the tool's effects were not exercised".into(),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use witness_model::audit::{
+        Argument, Hints, Op, Outcome as CallOutcome, ProbeStatus, Provenance, ToolClass,
+    };
+
+    use super::*;
+
+    #[test]
+    fn the_registry_evaluates_exactly_the_catalog_checks_marked_evaluated() {
+        let registered: Vec<CheckId> = REGISTRY.iter().map(|c| c.id).collect();
+        assert_eq!(registered, CheckId::evaluated_ids());
+    }
+
+    fn tool(name: &str, annotations: serde_json::Value) -> ToolEntry {
+        let hints = Hints::from_annotations(Some(&annotations));
+        ToolEntry {
+            name: name.into(),
+            title: None,
+            description: None,
+            class: hints.class(),
+            hints,
+            annotations: Some(annotations),
+            input_schema: None,
+            has_output_schema: false,
+        }
+    }
+
+    fn call(
+        id: u32,
+        tool: &str,
+        status: CallStatus,
+        source: Provenance,
+        effects: &[(&str, &str)],
+    ) -> CallRecord {
+        CallRecord {
+            id,
+            step: id,
+            tool: tool.into(),
+            repeat_of: None,
+            arguments: vec![Argument {
+                name: "id".into(),
+                value: json!("x"),
+                source,
+                from: None,
+                parts: vec![],
+            }],
+            outcome: CallOutcome {
+                status,
+                code: None,
+                detail: None,
+            },
+            response: None,
+            frames: None,
+            effects: effects
+                .iter()
+                .map(|(object, op)| Effect {
+                    store: "db".into(),
+                    object: (*object).into(),
+                    op: op_named(op),
+                    overwrite: (*op == "update").then_some(true),
+                    before: None,
+                    after: None,
+                })
+                .collect(),
+            late_effects: vec![],
+            probes: vec![],
+            events_after: vec![],
+            event_effects: vec![],
+        }
+    }
+
+    fn op_named(op: &str) -> Op {
+        match op {
+            "create" => Op::Create,
+            "update" => Op::Update,
+            _ => Op::Delete,
+        }
+    }
+
+    fn status_named(status: &str) -> ProbeStatus {
+        match status {
+            "effective" => ProbeStatus::Effective,
+            "ineffective" => ProbeStatus::Ineffective,
+            _ => ProbeStatus::Unknown,
+        }
+    }
+
+    fn verdict(checks: &[CheckResult], id: &str, tool: &str) -> Verdict {
+        checks
+            .iter()
+            .find(|c| c.id == id && c.tool == tool)
+            .map(|c| c.verdict)
+            .unwrap_or(Verdict::Skip)
+    }
+
+    #[test]
+    fn read_only_tool_that_writes_fails_eff01_even_on_synthesized_arguments() {
+        let tools = [tool("get", json!({"readOnlyHint": true}))];
+        let calls = [call(
+            1,
+            "get",
+            CallStatus::ToolError,
+            Provenance::Synthesized,
+            &[("keys/k1", "create")],
+        )];
+        let checks = evaluate(&tools, &calls, &[], false, &[]);
+        assert_eq!(verdict(&checks, "EFF-01", "get"), Verdict::Fail);
+        assert_eq!(tools[0].class, ToolClass::ReadOnly);
+    }
+
+    #[test]
+    fn failure_on_synthesized_arguments_without_effect_is_untestable_never_fail() {
+        let tools = [tool(
+            "get",
+            json!({"readOnlyHint": true, "idempotentHint": true}),
+        )];
+        let calls = [call(
+            1,
+            "get",
+            CallStatus::ToolError,
+            Provenance::Synthesized,
+            &[],
+        )];
+        let checks = evaluate(&tools, &calls, &[], false, &[]);
+        for id in ["EFF-01", "EFF-02", "EFF-03"] {
+            assert_eq!(verdict(&checks, id, "get"), Verdict::Untestable, "{id}");
+        }
+    }
+
+    #[test]
+    fn eff02_reads_per_target_ops_so_a_create_cannot_mask_a_delete() {
+        let tools = [tool(
+            "mv",
+            json!({"readOnlyHint": false, "destructiveHint": false}),
+        )];
+        let calls = [call(
+            1,
+            "mv",
+            CallStatus::Ok,
+            Provenance::Literal,
+            &[("file/b", "create"), ("file/a", "delete")],
+        )];
+        let checks = evaluate(&tools, &calls, &[], false, &[]);
+        assert_eq!(verdict(&checks, "EFF-02", "mv"), Verdict::Fail);
+        let evidence = &checks
+            .iter()
+            .find(|c| c.id == "EFF-02")
+            .map(|c| c.evidence.clone());
+        assert_eq!(
+            evidence.as_ref().map(|e| e.effects[0].object.clone()),
+            Some("db:file/a".to_string())
+        );
+    }
+
+    #[test]
+    fn unset_destructive_hint_defaults_to_true_and_covers_deletes() {
+        let tools = [tool("write_query", json!({}))];
+        let calls = [call(
+            1,
+            "write_query",
+            CallStatus::Ok,
+            Provenance::Literal,
+            &[("items/3", "delete")],
+        )];
+        let checks = evaluate(&tools, &calls, &[], false, &[]);
+        assert_eq!(verdict(&checks, "EFF-02", "write_query"), Verdict::Pass);
+        assert_eq!(verdict(&checks, "EFF-01", "write_query"), Verdict::Skip);
+        assert_eq!(tools[0].class, ToolClass::Unknown);
+    }
+
+    #[test]
+    fn idempotence_is_judged_on_the_repeat_only() {
+        let tools = [tool(
+            "save",
+            json!({"readOnlyHint": false, "idempotentHint": true}),
+        )];
+        let first = call(
+            1,
+            "save",
+            CallStatus::Ok,
+            Provenance::Literal,
+            &[("notes/a", "create")],
+        );
+        let mut repeat = call(2, "save", CallStatus::Ok, Provenance::Literal, &[]);
+        repeat.repeat_of = Some(1);
+        let checks = evaluate(&tools, &[first.clone(), repeat.clone()], &[], false, &[]);
+        assert_eq!(verdict(&checks, "EFF-03", "save"), Verdict::Pass);
+        repeat.effects = first.effects.clone();
+        let checks = evaluate(&tools, &[first, repeat], &[], false, &[]);
+        assert_eq!(verdict(&checks, "EFF-03", "save"), Verdict::Fail);
+    }
+
+    #[test]
+    fn eff06_skips_without_probe_and_catches_residual_authority() {
+        let tools = [
+            tool(
+                "mint_api_key",
+                json!({"readOnlyHint": false, "destructiveHint": false}),
+            ),
+            tool(
+                "revoke_api_key",
+                json!({"readOnlyHint": false, "destructiveHint": true}),
+            ),
+            tool(
+                "delete_note",
+                json!({"readOnlyHint": false, "destructiveHint": true}),
+            ),
+        ];
+        let probe = |status: &str, object: &str| witness_model::audit::ProbeRecord {
+            store: "db".into(),
+            object: object.into(),
+            status: status_named(status),
+            basis: "rule".into(),
+            credential_digest: None,
+        };
+        let mut mint = call(
+            1,
+            "mint_api_key",
+            CallStatus::Ok,
+            Provenance::Literal,
+            &[("api_keys/key_0001", "create")],
+        );
+        mint.probes.push(probe("effective", "api_keys/key_0001"));
+        let mut revoke = call(
+            2,
+            "revoke_api_key",
+            CallStatus::Ok,
+            Provenance::Literal,
+            &[("api_keys/key_0001", "update")],
+        );
+        revoke.probes.push(probe("effective", "api_keys/key_0001"));
+        let mut note = call(
+            3,
+            "delete_note",
+            CallStatus::Ok,
+            Provenance::Literal,
+            &[("notes/a", "delete")],
+        );
+        note.probes.push(probe("ineffective", "notes/a"));
+        let all = [mint.clone(), revoke.clone(), note.clone()];
+        assert_eq!(
+            verdict(
+                &evaluate(&tools, &all, &[], false, &[]),
+                "EFF-06",
+                "revoke_api_key"
+            ),
+            Verdict::Skip
+        );
+        let checks = evaluate(&tools, &all, &[], true, &[]);
+        assert_eq!(verdict(&checks, "EFF-06", "revoke_api_key"), Verdict::Fail);
+        assert_eq!(verdict(&checks, "EFF-06", "mint_api_key"), Verdict::Pass);
+        // Deleting something that never was authority neutralizes nothing.
+        assert_eq!(verdict(&checks, "EFF-06", "delete_note"), Verdict::Skip);
+        revoke.probes[0].status = ProbeStatus::Ineffective;
+        let checks = evaluate(&tools, &[mint, revoke, note], &[], true, &[]);
+        assert_eq!(verdict(&checks, "EFF-06", "revoke_api_key"), Verdict::Pass);
+    }
+
+    fn jail_effect(mut record: CallRecord, object: &str) -> CallRecord {
+        record.effects.push(Effect {
+            store: witness_model::audit::JAIL_STORE.into(),
+            object: object.into(),
+            op: Op::Create,
+            overwrite: None,
+            before: None,
+            after: None,
+        });
+        record
+    }
+
+    #[test]
+    fn eff05_fails_on_effects_outside_the_stores_with_them_as_evidence() {
+        let tools = [
+            tool("save", json!({"readOnlyHint": false})),
+            tool("cache", json!({"readOnlyHint": false})),
+            tool("idle", json!({"readOnlyHint": false})),
+        ];
+        let save = call(
+            1,
+            "save",
+            CallStatus::Ok,
+            Provenance::Literal,
+            &[("notes/a", "create")],
+        );
+        let cache = jail_effect(
+            call(2, "cache", CallStatus::Ok, Provenance::Literal, &[]),
+            "file/home/.cache/x",
+        );
+        let idle = call(3, "idle", CallStatus::Ok, Provenance::Literal, &[]);
+        let checks = evaluate(&tools, &[save, cache, idle], &[], false, &[]);
+        assert_eq!(verdict(&checks, "EFF-05", "save"), Verdict::Pass);
+        assert_eq!(verdict(&checks, "EFF-05", "cache"), Verdict::Fail);
+        assert_eq!(verdict(&checks, "EFF-05", "idle"), Verdict::Skip);
+        let evidence = checks
+            .iter()
+            .find(|c| c.id == "EFF-05" && c.tool == "cache")
+            .map(|c| c.evidence.effects.clone())
+            .unwrap_or_default();
+        assert_eq!(evidence.len(), 1);
+        assert_eq!(evidence[0].object, "jail:file/home/.cache/x");
+    }
+
+    #[test]
+    fn a_tool_left_out_by_the_planner_skips_every_check_with_the_reason() {
+        let tools = [tool("wipe", json!({"destructiveHint": true}))];
+        let skipped = [SkippedTool {
+            tool: "wipe".into(),
+            reason: "destructive, and the jail has no network isolation".into(),
+        }];
+        let checks = evaluate(&tools, &[], &[], false, &skipped);
+        assert_eq!(checks.len(), REGISTRY.len());
+        for check in &checks {
+            assert_eq!(check.verdict, Verdict::Skip);
+            assert!(check.reason.contains("no network isolation"), "{check:?}");
+        }
+    }
+}

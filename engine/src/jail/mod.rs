@@ -1,0 +1,689 @@
+//! The jail: a throwaway copy of the target's world.
+//!
+//! Every audit gets a fresh temporary directory holding copies of the declared
+//! stores, a working directory, `HOME` and `TMPDIR`. The server starts there
+//! with a scrubbed environment, in its own process group (so all of it can be
+//! stopped), and in a new network namespace where the kernel allows it. The
+//! report records which isolation was achieved; nothing pretends otherwise.
+
+use std::collections::BTreeMap;
+use std::io::ErrorKind;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use witness_model::vocab::IsolationLevel;
+use witness_observers::sqlite::ClockColumn;
+use witness_text::clip;
+use witness_wire::clock::Clock;
+use witness_wire::connection::{Connection, Process};
+use witness_wire::http::{Endpoint, HttpTransport};
+use witness_wire::rpc::RpcClient;
+use witness_wire::stdio::StdioTransport;
+
+/// Environment variables a server inherits; everything else is dropped.
+/// `HOME` and `TMPDIR` are always set to directories inside the jail.
+pub const ENV_ALLOWLIST: [&str; 5] = ["PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ"];
+
+/// The kind of store, which decides the observer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StoreKind {
+    Sqlite,
+    Fs,
+    Jsonl,
+}
+
+impl StoreKind {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "sqlite" => Some(Self::Sqlite),
+            "fs" | "dir" => Some(Self::Fs),
+            "jsonl" => Some(Self::Jsonl),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Sqlite => "sqlite",
+            Self::Fs => "fs",
+            Self::Jsonl => "jsonl",
+        }
+    }
+}
+
+/// A store as the user declared it: `--store NAME=KIND:PATH`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoreSpec {
+    pub name: String,
+    pub kind: StoreKind,
+    pub source: PathBuf,
+    /// How the report names the source, when its real path is incidental
+    /// (the lab's temporary seed files); `None` shows the path.
+    pub shown: Option<String>,
+    /// Columns the server fills from the clock (SQLite stores only): the
+    /// observer digests a clock value there as one stand-in, so digests do
+    /// not depend on when the audit ran (see `witness_observers::sqlite`).
+    pub clock_columns: Vec<ClockColumn>,
+}
+
+impl StoreSpec {
+    /// Parses `NAME=KIND:PATH`. Errors are one line, for exit code 2.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let (name, rest) = text
+            .split_once('=')
+            .ok_or_else(|| format!("--store {text:?}: expected NAME=KIND:PATH"))?;
+        let (kind, path) = rest
+            .split_once(':')
+            .ok_or_else(|| format!("--store {text:?}: expected NAME=KIND:PATH"))?;
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            return Err(format!(
+                "--store {text:?}: the name must be letters, digits, '_' or '-'"
+            ));
+        }
+        if name == witness_model::audit::JAIL_STORE {
+            return Err(format!(
+                "--store {text:?}: the name {name:?} is reserved for the jail-wide observer"
+            ));
+        }
+        let kind = StoreKind::parse(kind).ok_or_else(|| {
+            format!("--store {text:?}: unknown kind {kind:?} (expected sqlite, fs or jsonl)")
+        })?;
+        if path.is_empty() {
+            return Err(format!("--store {text:?}: empty path"));
+        }
+        Ok(Self {
+            name: name.into(),
+            kind,
+            source: PathBuf::from(path),
+            shown: None,
+            clock_columns: Vec::new(),
+        })
+    }
+}
+
+/// Parses `K=V` pairs given with `flag` (`--env`, `--server-env`). Errors
+/// are one line for exit code 2 and never echo a value: it may be a secret.
+pub fn parse_env_pairs(flag: &str, pairs: &[String]) -> Result<Vec<(String, String)>, String> {
+    let mut env = Vec::new();
+    for pair in pairs {
+        let Some((k, v)) = pair.split_once('=') else {
+            return Err(format!("{flag} {:?}: expected K=V", clip(pair, 60)));
+        };
+        if k.is_empty() || k.contains('\0') || v.contains('\0') {
+            return Err(format!("{flag} {:?}: invalid name or value", clip(k, 60)));
+        }
+        env.push((k.to_owned(), v.to_owned()));
+    }
+    Ok(env)
+}
+
+/// A store's copy inside the jail.
+#[derive(Clone, Debug)]
+pub struct JailedStore {
+    pub spec: StoreSpec,
+    /// Where the server finds it (what `{NAME}` expands to).
+    pub path: PathBuf,
+    /// Whether the source existed and was copied (else the store starts empty).
+    pub existed: bool,
+}
+
+/// How the server was isolated, as the report states it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Isolation {
+    pub level: IsolationLevel,
+    pub detail: String,
+}
+
+/// Why a jail could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum JailError {
+    #[error("cannot create the jail: {0}")]
+    Create(std::io::Error),
+    #[error("cannot copy store {name} from {path}: {source}")]
+    Copy {
+        name: String,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("store {name}: clock columns are declared, but only a SQLite store has columns")]
+    ClockColumns { name: String },
+}
+
+/// Why a server could not be launched in the jail. The texts are those a
+/// report shows after `no session: cannot start the server: `.
+#[derive(Debug, thiserror::Error)]
+pub enum LaunchError {
+    #[error("no command given")]
+    NoCommand,
+    #[error("{}: {source}", program.display())]
+    Spawn {
+        program: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the server's pipes could not be opened")]
+    Pipes,
+}
+
+/// What to launch and with what.
+#[derive(Clone, Debug)]
+pub struct JailSpec {
+    pub command: Vec<String>,
+    pub stores: Vec<StoreSpec>,
+    pub env: Vec<(String, String)>,
+    pub keep: bool,
+    /// Try a network namespace (on by default; the lab's testbed needs no network).
+    pub isolate_network: bool,
+}
+
+/// Clock columns only mean something to the SQLite observer: declared on
+/// another store they would be read by nobody, which is a mistake, not a
+/// no-op.
+fn check_clock_columns(stores: &[StoreSpec]) -> Result<(), JailError> {
+    match stores
+        .iter()
+        .find(|s| s.kind != StoreKind::Sqlite && !s.clock_columns.is_empty())
+    {
+        Some(store) => Err(JailError::ClockColumns {
+            name: store.name.clone(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// A live jail. Dropping it removes the directory unless it is kept.
+pub struct Jail {
+    dir: Option<tempfile::TempDir>,
+    root: PathBuf,
+    pub stores: Vec<JailedStore>,
+    spec: JailSpec,
+    isolation: Option<Isolation>,
+}
+
+impl Jail {
+    pub fn create(spec: JailSpec) -> Result<Self, JailError> {
+        check_clock_columns(&spec.stores)?;
+        let dir = tempfile::Builder::new()
+            .prefix("mcp-witness-jail-")
+            .tempdir()
+            .map_err(JailError::Create)?;
+        let root = dir.path().to_path_buf();
+        for sub in ["work", "home", "tmp", "stores"] {
+            std::fs::create_dir_all(root.join(sub)).map_err(JailError::Create)?;
+        }
+        let mut stores = Vec::new();
+        for store in &spec.stores {
+            let holder = root.join("stores").join(&store.name);
+            std::fs::create_dir_all(&holder).map_err(JailError::Create)?;
+            let copy_err = |source| JailError::Copy {
+                name: store.name.clone(),
+                path: store.source.clone(),
+                source,
+            };
+            let existed = store.source.exists();
+            let path = match store.kind {
+                StoreKind::Fs => {
+                    let tree = holder.join("tree");
+                    if existed {
+                        copy_tree(&store.source, &tree).map_err(copy_err)?;
+                    } else {
+                        std::fs::create_dir_all(&tree).map_err(copy_err)?;
+                    }
+                    tree
+                }
+                StoreKind::Sqlite | StoreKind::Jsonl => {
+                    let file_name = store
+                        .source
+                        .file_name()
+                        .map(|n| n.to_owned())
+                        .unwrap_or_else(|| "store".into());
+                    let target = holder.join(file_name);
+                    if existed {
+                        std::fs::copy(&store.source, &target).map_err(copy_err)?;
+                        if store.kind == StoreKind::Sqlite {
+                            // A store mid-transaction travels with its companions.
+                            for suffix in ["-wal", "-journal"] {
+                                let from = with_suffix(&store.source, suffix);
+                                if from.exists() {
+                                    std::fs::copy(&from, with_suffix(&target, suffix))
+                                        .map_err(copy_err)?;
+                                }
+                            }
+                        }
+                    }
+                    target
+                }
+            };
+            stores.push(JailedStore {
+                spec: store.clone(),
+                path,
+                existed,
+            });
+        }
+        let (dir, root) = if spec.keep {
+            let kept = dir.keep();
+            (None, kept)
+        } else {
+            (Some(dir), root)
+        };
+        Ok(Self {
+            dir,
+            root,
+            stores,
+            spec,
+            isolation: None,
+        })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Whether the directory outlives the audit (`--keep-jail`).
+    pub fn kept(&self) -> bool {
+        self.dir.is_none()
+    }
+
+    /// Isolation achieved by the last launch (`None` before any launch).
+    pub fn isolation(&self) -> Option<&Isolation> {
+        self.isolation.as_ref()
+    }
+
+    /// `{NAME}` → jailed store path, `{jail}` → the jail root.
+    pub fn expand(&self, text: &str) -> String {
+        let mut out = text.replace("{jail}", &self.root.to_string_lossy());
+        for store in &self.stores {
+            out = out.replace(
+                &format!("{{{}}}", store.spec.name),
+                &store.path.to_string_lossy(),
+            );
+        }
+        out
+    }
+
+    /// The environment the server gets: the allowlist, the jail's HOME and
+    /// TMPDIR, then the user's `--env` pairs (placeholders expanded).
+    pub fn environment(&self) -> BTreeMap<String, String> {
+        let mut env = BTreeMap::new();
+        for key in ENV_ALLOWLIST {
+            if let Ok(value) = std::env::var(key) {
+                env.insert(key.to_owned(), value);
+            }
+        }
+        env.insert(
+            "HOME".into(),
+            self.root.join("home").to_string_lossy().into_owned(),
+        );
+        env.insert(
+            "TMPDIR".into(),
+            self.root.join("tmp").to_string_lossy().into_owned(),
+        );
+        for (k, v) in &self.spec.env {
+            env.insert(k.clone(), self.expand(v));
+        }
+        env
+    }
+
+    /// Starts one server process in the jail.
+    pub fn launch(&mut self, clock: Arc<dyn Clock>) -> Result<Connection, LaunchError> {
+        let Some((program, args)) = self.spec.command.split_first() else {
+            return Err(LaunchError::NoCommand);
+        };
+        let program = resolve_program(program);
+        let args: Vec<String> = args.iter().map(|a| self.expand(a)).collect();
+        let env = self.environment();
+        let build = || {
+            let mut cmd = Command::new(&program);
+            cmd.args(&args)
+                .env_clear()
+                .envs(&env)
+                .current_dir(self.root.join("work"))
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .process_group(0);
+            cmd
+        };
+        let spawn_error = |source| LaunchError::Spawn {
+            program: program.clone(),
+            source,
+        };
+        let (isolation, spawned) = if self.spec.isolate_network {
+            spawn_isolated(build()).map_err(spawn_error)?
+        } else {
+            let isolation = Isolation {
+                level: IsolationLevel::None,
+                detail: "network isolation was not requested".into(),
+            };
+            (isolation, None)
+        };
+        self.isolation = Some(isolation);
+        let mut child = match spawned {
+            Some(child) => child,
+            None => build().spawn().map_err(spawn_error)?,
+        };
+        let (Some(stdin), Some(stdout), Some(stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            kill_group(child.id());
+            return Err(LaunchError::Pipes);
+        };
+        let transport = StdioTransport::new(stdin, stdout, stderr, clock);
+        Ok(Connection::launched(
+            RpcClient::new(transport),
+            Box::new(JailedProcess { child }),
+        ))
+    }
+
+    /// A jail for a remote server (`--url`): nothing is copied and nothing is
+    /// launched here; each store is observed in place, where the server writes
+    /// it. Observers only read, without perturbing what they read.
+    pub fn in_place(spec: JailSpec) -> Result<Self, JailError> {
+        let dir = tempfile::Builder::new()
+            .prefix("mcp-witness-remote-")
+            .tempdir()
+            .map_err(JailError::Create)?;
+        let root = dir.path().to_path_buf();
+        let stores = spec
+            .stores
+            .iter()
+            .map(|store| JailedStore {
+                spec: store.clone(),
+                path: store.source.clone(),
+                existed: store.source.exists(),
+            })
+            .collect();
+        Ok(Self {
+            dir: Some(dir),
+            root,
+            stores,
+            spec,
+            isolation: Some(Isolation {
+                level: IsolationLevel::None,
+                detail: REMOTE_ISOLATION.into(),
+            }),
+        })
+    }
+}
+
+/// How a remote server's isolation is stated in a report.
+pub const REMOTE_ISOLATION: &str = "remote server: not jailed; stores observed in place, read-only";
+
+/// A fresh connection to an HTTP endpoint, shaped like a launched server.
+pub fn connect(endpoint: &Endpoint, clock: Arc<dyn Clock>, timeout: Duration) -> Connection {
+    Connection::remote(RpcClient::new(HttpTransport::new(
+        endpoint.clone(),
+        clock,
+        timeout,
+    )))
+}
+
+/// Spawns `cmd` in a new network namespace. When the kernel refuses one, no
+/// child is started and the isolation says why: the caller starts the
+/// server without it. Any other failure to spawn is an error.
+fn spawn_isolated(mut cmd: Command) -> std::io::Result<(Isolation, Option<Child>)> {
+    // SAFETY: unshare(2) is async-signal-safe and touches only the child.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::unshare(libc::CLONE_NEWNET) == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        });
+    }
+    match cmd.spawn() {
+        Ok(child) => {
+            let isolation = Isolation {
+                level: IsolationLevel::NetworkNamespace,
+                detail: "server started in a new, empty network namespace (no interfaces up)"
+                    .into(),
+            };
+            Ok((isolation, Some(child)))
+        }
+        Err(e)
+            if e.kind() == ErrorKind::PermissionDenied
+                || e.raw_os_error() == Some(libc::EPERM)
+                || e.raw_os_error() == Some(libc::EINVAL)
+                || e.raw_os_error() == Some(libc::ENOSPC) =>
+        {
+            let isolation = Isolation {
+                level: IsolationLevel::None,
+                detail: format!(
+                    "the kernel refused a network namespace ({e}); the server had the host's network"
+                ),
+            };
+            Ok((isolation, None))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// `mcp-witness` in a target command means this very binary, so the lab and
+/// the README never need to find a second executable.
+fn resolve_program(program: &str) -> PathBuf {
+    if program == "mcp-witness"
+        && let Ok(exe) = std::env::current_exe()
+    {
+        return exe;
+    }
+    let path = PathBuf::from(program);
+    // The server starts inside the jail, so a relative path the user typed
+    // must be made absolute against where they typed it.
+    if program.contains('/')
+        && path.is_relative()
+        && let Ok(cwd) = std::env::current_dir()
+    {
+        return cwd.join(path);
+    }
+    path
+}
+
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        let target = to.join(entry.file_name());
+        if kind.is_dir() {
+            copy_tree(&entry.path(), &target)?;
+        } else if kind.is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(entry.path())?, &target)?;
+        } else {
+            std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}
+
+fn kill_group(pid: u32) {
+    if let Ok(pid) = i32::try_from(pid) {
+        // SAFETY: kill(2) with a negative pid signals the process group we created.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+}
+
+/// A server process started in the jail, in a process group of its own so
+/// that everything it starts can be stopped with it. Dropping it kills the
+/// whole group.
+struct JailedProcess {
+    child: Child,
+}
+
+impl Process for JailedProcess {
+    /// Waits for the server to leave on its own (its stdin is closed), then
+    /// insists: SIGTERM, SIGKILL, always to the whole group so no grandchild
+    /// outlives the audit.
+    fn stop(&mut self) -> Option<ExitStatus> {
+        let status = self
+            .wait_for(Duration::from_millis(1_000))
+            .or_else(|| {
+                self.signal(libc::SIGTERM);
+                self.wait_for(Duration::from_millis(500))
+            })
+            .or_else(|| {
+                self.signal(libc::SIGKILL);
+                self.wait_for(Duration::from_millis(500))
+            });
+        // Whatever else is in the group goes too.
+        kill_group(self.child.id());
+        status
+    }
+
+    fn exited(&mut self) -> Option<ExitStatus> {
+        self.child.try_wait().ok().flatten()
+    }
+}
+
+impl JailedProcess {
+    fn wait_for(&mut self, limit: Duration) -> Option<ExitStatus> {
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    fn signal(&self, signal: i32) {
+        if let Ok(pid) = i32::try_from(self.child.id()) {
+            // SAFETY: signals the process group created for this child.
+            unsafe {
+                libc::kill(-pid, signal);
+            }
+        }
+    }
+}
+
+impl Drop for JailedProcess {
+    fn drop(&mut self) {
+        if self.exited().is_none() {
+            kill_group(self.child.id());
+            let _ = self.child.wait();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn store_specs_parse_and_reject_with_one_line() {
+        let spec = StoreSpec::parse("db=sqlite:/tmp/x.db").map_err(|e| e.to_string());
+        assert_eq!(
+            spec,
+            Ok(StoreSpec {
+                name: "db".into(),
+                kind: StoreKind::Sqlite,
+                source: "/tmp/x.db".into(),
+                shown: None,
+                clock_columns: Vec::new(),
+            })
+        );
+        assert!(StoreSpec::parse("db").is_err());
+        assert!(StoreSpec::parse("db=oracle:/x").is_err());
+        assert!(StoreSpec::parse("d b=sqlite:/x").is_err());
+        assert!(StoreSpec::parse("db=sqlite:").is_err());
+        assert!(StoreSpec::parse("jail=fs:/x").is_err());
+    }
+
+    #[test]
+    fn clock_columns_on_a_store_without_columns_are_refused() {
+        let column = ClockColumn::parse("t.created_at").into_iter().collect();
+        let spec = JailSpec {
+            command: vec!["true".into()],
+            stores: vec![StoreSpec {
+                name: "files".into(),
+                kind: StoreKind::Fs,
+                source: "/nonexistent/tree".into(),
+                shown: None,
+                clock_columns: column,
+            }],
+            env: Vec::new(),
+            keep: false,
+            isolate_network: false,
+        };
+        let error = Jail::create(spec).err().map(|e| e.to_string());
+        assert_eq!(
+            error.as_deref(),
+            Some("store files: clock columns are declared, but only a SQLite store has columns")
+        );
+    }
+
+    #[test]
+    fn env_pairs_parse_and_errors_never_echo_a_value() {
+        let pairs = vec!["A=1".to_string(), "B=x=y".to_string()];
+        assert_eq!(
+            parse_env_pairs("--env", &pairs),
+            Ok(vec![("A".into(), "1".into()), ("B".into(), "x=y".into())])
+        );
+        assert!(parse_env_pairs("--env", &["NOEQUALS".into()]).is_err());
+        let error = parse_env_pairs("--env", &["=hunter2-secret".into()]).unwrap_err();
+        assert!(!error.contains("hunter2"), "{error}");
+    }
+
+    #[test]
+    fn placeholders_expand_to_jailed_paths_and_env_is_scrubbed() {
+        let spec = JailSpec {
+            command: vec!["true".into()],
+            stores: vec![StoreSpec {
+                name: "db".into(),
+                kind: StoreKind::Sqlite,
+                source: "/nonexistent/never.db".into(),
+                shown: None,
+                clock_columns: Vec::new(),
+            }],
+            env: vec![("DB".into(), "{db}".into())],
+            keep: false,
+            isolate_network: false,
+        };
+        let jail = match Jail::create(spec) {
+            Ok(jail) => jail,
+            Err(e) => panic!("jail: {e}"),
+        };
+        let store = &jail.stores[0];
+        assert!(!store.existed);
+        assert!(store.path.starts_with(jail.root()));
+        assert_eq!(
+            jail.expand("--store={db}"),
+            format!("--store={}", store.path.display())
+        );
+        let env = jail.environment();
+        assert_eq!(env.get("DB").map(PathBuf::from), Some(store.path.clone()));
+        assert!(env["HOME"].starts_with(&*jail.root().to_string_lossy()));
+        for key in env.keys() {
+            assert!(
+                ENV_ALLOWLIST.contains(&key.as_str())
+                    || ["HOME", "TMPDIR", "DB"].contains(&key.as_str()),
+                "unexpected variable {key}"
+            );
+        }
+        let root = jail.root().to_path_buf();
+        drop(jail);
+        assert!(!root.exists(), "the jail is removed unless kept");
+    }
+}

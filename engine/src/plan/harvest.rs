@@ -1,0 +1,370 @@
+//! The harvest: real values taken from a server's own answers.
+//!
+//! A call that fails on an invented id proves nothing; the same failure on an
+//! id the server itself returned a moment earlier is a confirmed defect. So
+//! before inventing an argument, the planner looks here for an id-shaped value
+//! the server already handed out, and records where it came from.
+
+use serde_json::Value;
+
+use super::result::result_view;
+
+/// One value found in a response, with its origin.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Harvested {
+    /// The key it was found under (`id`, `grant_id`), or `[]` for an element
+    /// of a list of plain values.
+    pub key: String,
+    pub value: Value,
+    /// The tool whose answer held it.
+    pub tool: String,
+    /// The plan step of that call.
+    pub step: u32,
+    /// Where in the result view (`json.id`, `json[0]`).
+    pub path: String,
+    /// The key of the collection or object it sat in (`entities` for
+    /// `structured.entities[0].name`), when there was one.
+    pub collection: Option<String>,
+}
+
+/// Every harvested value, in the order found.
+#[derive(Clone, Debug, Default)]
+pub struct Pool {
+    items: Vec<Harvested>,
+}
+
+/// Keys whose values are identifiers worth reusing.
+fn id_shaped(key: &str) -> bool {
+    matches!(key, "id" | "name" | "key" | "uri" | "path")
+        || key.ends_with("_id")
+        || key.ends_with("Id")
+        || key.ends_with("ID")
+}
+
+/// `grant_0001`, `wh-12`: a word, a separator, digits.
+fn serial_id(token: &str) -> bool {
+    let Some(split) = token.rfind(['_', '-']) else {
+        return false;
+    };
+    let (stem, digits) = (&token[..split], &token[split + 1..]);
+    token.len() <= 64
+        && !stem.is_empty()
+        && stem.starts_with(|c: char| c.is_ascii_alphabetic())
+        && !digits.is_empty()
+        && digits.chars().all(|c| c.is_ascii_digit())
+}
+
+const MAX_DEPTH: usize = 6;
+const MAX_ITEMS: usize = 50;
+
+impl Pool {
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// Collects the id-shaped values of a successful call's result.
+    pub fn absorb(&mut self, tool: &str, step: u32, result: &Value) {
+        let view = result_view(result);
+        // `structured` last, so that where both hold a value it is the one
+        // found first (the newest): the typed result is the better citation.
+        for root in ["json", "structured"] {
+            if let Some(value) = view.get(root) {
+                self.walk(tool, step, root.to_owned(), None, value, 0);
+            }
+        }
+        if view.get("json").is_none()
+            && let Some(text) = view.get("text").and_then(Value::as_str)
+        {
+            // Prose answers still name what they made: `Created grant grant_0001.`
+            for token in text
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+                .filter(|t| serial_id(t))
+                .take(MAX_ITEMS)
+            {
+                self.push(
+                    "text",
+                    &Value::String(token.to_owned()),
+                    tool,
+                    step,
+                    "text",
+                    None,
+                );
+            }
+        }
+    }
+
+    fn walk(
+        &mut self,
+        tool: &str,
+        step: u32,
+        path: String,
+        key: Option<&str>,
+        value: &Value,
+        depth: usize,
+    ) {
+        if depth > MAX_DEPTH {
+            return;
+        }
+        match value {
+            Value::Object(map) => {
+                for (k, v) in map.iter().take(MAX_ITEMS) {
+                    let here = format!("{path}.{k}");
+                    if id_shaped(k) && (v.is_string() || v.is_i64() || v.is_u64()) {
+                        self.push(k, v, tool, step, &here, key);
+                    } else {
+                        self.walk(tool, step, here, Some(k), v, depth + 1);
+                    }
+                }
+            }
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate().take(MAX_ITEMS) {
+                    let here = format!("{path}[{i}]");
+                    if item.is_string() {
+                        // A list of plain strings is usually a list of ids or names.
+                        let k = key.unwrap_or("[]");
+                        self.push(
+                            if id_shaped(k) { k } else { "[]" },
+                            item,
+                            tool,
+                            step,
+                            &here,
+                            key,
+                        );
+                    } else {
+                        self.walk(tool, step, here, key, item, depth + 1);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn push(
+        &mut self,
+        key: &str,
+        value: &Value,
+        tool: &str,
+        step: u32,
+        path: &str,
+        collection: Option<&str>,
+    ) {
+        if value
+            .as_str()
+            .is_some_and(|s| s.is_empty() || s.len() > 512)
+        {
+            return;
+        }
+        self.items.push(Harvested {
+            key: key.to_owned(),
+            value: value.clone(),
+            tool: tool.to_owned(),
+            step,
+            path: path.to_owned(),
+            collection: collection.map(str::to_owned),
+        });
+    }
+
+    /// Like [`Self::candidate`], but only a value of the same JSON kind as
+    /// `like` (a string for a string, a number for a number) fits.
+    pub fn candidate_like(&self, tool: &str, param: &str, like: &Value) -> Option<&Harvested> {
+        let same_kind = |h: &Harvested| match like {
+            Value::String(_) => h.value.is_string(),
+            Value::Number(_) => h.value.is_number(),
+            _ => false,
+        };
+        self.find(tool, param, &same_kind)
+    }
+
+    /// The most recent harvested value that fits parameter `param` of `tool`.
+    ///
+    /// Fits, in order of preference: a value found under the same key; an `id`
+    /// from a tool named after the parameter's stem (`grant_id` ← `id` from
+    /// `create_grant`) or a value prefixed by that stem (`grant_0001`); for a
+    /// bare `id`/`name`, an id from a tool about the same noun (`get_note` ←
+    /// `list_notes`).
+    /// A parameter named after a thing's name or id (`entityName`,
+    /// `table_name`, `noteId`) also fits the `name` or `id` found inside a
+    /// collection of such things (`entities[0].name`).
+    pub fn candidate(&self, tool: &str, param: &str) -> Option<&Harvested> {
+        self.find(tool, param, &|_| true)
+    }
+
+    fn find(
+        &self,
+        tool: &str,
+        param: &str,
+        kind_fits: &dyn Fn(&Harvested) -> bool,
+    ) -> Option<&Harvested> {
+        let newest = |pred: &dyn Fn(&Harvested) -> bool| {
+            self.items.iter().rev().find(|h| kind_fits(h) && pred(h))
+        };
+        let generic = matches!(param, "id" | "name" | "key" | "uri" | "path");
+        // A bare `id` from some other tool's answer is some other thing's id.
+        if !generic && let Some(h) = newest(&|h| h.key == param) {
+            return Some(h);
+        }
+        if let Some((stem, key)) = named_thing(param)
+            && let Some(h) = newest(&|h| {
+                h.key == key && h.collection.as_deref().is_some_and(|c| singular(c) == stem)
+            })
+        {
+            return Some(h);
+        }
+        let stem = param
+            .strip_suffix("_id")
+            .or_else(|| param.strip_suffix("Id"))
+            .or_else(|| param.strip_suffix("ID"))
+            .map(str::to_ascii_lowercase);
+        if let Some(stem) = stem.filter(|s| !s.is_empty()) {
+            let prefix = format!("{stem}_");
+            return newest(&|h| {
+                (matches!(h.key.as_str(), "id" | "[]")
+                    && h.tool.to_ascii_lowercase().contains(&stem))
+                    || h.value.as_str().is_some_and(|v| v.starts_with(&prefix))
+            });
+        }
+        if generic {
+            let noun = tool.rsplit('_').next().unwrap_or(tool).to_ascii_lowercase();
+            let noun = noun.trim_end_matches('s').to_owned();
+            if noun.len() >= 3 {
+                return newest(&|h| {
+                    matches!(h.key.as_str(), "id" | "name" | "key" | "[]")
+                        && h.tool.to_ascii_lowercase().contains(&noun)
+                });
+            }
+        }
+        None
+    }
+}
+
+/// `entityName` → (`entity`, `name`), `table_name` → (`table`, `name`),
+/// `noteId` → (`note`, `id`): the thing a parameter names and by what.
+fn named_thing(param: &str) -> Option<(String, &'static str)> {
+    for (suffix, key) in [
+        ("_name", "name"),
+        ("Name", "name"),
+        ("_id", "id"),
+        ("Id", "id"),
+        ("ID", "id"),
+    ] {
+        if let Some(stem) = param.strip_suffix(suffix)
+            && !stem.is_empty()
+        {
+            return Some((stem.to_ascii_lowercase(), key));
+        }
+    }
+    None
+}
+
+/// A plural collection name made singular (`entities` → `entity`,
+/// `notes` → `note`, `boxes` → `box`), lowercased.
+pub fn singular(word: &str) -> String {
+    let w = word.to_ascii_lowercase();
+    if let Some(stem) = w.strip_suffix("ies") {
+        return format!("{stem}y");
+    }
+    for suffix in ["sses", "xes", "ches", "shes"] {
+        if let Some(stem) = w.strip_suffix(suffix) {
+            return format!("{stem}{}", &suffix[..suffix.len() - 2]);
+        }
+    }
+    match w.strip_suffix('s') {
+        Some(stem) if !stem.ends_with('s') && !stem.is_empty() => stem.to_owned(),
+        _ => w,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn text(t: &str) -> Value {
+        json!({"content": [{"type": "text", "text": t}]})
+    }
+
+    #[test]
+    fn ids_are_found_with_their_path_and_fit_by_stem_or_noun() {
+        let mut pool = Pool::default();
+        pool.absorb(
+            "create_grant",
+            1,
+            &text("{\"id\": \"grant_0001\", \"scope\": \"x\"}"),
+        );
+        pool.absorb("list_notes", 2, &text("[\"welcome\", \"draft\"]"));
+        let grant = pool
+            .candidate("mint_api_key", "grant_id")
+            .map(|h| (h.value.clone(), h.path.clone(), h.step));
+        assert_eq!(grant, Some((json!("grant_0001"), "json.id".to_string(), 1)));
+        let note = pool
+            .candidate("get_note", "id")
+            .map(|h| (h.value.clone(), h.path.clone()));
+        assert_eq!(note, Some((json!("draft"), "json[1]".to_string())));
+        assert!(pool.candidate("create_webhook", "url").is_none());
+    }
+
+    #[test]
+    fn serial_ids_in_prose_are_harvested() {
+        let mut pool = Pool::default();
+        pool.absorb(
+            "create_grant",
+            1,
+            &text("Created grant grant_0001 for scope 'x'."),
+        );
+        assert_eq!(
+            pool.candidate("mint_api_key", "grant_id")
+                .map(|h| (h.value.clone(), h.path.clone())),
+            Some((json!("grant_0001"), "text".to_string()))
+        );
+        assert!(!serial_id("scope"));
+        assert!(!serial_id("_12"));
+    }
+
+    #[test]
+    fn exact_key_beats_stem_and_nothing_is_invented() {
+        let mut pool = Pool::default();
+        pool.absorb(
+            "mint_api_key",
+            3,
+            &text("{\"id\": \"key_0002\", \"grant_id\": \"grant_0007\"}"),
+        );
+        assert_eq!(
+            pool.candidate("x", "grant_id").map(|h| h.value.clone()),
+            Some(json!("grant_0007"))
+        );
+        assert_eq!(
+            pool.candidate("revoke_api_key", "key_id")
+                .map(|h| h.value.clone()),
+            Some(json!("key_0002"))
+        );
+        assert!(Pool::default().candidate("get_note", "id").is_none());
+    }
+
+    #[test]
+    fn a_named_parameter_fits_the_name_inside_a_collection_of_that_thing() {
+        let mut pool = Pool::default();
+        pool.absorb(
+            "create_entities",
+            1,
+            &json!({"structuredContent": {"entities": [{"name": "Ada", "entityType": "person"}]}}),
+        );
+        let hit = pool
+            .candidate("add_observations", "entityName")
+            .map(|h| (h.value.clone(), h.path.clone()));
+        assert_eq!(
+            hit,
+            Some((json!("Ada"), "structured.entities[0].name".to_string()))
+        );
+        assert!(pool.candidate("x", "relationName").is_none());
+        // A number never stands in for a string, nor the reverse.
+        assert!(
+            pool.candidate_like("add_observations", "entityName", &json!(1))
+                .is_none()
+        );
+        assert_eq!(singular("entities"), "entity");
+        assert_eq!(singular("Notes"), "note");
+        assert_eq!(singular("boxes"), "box");
+        assert_eq!(singular("address"), "address");
+    }
+}

@@ -1,0 +1,771 @@
+//! Plans: which tools to call, in what order, with which arguments.
+//!
+//! A plan file (TOML) lists calls with literal arguments or arguments taken
+//! from an earlier result:
+//!
+//! ```toml
+//! [[call]]
+//! tool = "save_note"
+//! args = { id = "draft", body = "hello" }
+//!
+//! [[call]]
+//! tool = "mint_api_key"
+//! args = { grant_id = "grant_0001" }
+//!
+//! [[call]]
+//! tool = "revoke_api_key"
+//! args.key_id = { from = "call 2", path = "json.id" }
+//! ```
+//!
+//! An inline table with exactly the keys `from` and `path` is a reference; any
+//! other table is a literal object. `path` is read against a view of the
+//! earlier result: `structured` (its `structuredContent`), `text` (its first
+//! text content) and `json` (that text parsed as JSON), followed by `.key` and
+//! `[index]` steps: `json.items[0].id`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+pub mod harvest;
+pub mod preview;
+pub mod result;
+pub mod synth;
+
+use witness_model::audit::{Argument, ArgumentPart, Origin, Provenance, ToolClass, ToolEntry};
+
+use harvest::Pool;
+use result::{lookup, parse_path, result_view};
+
+/// How one argument's value is obtained.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ArgSpec {
+    Literal(Value),
+    From {
+        step: u32,
+        path: String,
+    },
+    Synthesized(Value),
+    /// A harvested value when one fits at call time, else this synthesized
+    /// one. For a structured value, every scalar inside it is looked up the
+    /// same way, by the key it sits under.
+    Auto(Value),
+    /// A value the input schema itself fixes (`const`, `enum`, `default`).
+    /// Recorded as `synthesized`, but it invents nothing, so it does not
+    /// keep a read-only tool out of the harvest pass.
+    Pinned(Value),
+}
+
+/// One planned call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlanStep {
+    pub tool: String,
+    pub args: Vec<(String, ArgSpec)>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Plan {
+    pub steps: Vec<PlanStep>,
+    /// Where the plan came from: `file` or `synthesized`.
+    pub origin: &'static str,
+    /// In a synthesized plan, the step before which tools that failed on
+    /// invented arguments get one more try with harvested ones (before any
+    /// tool that removes things runs).
+    pub retry_at: Option<usize>,
+    /// In a synthesized plan, how many leading steps form the harvest pass:
+    /// read-only tools, each run only once every required argument can be
+    /// filled without inventing anything. The steps after them call every
+    /// tool not already called in that pass.
+    pub harvest: usize,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlanFile {
+    #[serde(default)]
+    call: Vec<CallFile>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CallFile {
+    tool: String,
+    #[serde(default)]
+    args: BTreeMap<String, toml::Value>,
+}
+
+/// Why a plan file was refused. One line each, for exit code 2.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    #[error("cannot read plan {path}: {source}")]
+    Read {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("plan {path} is not valid: {message}")]
+    Invalid { path: String, message: String },
+}
+
+impl Plan {
+    /// Reads and validates a plan file (references must point backwards).
+    pub fn load(path: &Path) -> Result<Self, PlanError> {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| PlanError::Read {
+            path: shown.clone(),
+            source,
+        })?;
+        Self::parse(&text).map_err(|message| PlanError::Invalid {
+            path: shown,
+            message,
+        })
+    }
+
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let file: PlanFile = toml::from_str(text).map_err(|e| one_line(&e.to_string()))?;
+        if file.call.is_empty() {
+            return Err("it lists no [[call]]".into());
+        }
+        let mut steps = Vec::new();
+        for (i, call) in file.call.into_iter().enumerate() {
+            let this = i as u32 + 1;
+            let mut args = Vec::new();
+            for (name, value) in call.args {
+                let spec = match reference(&value) {
+                    Some((from, path)) => {
+                        let step = parse_call_ref(&from).ok_or_else(|| {
+                            format!(
+                                "call {this} argument {name}: from = {from:?} must be \"call N\""
+                            )
+                        })?;
+                        if step == 0 || step >= this {
+                            return Err(format!(
+                                "call {this} argument {name}: from = {from:?} must name an earlier call"
+                            ));
+                        }
+                        parse_path(&path).map_err(|e| {
+                            format!("call {this} argument {name}: path {path:?}: {e}")
+                        })?;
+                        ArgSpec::From { step, path }
+                    }
+                    None => {
+                        ArgSpec::Literal(serde_json::to_value(&value).map_err(|e| e.to_string())?)
+                    }
+                };
+                args.push((name, spec));
+            }
+            steps.push(PlanStep {
+                tool: call.tool,
+                args,
+            });
+        }
+        Ok(Plan {
+            steps,
+            origin: "file",
+            retry_at: None,
+            harvest: 0,
+        })
+    }
+
+    /// Tools the plan names that the server does not list.
+    pub fn unknown_tools<'a>(&'a self, tools: &[ToolEntry]) -> Vec<&'a str> {
+        self.steps
+            .iter()
+            .map(|s| s.tool.as_str())
+            .filter(|name| !tools.iter().any(|t| t.name == *name))
+            .collect()
+    }
+
+    /// The planner's plan: a harvest pass, then one call per tool.
+    ///
+    /// Classes come from annotations alone. The harvest pass lists every
+    /// read-only tool, list and search shapes first, then those with fewer
+    /// required parameters; the audit runs each of them only once all its
+    /// required arguments can be filled from what was harvested so far (or
+    /// are fixed by the schema), and repeats until nothing more can run.
+    ///
+    /// Then every tool not yet called, ordered so that later calls have
+    /// something real to act on: tools declared to add without destroying,
+    /// then other declared writes, then read-only tools, then tools that
+    /// declare nothing, and tools that take things away last. Within a class,
+    /// tools whose names say they create go first. A name may rank a tool
+    /// within that order; it never changes the tool's safety class.
+    pub fn synthesized(tools: &[ToolEntry]) -> Self {
+        let mut reads: Vec<&ToolEntry> = tools
+            .iter()
+            .filter(|t| t.class == ToolClass::ReadOnly)
+            .collect();
+        reads.sort_by_key(|t| {
+            let required = t
+                .input_schema
+                .as_ref()
+                .and_then(|s| s.get("required"))
+                .and_then(Value::as_array)
+                .map_or(0, Vec::len);
+            (!lists_by_name(&t.name), required, t.name.clone())
+        });
+        let mut ordered: Vec<&ToolEntry> = tools.iter().collect();
+        ordered.sort_by_key(|t| {
+            let rank = if removes_by_name(&t.name) && t.class != ToolClass::ReadOnly {
+                4
+            } else {
+                match t.class {
+                    ToolClass::Additive => 0,
+                    ToolClass::Destructive => 1,
+                    ToolClass::ReadOnly => 2,
+                    ToolClass::Unknown => 3,
+                }
+            };
+            (rank, !adds_by_name(&t.name), t.name.clone())
+        });
+        let harvest = reads.len();
+        let retry_at = harvest
+            + ordered
+                .iter()
+                .position(|t| removes_by_name(&t.name) && t.class != ToolClass::ReadOnly)
+                .unwrap_or(ordered.len());
+        let steps = reads
+            .into_iter()
+            .chain(ordered)
+            .map(|tool| {
+                let pinned = synth::pinned(tool.input_schema.as_ref());
+                PlanStep {
+                    tool: tool.name.clone(),
+                    args: synth::arguments(tool.input_schema.as_ref())
+                        .into_iter()
+                        .map(|(name, value)| {
+                            let spec = if pinned.contains(&name) {
+                                ArgSpec::Pinned(value)
+                            } else {
+                                ArgSpec::Auto(value)
+                            };
+                            (name, spec)
+                        })
+                        .collect(),
+                }
+            })
+            .collect();
+        Plan {
+            steps,
+            origin: "synthesized",
+            retry_at: Some(retry_at),
+            harvest,
+        }
+    }
+
+    /// Drops every step of the named tools (the retry point and the harvest
+    /// pass shrink with them).
+    pub fn without(mut self, tools: &[&str]) -> Self {
+        let mut kept = Vec::new();
+        let mut harvest = 0;
+        let mut retry_at = None;
+        for (i, step) in self.steps.into_iter().enumerate() {
+            if self.retry_at == Some(i) {
+                retry_at = Some(kept.len());
+            }
+            if tools.contains(&step.tool.as_str()) {
+                continue;
+            }
+            if i < self.harvest {
+                harvest += 1;
+            }
+            kept.push(step);
+        }
+        if self.retry_at.is_some() && retry_at.is_none() {
+            retry_at = Some(kept.len());
+        }
+        self.steps = kept;
+        self.harvest = harvest;
+        self.retry_at = retry_at;
+        self
+    }
+}
+
+/// Whether a harvest-pass step can run now without inventing anything: every
+/// argument is a literal, fixed by the schema, or filled entirely from the
+/// harvest.
+pub fn satisfiable(step: &PlanStep, pool: &Pool) -> bool {
+    step.args.iter().all(|(name, spec)| match spec {
+        ArgSpec::Literal(_) | ArgSpec::Pinned(_) => true,
+        ArgSpec::Synthesized(_) | ArgSpec::From { .. } => false,
+        ArgSpec::Auto(fallback) => {
+            let filled = fill(&step.tool, name, fallback, pool);
+            filled.source == Provenance::Harvested
+        }
+    })
+}
+
+/// Names that say a tool lists or searches: harvested from first.
+fn lists_by_name(name: &str) -> bool {
+    let lowered = name.to_ascii_lowercase();
+    ["list", "search", "find", "query", "browse", "enumerate"]
+        .iter()
+        .any(|w| lowered.contains(w))
+}
+
+/// Names that say a tool makes something new: called first among writes.
+fn adds_by_name(name: &str) -> bool {
+    let lowered = name.to_ascii_lowercase();
+    [
+        "create", "add", "insert", "append", "new", "save", "write", "put", "mint",
+    ]
+    .iter()
+    .any(|w| lowered.contains(w))
+}
+
+/// Names that say a tool takes something away; used only to call such tools
+/// after the ones that create what they would remove.
+fn removes_by_name(name: &str) -> bool {
+    let lowered = name.to_ascii_lowercase();
+    [
+        "delete", "remove", "revoke", "drop", "destroy", "purge", "clear",
+    ]
+    .iter()
+    .any(|w| lowered.contains(w))
+}
+
+fn reference(value: &toml::Value) -> Option<(String, String)> {
+    let table = value.as_table()?;
+    if table.len() != 2 {
+        return None;
+    }
+    let from = table.get("from")?.as_str()?;
+    let path = table.get("path")?.as_str()?;
+    Some((from.to_owned(), path.to_owned()))
+}
+
+fn parse_call_ref(text: &str) -> Option<u32> {
+    text.trim().strip_prefix("call")?.trim().parse().ok()
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Resolves a step's arguments against earlier results (by plan step).
+/// Returns the arguments with provenance, or why one could not be resolved.
+pub fn resolve(
+    step: &PlanStep,
+    results: &BTreeMap<u32, Value>,
+    pool: &harvest::Pool,
+) -> Result<(Value, Vec<Argument>), String> {
+    let mut object = Map::new();
+    let mut record = Vec::new();
+    for (name, spec) in &step.args {
+        let (value, source, from) = match spec {
+            ArgSpec::Literal(v) => (v.clone(), Provenance::Literal, None),
+            ArgSpec::Synthesized(v) | ArgSpec::Pinned(v) => {
+                (v.clone(), Provenance::Synthesized, None)
+            }
+            ArgSpec::Auto(fallback) => {
+                let filled = fill(&step.tool, name, fallback, pool);
+                object.insert(name.clone(), filled.value.clone());
+                record.push(Argument {
+                    name: name.clone(),
+                    value: filled.value,
+                    source: filled.source,
+                    from: filled.from,
+                    parts: filled.parts,
+                });
+                continue;
+            }
+            ArgSpec::From { step: from, path } => {
+                let result = results.get(from).ok_or_else(|| {
+                    format!("argument {name}: call {from} produced no result to read")
+                })?;
+                let value = lookup(&result_view(result), path)
+                    .ok_or_else(|| format!("argument {name}: call {from} has nothing at {path}"))?;
+                (
+                    value,
+                    Provenance::Harvested,
+                    Some(Origin {
+                        call: format!("call {from}"),
+                        path: path.clone(),
+                    }),
+                )
+            }
+        };
+        object.insert(name.clone(), value.clone());
+        record.push(Argument {
+            name: name.clone(),
+            value,
+            source,
+            from,
+            parts: Vec::new(),
+        });
+    }
+    Ok((Value::Object(object), record))
+}
+
+/// An argument filled from the harvest where a value fits.
+struct Filled {
+    value: Value,
+    source: Provenance,
+    from: Option<Origin>,
+    parts: Vec<ArgumentPart>,
+}
+
+/// Replaces every scalar of `fallback` that a harvested value fits (by the
+/// key it sits under, or the array's singular name) with that value. The
+/// argument is `harvested` when every scalar in it was; otherwise it is
+/// `synthesized`, and the harvested scalars are listed as its parts.
+fn fill(tool: &str, name: &str, fallback: &Value, pool: &Pool) -> Filled {
+    if !(fallback.is_object() || fallback.is_array()) {
+        return match pool.candidate_like(tool, name, fallback) {
+            Some(h) => Filled {
+                value: h.value.clone(),
+                source: Provenance::Harvested,
+                from: Some(origin_of(h)),
+                parts: Vec::new(),
+            },
+            None => Filled {
+                value: fallback.clone(),
+                source: Provenance::Synthesized,
+                from: None,
+                parts: Vec::new(),
+            },
+        };
+    }
+    let mut parts = Vec::new();
+    let mut invented = 0usize;
+    let value = fill_inside(tool, name, fallback, pool, "", &mut parts, &mut invented);
+    let source = if invented == 0 && !parts.is_empty() {
+        Provenance::Harvested
+    } else {
+        Provenance::Synthesized
+    };
+    Filled {
+        value,
+        source,
+        from: None,
+        parts,
+    }
+}
+
+fn fill_inside(
+    tool: &str,
+    key: &str,
+    value: &Value,
+    pool: &Pool,
+    at: &str,
+    parts: &mut Vec<ArgumentPart>,
+    invented: &mut usize,
+) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| {
+                    let here = format!("{at}.{k}");
+                    (
+                        k.clone(),
+                        fill_inside(tool, k, v, pool, &here, parts, invented),
+                    )
+                })
+                .collect(),
+        ),
+        Value::Array(items) => {
+            let item_key = item_name(key);
+            Value::Array(
+                items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| {
+                        let here = format!("{at}[{i}]");
+                        fill_inside(tool, &item_key, v, pool, &here, parts, invented)
+                    })
+                    .collect(),
+            )
+        }
+        Value::String(_) | Value::Number(_) => match pool.candidate_like(tool, key, value) {
+            Some(h) => {
+                parts.push(ArgumentPart {
+                    at: at.trim_start_matches('.').to_owned(),
+                    from: origin_of(h),
+                });
+                h.value.clone()
+            }
+            None => {
+                *invented += 1;
+                value.clone()
+            }
+        },
+        other => {
+            *invented += 1;
+            other.clone()
+        }
+    }
+}
+
+fn origin_of(h: &harvest::Harvested) -> Origin {
+    Origin {
+        call: format!("call {}", h.step),
+        path: h.path.clone(),
+    }
+}
+
+/// The name of one element of an array parameter: `entityNames` →
+/// `entityName`, `paths` → `path`, `entries` → `entry`. Case is kept.
+fn item_name(key: &str) -> String {
+    if let Some(stem) = key.strip_suffix("ies") {
+        return format!("{stem}y");
+    }
+    match key.strip_suffix('s') {
+        Some(stem) if !stem.ends_with('s') && !stem.is_empty() => stem.to_owned(),
+        _ => key.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn plan_file_with_literal_and_reference() {
+        let plan = Plan::parse(
+            r#"
+            [[call]]
+            tool = "mint"
+            args = { grant = "g1", opts = { ttl = 5 } }
+            [[call]]
+            tool = "revoke"
+            args.key = { from = "call 1", path = "json.id" }
+            "#,
+        );
+        let plan = match plan {
+            Ok(p) => p,
+            Err(e) => panic!("{e}"),
+        };
+        assert_eq!(plan.steps.len(), 2);
+        assert_eq!(
+            plan.steps[0].args[1],
+            ("opts".into(), ArgSpec::Literal(json!({"ttl": 5})))
+        );
+        assert_eq!(
+            plan.steps[1].args[0],
+            (
+                "key".into(),
+                ArgSpec::From {
+                    step: 1,
+                    path: "json.id".into()
+                }
+            )
+        );
+    }
+
+    #[test]
+    fn references_must_point_backwards_and_paths_must_parse() {
+        let forward =
+            "[[call]]\ntool = \"a\"\nargs.x = { from = \"call 1\", path = \"json.id\" }\n";
+        assert!(Plan::parse(forward).is_err());
+        let bad_path = "[[call]]\ntool = \"a\"\n[[call]]\ntool = \"b\"\nargs.x = { from = \"call 1\", path = \"body.id\" }\n";
+        assert!(Plan::parse(bad_path).is_err());
+        assert!(Plan::parse("").is_err());
+        assert!(Plan::parse("[[call]]\nname = \"x\"\n").is_err());
+    }
+
+    #[test]
+    fn harvested_values_carry_their_origin() {
+        let step = PlanStep {
+            tool: "revoke".into(),
+            args: vec![(
+                "key".into(),
+                ArgSpec::From {
+                    step: 1,
+                    path: "json.items[1].id".into(),
+                },
+            )],
+        };
+        let mut results = BTreeMap::new();
+        results.insert(
+            1,
+            json!({"content": [{"type": "text", "text": "{\"items\": [{\"id\": \"a\"}, {\"id\": \"b\"}]}"}]}),
+        );
+        let pool = harvest::Pool::default();
+        let resolved = resolve(&step, &results, &pool);
+        let Ok((args, record)) = resolved else {
+            panic!("not resolved: {resolved:?}");
+        };
+        assert_eq!(args, json!({"key": "b"}));
+        assert_eq!(record[0].source, Provenance::Harvested);
+        assert_eq!(
+            record[0].from,
+            Some(Origin {
+                call: "call 1".into(),
+                path: "json.items[1].id".into()
+            })
+        );
+        results.insert(1, json!({"content": []}));
+        assert!(resolve(&step, &results, &pool).is_err());
+    }
+
+    fn tool(name: &str, annotations: Value, schema: Value) -> ToolEntry {
+        let hints = witness_model::audit::Hints::from_annotations(Some(&annotations));
+        ToolEntry {
+            name: name.into(),
+            title: None,
+            description: None,
+            class: hints.class(),
+            hints,
+            annotations: Some(annotations),
+            input_schema: Some(schema),
+            has_output_schema: false,
+        }
+    }
+
+    fn names(steps: &[PlanStep]) -> Vec<&str> {
+        steps.iter().map(|s| s.tool.as_str()).collect()
+    }
+
+    #[test]
+    fn harvest_pass_is_read_only_tools_by_shape_then_required_count_never_by_name() {
+        let string = json!({"type": "string"});
+        let one = json!({"type": "object", "properties": {"id": string}, "required": ["id"]});
+        let none = json!({"type": "object", "properties": {}});
+        let tools = [
+            tool("get_item", json!({"readOnlyHint": true}), one.clone()),
+            tool("stats", json!({"readOnlyHint": true}), none.clone()),
+            tool("search_items", json!({"readOnlyHint": true}), one.clone()),
+            tool("list_items", json!({"readOnlyHint": true}), none.clone()),
+            // A reading name does not make a tool read-only, nor a deleting
+            // name a read-only tool anything else.
+            tool(
+                "list_and_reset",
+                json!({"destructiveHint": true}),
+                none.clone(),
+            ),
+            tool(
+                "delete_preview",
+                json!({"readOnlyHint": true}),
+                none.clone(),
+            ),
+            tool(
+                "add_item",
+                json!({"readOnlyHint": false, "destructiveHint": false}),
+                one.clone(),
+            ),
+            tool(
+                "remove_item",
+                json!({"readOnlyHint": false, "destructiveHint": true}),
+                one.clone(),
+            ),
+            tool("mystery", json!({}), none.clone()),
+        ];
+        let plan = Plan::synthesized(&tools);
+        assert_eq!(plan.harvest, 5);
+        assert_eq!(
+            names(&plan.steps[..plan.harvest]),
+            [
+                "list_items",
+                "search_items",
+                "delete_preview",
+                "stats",
+                "get_item"
+            ]
+        );
+        assert_eq!(
+            names(&plan.steps[plan.harvest..]),
+            [
+                "add_item",
+                "list_and_reset",
+                "delete_preview",
+                "get_item",
+                "list_items",
+                "search_items",
+                "stats",
+                "mystery",
+                "remove_item"
+            ]
+        );
+        assert_eq!(plan.retry_at, Some(plan.harvest + 8));
+        let pool = Pool::default();
+        // Nothing harvested yet: only tools without invented arguments may run.
+        let runnable: Vec<&str> = plan.steps[..plan.harvest]
+            .iter()
+            .filter(|s| satisfiable(s, &pool))
+            .map(|s| s.tool.as_str())
+            .collect();
+        assert_eq!(runnable, ["list_items", "delete_preview", "stats"]);
+        let without = plan.without(&["remove_item", "list_and_reset"]);
+        assert_eq!(without.harvest, 5);
+        assert_eq!(without.retry_at, Some(without.steps.len()));
+    }
+
+    #[test]
+    fn the_planner_never_synthesizes_where_a_harvested_value_fits() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "entityNames": {"type": "array", "items": {"type": "string"}},
+                "observations": {"type": "array", "items": {"type": "object",
+                    "properties": {"entityName": {"type": "string"}, "contents": {"type": "array", "items": {"type": "string"}}},
+                    "required": ["entityName", "contents"]}},
+                "note_id": {"type": "string"},
+                "count": {"type": "integer"},
+                "mode": {"enum": ["fast", "slow"]}
+            },
+            "required": ["entityNames", "observations", "note_id", "count", "mode"]
+        });
+        let tools = [tool("act", json!({"readOnlyHint": false}), schema)];
+        let plan = Plan::synthesized(&tools);
+        let step = &plan.steps[plan.harvest];
+        let mut pool = Pool::default();
+        pool.absorb(
+            "create_entities",
+            1,
+            &json!({"structuredContent": {"entities": [{"name": "Ada"}]}}),
+        );
+        pool.absorb(
+            "list_notes",
+            2,
+            &json!({"structuredContent": {"note_id": "n-7", "count": "3"}}),
+        );
+        let resolved = resolve(step, &BTreeMap::new(), &pool);
+        let Ok((args, record)) = resolved else {
+            panic!("{resolved:?}");
+        };
+        assert_eq!(args["entityNames"], json!(["Ada"]));
+        assert_eq!(args["observations"][0]["entityName"], json!("Ada"));
+        assert_eq!(args["note_id"], json!("n-7"));
+        // `count` was harvested as a string; an integer parameter is not fed it.
+        assert_eq!(args["count"], json!(1));
+        let by_name = |n: &str| record.iter().find(|a| a.name == n).cloned();
+        let names = by_name("entityNames").map(|a| (a.source, a.parts.len()));
+        assert_eq!(names, Some((Provenance::Harvested, 1)));
+        // Partly harvested: the invented `contents` keeps the argument
+        // synthesized, and the harvested part says where it came from.
+        let obs = by_name("observations");
+        assert_eq!(
+            obs.as_ref().map(|a| a.source),
+            Some(Provenance::Synthesized)
+        );
+        assert_eq!(
+            obs.map(|a| a.parts),
+            Some(vec![ArgumentPart {
+                at: "[0].entityName".into(),
+                from: Origin {
+                    call: "call 1".into(),
+                    path: "structured.entities[0].name".into()
+                }
+            }])
+        );
+        assert_eq!(
+            by_name("note_id").and_then(|a| a.from),
+            Some(Origin {
+                call: "call 2".into(),
+                path: "structured.note_id".into()
+            })
+        );
+        assert_eq!(
+            by_name("count").map(|a| a.source),
+            Some(Provenance::Synthesized)
+        );
+        assert_eq!(
+            by_name("mode").map(|a| a.source),
+            Some(Provenance::Synthesized)
+        );
+    }
+}

@@ -1,0 +1,552 @@
+//! Argument synthesis from a tool's input schema.
+//!
+//! Synthesized values are the weakest evidence there is: a call that fails on
+//! them proves nothing about the server (its checks become `untestable`). They
+//! are deterministic, so reruns send the same bytes, and plain, so a reader
+//! recognises them (`"witness"`, `1`, `true`).
+
+use std::collections::HashSet;
+
+use serde_json::{Map, Value, json};
+
+/// Depth beyond which nested schemas are not followed (cyclic `$ref`s end here).
+const MAX_DEPTH: usize = 8;
+
+/// Most values one synthesis builds. A schema is server input: without a
+/// total, 60 required properties that each `$ref` the root fan out as
+/// 60^depth. Past the budget every value is `null` and nothing is descended.
+const MAX_NODES: usize = 2_000;
+
+/// Most bytes of strings (and object keys) one synthesis builds: a `default`
+/// or `const` copied from the schema at every `$ref` must not multiply.
+const MAX_BYTES: usize = 256 * 1024;
+
+/// Longest string a `minLength` can ask for (a schema may ask for 10^11).
+const MAX_STRING_LEN: usize = 4_096;
+
+/// Most items a synthesized array holds, whatever `minItems` says.
+const MAX_ITEMS: u64 = 4;
+
+/// What is left of the output budget while one synthesis runs.
+struct Budget {
+    nodes: usize,
+    bytes: usize,
+}
+
+impl Budget {
+    fn new() -> Self {
+        Budget {
+            nodes: MAX_NODES,
+            bytes: MAX_BYTES,
+        }
+    }
+
+    /// Spends one node; `false` once the budget is gone.
+    fn take(&mut self) -> bool {
+        if self.nodes == 0 {
+            return false;
+        }
+        self.nodes -= 1;
+        true
+    }
+
+    fn spent(&self) -> bool {
+        self.nodes == 0 || self.bytes == 0
+    }
+
+    /// Spends what a copy of `value` costs; `false` (spending nothing) when
+    /// that is more than is left.
+    fn afford(&mut self, value: &Value) -> bool {
+        let (mut nodes, mut bytes) = (self.nodes, self.bytes);
+        if !charge(value, &mut nodes, &mut bytes) {
+            return false;
+        }
+        self.nodes = nodes;
+        self.bytes = bytes;
+        true
+    }
+}
+
+/// Subtracts the size of `value` from `nodes` and `bytes`, stopping early
+/// (`false`) when either would go below zero.
+fn charge(value: &Value, nodes: &mut usize, bytes: &mut usize) -> bool {
+    let Some(left) = nodes.checked_sub(1) else {
+        return false;
+    };
+    *nodes = left;
+    let mut pay = |n: usize| match bytes.checked_sub(n) {
+        Some(left) => {
+            *bytes = left;
+            true
+        }
+        None => false,
+    };
+    match value {
+        Value::String(s) => pay(s.len()),
+        Value::Array(items) => items.iter().all(|v| charge(v, nodes, bytes)),
+        Value::Object(map) => map.iter().all(|(k, v)| {
+            bytes.checked_sub(k.len()).is_some_and(|left| {
+                *bytes = left;
+                charge(v, nodes, bytes)
+            })
+        }),
+        _ => true,
+    }
+}
+
+/// Values for the required properties of an object schema, in property order.
+pub fn arguments(schema: Option<&Value>) -> Vec<(String, Value)> {
+    let Some(schema) = schema else {
+        return Vec::new();
+    };
+    let Value::Object(object) = value_for(schema, schema, "", 0, &mut Budget::new()) else {
+        return Vec::new();
+    };
+    object.into_iter().collect()
+}
+
+/// The required properties whose value the schema itself fixes (`const`, an
+/// `enum`, a `default`): choosing them invents nothing.
+pub fn pinned(schema: Option<&Value>) -> Vec<String> {
+    let Some(root) = schema else {
+        return Vec::new();
+    };
+    let Some(properties) = root.get("properties").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    properties
+        .iter()
+        .filter(|(_, sub)| {
+            let sub = match sub.get("$ref").and_then(Value::as_str) {
+                Some(r) => resolve_ref(root, r).unwrap_or(sub),
+                None => sub,
+            };
+            ["const", "enum", "default"]
+                .iter()
+                .any(|k| sub.get(*k).is_some())
+        })
+        .map(|(name, _)| name.clone())
+        .collect()
+}
+
+/// A value satisfying `schema` as far as a plain generator can, within
+/// `budget` (once it is spent, `null`).
+fn value_for(schema: &Value, root: &Value, name: &str, depth: usize, budget: &mut Budget) -> Value {
+    // Charged before the depth test: the `null`s past the depth are output too.
+    if !budget.take() || depth > MAX_DEPTH {
+        return Value::Null;
+    }
+    let Some(object) = schema.as_object() else {
+        return Value::String("witness".into());
+    };
+    if let Some(reference) = object.get("$ref").and_then(Value::as_str) {
+        return match resolve_ref(root, reference) {
+            Some(target) => value_for(target, root, name, depth + 1, budget),
+            None => Value::Null,
+        };
+    }
+    let fixed = object.get("const").or_else(|| {
+        object
+            .get("enum")
+            .and_then(Value::as_array)
+            .and_then(|e| e.first())
+            .or_else(|| object.get("default"))
+    });
+    if let Some(fixed) = fixed {
+        return if budget.afford(fixed) {
+            fixed.clone()
+        } else {
+            Value::Null
+        };
+    }
+    if let Some(parts) = object.get("allOf").and_then(Value::as_array) {
+        let merged = Value::Object(merge_all_of(object, parts, root));
+        return value_for(&merged, root, name, depth + 1, budget);
+    }
+    for combinator in ["oneOf", "anyOf"] {
+        if let Some(first) = object
+            .get(combinator)
+            .and_then(Value::as_array)
+            .and_then(|v| v.first())
+        {
+            return value_for(first, root, name, depth + 1, budget);
+        }
+    }
+    match type_of(object) {
+        "object" => object_value(object, root, depth, budget),
+        "array" => array_value(object, root, name, depth, budget),
+        "integer" => json!(number_in_range(object).round() as i64),
+        "number" => json!(number_in_range(object)),
+        "boolean" => Value::Bool(true),
+        "null" => Value::Null,
+        _ => {
+            let value = Value::String(string_for(object, name));
+            if budget.afford(&value) {
+                value
+            } else {
+                Value::Null
+            }
+        }
+    }
+}
+
+/// Every part of an `allOf` must hold at once: they are merged into one
+/// schema, properties and required lists joined, the first word on any
+/// other key kept.
+fn merge_all_of(object: &Map<String, Value>, parts: &[Value], root: &Value) -> Map<String, Value> {
+    let mut merged = object.clone();
+    merged.remove("allOf");
+    for part in parts {
+        let part = match part.get("$ref").and_then(Value::as_str) {
+            Some(r) => resolve_ref(root, r).unwrap_or(part),
+            None => part,
+        };
+        let Some(part) = part.as_object() else {
+            continue;
+        };
+        for (key, value) in part {
+            match (key.as_str(), merged.get_mut(key)) {
+                ("properties", Some(Value::Object(mine))) => {
+                    if let Some(theirs) = value.as_object() {
+                        for (k, v) in theirs {
+                            mine.entry(k.clone()).or_insert_with(|| v.clone());
+                        }
+                    }
+                }
+                ("required", Some(Value::Array(mine))) => {
+                    if let Some(theirs) = value.as_array() {
+                        mine.extend(theirs.iter().cloned());
+                    }
+                }
+                (_, Some(_)) => {}
+                (_, None) => {
+                    merged.insert(key.clone(), value.clone());
+                }
+            }
+        }
+    }
+    merged
+}
+
+/// The schema's type: a list of types is its first non-null one, and a
+/// schema with properties but no type is an object.
+fn type_of(object: &Map<String, Value>) -> &str {
+    match object.get("type") {
+        Some(Value::String(t)) => t.as_str(),
+        Some(Value::Array(types)) => types
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|t| *t != "null")
+            .unwrap_or("null"),
+        _ if object.contains_key("properties") => "object",
+        _ => "string",
+    }
+}
+
+/// An object with a value for every required property, in property order.
+fn object_value(
+    object: &Map<String, Value>,
+    root: &Value,
+    depth: usize,
+    budget: &mut Budget,
+) -> Value {
+    let mut out = Map::new();
+    let required: HashSet<&str> = object
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    if let Some(properties) = object.get("properties").and_then(Value::as_object) {
+        for (key, sub) in properties {
+            if budget.spent() {
+                // Out of budget: the object stays short rather than
+                // growing a `null` for every property left.
+                break;
+            }
+            if required.contains(key.as_str()) {
+                budget.bytes = budget.bytes.saturating_sub(key.len());
+                let value = value_for(sub, root, key, depth + 1, budget);
+                out.insert(key.clone(), value);
+            }
+        }
+    }
+    Value::Object(out)
+}
+
+/// `minItems` copies of one item (at least one, at most [`MAX_ITEMS`]),
+/// varied when the items must be unique.
+fn array_value(
+    object: &Map<String, Value>,
+    root: &Value,
+    name: &str,
+    depth: usize,
+    budget: &mut Budget,
+) -> Value {
+    let min = object.get("minItems").and_then(Value::as_u64).unwrap_or(1);
+    let item = object
+        .get("items")
+        .map(|items| value_for(items, root, name, depth + 1, budget))
+        .unwrap_or(Value::String("witness".into()));
+    let unique = object.get("uniqueItems").and_then(Value::as_bool) == Some(true);
+    let mut items = vec![item];
+    for i in 1..min.clamp(1, MAX_ITEMS) {
+        // Each copy costs what the first did: nested arrays of
+        // arrays would otherwise grow as 4^depth.
+        if !budget.afford(&items[0]) {
+            break;
+        }
+        let next = if unique {
+            varied(&items[0], i)
+        } else {
+            items[0].clone()
+        };
+        items.push(next);
+    }
+    Value::Array(items)
+}
+
+fn number_in_range(object: &Map<String, Value>) -> f64 {
+    let min = object.get("minimum").and_then(Value::as_f64).or_else(|| {
+        object
+            .get("exclusiveMinimum")
+            .and_then(Value::as_f64)
+            .map(|m| m + 1.0)
+    });
+    let max = object.get("maximum").and_then(Value::as_f64);
+    match (min, max) {
+        (Some(min), _) => min.max(1.0).min(max.unwrap_or(f64::MAX)),
+        (None, Some(max)) => max.min(1.0),
+        (None, None) => 1.0,
+    }
+}
+
+fn string_for(object: &Map<String, Value>, name: &str) -> String {
+    let by_format = match object.get("format").and_then(Value::as_str) {
+        Some("uri" | "url" | "iri") => Some("https://example.invalid/witness"),
+        Some("email") => Some("witness@example.invalid"),
+        Some("date-time") => Some("2026-01-01T00:00:00Z"),
+        Some("date") => Some("2026-01-01"),
+        Some("time") => Some("00:00:00Z"),
+        Some("uuid") => Some("00000000-0000-4000-8000-000000000000"),
+        Some("ipv4") => Some("192.0.2.1"),
+        Some("ipv6") => Some("2001:db8::1"),
+        Some("hostname" | "idn-hostname") => Some("example.invalid"),
+        Some("idn-email") => Some("witness@example.invalid"),
+        Some("uri-reference" | "iri-reference" | "json-pointer") => Some("/witness"),
+        Some("uri-template") => Some("https://example.invalid/{witness}"),
+        Some("relative-json-pointer") => Some("0"),
+        Some("duration") => Some("PT1S"),
+        Some("byte") => Some("d2l0bmVzcw=="),
+        Some("regex") => Some("witness"),
+        _ => None,
+    };
+    if let Some(value) = by_format {
+        return value.into();
+    }
+    let lowered = name.to_ascii_lowercase();
+    let mut value = if lowered.contains("url") || lowered.contains("uri") {
+        "https://example.invalid/witness".to_string()
+    } else {
+        "witness".to_string()
+    };
+    let min = object
+        .get("minLength")
+        .and_then(Value::as_u64)
+        .map_or(0, |m| usize::try_from(m).unwrap_or(usize::MAX))
+        .min(MAX_STRING_LEN);
+    if value.len() < min {
+        let pad = min - value.len();
+        value.extend(std::iter::repeat_n('x', pad));
+    }
+    if let Some(max) = object.get("maxLength").and_then(Value::as_u64) {
+        // Every character here is ASCII, so any length is a char boundary.
+        value.truncate(usize::try_from(max).unwrap_or(usize::MAX));
+    }
+    value
+}
+
+/// The `i`-th of several items that must differ (`uniqueItems`).
+fn varied(item: &Value, i: u64) -> Value {
+    if i == 0 {
+        return item.clone();
+    }
+    match item {
+        Value::String(s) => Value::String(format!("{s}-{}", i + 1)),
+        Value::Number(n) => match n.as_i64() {
+            // Near i64::MAX (a `minimum` of 1e30 saturates there) step down.
+            Some(v) => {
+                let step = i64::try_from(i).unwrap_or(i64::MAX);
+                json!(v.checked_add(step).unwrap_or(v.saturating_sub(step)))
+            }
+            None => json!(n.as_f64().unwrap_or(0.0) + i as f64),
+        },
+        Value::Bool(b) => Value::Bool(if i == 1 { !b } else { *b }),
+        other => other.clone(),
+    }
+}
+
+fn resolve_ref<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
+    let pointer = reference.strip_prefix('#')?;
+    root.pointer(pointer)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn required_properties_only_in_declared_order() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "url": {"type": "string", "format": "uri"},
+                "note": {"type": "string"},
+                "ttl": {"type": "integer", "minimum": 5},
+                "optional": {"type": "string"},
+                "kind": {"enum": ["a", "b"]},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "nested": {"$ref": "#/$defs/n"}
+            },
+            "required": ["note", "url", "ttl", "kind", "tags", "nested"],
+            "$defs": {"n": {"type": "object", "properties": {"on": {"type": "boolean"}}, "required": ["on"]}}
+        });
+        let args = arguments(Some(&schema));
+        let names: Vec<&str> = args.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(names, ["url", "note", "ttl", "kind", "tags", "nested"]);
+        assert_eq!(args[0].1, json!("https://example.invalid/witness"));
+        assert_eq!(args[2].1, json!(5));
+        assert_eq!(args[3].1, json!("a"));
+        assert_eq!(args[4].1, json!(["witness"]));
+        assert_eq!(args[5].1, json!({"on": true}));
+    }
+
+    #[test]
+    fn cyclic_refs_terminate() {
+        let schema =
+            json!({"type": "object", "properties": {"x": {"$ref": "#"}}, "required": ["x"]});
+        let args = arguments(Some(&schema));
+        assert_eq!(args.len(), 1);
+    }
+
+    #[test]
+    fn every_type_format_and_combinator_gets_a_plain_valid_value() {
+        let schema = json!({
+            "type": "object",
+            "definitions": {"id": {"type": "string", "format": "uuid"}},
+            "properties": {
+                "n": {"type": "number", "exclusiveMinimum": 0, "maximum": 0.5},
+                "i": {"type": ["null", "integer"], "maximum": 0},
+                "b": {"type": "boolean"},
+                "z": {"type": "null"},
+                "v6": {"type": "string", "format": "ipv6"},
+                "when": {"type": "string", "format": "date-time"},
+                "short": {"type": "string", "minLength": 12, "maxLength": 12},
+                "ids": {"type": "array", "items": {"$ref": "#/definitions/id"}},
+                "set": {"type": "array", "items": {"type": "integer"}, "minItems": 3, "uniqueItems": true},
+                "mode": {"const": "fast"},
+                "sort": {"type": "string", "default": "name"},
+                "both": {"allOf": [
+                    {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]},
+                    {"properties": {"b": {"type": "integer"}}, "required": ["b"]}
+                ]},
+                "either": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
+                "deep": {"type": "object", "properties": {"inner": {"type": "object",
+                    "properties": {"leaf": {"enum": [3, 4]}}, "required": ["leaf"]}}, "required": ["inner"]}
+            },
+            "required": ["n", "i", "b", "z", "v6", "when", "short", "ids", "set", "mode", "sort", "both", "either", "deep"]
+        });
+        let args: Map<String, Value> = arguments(Some(&schema)).into_iter().collect();
+        assert_eq!(args["n"], json!(0.5));
+        assert_eq!(args["i"], json!(0));
+        assert_eq!(args["b"], json!(true));
+        assert_eq!(args["z"], Value::Null);
+        assert_eq!(args["v6"], json!("2001:db8::1"));
+        assert_eq!(args["when"], json!("2026-01-01T00:00:00Z"));
+        assert_eq!(args["short"], json!("witnessxxxxx"));
+        assert_eq!(args["ids"], json!(["00000000-0000-4000-8000-000000000000"]));
+        assert_eq!(args["set"], json!([1, 2, 3]));
+        assert_eq!(args["mode"], json!("fast"));
+        assert_eq!(args["sort"], json!("name"));
+        assert_eq!(args["both"], json!({"a": "witness", "b": 1}));
+        assert_eq!(args["either"], json!(1));
+        assert_eq!(args["deep"], json!({"inner": {"leaf": 3}}));
+        let pinned = pinned(Some(&schema));
+        assert_eq!(pinned, ["mode", "sort"]);
+    }
+
+    /// Serialized size of what `arguments` built, and how long it took.
+    fn synthesize(schema: &Value) -> (usize, std::time::Duration) {
+        let started = std::time::Instant::now();
+        let args: Map<String, Value> = arguments(Some(schema)).into_iter().collect();
+        let elapsed = started.elapsed();
+        let size = serde_json::to_vec(&Value::Object(args))
+            .map(|b| b.len())
+            .unwrap_or(usize::MAX);
+        (size, elapsed)
+    }
+
+    #[test]
+    fn a_huge_min_length_is_clamped() {
+        let schema = json!({"type": "object", "required": ["s"],
+            "properties": {"s": {"type": "string", "minLength": 100_000_000_000u64}}});
+        let (size, elapsed) = synthesize(&schema);
+        assert!(size < 2 * MAX_STRING_LEN, "{size} bytes");
+        assert!(elapsed.as_secs() < 5, "{elapsed:?}");
+        let args: Map<String, Value> = arguments(Some(&schema)).into_iter().collect();
+        assert_eq!(args["s"].as_str().map(str::len), Some(MAX_STRING_LEN));
+    }
+
+    #[test]
+    fn sixty_required_self_references_stay_within_the_node_budget() {
+        let mut properties = Map::new();
+        let mut required = Vec::new();
+        for i in 0..60 {
+            properties.insert(format!("p{i}"), json!({"$ref": "#"}));
+            required.push(json!(format!("p{i}")));
+        }
+        let schema = json!({"type": "object", "properties": properties, "required": required});
+        let (size, elapsed) = synthesize(&schema);
+        assert!(size < 64 * 1024, "{size} bytes");
+        assert!(elapsed.as_secs() < 5, "{elapsed:?}");
+    }
+
+    #[test]
+    fn a_huge_default_behind_fanning_refs_is_not_copied_each_time() {
+        let mut properties = Map::new();
+        let mut required = Vec::new();
+        for i in 0..60 {
+            properties.insert(format!("p{i}"), json!({"$ref": "#/$defs/big"}));
+            properties.insert(format!("q{i}"), json!({"$ref": "#"}));
+            required.push(json!(format!("p{i}")));
+            required.push(json!(format!("q{i}")));
+        }
+        let big = "d".repeat(100_000);
+        let schema = json!({"type": "object", "properties": properties, "required": required,
+            "$defs": {"big": {"type": "string", "default": big}}});
+        let (size, elapsed) = synthesize(&schema);
+        assert!(size < MAX_BYTES + 64 * 1024, "{size} bytes");
+        assert!(elapsed.as_secs() < 5, "{elapsed:?}");
+    }
+
+    #[test]
+    fn nested_arrays_do_not_multiply_past_the_budget() {
+        let schema = json!({"type": "object", "required": ["a"],
+            "properties": {"a": {"$ref": "#/$defs/arr"}},
+            "$defs": {"arr": {"type": "array", "minItems": 4, "items": {"$ref": "#/$defs/arr"}}}});
+        let (size, elapsed) = synthesize(&schema);
+        assert!(size < 64 * 1024, "{size} bytes");
+        assert!(elapsed.as_secs() < 5, "{elapsed:?}");
+    }
+
+    #[test]
+    fn unique_integers_near_the_top_of_i64_do_not_overflow() {
+        let schema = json!({"type": "object", "required": ["set"],
+            "properties": {"set": {"type": "array", "minItems": 2, "uniqueItems": true,
+                "items": {"type": "integer", "minimum": 1e30}}}});
+        let args: Map<String, Value> = arguments(Some(&schema)).into_iter().collect();
+        let set = args["set"].as_array().cloned().unwrap_or_default();
+        assert_eq!(set.len(), 2);
+        assert_ne!(set[0], set[1], "uniqueItems asks for distinct items");
+        assert_eq!(set[0], json!(i64::MAX));
+    }
+}

@@ -1,0 +1,208 @@
+//! The runner: seeds each case's store, audits the server, and writes the
+//! case document and its audit.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use witness_engine::audit::{self, AuditOptions, EraChoice};
+use witness_engine::jail::{JailSpec, StoreKind, StoreSpec};
+use witness_engine::plan::Plan;
+use witness_model::audit::AuditReport;
+use witness_model::case::CaseReport;
+use witness_model::exit::ExitStatus;
+use witness_observers::sqlite::ClockColumn;
+
+use super::clock::replace_clock_values;
+use super::install::{absolute_dir, cases_dir, check_installed};
+use super::summary::summarize;
+use super::table::{CASES, CaseSpec, SEED_TREE, initial_state};
+use super::{CasesError, CasesOutcome};
+
+/// Runs every case against the packages in [`cases_dir`].
+pub fn run_cases(out: &Path, progress: bool) -> Result<CasesOutcome, CasesError> {
+    run_cases_in(&cases_dir(), out, progress)
+}
+
+/// Runs every case against the packages in `dir`, writing into `out`.
+pub fn run_cases_in(dir: &Path, out: &Path, progress: bool) -> Result<CasesOutcome, CasesError> {
+    let dir = &absolute_dir(dir);
+    check_installed(dir)?;
+    let audits = out.join("audits");
+    std::fs::create_dir_all(&audits).map_err(|source| CasesError::Write {
+        path: audits.clone(),
+        source,
+    })?;
+    let mut cases = Vec::new();
+    for case in CASES {
+        if progress {
+            eprintln!("case {}: {}@{}", case.name, case.package, case.version);
+        }
+        let (report, audit) = run_case(dir, &case)?;
+        let audit_rel = format!("audits/case-{}.json", case.name);
+        write_json(&out.join(&audit_rel), &audit)?;
+        let summary = summarize(dir, &case, &report, audit_rel);
+        write_json(&out.join(format!("case-{}.json", case.name)), &summary)?;
+        if progress {
+            let o = &summary.observed;
+            eprintln!(
+                "case {}: {} calls, {}c/{}u/{}d, {} outside the store; {}",
+                case.name,
+                o.calls,
+                o.creates,
+                o.updates,
+                o.deletes,
+                o.outside_stores,
+                verdict_line(&summary)
+            );
+        }
+        cases.push(summary);
+    }
+    // A code outside the rule cannot claim a concluded case.
+    let status = ExitStatus::across(
+        cases
+            .iter()
+            .map(|c| ExitStatus::from_code(c.exit_code.into()).unwrap_or(ExitStatus::Incomplete)),
+    );
+    Ok(CasesOutcome { cases, status })
+}
+
+fn verdict_line(case: &CaseReport) -> String {
+    case.checks
+        .iter()
+        .map(|(id, c)| format!("{id} {}p/{}f/{}s/{}u", c.pass, c.fail, c.skip, c.untestable))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), CasesError> {
+    crate::write_json_file(path, value).map_err(|source| CasesError::Write {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Audits one case. Returns the report and the audit document as written
+/// (machine-specific paths replaced by placeholders).
+fn run_case(dir: &Path, case: &CaseSpec) -> Result<(AuditReport, Value), CasesError> {
+    let fail = |message: String| CasesError::Case {
+        case: case.name.to_owned(),
+        message,
+    };
+    let plan = Plan::parse(case.plan).map_err(|e| fail(format!("its plan is not valid: {e}")))?;
+    let seed = tempfile::Builder::new()
+        .prefix("mcp-witness-case-")
+        .tempdir()
+        .map_err(|e| fail(format!("cannot make a seed directory: {e}")))?;
+    let source = seed_store(case, seed.path()).map_err(fail)?;
+    let options = audit_options(dir, case, plan, source).map_err(fail)?;
+    let run = audit::run(options).map_err(|e| fail(e.to_string()))?;
+    let mut report = run.report;
+    for store in &mut report.stores {
+        store.path = initial_state(case).to_owned();
+    }
+    // The cases directory and the seed differ per machine and run.
+    let mut value = serde_json::to_value(&report).map_err(|e| fail(e.to_string()))?;
+    let dir_text = dir.to_string_lossy().into_owned();
+    let seed_text = seed.path().to_string_lossy().into_owned();
+    replace_strings(
+        &mut value,
+        &[(&dir_text, "{cases}"), (&seed_text, "{seed}")],
+    );
+    // The times the server answers with differ on every run.
+    let clock = replace_clock_values(&mut value, case.clock_text);
+    let mut report: AuditReport = serde_json::from_value(value).map_err(|e| fail(e.to_string()))?;
+    report.volatile.clock = clock;
+    let value = serde_json::to_value(&report).map_err(|e| fail(e.to_string()))?;
+    Ok((report, value))
+}
+
+/// Prepares the case's store under `seed` and returns the path the jail
+/// copies it from.
+fn seed_store(case: &CaseSpec, seed: &Path) -> Result<PathBuf, String> {
+    match case.store_kind {
+        StoreKind::Fs => {
+            let tree = seed.join("tree");
+            for (path, content) in SEED_TREE {
+                let file = tree.join(path);
+                if let Some(parent) = file.parent() {
+                    std::fs::create_dir_all(parent)
+                        .map_err(|e| format!("cannot seed the tree: {e}"))?;
+                }
+                std::fs::write(&file, content).map_err(|e| format!("cannot seed the tree: {e}"))?;
+            }
+            Ok(tree)
+        }
+        // Not created: the store starts empty in the jail.
+        StoreKind::Jsonl | StoreKind::Sqlite => Ok(seed.join(case.store_file)),
+    }
+}
+
+/// How one case is audited: the installed server under `node`, in a jail
+/// without network, on the seeded store, with every destructive tool called.
+fn audit_options(
+    dir: &Path,
+    case: &CaseSpec,
+    plan: Plan,
+    source: PathBuf,
+) -> Result<AuditOptions, String> {
+    let clock_columns = case
+        .clock_columns
+        .iter()
+        .map(|c| {
+            ClockColumn::parse(c).ok_or_else(|| format!("clock column {c:?} is not table.column"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let bin = dir.join("node_modules/.bin").join(case.bin);
+    let mut command = vec!["node".to_owned(), bin.to_string_lossy().into_owned()];
+    command.extend(case.args.iter().map(|a| (*a).to_owned()));
+    Ok(AuditOptions {
+        jail: JailSpec {
+            command,
+            stores: vec![StoreSpec {
+                name: case.store_name.to_owned(),
+                kind: case.store_kind,
+                source,
+                shown: Some(format!("case seed for {}", case.name)),
+                clock_columns,
+            }],
+            env: case
+                .env
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+            keep: false,
+            isolate_network: true,
+        },
+        era: EraChoice::Auto,
+        plan: Some(plan),
+        timeout: Duration::from_secs(20),
+        settle: Duration::from_millis(100),
+        deterministic: true,
+        probe: Box::new(witness_probes::NullProbe),
+        label: Some(format!(
+            "case {}: {}@{}",
+            case.name, case.package, case.version
+        )),
+        pinned_version: Some(case.version.to_owned()),
+        events: Default::default(),
+        include_destructive: true,
+    })
+}
+
+fn replace_strings(value: &mut Value, pairs: &[(&str, &str)]) {
+    match value {
+        Value::String(s) => {
+            for (from, to) in pairs {
+                if !from.is_empty() && s.contains(from) {
+                    *s = s.replace(from, to);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| replace_strings(v, pairs)),
+        Value::Object(map) => map.values_mut().for_each(|v| replace_strings(v, pairs)),
+        _ => {}
+    }
+}

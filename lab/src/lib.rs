@@ -1,0 +1,143 @@
+//! The lab: the E1–E3 experiments on the built-in testbed.
+//!
+//! Each experiment runs real audits of the testbed (one fresh jail and server
+//! per execution), scores them, and writes a versioned JSON document plus the
+//! audits it rests on. Runs are deterministic: injected clocks, fixed ids,
+//! labelled temporary paths, so a rerun writes the same bytes.
+
+pub mod cases;
+pub mod detectors;
+pub mod e1;
+pub mod e2;
+pub mod e3;
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+use witness_engine::audit::{self, AuditOptions, EraChoice, Event};
+use witness_engine::jail::{JailSpec, StoreKind, StoreSpec};
+use witness_engine::plan::Plan;
+use witness_model::audit::AuditReport;
+
+/// What the lab needs to know to run one testbed audit.
+pub struct TestbedRun<'a> {
+    pub variant: &'a str,
+    pub plan: &'a str,
+    pub plan_name: &'a str,
+    pub probe: witness_testbed::probe::CredentialProbe,
+    pub events: BTreeMap<u32, Vec<Event>>,
+}
+
+/// Audits the testbed serving `variant` on a freshly seeded store.
+pub fn audit_testbed(run: TestbedRun<'_>) -> Result<AuditReport> {
+    let seed_dir = tempfile::tempdir().context("cannot create a temporary directory")?;
+    let seed = seed_dir.path().join("testbed.db");
+    witness_testbed::store::seed_fixtures(&seed).context("cannot seed the testbed store")?;
+    let plan = Plan::parse(run.plan)
+        .map_err(|e| anyhow::anyhow!("built-in plan {} is invalid: {e}", run.plan_name))?;
+    let options = AuditOptions {
+        jail: JailSpec {
+            command: [
+                "mcp-witness",
+                "testbed",
+                "serve",
+                "--variant",
+                run.variant,
+                "--store",
+                "{db}",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+            stores: vec![StoreSpec {
+                name: "db".into(),
+                kind: StoreKind::Sqlite,
+                source: seed,
+                shown: Some("testbed seed (mcp-witness testbed seed)".into()),
+                // The testbed takes its time from the injected clock.
+                clock_columns: Vec::new(),
+            }],
+            env: Vec::new(),
+            keep: false,
+            isolate_network: true,
+        },
+        era: EraChoice::Auto,
+        plan: Some(plan),
+        include_destructive: false,
+        timeout: Duration::from_secs(20),
+        settle: Duration::from_millis(5),
+        deterministic: true,
+        probe: Box::new(run.probe),
+        label: Some(format!("testbed/{}", run.variant)),
+        pinned_version: Some(format!("mcp-witness-testbed {}", env!("CARGO_PKG_VERSION"))),
+        events: run.events,
+    };
+    let outcome = audit::run(options).context("the audit could not start")?;
+    let report = outcome.report;
+    if !report.complete {
+        anyhow::bail!(
+            "the audit of testbed variant {} did not complete: {}",
+            run.variant,
+            report
+                .incomplete_reason
+                .as_deref()
+                .unwrap_or("unknown reason")
+        );
+    }
+    Ok(report)
+}
+
+/// Writes `value` as pretty JSON with a trailing newline, creating the
+/// parent directory: the one way every lab document reaches the disk.
+pub fn write_json_file(path: &Path, value: &impl Serialize) -> std::io::Result<()> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let text = serde_json::to_string_pretty(value).map_err(std::io::Error::other)? + "\n";
+    std::fs::write(path, text)
+}
+
+/// [`write_json_file`], with the path in the error.
+pub fn write_json(path: &Path, value: &impl Serialize) -> Result<()> {
+    write_json_file(path, value).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// One line per step on a terminal, nothing otherwise (so logs and CI stay clean).
+pub struct Progress {
+    on: bool,
+}
+
+impl Progress {
+    pub fn new() -> Self {
+        Self {
+            on: std::io::stderr().is_terminal(),
+        }
+    }
+
+    pub fn step(&self, experiment: &str, n: usize, of: usize, what: &str) {
+        if self.on {
+            eprintln!("[{experiment} {n}/{of}] {what}");
+        }
+    }
+}
+
+impl Default for Progress {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// `DIR/audits/<name>.json`, and the relative path recorded in documents.
+pub fn audit_path(out: &Path, name: &str) -> (PathBuf, String) {
+    let relative = format!("audits/{name}.json");
+    (out.join(&relative), relative)
+}
+
+pub fn generator() -> String {
+    format!("mcp-witness {}", env!("CARGO_PKG_VERSION"))
+}

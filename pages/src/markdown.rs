@@ -1,0 +1,211 @@
+//! `summary.md`: the experiments' tables in Markdown, read from their JSON.
+
+use std::fmt::Write;
+
+use witness_model::experiments::{E1Document, E2Document, E3Document};
+
+use crate::{CaseView, num};
+
+fn yes(b: bool) -> &'static str {
+    if b { "true" } else { "false" }
+}
+
+/// Text from a case-study document, safe inside a Markdown table cell: no
+/// cell break, no raw HTML, no link syntax, no invisible characters.
+fn cell(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '|' => out.push_str("\\|"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '[' => out.push_str("\\["),
+            ']' => out.push_str("\\]"),
+            '\n' | '\r' => out.push(' '),
+            c if witness_text::is_invisible(c) => {
+                let _ = write!(out, "U+{:04X}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The Markdown for whichever documents exist.
+pub fn markdown(
+    e1: Option<&E1Document>,
+    e2: Option<&E2Document>,
+    e3: Option<&E3Document>,
+    cases: &[CaseView],
+) -> String {
+    let mut out = String::from("# mcp-witness — experiment summary\n\n");
+    out.push_str(
+        "Controlled-testbed measurements of detection behaviour on planted inconsistencies, \
+         not production prevalence. Every number below is read from the JSON documents beside \
+         this file; `mcp-witness lab all` regenerates them.\n",
+    );
+    if let Some(e1) = e1 {
+        out.push_str("\n## E1 — detection of annotation lies\n\n");
+        out.push_str("| Detector | Channel | TP | FP | FN | Precision | Recall | F1 |\n|---|---|---|---|---|---|---|---|\n");
+        for d in &e1.detectors {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} | {} |",
+                d.name,
+                d.channel,
+                d.tp,
+                d.fp,
+                d.fn_,
+                num(d.precision),
+                num(d.recall),
+                num(d.f1)
+            );
+        }
+        out.push_str("\n| Variant | Lying tool | In response | Effect-aware | Response-level | Name heuristic |\n|---|---|---|---|---|---|\n");
+        for v in &e1.variants {
+            let flagged = |d: &str| {
+                let tools = v.flagged.get(d).cloned().unwrap_or_default();
+                if tools.is_empty() {
+                    "—".to_string()
+                } else {
+                    tools.join(", ")
+                }
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} |",
+                v.variant,
+                v.lying_tool.as_deref().unwrap_or("—"),
+                v.response_visible.map_or("—", yes),
+                flagged("effect-aware"),
+                flagged("response-level"),
+                flagged("name-heuristic"),
+            );
+        }
+    }
+    if let Some(e2) = e2 {
+        out.push_str("\n## E2 — persistence is not authority\n\n");
+        out.push_str("| Classifier | Accuracy | TP | FP | TN | FN |\n|---|---|---|---|---|---|\n");
+        for c in &e2.classifiers {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} |",
+                c.name,
+                num(c.accuracy),
+                c.tp,
+                c.fp,
+                c.tn,
+                c.fn_
+            );
+        }
+        out.push_str("\n| Object | Persistent | Authority (truth) | Persistence says | Name says | Probe says | Note |\n|---|---|---|---|---|---|---|\n");
+        for o in &e2.objects {
+            let say = |c: &str| {
+                let v = o.predictions.get(c).copied().unwrap_or(false);
+                if v == o.authority {
+                    yes(v).to_string()
+                } else {
+                    format!("**{}** ✗", yes(v))
+                }
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} |",
+                o.object,
+                yes(o.persistent),
+                yes(o.authority),
+                say("persistence"),
+                say("name-keyword"),
+                say("probe"),
+                o.note.as_deref().unwrap_or("—")
+            );
+        }
+    }
+    if let Some(e3) = e3 {
+        out.push_str("\n## E3 — effectiveness after lifecycle events\n\n");
+        out.push_str(
+            "| Detector | Accuracy | False-effective | False-ineffective |\n|---|---|---|---|\n",
+        );
+        for d in &e3.detectors {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} |",
+                d.name,
+                num(d.accuracy),
+                d.false_effective,
+                d.false_ineffective
+            );
+        }
+        out.push_str("\n| Scenario | Truth | Existence says | Delegation says | Probe says | Probe basis |\n|---|---|---|---|---|---|\n");
+        for s in &e3.scenarios {
+            let say = |d: &str| {
+                let v = s.predictions.get(d).cloned().unwrap_or_default();
+                if v == s.truth {
+                    v
+                } else {
+                    format!("**{v}** ✗")
+                }
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} |",
+                s.scenario,
+                s.truth,
+                say("existence"),
+                say("delegation"),
+                say("probe"),
+                s.probe_basis
+            );
+        }
+        out.push_str(
+            "\n| Residual-revoke plan on | EFF-06 on revoke_api_key | Reason |\n|---|---|---|\n",
+        );
+        for r in &e3.residual_revoke {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} |",
+                r.variant, r.eff06_revoke_api_key, r.reason
+            );
+        }
+    }
+    if !cases.is_empty() {
+        out.push_str("\n## Case studies — published servers\n\n");
+        out.push_str("| Server (pinned) | Store · observer | Annotations | Observed | Effect checks |\n|---|---|---|---|---|\n");
+        for c in cases {
+            let checks = if c.checks.is_empty() {
+                "—".to_string()
+            } else {
+                c.checks
+                    .iter()
+                    .map(|k| {
+                        format!(
+                            "{} {} ({})",
+                            cell(&k.id),
+                            cell(&k.headline.to_uppercase()),
+                            cell(&k.counts)
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} · {} | {}; {} | {} | {} |",
+                cell(&c.server),
+                cell(&c.store),
+                cell(&c.observer),
+                cell(&c.annotations),
+                cell(&c.annotation_profile),
+                cell(&c.observed),
+                checks
+            );
+        }
+        for c in cases.iter().filter(|c| !c.notes.is_empty()) {
+            let _ = writeln!(out, "\n### {}\n", cell(&c.server));
+            for note in &c.notes {
+                let _ = writeln!(out, "- {}", cell(note));
+            }
+        }
+    }
+    out
+}

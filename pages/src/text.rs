@@ -1,0 +1,169 @@
+//! Human-readable renderings of an audit report (text for a terminal).
+
+use std::fmt::Write;
+
+use witness_model::audit::{AuditReport, Verdict};
+use witness_model::vocab::CheckId;
+use witness_text::clip;
+
+/// A short summary: target, era, isolation, per-tool verdicts, failures with
+/// their evidence, and what could not be concluded.
+pub fn text(report: &AuditReport) -> String {
+    let mut out = String::new();
+    let target = match report.target.transport.as_deref() {
+        Some(transport) if report.target.command.is_empty() => {
+            format!("a server behind a Streamable HTTP endpoint ({transport}, not jailed)")
+        }
+        _ => clip(&report.target.command.join(" "), 120),
+    };
+    let _ = writeln!(out, "mcp-witness audit — {target}");
+    let era = match (&report.era.era, &report.era.protocol_version) {
+        (Some(era), Some(version)) => format!("{era} ({version})"),
+        _ => "no session".into(),
+    };
+    let _ = writeln!(
+        out,
+        "era: {era}   isolation: {}   probe: {}",
+        report.isolation.level.as_str(),
+        report.probe
+    );
+    if let Some(discover) = &report.era.discover {
+        let _ = writeln!(out, "server/discover: {}", clip(discover, 160));
+    }
+    let _ = writeln!(
+        out,
+        "tools: {} ({} page(s)){}",
+        report.catalog.tools,
+        report.catalog.pages,
+        if report.catalog.complete {
+            ""
+        } else {
+            ", INCOMPLETE"
+        }
+    );
+    let s = &report.summary;
+    let _ = writeln!(
+        out,
+        "calls: {}   observed: {} create / {} update / {} delete, {} outside the stores",
+        s.calls, s.creates, s.updates, s.deletes, s.outside_stores
+    );
+    for skipped in &report.planner.skipped {
+        let _ = writeln!(
+            out,
+            "not called: {} ({})",
+            clip(&skipped.tool, 60),
+            skipped.reason
+        );
+    }
+    if !report.tools.is_empty() {
+        let _ = writeln!(out);
+        let width = report
+            .tools
+            .iter()
+            .map(|t| clip(&t.name, 40).chars().count())
+            .max()
+            .unwrap_or(4);
+        // One column per check the audits evaluate, from the catalog.
+        let ids = CheckId::evaluated_ids();
+        let header: Vec<&str> = ids.iter().map(|id| id.as_str()).collect();
+        let _ = writeln!(
+            out,
+            "  {:width$}  {:11}  {}",
+            "tool",
+            "class",
+            columns(&header)
+        );
+        for tool in &report.tools {
+            let cells: Vec<&str> = ids
+                .iter()
+                .map(|id| {
+                    report
+                        .check(*id, &tool.name)
+                        .map_or("-", |c| c.verdict.as_str())
+                })
+                .collect();
+            let _ = writeln!(
+                out,
+                "  {:width$}  {:11}  {}",
+                clip(&tool.name, 40),
+                tool.class.as_str(),
+                columns(&cells)
+            );
+        }
+    }
+    let failures: Vec<_> = report
+        .checks
+        .iter()
+        .filter(|c| c.verdict == Verdict::Fail)
+        .collect();
+    if !failures.is_empty() {
+        let _ = writeln!(out, "\nfailures:");
+        for check in failures {
+            let _ = writeln!(
+                out,
+                "  {} {}: {}",
+                check.id,
+                clip(&check.tool, 60),
+                check.reason
+            );
+            for effect in check.evidence.effects.iter().take(8) {
+                let _ = writeln!(
+                    out,
+                    "    call {}: {} {}",
+                    effect.call,
+                    effect.op.as_str(),
+                    clip(&effect.object, 100)
+                );
+            }
+            for basis in check.evidence.probes.iter().take(4) {
+                let _ = writeln!(out, "    probe: {}", clip(basis, 160));
+            }
+        }
+    }
+    if !report.findings.is_empty() {
+        let _ = writeln!(out, "\nfindings:");
+        for f in report.findings.iter().take(20) {
+            let _ = writeln!(out, "  {}: {}", f.kind.as_str(), clip(&f.detail, 200));
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\nchecks: {} pass, {} fail, {} skip, {} untestable",
+        s.pass, s.fail, s.skip, s.untestable
+    );
+    match (report.complete, report.exit_code) {
+        (false, code) => {
+            let _ = writeln!(
+                out,
+                "INCOMPLETE: {} (exit {code})",
+                report.incomplete_reason.as_deref().unwrap_or("")
+            );
+        }
+        (true, 1) => {
+            let _ = writeln!(
+                out,
+                "FAILED: a declaration contradicts what was observed (exit 1)"
+            );
+        }
+        _ => {
+            let _ = writeln!(
+                out,
+                "PASSED: no declaration contradicted by observation (exit 0)"
+            );
+        }
+    }
+    out
+}
+
+/// Cells ten wide, two spaces apart; the last one unpadded.
+fn columns(cells: &[&str]) -> String {
+    let mut out = String::new();
+    for (i, cell) in cells.iter().enumerate() {
+        if i + 1 == cells.len() {
+            out.push_str(cell);
+        } else {
+            out.push_str(&format!("{cell:10}  "));
+        }
+    }
+    out
+}

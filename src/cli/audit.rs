@@ -1,0 +1,171 @@
+//! `mcp-witness audit`: one server, observed around every tool call.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+use witness_engine::audit::{self, AuditOptions};
+use witness_engine::plan::Plan;
+use witness_model::audit::AuditReport;
+use witness_model::exit::ExitStatus;
+
+use super::{DestructiveArgs, EraArgs, Format, FormatArgs, ServerArgs, StoreArgs};
+use crate::exit::invalid;
+
+const HELP: &str = "\
+The server runs in a jail: a fresh temporary directory with copies of the
+declared stores, its working directory, HOME and TMPDIR, a scrubbed
+environment (PATH, LANG, LC_ALL, LC_CTYPE, TZ plus --env), its own process
+group, and a new network namespace where the kernel allows it. The stores you
+name are copied, never touched. In the command and in --env values, {NAME}
+stands for the jailed path of store NAME and {jail} for the jail itself; the
+program name `mcp-witness` means this binary.
+
+Examples:
+  mcp-witness audit --store db=sqlite:notes.db -- mcp-witness testbed serve --variant honest --store {db}
+  mcp-witness audit --store mem=jsonl:memory.jsonl --env MEMORY_FILE_PATH={mem} -- node /path/to/server-memory/dist/index.js
+  mcp-witness audit --plan plan.toml --format json --out results/ -- ...
+
+Without --plan every tool is called once with arguments synthesized from its
+input schema (a failure on those is `untestable`, never `fail`); tools
+declared idempotent are called twice. Exit codes: 0 passed, 1 a check
+failed, 2 invalid invocation, 3 incomplete.
+
+With --url instead of a command, the server is already running behind a
+Streamable HTTP endpoint and is NOT jailed: its calls change its real stores.
+The --store paths are then observed in place (read-only, never copied), and
+the report states isolation `none`. Only audit a remote server whose stores
+you can afford to have written. Loopback URLs may use http; any other host
+needs https and --allow-remote-http.";
+
+#[derive(Args)]
+#[command(after_help = HELP)]
+pub struct AuditArgs {
+    #[command(flatten)]
+    stores: StoreArgs,
+    /// A TOML plan of calls with literal or harvested arguments (see docs/cli.md).
+    #[arg(long, value_name = "FILE")]
+    plan: Option<PathBuf>,
+    /// Write audit.json and its effect-evidence report, report.html, into this directory.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    #[command(flatten)]
+    format: FormatArgs,
+    #[command(flatten)]
+    era: EraArgs,
+    /// Wait after each call before the post-call snapshot, in milliseconds.
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(0..=60_000))]
+    settle_ms: u64,
+    /// Keep the jail directory after the audit (its path is printed).
+    #[arg(long, conflicts_with = "url")]
+    keep_jail: bool,
+    /// How created objects are exercised: `null` (authority unknown, EFF-06 skips)
+    /// or `testbed` (the built-in testbed's own authorization rule).
+    #[arg(long, value_enum, default_value_t = ProbeChoice::Null)]
+    probe: ProbeChoice,
+    /// Injected clock for `--probe testbed` (Unix seconds).
+    #[arg(long, default_value_t = witness_testbed::DEFAULT_NOW)]
+    probe_now: i64,
+    /// Deterministic run: injected clock, no wall-clock values (reruns write identical JSON).
+    #[arg(long)]
+    deterministic: bool,
+    #[command(flatten)]
+    destructive: DestructiveArgs,
+    #[command(flatten)]
+    server: ServerArgs,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ProbeChoice {
+    Null,
+    Testbed,
+}
+
+/// Runs the audit; its report decides the exit status.
+pub fn run(args: AuditArgs) -> Result<ExitStatus> {
+    let target = args.server.target(args.stores.specs()?, args.keep_jail)?;
+    let plan = match &args.plan {
+        Some(path) => Some(Plan::load(path)?),
+        None => None,
+    };
+    if let Some(out) = &args.out {
+        check_out_dir(out)?;
+    }
+    let options = AuditOptions {
+        jail: target.jail,
+        era: args.era.choice(),
+        plan,
+        timeout: args.server.connect.timeout(),
+        settle: Duration::from_millis(args.settle_ms),
+        deterministic: args.deterministic,
+        probe: probe(&args),
+        label: None,
+        pinned_version: None,
+        events: Default::default(),
+        include_destructive: args.destructive.include_destructive,
+    };
+    let run = match target.remote {
+        Some(endpoint) => audit::run_remote(options, endpoint),
+        None => audit::run(options),
+    }
+    .context("the audit could not start")?;
+    let report = run.report;
+    let json = serde_json::to_string_pretty(&report)? + "\n";
+    if let Some(out) = &args.out {
+        write_out(out, &report, &json)?;
+    }
+    match args.format.format {
+        Format::Json => print!("{json}"),
+        Format::Text => print!("{}", witness_pages::text::text(&report)),
+    }
+    if let Some(kept) = run.kept_jail {
+        eprintln!("mcp-witness: jail kept at {}", kept.display());
+    }
+    crate::exit::recorded(report.exit_code)
+}
+
+fn probe(args: &AuditArgs) -> Box<dyn witness_probes::Probe> {
+    match args.probe {
+        ProbeChoice::Null => Box::new(witness_probes::NullProbe),
+        ProbeChoice::Testbed => Box::new(witness_testbed::probe::CredentialProbe {
+            now: args.probe_now,
+            rule: witness_testbed::auth::AuthRule::Plain,
+        }),
+    }
+}
+
+/// Before the server is launched: a bad --out must not cost a run whose
+/// report then has nowhere to go.
+fn check_out_dir(out: &Path) -> Result<()> {
+    if out.exists() && !out.is_dir() {
+        return Err(invalid(format!("--out {}: not a directory", out.display())));
+    }
+    std::fs::create_dir_all(out)
+        .map_err(|e| invalid(format!("--out {}: cannot create it: {e}", out.display())))?;
+    tempfile::tempfile_in(out)
+        .map_err(|e| invalid(format!("--out {}: cannot write there: {e}", out.display())))?;
+    Ok(())
+}
+
+/// Writes `audit.json` and its page into `out`.
+fn write_out(out: &Path, report: &AuditReport, json: &str) -> Result<()> {
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    let path = out.join("audit.json");
+    std::fs::write(&path, json).with_context(|| format!("cannot write {}", path.display()))?;
+    let links = witness_pages::AuditLinks {
+        raw_json: Some("audit.json".into()),
+        index: None,
+    };
+    // The page is a view of audit.json; failing to draw it must not hide
+    // the verdict, so it warns rather than changing the exit code.
+    match witness_pages::render_audit(report, &links) {
+        Ok(html) => {
+            let path = out.join("report.html");
+            std::fs::write(&path, html)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+        }
+        Err(e) => eprintln!("mcp-witness: report.html not written: {e:#}"),
+    }
+    Ok(())
+}

@@ -1,0 +1,112 @@
+//! `mcp-witness lab`: the experiments and the case studies, and their pages.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+use witness_lab as lab;
+use witness_model::exit::ExitStatus;
+
+use super::PagesArgs;
+use super::report::render_pages;
+use crate::exit::invalid;
+
+const HELP: &str = "\
+Experiments (all on the built-in testbed, no network, no Node):
+  e1   detection: six planted annotation lies, three detectors (effect-aware,
+       response-level, name heuristic) reading the same executions
+  e2   construct validation: does a probe separate authority from persistence?
+  e3   lifecycle: is a key still effective after grant/key revocation, deletion, TTL?
+  cases  the case studies: three published servers at pinned versions
+       (@modelcontextprotocol/server-memory@2026.8.31, server-filesystem@2026.8.31,
+       @executeautomation/database-server@1.1.0); install them first with
+       `bash experiments/cases/install.sh` (Node 20+, npm), or for
+       --cases-dir DIR with `bash experiments/cases/install.sh DIR`
+  all  every experiment above; the cases only when they are installed
+
+Writes DIR/<experiment>.json, DIR/summary.md and every audit behind them
+(DIR/audits/*.json), then the pages: PAGES/index.html (the evaluation page)
+and PAGES/effect-report-<audit>.html for every DIR/audits/<audit>.json.
+PAGES is --pages, or DIR itself. Links between pages and data are relative,
+so both directories can be moved together. Reruns write identical bytes.
+Exit 0 when the experiments ran; 3 when an audit could not complete. The
+case studies add 1 when a check failed in a case (it outranks a case that
+could not conclude, 3). `lab cases` without the installed servers: exit 2.
+
+The repository's committed results are made with:
+  mcp-witness lab all --out experiments/results --pages reports";
+
+#[derive(Args)]
+#[command(after_help = HELP)]
+pub struct LabArgs {
+    /// Which experiment.
+    #[arg(value_enum)]
+    experiment: Experiment,
+    /// Output directory for the JSON and summary.md (created if missing).
+    #[arg(long, value_name = "DIR", default_value = "lab-results")]
+    out: PathBuf,
+    /// Where the case studies' pinned packages are installed (default:
+    /// $MCP_WITNESS_CASES_DIR, else ./experiments/cases, else the source tree's).
+    #[arg(long, value_name = "DIR")]
+    cases_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pages: PagesArgs,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Experiment {
+    E1,
+    E2,
+    E3,
+    /// The published servers (needs `bash experiments/cases/install.sh`).
+    Cases,
+    All,
+}
+
+/// Runs the chosen experiments, then renders every page.
+pub fn run(args: LabArgs) -> Result<ExitStatus> {
+    if args.out.exists() && !args.out.is_dir() {
+        return Err(invalid(format!(
+            "--out {}: not a directory",
+            args.out.display()
+        )));
+    }
+    let cases_dir = args
+        .cases_dir
+        .as_deref()
+        .map_or_else(lab::cases::cases_dir, lab::cases::absolute_dir);
+    let run_cases = match (args.experiment, lab::cases::check_installed(&cases_dir)) {
+        (Experiment::Cases, installed) => installed.map(|()| true)?,
+        (Experiment::All, installed) => installed.is_ok(),
+        _ => false,
+    };
+    let pages = args.pages.dir(&args.out)?;
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create {}", args.out.display()))?;
+    let progress = lab::Progress::new();
+    let want = |e: Experiment| args.experiment == e || args.experiment == Experiment::All;
+    if want(Experiment::E1) {
+        lab::e1::run(&args.out, &progress)?;
+    }
+    if want(Experiment::E2) {
+        lab::e2::run(&args.out, &progress)?;
+    }
+    if want(Experiment::E3) {
+        lab::e3::run(&args.out, &progress)?;
+    }
+    let mut status = ExitStatus::Passed;
+    if run_cases {
+        let progress = std::io::stderr().is_terminal();
+        status = lab::cases::run_cases_in(&cases_dir, &args.out, progress)?.status;
+    } else if args.experiment == Experiment::All {
+        eprintln!(
+            "mcp-witness: case studies skipped: the pinned servers are not installed in {} \
+             (install them with: {})",
+            cases_dir.display(),
+            lab::cases::install_command(&cases_dir)
+        );
+    }
+    render_pages(&args.out, &pages)?;
+    Ok(status)
+}

@@ -1,0 +1,243 @@
+//! The command line: one module per command, and the argument groups they
+//! share. A flag that more than one command takes is declared here once and
+//! flattened into each; whatever it means (a jail, an endpoint, a store) is
+//! parsed here once too, before anything is launched.
+
+pub mod audit;
+pub mod guidance;
+pub mod lab;
+pub mod manifest;
+pub mod plan;
+pub mod report;
+pub mod schema;
+pub mod testbed;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Result;
+use clap::{Args, ValueEnum};
+use witness_engine::audit::EraChoice;
+use witness_engine::jail::{JailSpec, StoreSpec, parse_env_pairs};
+use witness_wire::http::Endpoint;
+
+use crate::exit::invalid;
+
+/// Which one server a command talks to: a command it launches in a jail, or
+/// one already running behind `--url`.
+#[derive(Args)]
+pub struct TargetArgs {
+    /// Reach a server already running behind this Streamable HTTP endpoint
+    /// instead of launching COMMAND. It is not jailed: its stores are real.
+    #[arg(long, value_name = "URL", conflicts_with = "command")]
+    pub url: Option<String>,
+    /// The server command and its arguments, after `--`. {jail} is the jail
+    /// directory and {NAME} the jailed path of store NAME.
+    #[arg(last = true, required_unless_present = "url", value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+/// How every server is reached, launched or remote.
+#[derive(Args)]
+pub struct ConnectArgs {
+    /// Timeout of every request, in milliseconds.
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    pub timeout_ms: u64,
+    /// Do not try to put a launched server in a network namespace.
+    #[arg(long)]
+    pub no_netns: bool,
+    /// Allow a URL whose host is not loopback (it must use https).
+    #[arg(long)]
+    pub allow_remote_http: bool,
+}
+
+impl ConnectArgs {
+    pub fn timeout(&self) -> Duration {
+        Duration::from_millis(self.timeout_ms)
+    }
+}
+
+impl TargetArgs {
+    /// The `--url` endpoint, checked before anything is contacted (`None`
+    /// when a command is launched). Flags that only make sense for the other
+    /// kind of target are refused rather than silently ignored.
+    pub fn endpoint(&self, connect: &ConnectArgs) -> Result<Option<Endpoint>> {
+        let Some(url) = &self.url else {
+            if connect.allow_remote_http {
+                return Err(invalid("--allow-remote-http applies only to a --url"));
+            }
+            return Ok(None);
+        };
+        if connect.no_netns {
+            return Err(invalid(
+                "--no-netns applies only to a launched server; a --url server is not launched",
+            ));
+        }
+        Ok(Some(Endpoint::parse(url, connect.allow_remote_http)?))
+    }
+}
+
+/// A server that is launched with variables, or reached by URL (`audit`,
+/// `plan`, `guidance`).
+#[derive(Args)]
+pub struct ServerArgs {
+    /// An environment variable for a launched server (repeatable); {NAME} and
+    /// {jail} expand as in COMMAND.
+    #[arg(long = "env", value_name = "K=V", conflicts_with = "url")]
+    env: Vec<String>,
+    #[command(flatten)]
+    pub connect: ConnectArgs,
+    #[command(flatten)]
+    pub target: TargetArgs,
+}
+
+/// Where a command's server is: the jail a launched one gets, or, for a
+/// remote one, its endpoint and the stores observed in place.
+pub struct Target {
+    pub jail: JailSpec,
+    pub remote: Option<Endpoint>,
+}
+
+impl ServerArgs {
+    /// The one place a jail spec is built from the command line.
+    pub fn target(&self, stores: Vec<StoreSpec>, keep: bool) -> Result<Target> {
+        let remote = self.target.endpoint(&self.connect)?;
+        Ok(Target {
+            jail: JailSpec {
+                command: self.target.command.clone(),
+                stores,
+                env: parse_env_pairs("--env", &self.env).map_err(invalid)?,
+                keep,
+                isolate_network: !self.connect.no_netns,
+            },
+            remote,
+        })
+    }
+}
+
+/// `--store`: stores to copy into the jail and observe (`audit`, `plan`).
+#[derive(Args)]
+pub struct StoreArgs {
+    /// A store to copy into the jail and observe: NAME=KIND:PATH with KIND
+    /// sqlite, jsonl or fs. A PATH that does not exist starts empty in the
+    /// jail. With `audit --url` it is observed in place, never copied.
+    #[arg(long = "store", value_name = "NAME=KIND:PATH")]
+    stores: Vec<String>,
+}
+
+impl StoreArgs {
+    /// The stores, parsed; a name used twice is refused.
+    pub fn specs(&self) -> Result<Vec<StoreSpec>> {
+        let mut specs: Vec<StoreSpec> = Vec::new();
+        for text in &self.stores {
+            let spec = StoreSpec::parse(text).map_err(invalid)?;
+            if specs.iter().any(|s| s.name == spec.name) {
+                return Err(invalid(format!(
+                    "--store {}: the name is used twice",
+                    spec.name
+                )));
+            }
+            specs.push(spec);
+        }
+        Ok(specs)
+    }
+}
+
+/// `--era`.
+#[derive(Args)]
+pub struct EraArgs {
+    /// Which protocol era to speak.
+    #[arg(long, value_enum, default_value_t = EraArg::Auto)]
+    era: EraArg,
+}
+
+impl EraArgs {
+    pub fn choice(&self) -> EraChoice {
+        self.era.into()
+    }
+}
+
+/// `--era`: which protocol era to speak.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum EraArg {
+    /// Try `server/discover` on a fresh process; fall back to `initialize` on another.
+    Auto,
+    /// Only `server/discover` (2026-07-28); anything else is incomplete.
+    Modern,
+    /// Only the legacy `initialize` handshake.
+    Legacy,
+}
+
+impl From<EraArg> for EraChoice {
+    fn from(era: EraArg) -> Self {
+        match era {
+            EraArg::Auto => EraChoice::Auto,
+            EraArg::Modern => EraChoice::Modern,
+            EraArg::Legacy => EraChoice::Legacy,
+        }
+    }
+}
+
+/// `--format text|json`.
+#[derive(Args)]
+pub struct FormatArgs {
+    /// What to print on stdout.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+/// `--include-destructive` (`audit`, `plan`).
+#[derive(Args)]
+pub struct DestructiveArgs {
+    /// Let the planner call destructive and unknown tools even without network
+    /// isolation (inside a network-isolated jail it calls every tool anyway; a
+    /// server behind --url is never isolated). A --plan file is followed as written.
+    #[arg(long)]
+    pub include_destructive: bool,
+}
+
+/// `--settle-ms` before a catalog is read (`guidance`, `manifest`).
+#[derive(Args)]
+pub struct CatalogSettleArgs {
+    /// Wait after the handshake before reading the catalog, in milliseconds
+    /// (servers may register tools a moment after initializing).
+    #[arg(long, default_value_t = witness_engine::guidance::DEFAULT_SETTLE_MS,
+          value_parser = clap::value_parser!(u64).range(0..=witness_engine::guidance::MAX_SETTLE_MS))]
+    settle_ms: u64,
+}
+
+impl CatalogSettleArgs {
+    pub fn settle(&self) -> Duration {
+        Duration::from_millis(self.settle_ms)
+    }
+}
+
+/// `--pages`: where the HTML pages go (`lab`, `report`).
+#[derive(Args)]
+pub struct PagesArgs {
+    /// Where to write the HTML pages (default: the results directory, lab's
+    /// --out or report's DIR).
+    #[arg(long, value_name = "PAGES")]
+    pages: Option<PathBuf>,
+}
+
+impl PagesArgs {
+    /// The pages directory, refused before anything runs when it cannot be
+    /// one; `data` when no `--pages` was given.
+    pub fn dir(&self, data: &std::path::Path) -> Result<PathBuf> {
+        match &self.pages {
+            Some(pages) if pages.exists() && !pages.is_dir() => Err(invalid(format!(
+                "--pages {}: not a directory",
+                pages.display()
+            ))),
+            Some(pages) => Ok(pages.clone()),
+            None => Ok(data.to_path_buf()),
+        }
+    }
+}

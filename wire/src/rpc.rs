@@ -1,0 +1,407 @@
+//! JSON-RPC 2.0 requests and responses over any [`Transport`], with every
+//! frame recorded.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::transcript::{Direction, Frame, Transcript, WireFindingKind};
+use crate::{Incoming, Transport};
+
+/// At most this many `roots/list` requests from the server are answered per
+/// message the client sends; the rest go unanswered and make the session's
+/// `roots_overflow` true.
+pub const MAX_ROOTS_REQUESTS: u32 = 8;
+
+/// A JSON-RPC answer: a result or an error object.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RpcResponse {
+    Result(Value),
+    Error {
+        code: i64,
+        message: String,
+        data: Option<Value>,
+    },
+}
+
+/// Why no answer came. Each of these ends the session as `incomplete`.
+#[derive(Debug, thiserror::Error)]
+pub enum WireError {
+    #[error("no answer to {method} within {timeout_ms} ms")]
+    Timeout { method: String, timeout_ms: u128 },
+    #[error("server closed the connection during {method}: {detail}")]
+    Closed { method: String, detail: String },
+    #[error("cannot write {method} to the server: {source}")]
+    Write {
+        method: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The HTTP exchange that carried the request failed (`detail` is fixed
+    /// text: a status, a timeout, a stream that ended without the answer).
+    #[error("no answer to {method} over HTTP: {detail}")]
+    Http { method: String, detail: String },
+}
+
+/// One JSON-RPC conversation with one server (a process, or an HTTP endpoint).
+pub struct RpcClient {
+    transport: Box<dyn Transport>,
+    transcript: Transcript,
+    next_seq: u64,
+    next_id: i64,
+    closed: Option<String>,
+    /// Whether `roots/list` requests from the server are answered (with an
+    /// empty list) or refused.
+    pub answer_roots: bool,
+    /// `roots/list` requests since the client last sent a message.
+    roots_window: u32,
+    roots_requests: u32,
+    roots_overflow: bool,
+}
+
+impl RpcClient {
+    pub fn new(transport: impl Transport + 'static) -> Self {
+        Self {
+            transport: Box::new(transport),
+            transcript: Transcript::default(),
+            next_seq: 1,
+            next_id: 1,
+            closed: None,
+            answer_roots: true,
+            roots_window: 0,
+            roots_requests: 0,
+            roots_overflow: false,
+        }
+    }
+
+    /// Keeps at most `bytes` of frame text (instead of
+    /// [`crate::MAX_KEPT_BYTES`]); for tests that cannot send 64 MiB quickly.
+    pub fn with_kept_budget(mut self, bytes: usize) -> Self {
+        self.transcript = Transcript::with_budget(bytes);
+        self
+    }
+
+    pub fn transcript(&self) -> &Transcript {
+        &self.transcript
+    }
+
+    pub fn transport(&self) -> &dyn Transport {
+        self.transport.as_ref()
+    }
+
+    pub fn transport_mut(&mut self) -> &mut dyn Transport {
+        self.transport.as_mut()
+    }
+
+    /// `roots/list` requests the server sent, in all.
+    pub fn roots_requests(&self) -> u32 {
+        self.roots_requests
+    }
+
+    /// Whether the server sent more than [`MAX_ROOTS_REQUESTS`] `roots/list`
+    /// requests after one client message (the surplus went unanswered).
+    pub fn roots_overflow(&self) -> bool {
+        self.roots_overflow
+    }
+
+    /// Whether the server has gone away, and how.
+    pub fn closed(&self) -> Option<&str> {
+        self.closed.as_deref()
+    }
+
+    /// Sends a request and waits for its answer, handling whatever else the
+    /// server sends meanwhile (notifications, its own requests, garbage).
+    pub fn request(
+        &mut self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<RpcResponse, WireError> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.roots_window = 0;
+        self.send(method, &message)?;
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(detail) = &self.closed {
+                return Err(WireError::Closed {
+                    method: method.into(),
+                    detail: detail.clone(),
+                });
+            }
+            let Some(incoming) = self.transport.recv_until(deadline) else {
+                return Err(WireError::Timeout {
+                    method: method.into(),
+                    timeout_ms: timeout.as_millis(),
+                });
+            };
+            if let Incoming::Failed {
+                request: Some(failed),
+                detail,
+                ..
+            } = &incoming
+                && *failed == id
+            {
+                self.transcript.finding(
+                    WireFindingKind::HttpExchangeFailed,
+                    None,
+                    format!("{method}: {detail}"),
+                );
+                return Err(WireError::Http {
+                    method: method.into(),
+                    detail: detail.clone(),
+                });
+            }
+            if let Some(answer) = self.accept(incoming, Some(id)) {
+                return Ok(answer);
+            }
+        }
+    }
+
+    /// Sends a notification (no answer expected).
+    pub fn notify(&mut self, method: &str, params: Value) -> Result<(), WireError> {
+        let message = json!({"jsonrpc": "2.0", "method": method, "params": params});
+        self.roots_window = 0;
+        self.send(method, &message)
+    }
+
+    /// Tells the transport which protocol version the handshake settled on.
+    pub fn negotiated(&mut self, protocol_version: &str) {
+        self.transport.negotiated(protocol_version);
+    }
+
+    /// Ends the conversation politely (stdin closed, HTTP session deleted).
+    pub fn close(&mut self) {
+        self.transport.close();
+    }
+
+    /// Records anything the server sent that nobody has read yet.
+    pub fn drain(&mut self) {
+        while let Some(incoming) = self.transport.try_recv() {
+            self.accept(incoming, None);
+        }
+    }
+
+    /// Waits up to `window` for the server to send anything more, recording it.
+    pub fn listen(&mut self, window: Duration) {
+        let deadline = Instant::now() + window;
+        while self.closed.is_none() {
+            match self.transport.recv_until(deadline) {
+                Some(incoming) => {
+                    self.accept(incoming, None);
+                }
+                None => break,
+            }
+        }
+    }
+
+    fn send(&mut self, method: &str, message: &Value) -> Result<(), WireError> {
+        let text = message.to_string();
+        let t_us = self.transport.now_us();
+        self.record(Direction::Out, t_us, text.clone(), text.len() as u64, false);
+        self.transport
+            .send(message, &text)
+            .map_err(|source| WireError::Write {
+                method: method.into(),
+                source,
+            })
+    }
+
+    fn record(
+        &mut self,
+        dir: Direction,
+        t_us: u64,
+        text: String,
+        bytes: u64,
+        truncated: bool,
+    ) -> u64 {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.transcript.push(Frame {
+            seq,
+            dir,
+            t_us,
+            text,
+            bytes,
+            truncated,
+        })
+    }
+
+    /// Handles one incoming line. Returns the answer when it is the response to `waiting_for`.
+    fn accept(&mut self, incoming: Incoming, waiting_for: Option<i64>) -> Option<RpcResponse> {
+        let (bytes, cut_from, t_us) = match incoming {
+            Incoming::Line {
+                bytes,
+                cut_from,
+                t_us,
+            } => (bytes, cut_from, t_us),
+            Incoming::Closed { detail, .. } => {
+                self.closed = Some(detail);
+                return None;
+            }
+            Incoming::Failed {
+                request, detail, ..
+            } => {
+                // A failure of the request being waited for is handled by
+                // `request`; anything else is worth a reader's attention.
+                let what = match request {
+                    Some(id) => format!("request {id}: {detail}"),
+                    None => detail,
+                };
+                self.transcript
+                    .finding(WireFindingKind::HttpExchangeFailed, None, what);
+                return None;
+            }
+        };
+        let total = cut_from.unwrap_or(bytes.len() as u64);
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let seq = self.record(Direction::In, t_us, text, total, cut_from.is_some());
+        if let Some(total) = cut_from {
+            self.transcript.finding(
+                WireFindingKind::OversizedLine,
+                Some(seq),
+                format!(
+                    "a {total}-byte line was cut at {} bytes; its message cannot be read",
+                    crate::MAX_LINE_BYTES
+                ),
+            );
+            // A cut line cannot be parsed; if it was our answer, the request times out.
+            return None;
+        }
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return None;
+        }
+        let value: Value = match serde_json::from_slice(&bytes) {
+            Ok(value) => value,
+            Err(e) => {
+                self.transcript.finding(
+                    WireFindingKind::StdoutNotJson,
+                    Some(seq),
+                    format!("a line on stdout is not JSON ({e}); stdout must carry only JSON-RPC"),
+                );
+                return None;
+            }
+        };
+        let Some(object) = value.as_object() else {
+            self.transcript.finding(
+                WireFindingKind::MalformedJsonrpc,
+                Some(seq),
+                "a JSON-RPC message must be an object",
+            );
+            return None;
+        };
+        let method = object.get("method").and_then(Value::as_str);
+        let id = object.get("id");
+        match (method, id) {
+            (Some(method), Some(id)) => {
+                let id = id.clone();
+                let method = method.to_owned();
+                self.answer_server_request(&method, id);
+                None
+            }
+            (Some(_), None) => None, // a notification: kept in the transcript
+            (None, Some(id)) => {
+                let matches = waiting_for.is_some_and(|want| id_matches(id, want));
+                if !matches && id.is_null() && object.contains_key("error") {
+                    let code = object
+                        .get("error")
+                        .and_then(|e| e.get("code"))
+                        .and_then(Value::as_i64)
+                        .unwrap_or(0);
+                    self.transcript.finding(
+                        WireFindingKind::ErrorWithoutId,
+                        Some(seq),
+                        format!("an error response without an id (code {code})"),
+                    );
+                    return None;
+                }
+                if !matches {
+                    self.transcript.finding(
+                        WireFindingKind::UnexpectedResponse,
+                        Some(seq),
+                        "a response whose id matches no outstanding request",
+                    );
+                    return None;
+                }
+                if let Some(result) = object.get("result") {
+                    return Some(RpcResponse::Result(result.clone()));
+                }
+                if let Some(error) = object.get("error") {
+                    return Some(RpcResponse::Error {
+                        code: error.get("code").and_then(Value::as_i64).unwrap_or(0),
+                        message: error
+                            .get("message")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_owned(),
+                        data: error.get("data").cloned(),
+                    });
+                }
+                self.transcript.finding(
+                    WireFindingKind::MalformedJsonrpc,
+                    Some(seq),
+                    "a response with neither result nor error",
+                );
+                Some(RpcResponse::Error {
+                    code: 0,
+                    message: "malformed response: neither result nor error".into(),
+                    data: None,
+                })
+            }
+            (None, None) => {
+                self.transcript.finding(
+                    WireFindingKind::MalformedJsonrpc,
+                    Some(seq),
+                    "a message with neither method nor id",
+                );
+                None
+            }
+        }
+    }
+
+    /// Servers may ask things of their client mid-request. We answer the two a
+    /// discovery-only client can answer honestly and refuse the rest. At most
+    /// [`MAX_ROOTS_REQUESTS`] `roots/list` requests are answered per client
+    /// message: a server that keeps asking gets no answer to the surplus, and
+    /// the session records the overflow.
+    fn answer_server_request(&mut self, method: &str, id: Value) {
+        if method == "roots/list" {
+            self.roots_requests = self.roots_requests.saturating_add(1);
+            self.roots_window = self.roots_window.saturating_add(1);
+            if self.roots_window > MAX_ROOTS_REQUESTS {
+                if !self.roots_overflow {
+                    self.transcript.finding(
+                        WireFindingKind::RootsOverflow,
+                        None,
+                        format!(
+                            "more than {MAX_ROOTS_REQUESTS} roots/list requests after one client \
+                             message; the surplus was not answered"
+                        ),
+                    );
+                }
+                self.roots_overflow = true;
+                return;
+            }
+        }
+        let reply = match method {
+            "ping" => json!({"jsonrpc": "2.0", "id": id, "result": {}}),
+            "roots/list" if self.answer_roots => {
+                json!({"jsonrpc": "2.0", "id": id, "result": {"roots": []}})
+            }
+            _ => json!({"jsonrpc": "2.0", "id": id,
+                        "error": {"code": -32601, "message": "method not supported by mcp-witness"}}),
+        };
+        // A failed write here surfaces on the next request as a closed connection.
+        let _ = self.send(method, &reply);
+    }
+}
+
+fn id_matches(id: &Value, want: i64) -> bool {
+    match id {
+        Value::Number(n) => n.as_i64() == Some(want),
+        // Some servers echo numeric ids as strings.
+        Value::String(s) => s.parse::<i64>().ok() == Some(want),
+        _ => false,
+    }
+}

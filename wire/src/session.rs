@@ -1,0 +1,428 @@
+//! An MCP session on top of [`RpcClient`]: era detection, the handshake,
+//! the paginated catalog and tool calls.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use crate::connection::Connection;
+use crate::rpc::{RpcResponse, WireError};
+
+/// The 2026-07-28 protocol, discovered with `server/discover`.
+pub const MODERN_VERSION: &str = "2026-07-28";
+/// What we offer in a legacy `initialize`.
+pub const LEGACY_OFFER: &str = "2025-11-25";
+/// Legacy versions we accept as a counter-offer.
+pub const LEGACY_ACCEPTED: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+/// Catalog bounds: more than this is an incomplete catalog, never a shorter one.
+pub const MAX_PAGES: u32 = 20;
+pub const MAX_TOOLS: usize = 10_000;
+
+/// Which era to speak.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EraChoice {
+    /// Try `server/discover` on a fresh process; fall back to `initialize` on another.
+    Auto,
+    /// Only `server/discover` (2026-07-28); anything else is incomplete.
+    Modern,
+    /// Only the legacy `initialize` handshake.
+    Legacy,
+}
+
+/// The era a session ended up in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Era {
+    Modern,
+    Legacy,
+}
+
+/// What the handshake established, as the report shows it.
+#[derive(Clone, Debug, Serialize)]
+pub struct Handshake {
+    pub requested: EraChoice,
+    pub era: Era,
+    pub protocol_version: String,
+    /// How `server/discover` went, when it was tried.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub discover: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_info: Option<Value>,
+    pub capabilities: Value,
+    /// Server instructions are untrusted prose: kept for the record, escaped when shown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+}
+
+/// Why a session could not be opened or went on no further.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    #[error("cannot start the server: {0}")]
+    Launch(String),
+    #[error(transparent)]
+    Wire(#[from] WireError),
+    #[error("handshake refused: {0}")]
+    Refused(String),
+    /// The server settled on a protocol version we do not speak.
+    #[error("handshake refused: {0}")]
+    Unsupported(String),
+}
+
+/// What a legacy `initialize` offers.
+#[derive(Clone, Debug)]
+pub struct LegacyOffer {
+    pub protocol_version: &'static str,
+    /// The client capabilities declared (`{}` for an audit).
+    pub capabilities: Value,
+}
+
+/// How one `tools/call` ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CallOutcome {
+    /// A result; the tool may still report `isError: true` inside it.
+    Result(Value),
+    /// A JSON-RPC error (e.g. -32602 invalid params).
+    RpcError { code: i64, message: String },
+    /// The transport failed: timeout, death, broken pipe.
+    Transport(String),
+}
+
+/// The catalog as the server served it.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Catalog {
+    /// Each tool exactly as served (validated to have a string `name`).
+    pub tools: Vec<Value>,
+    pub pages: u32,
+    pub complete: bool,
+    /// Why the catalog is incomplete, when it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+    /// The same, as a fixed kind (never server text).
+    #[serde(skip)]
+    pub issue: Option<CatalogIssue>,
+}
+
+/// Why a catalog is incomplete, as a fixed kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CatalogIssue {
+    /// Pagination did not end within [`MAX_PAGES`].
+    PageLimit,
+    /// A cursor came back a second time.
+    RepeatedCursor,
+    /// `nextCursor` was neither a string nor absent.
+    MalformedCursor,
+    /// A page was a JSON-RPC error.
+    ErrorAnswer,
+    /// A page had no `tools` array, or an entry no string name or a non-object schema.
+    MalformedEntry,
+    /// One name listed twice.
+    DuplicateTool,
+    /// More than [`MAX_TOOLS`] tools.
+    TooManyTools,
+}
+
+/// A live, initialized session with one server process.
+pub struct Session {
+    pub server: Connection,
+    era: Era,
+    envelope: Option<Value>,
+    pub timeout: Duration,
+    /// Transcripts of processes used only for era detection, then stopped.
+    pub discarded: Vec<Connection>,
+}
+
+fn client_info() -> Value {
+    json!({"name": "mcp-witness", "version": env!("CARGO_PKG_VERSION")})
+}
+
+fn envelope() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": client_info(),
+    })
+}
+
+impl Session {
+    /// Starts a server with `launch` and establishes a session in the chosen era.
+    pub fn open(
+        launch: &mut dyn FnMut() -> Result<Connection, String>,
+        choice: EraChoice,
+        timeout: Duration,
+    ) -> Result<(Session, Handshake), (SessionError, Vec<Connection>)> {
+        let mut discarded = Vec::new();
+        let mut discover_note = None;
+        if choice != EraChoice::Legacy {
+            let mut server = launch().map_err(|e| (SessionError::Launch(e), Vec::new()))?;
+            let params = json!({"_meta": envelope()});
+            match server.rpc.request("server/discover", params, timeout) {
+                Ok(RpcResponse::Result(result)) if supports_modern(&result) => {
+                    let handshake = Handshake {
+                        requested: choice,
+                        era: Era::Modern,
+                        protocol_version: MODERN_VERSION.into(),
+                        discover: Some("supported: 2026-07-28 listed in supportedVersions".into()),
+                        server_info: result
+                            .pointer("/_meta/io.modelcontextprotocol~1serverInfo")
+                            .or_else(|| result.get("serverInfo"))
+                            .cloned(),
+                        capabilities: result.get("capabilities").cloned().unwrap_or(json!({})),
+                        instructions: result
+                            .get("instructions")
+                            .and_then(Value::as_str)
+                            .map(str::to_owned),
+                    };
+                    let session = Session {
+                        server,
+                        era: Era::Modern,
+                        envelope: Some(envelope()),
+                        timeout,
+                        discarded,
+                    };
+                    return Ok((session, handshake));
+                }
+                Ok(RpcResponse::Result(_)) => {
+                    discover_note =
+                        Some("answered without 2026-07-28 in supportedVersions".to_string());
+                }
+                Ok(RpcResponse::Error { code, .. }) => {
+                    discover_note = Some(format!("refused with JSON-RPC error {code}"));
+                }
+                Err(e) => discover_note = Some(format!("no usable answer: {e}")),
+            }
+            server.shutdown();
+            discarded.push(server);
+            if choice == EraChoice::Modern {
+                let note = discover_note.unwrap_or_default();
+                return Err((
+                    SessionError::Refused(format!("--era modern, but server/discover {note}")),
+                    discarded,
+                ));
+            }
+        }
+        // Legacy: always on a fresh process. A server that answered discover may
+        // refuse initialize on the same connection.
+        let server = match launch() {
+            Ok(server) => server,
+            Err(e) => return Err((SessionError::Launch(e), discarded)),
+        };
+        let offer = LegacyOffer {
+            protocol_version: LEGACY_OFFER,
+            capabilities: json!({}),
+        };
+        match Session::initialize(server, &offer, timeout) {
+            Ok((mut session, mut handshake)) => {
+                handshake.requested = choice;
+                handshake.discover = discover_note;
+                session.discarded = discarded;
+                Ok((session, handshake))
+            }
+            Err((error, server)) => {
+                discarded.push(*server);
+                Err((error, discarded))
+            }
+        }
+    }
+
+    /// The legacy handshake on a connection that has seen nothing yet:
+    /// `initialize` with `offer`, then `notifications/initialized`. On failure
+    /// the connection comes back (boxed) so its transcript can be kept.
+    pub fn initialize(
+        mut server: Connection,
+        offer: &LegacyOffer,
+        timeout: Duration,
+    ) -> Result<(Session, Handshake), (SessionError, Box<Connection>)> {
+        let params = json!({
+            "protocolVersion": offer.protocol_version,
+            "capabilities": offer.capabilities,
+            "clientInfo": client_info(),
+        });
+        let result = match server.rpc.request("initialize", params, timeout) {
+            Ok(RpcResponse::Result(result)) => result,
+            Ok(RpcResponse::Error { code, message, .. }) => {
+                let error = SessionError::Refused(format!(
+                    "initialize answered JSON-RPC error {code} ({})",
+                    witness_text::clip(&message, 200)
+                ));
+                return Err((error, Box::new(server)));
+            }
+            Err(e) => return Err((e.into(), Box::new(server))),
+        };
+        let version = result
+            .get("protocolVersion")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        if !LEGACY_ACCEPTED.contains(&version.as_str()) {
+            return Err((
+                SessionError::Unsupported(format!(
+                    "server counter-offered protocol version {:?}, which mcp-witness does not speak",
+                    witness_text::clip(&version, 40)
+                )),
+                Box::new(server),
+            ));
+        }
+        server.rpc.negotiated(&version);
+        if let Err(e) = server.rpc.notify("notifications/initialized", json!({})) {
+            return Err((e.into(), Box::new(server)));
+        }
+        let handshake = Handshake {
+            requested: EraChoice::Legacy,
+            era: Era::Legacy,
+            protocol_version: version,
+            discover: None,
+            server_info: result.get("serverInfo").cloned(),
+            capabilities: result.get("capabilities").cloned().unwrap_or(json!({})),
+            instructions: result
+                .get("instructions")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+        };
+        Ok((
+            Session {
+                server,
+                era: Era::Legacy,
+                envelope: None,
+                timeout,
+                discarded: Vec::new(),
+            },
+            handshake,
+        ))
+    }
+
+    pub fn era(&self) -> Era {
+        self.era
+    }
+
+    fn params(&self, mut params: Map<String, Value>) -> Value {
+        if let Some(envelope) = &self.envelope {
+            params.insert("_meta".into(), envelope.clone());
+        }
+        Value::Object(params)
+    }
+
+    /// Fetches the whole catalog, page by page, within [`MAX_PAGES`] and
+    /// [`MAX_TOOLS`]. Any irregularity makes it incomplete rather than shorter.
+    pub fn list_tools(&mut self) -> Result<Catalog, WireError> {
+        let mut catalog = Catalog::default();
+        let mut names = BTreeSet::new();
+        let mut cursors = BTreeSet::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            if catalog.pages == MAX_PAGES {
+                catalog.problem = Some(format!("pagination did not end within {MAX_PAGES} pages"));
+                catalog.issue = Some(CatalogIssue::PageLimit);
+                return Ok(catalog);
+            }
+            let mut params = Map::new();
+            if let Some(c) = &cursor {
+                params.insert("cursor".into(), Value::String(c.clone()));
+            }
+            let params = self.params(params);
+            let answer = self
+                .server
+                .rpc
+                .request("tools/list", params, self.timeout)?;
+            catalog.pages += 1;
+            let result = match answer {
+                RpcResponse::Result(result) => result,
+                RpcResponse::Error { code, .. } => {
+                    catalog.issue = Some(CatalogIssue::ErrorAnswer);
+                    catalog.problem = Some(format!(
+                        "tools/list page {} answered JSON-RPC error {code}",
+                        catalog.pages
+                    ));
+                    return Ok(catalog);
+                }
+            };
+            let Some(tools) = result.get("tools").and_then(Value::as_array) else {
+                catalog.issue = Some(CatalogIssue::MalformedEntry);
+                catalog.problem = Some(format!(
+                    "tools/list page {} has no tools array",
+                    catalog.pages
+                ));
+                return Ok(catalog);
+            };
+            for (i, tool) in tools.iter().enumerate() {
+                let Some(name) = tool.get("name").and_then(Value::as_str) else {
+                    catalog.issue = Some(CatalogIssue::MalformedEntry);
+                    catalog.problem = Some(format!(
+                        "tools/list page {} entry {i} is malformed: no string name",
+                        catalog.pages
+                    ));
+                    return Ok(catalog);
+                };
+                if tool.get("inputSchema").is_some_and(|s| !s.is_object()) {
+                    catalog.issue = Some(CatalogIssue::MalformedEntry);
+                    catalog.problem = Some(format!(
+                        "tool {:?} is malformed: inputSchema is not an object",
+                        witness_text::clip(name, 80)
+                    ));
+                    return Ok(catalog);
+                }
+                if !names.insert(name.to_owned()) {
+                    catalog.issue = Some(CatalogIssue::DuplicateTool);
+                    catalog.problem = Some(format!(
+                        "tool {:?} is listed twice",
+                        witness_text::clip(name, 80)
+                    ));
+                    return Ok(catalog);
+                }
+                if catalog.tools.len() == MAX_TOOLS {
+                    catalog.issue = Some(CatalogIssue::TooManyTools);
+                    catalog.problem = Some(format!("more than {MAX_TOOLS} tools"));
+                    return Ok(catalog);
+                }
+                catalog.tools.push(tool.clone());
+            }
+            match result.get("nextCursor") {
+                None | Some(Value::Null) => {
+                    catalog.complete = true;
+                    return Ok(catalog);
+                }
+                Some(Value::String(next)) => {
+                    if !cursors.insert(next.clone()) {
+                        catalog.issue = Some(CatalogIssue::RepeatedCursor);
+                        catalog.problem = Some(format!(
+                            "tools/list repeated a cursor on page {}",
+                            catalog.pages
+                        ));
+                        return Ok(catalog);
+                    }
+                    cursor = Some(next.clone());
+                }
+                Some(_) => {
+                    catalog.issue = Some(CatalogIssue::MalformedCursor);
+                    catalog.problem = Some(format!(
+                        "tools/list page {} has a nextCursor that is not a string",
+                        catalog.pages
+                    ));
+                    return Ok(catalog);
+                }
+            }
+        }
+    }
+
+    /// Calls one tool. Never fails: every way it can end is a [`CallOutcome`].
+    pub fn call_tool(&mut self, name: &str, arguments: &Value) -> CallOutcome {
+        let mut params = Map::new();
+        params.insert("name".into(), Value::String(name.to_owned()));
+        params.insert("arguments".into(), arguments.clone());
+        let params = self.params(params);
+        match self.server.rpc.request("tools/call", params, self.timeout) {
+            Ok(RpcResponse::Result(result)) => CallOutcome::Result(result),
+            Ok(RpcResponse::Error { code, message, .. }) => CallOutcome::RpcError { code, message },
+            Err(e) => CallOutcome::Transport(e.to_string()),
+        }
+    }
+}
+
+fn supports_modern(result: &Value) -> bool {
+    result
+        .get("supportedVersions")
+        .and_then(Value::as_array)
+        .is_some_and(|versions| versions.iter().any(|v| v.as_str() == Some(MODERN_VERSION)))
+}
