@@ -71,6 +71,7 @@ pub fn audit_testbed(run: TestbedRun<'_>) -> Result<AuditReport> {
         include_destructive: false,
         timeout: Duration::from_secs(20),
         settle: Duration::from_millis(5),
+        observe: Default::default(),
         deterministic: true,
         probe: Box::new(run.probe),
         label: Some(format!("testbed/{}", run.variant)),

@@ -35,7 +35,11 @@ use std::str::FromStr;
 
 use serde_json::{Map, Value};
 
-use crate::{ObjectState, ObserveError, Observer, Snapshot, digest_hex};
+use crate::watch::FileSetWatch;
+use crate::{
+    Activity, Budget, Delta, ObjectState, Observation, ObserveError, Observer, Snapshot, diff,
+    digest_hex,
+};
 
 /// Longest line that is parsed. A store line this long is either not a store
 /// or an attack on the observer; either way it is not worth the memory.
@@ -174,11 +178,14 @@ impl KeyStrategy {
 }
 
 /// Observes a JSON-lines file line by line.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct JsonlObserver {
     path: PathBuf,
     strategy: KeyStrategy,
     max_line: usize,
+    last: Snapshot,
+    budget: Budget,
+    events: Option<FileSetWatch>,
 }
 
 impl JsonlObserver {
@@ -190,12 +197,21 @@ impl JsonlObserver {
             path: path.into(),
             strategy: KeyStrategy::default(),
             max_line: MAX_LINE_BYTES,
+            last: Snapshot::default(),
+            budget: Budget::DEFAULT,
+            events: None,
         }
     }
 
     /// Chooses how object ids are derived from lines.
     pub fn with_strategy(mut self, strategy: KeyStrategy) -> Self {
         self.strategy = strategy;
+        self
+    }
+
+    /// Sets how much one observation may read and how long it may take.
+    pub fn with_budget(mut self, budget: Budget) -> Self {
+        self.budget = budget;
         self
     }
 
@@ -286,10 +302,46 @@ impl Observer for JsonlObserver {
         "jsonl"
     }
 
+    fn observe(&mut self, changes: bool) -> Result<Observation, ObserveError> {
+        if self.events.is_none() {
+            let files = vec![self.path.clone()];
+            self.events = Some(FileSetWatch::new(&files));
+        }
+        let now = self.snapshot()?;
+        let delta = if changes {
+            diff(&self.last, &now)
+        } else {
+            Delta::default()
+        };
+        let warnings = now.warnings.clone();
+        self.last = now;
+        Ok(Observation { delta, warnings })
+    }
+
+    fn activity(&mut self) -> Activity {
+        let Some(events) = &mut self.events else {
+            return Activity::Unknown;
+        };
+        match events.activity() {
+            Some(true) => Activity::Busy,
+            Some(false) => Activity::Quiet,
+            None => Activity::Unknown,
+        }
+    }
+
+    fn present(&mut self, visit: &mut dyn FnMut(&str)) -> Result<(), ObserveError> {
+        for id in self.last.objects.keys() {
+            visit(id);
+        }
+        Ok(())
+    }
+}
+
+impl JsonlObserver {
     /// Opens the file once: a concurrent temp+rename rewrite replaces the
     /// directory entry, not the inode being read, so a snapshot is always of
     /// one whole version of the file.
-    fn snapshot(&mut self) -> Result<Snapshot, ObserveError> {
+    pub fn snapshot(&mut self) -> Result<Snapshot, ObserveError> {
         let io_err = |source| ObserveError::Io {
             path: self.path.clone(),
             source,

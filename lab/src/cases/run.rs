@@ -180,6 +180,7 @@ fn audit_options(
         plan: Some(plan),
         timeout: Duration::from_secs(20),
         settle: Duration::from_millis(100),
+        observe: Default::default(),
         deterministic: true,
         probe: Box::new(witness_probes::NullProbe),
         label: Some(format!(

@@ -24,8 +24,10 @@ use crate::plan::{PlanStep, resolve};
 
 /// What the calls read besides the session, the stores and the draft.
 pub(super) struct Context<'a> {
-    /// How long a call's effects are given to land before the post-snapshot.
+    /// The longest a call's effects are given to land before the post-snapshot.
     pub(super) settle: Duration,
+    /// The settle ends earlier, once the stores have been this long without a write.
+    pub(super) quiet: Duration,
     pub(super) probe: &'a dyn Probe,
     pub(super) stores: &'a [JailedStore],
     /// Events to apply after a plan step, by step.
@@ -146,7 +148,8 @@ impl<'a> Runner<'a> {
         }
         let frame_start = next_frame(self.session);
         let outcome = self.session.call_tool(&call.step.tool, call.arguments);
-        std::thread::sleep(self.context.settle);
+        self.observed
+            .settle(self.context.settle, self.context.quiet);
         self.session.server.rpc.drain();
         let frame_end = next_frame(self.session).saturating_sub(1);
         let mut effects = Vec::new();

@@ -62,6 +62,7 @@ impl Stage<'_> {
         {
             let context = Context {
                 settle: self.options.settle,
+                quiet: self.options.observe.quiet,
                 probe: self.options.probe.as_ref(),
                 stores: &self.jail.stores,
                 events: &mut self.options.events,
@@ -106,10 +107,18 @@ impl Stage<'_> {
         self.draft.report.startup_effects = startup;
         // Objects present before any call: probed once, so a later revocation
         // can be judged against what was authority to begin with.
+        let present = match self.observed.present(self.options.probe.as_ref()) {
+            Ok(present) => present,
+            Err(e) => {
+                self.draft
+                    .incomplete(format!("cannot observe the stores: {e}"));
+                return ControlFlow::Break(());
+            }
+        };
         self.draft.report.baseline_probes = probe_objects(
             self.options.probe.as_ref(),
             &self.jail.stores,
-            self.observed.present(),
+            present.iter().map(|(s, o)| (s.as_str(), o.as_str())),
         );
         let catalog = match session.list_tools() {
             Ok(catalog) => catalog,
@@ -277,9 +286,9 @@ mod tests {
         let Ok(mut jail) = Jail::create(options.jail.clone()) else {
             panic!("no jail");
         };
-        let observer: Box<dyn Observer> = Box::new(StoreObserver(store.clone()));
+        let observer: Box<dyn Observer> = Box::new(StoreObserver::new(store.clone()));
         let mut observed = ObservedSet::new(vec![("db".into(), observer)]);
-        assert!(observed.snapshot(&mut Vec::new()).is_ok());
+        assert!(observed.baseline().is_ok());
         let mut draft = Draft::new(prepare::skeleton(&options, &jail.stores));
         let mut server = Some(FakeServer::new(tools, store.clone(), handler));
         let mut connect = |_: &mut Jail| {
