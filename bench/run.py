@@ -15,9 +15,11 @@ Workloads, as issue 14 names them:
 For each: the baseline (`sqlite3 DB .dump | b3sum`, or
 `find DIR -type f -print0 | xargs -0 b3sum`), a cold observation (the
 `observe` example: what an audit's first snapshot costs), and the cost of
-one call through a whole audit (bench/server.py over stdio, a plan of K and
-of 2K calls, `--settle-ms 0` as in the issue's measurements): per call =
-(T(2K) - T(K)) / K, so jail setup, startup and shutdown cancel out. A
+one call through a whole audit (bench/server.py over stdio, a plan of K calls,
+`--settle-ms 0` as in the issue's measurements): per call = the median gap
+between one tools/call request and the next in the session transcript's
+monotonic clock (the call, its settle, its post-call snapshot and the next
+call's pre-call snapshot), so jail setup, startup and shutdown are left out. A
 "no-change" call is the read-only tool; a "one-row"/"one-file" call changes
 one object. Every time is the median of REPEATS runs. `--main-bin` also
 times the testbed audit of `honest` with default options on that binary and
@@ -114,23 +116,36 @@ def audit_cmd(kind, store, plan_path, settle_ms="0"):
 
 def run_audit(cmd):
     start = time.perf_counter()
-    done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     took = time.perf_counter() - start
+    if not done.stdout.strip():
+        raise RuntimeError(f"no report (exit {done.returncode}): {done.stderr[-2000:]!r}")
     report = json.loads(done.stdout)
     if not report.get("complete"):
         raise RuntimeError(f"incomplete audit: {report.get('incomplete_reason')}")
     return took, report
 
 
+def call_gaps(report):
+    """Seconds between one tools/call request and the next, from the
+    session transcript's monotonic clock: each gap is one call, its settle,
+    its post-call snapshot and the next call's pre-call snapshot."""
+    frames = next(t for t in report["transcripts"] if t["role"] == "session")["frames"]
+    sends = [f["t_us"] for f in frames
+             if f["dir"] == "out" and '"method":"tools/call"' in f.get("text", "")]
+    return [(b - a) / 1e6 for a, b in zip(sends, sends[1:])]
+
+
 def per_call(kind, store, tool, work, k, repeats):
-    short, long_ = os.path.join(work, f"{tool}-{k}.toml"), os.path.join(work, f"{tool}-{2 * k}.toml")
-    plan(short, tool, k)
-    plan(long_, tool, 2 * k)
-    t_short = statistics.median(run_audit(audit_cmd(kind, store, short))[0] for _ in range(repeats))
-    t_long = statistics.median(run_audit(audit_cmd(kind, store, long_))[0] for _ in range(repeats))
-    _, report = run_audit(audit_cmd(kind, store, long_))
-    changed = sum(len(c["effects"]) for c in report["calls"])
-    return (t_long - t_short) / k, t_short, changed
+    path = os.path.join(work, f"{tool}-{k}.toml")
+    plan(path, tool, k)
+    gaps, totals, changed = [], [], 0
+    for _ in range(repeats):
+        took, report = run_audit(audit_cmd(kind, store, path))
+        gaps.extend(call_gaps(report))
+        totals.append(took)
+        changed = sum(len(c["effects"]) for c in report["calls"])
+    return statistics.median(gaps), statistics.median(totals), changed
 
 
 def peak_rss_mib(cmd):
@@ -161,18 +176,17 @@ def machine():
 
 
 def workload(name, kind, store, size_bytes, baseline_cmd, work, args):
-    k, repeats = (5, 1) if args.quick else (10, 3)
+    k, repeats = (6, 1) if args.quick else (21, 3)
     print(f"== {name}", file=sys.stderr)
     timed(baseline_cmd, shell=True)  # warm the page cache for both sides
     baseline = median(lambda: timed(baseline_cmd, shell=True), repeats)
     cold_s, idle_s = cold("sqlite" if kind == "sqlite" else "fs", store, repeats)
     read_tool, write_tool = ("count_rows", "touch_row") if kind == "sqlite" else ("count_files", "touch_file")
-    no_change, fixed, changed_read = per_call(kind, store, read_tool, work, k, repeats)
+    no_change, audit_s, changed_read = per_call(kind, store, read_tool, work, k, repeats)
     one_change, _, changed_write = per_call(kind, store, write_tool, work, k, repeats)
     if changed_read != 0 or changed_write == 0:
         raise RuntimeError(f"{name}: unexpected effects ({changed_read} read, {changed_write} write)")
-    long_plan = os.path.join(work, f"{write_tool}-{2 * k}.toml")
-    peak = peak_rss_mib(audit_cmd(kind, store, long_plan))
+    peak = peak_rss_mib(audit_cmd(kind, store, os.path.join(work, f"{write_tool}-{k}.toml")))
     result = {
         "store_bytes": size_bytes,
         "baseline_s": baseline,
@@ -181,7 +195,8 @@ def workload(name, kind, store, size_bytes, baseline_cmd, work, args):
         "idle_observation_s": idle_s,
         "no_change_call_s": no_change,
         "one_change_call_s": one_change,
-        "audit_fixed_s": fixed - k * no_change,
+        "audit_with_k_read_calls_s": audit_s,
+        "calls_per_audit": k,
         "audit_peak_rss_mib": round(peak, 1),
         "ratios": {
             "cold": cold_s / baseline,
@@ -225,6 +240,7 @@ def main():
     parser.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "witness-bench"))
     parser.add_argument("--main-bin")
     parser.add_argument("--quick", action="store_true", help="fewer repeats, for a smoke run")
+    parser.add_argument("--only", help="one workload (sqlite-1e5, sqlite-1e6, tree-1e5)")
     args = parser.parse_args()
     for tool in ("sqlite3", "b3sum", "find", "xargs"):
         if shutil.which(tool) is None:
@@ -239,20 +255,22 @@ def main():
     make_sqlite(db6, 1_000_000, wal=False)
     make_tree(tree, 100_000)
     tree_bytes = sum(e.stat().st_size for d in os.scandir(tree) for e in os.scandir(d))
+    plans = {
+        "sqlite-1e5": ("sqlite", db5, os.path.getsize(db5), f"sqlite3 {db5} .dump | b3sum > /dev/null"),
+        "sqlite-1e6": ("sqlite", db6, os.path.getsize(db6), f"sqlite3 {db6} .dump | b3sum > /dev/null"),
+        "tree-1e5": ("tree", tree, tree_bytes, f"find {tree} -type f -print0 | xargs -0 b3sum > /dev/null"),
+    }
     results = {
-        "sqlite-1e5": workload("sqlite-1e5", "sqlite", db5, os.path.getsize(db5),
-                               f"sqlite3 {db5} .dump | b3sum > /dev/null", args.work, args),
-        "sqlite-1e6": workload("sqlite-1e6", "sqlite", db6, os.path.getsize(db6),
-                               f"sqlite3 {db6} .dump | b3sum > /dev/null", args.work, args),
-        "tree-1e5": workload("tree-1e5", "tree", tree, tree_bytes,
-                             f"find {tree} -type f -print0 | xargs -0 b3sum > /dev/null", args.work, args),
+        name: workload(name, kind, store, size, baseline, args.work, args)
+        for name, (kind, store, size, baseline) in plans.items()
+        if args.only in (None, name)
     }
-    db6_bytes = os.path.getsize(db6)
-    limit_mib = 2 * db6_bytes / 2**20 + 64
-    results["sqlite-1e6"]["memory_target"] = {
-        "at_most_mib": round(limit_mib, 1),
-        "met": results["sqlite-1e6"]["audit_peak_rss_mib"] <= limit_mib,
-    }
+    if "sqlite-1e6" in results:
+        limit_mib = 2 * os.path.getsize(db6) / 2**20 + 64
+        results["sqlite-1e6"]["memory_target"] = {
+            "at_most_mib": round(limit_mib, 1),
+            "met": results["sqlite-1e6"]["audit_peak_rss_mib"] <= limit_mib,
+        }
     doc = {
         "schema": "mcp-witness.bench/v1",
         "note": "one run on one machine; times in seconds (medians); ratios are this tool over the baseline",
@@ -261,7 +279,7 @@ def main():
         "load_average_after": [round(x, 2) for x in os.getloadavg()],
         "duration_s": round(time.time() - started, 1),
         "workloads": results,
-        "honest_audit": honest(args.main_bin, 3 if args.quick else 10),
+        "honest_audit": honest(args.main_bin, 3 if args.quick else 10) if args.only is None else None,
     }
     with open(args.out, "w") as f:
         json.dump(doc, f, indent=2, sort_keys=True)

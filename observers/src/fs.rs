@@ -61,7 +61,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ffi::OsStr;
-use std::fs::{self, File, FileType};
+use std::fs::{self, FileType};
 use std::io::{self, Read};
 use std::path::{Component, Path, PathBuf};
 use std::time::Instant;
@@ -399,6 +399,7 @@ impl FsObserver {
                 rel: rel.to_path_buf(),
                 key,
                 taken_at,
+                listed,
             });
         } else {
             self.entries.insert(
@@ -496,7 +497,7 @@ impl FsObserver {
     fn run_jobs(&mut self, jobs: Vec<Job>, deadline: Instant) -> Result<(), ObserveError> {
         let max_bytes = self.budget.max_bytes;
         let root = self.root.clone();
-        let hash = |job: &Job| hash_file(&root.join(&job.rel), max_bytes, deadline);
+        let hash = |job: &Job| hash_file(&root.join(&job.rel), job.listed, max_bytes, deadline);
         let outcomes: Vec<FileOutcome> = if jobs.len() >= PARALLEL_FROM {
             let half = jobs.len() / 2;
             let (a, b) = jobs.split_at(half);
@@ -524,6 +525,7 @@ impl FsObserver {
             rel,
             key,
             taken_at,
+            ..
         } = job;
         self.warnings.remove(&id);
         let entry = |seen, size, stamp| Entry {
@@ -720,6 +722,8 @@ struct Job {
     rel: PathBuf,
     key: Option<u32>,
     taken_at: i128,
+    /// The stamp when listed: what is opened must be this very file.
+    listed: Option<Stamp>,
 }
 
 impl Observer for FsObserver {
@@ -880,18 +884,23 @@ enum FileOutcome {
 /// clock tick, trips the stamp rule) and forces a re-hash. What is opened
 /// must be the regular file that was listed: a swap for a link, a directory
 /// or a FIFO between listing and opening is refused, not followed.
-fn hash_file(path: &Path, max_bytes: u64, deadline: Instant) -> FileOutcome {
-    let listed = match fs::symlink_metadata(path) {
-        Ok(meta) => meta,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return FileOutcome::Vanished,
-        Err(e) => return FileOutcome::Unreadable(e.to_string()),
-    };
-    if !listed.is_file() {
-        return FileOutcome::Unreadable("replaced while being read".into());
+fn hash_file(path: &Path, listed: Option<Stamp>, max_bytes: u64, deadline: Instant) -> FileOutcome {
+    // Never through a link, and never blocking on a FIFO swapped in since
+    // the listing: such an open fails or is refused below.
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
     }
-    let file = match File::open(path) {
+    let file = match options.open(path) {
         Ok(file) => file,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return FileOutcome::Vanished,
+        #[cfg(unix)]
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return FileOutcome::Unreadable("replaced while being read".into());
+        }
         Err(e) => return FileOutcome::Unreadable(e.to_string()),
     };
     let opened = match file.metadata() {
@@ -899,7 +908,7 @@ fn hash_file(path: &Path, max_bytes: u64, deadline: Instant) -> FileOutcome {
         Err(e) => return FileOutcome::Unreadable(e.to_string()),
     };
     let stamp = Stamp::of(&opened);
-    let same_object = match (Stamp::of(&listed), stamp) {
+    let same_object = match (listed, stamp) {
         (Some(a), Some(b)) => a.dev == b.dev && a.ino == b.ino,
         _ => true,
     };
@@ -1443,7 +1452,7 @@ mod tests {
         fs::set_permissions(&path, fs::Permissions::from_mode(0o000)).unwrap();
         // Root (and CAP_DAC_OVERRIDE) reads it anyway; ask the kernel which
         // case this is rather than guessing from the environment.
-        let privileged = File::open(&path).is_ok();
+        let privileged = fs::File::open(&path).is_ok();
         let snap = FsObserver::new(dir.path()).snapshot().unwrap();
         fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
         if privileged {

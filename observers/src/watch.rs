@@ -300,6 +300,8 @@ pub struct FileSetWatch {
     /// watch was refused): tried again at each ask.
     dir: std::path::PathBuf,
     armed: bool,
+    /// Whether one of the files was touched since [`Self::take_touched`].
+    touched: bool,
 }
 
 impl FileSetWatch {
@@ -319,9 +321,18 @@ impl FileSetWatch {
             names,
             dir,
             armed: false,
+            touched: false,
         };
         watch.arm();
         watch
+    }
+
+    /// Whether one of the files was touched since the last call (or since
+    /// the watch was armed): `None` when no events can say (not armed, or
+    /// events lost), which a caller must take as "maybe".
+    pub fn take_touched(&mut self) -> Option<bool> {
+        let now = self.activity()?;
+        Some(std::mem::take(&mut self.touched) || now)
     }
 
     /// Whether one of the files was written, created, removed or renamed
@@ -338,11 +349,13 @@ impl FileSetWatch {
         if !watcher.healthy() {
             return None;
         }
-        Some(fired.iter().any(|f| match &f.name {
+        let busy = fired.iter().any(|f| match &f.name {
             Some(name) => self.names.iter().any(|n| n == name),
             // The directory itself moved or went away.
             None => f.structural,
-        }))
+        });
+        self.touched |= busy;
+        Some(busy)
     }
 
     fn arm(&mut self) {

@@ -187,7 +187,7 @@ impl Images {
             taken_at: 0,
             wal: None,
         };
-        match images.refresh(path, budget, deadline)? {
+        match images.refresh(path, budget, deadline, None)? {
             Refreshed::Missing => Ok(None),
             Refreshed::Unchanged | Refreshed::Changed(_) => {
                 // The previous image starts equal to the current one.
@@ -199,11 +199,17 @@ impl Images {
 
     /// Reads what changed since the last read and brings the images up to
     /// date: the previous image becomes what was current.
+    ///
+    /// `quiet` is what file-system events say: `Some(true)` when none named
+    /// the files since the last read (watched from before it). Equal stamps
+    /// still decide; events only vouch for them in the clock tick right
+    /// after a write, where stamps alone cannot.
     pub fn refresh(
         &mut self,
         path: &Path,
         budget: &Budget,
         deadline: Instant,
+        quiet: Option<bool>,
     ) -> Result<Refreshed, ObserveError> {
         let mut attempt = 0;
         loop {
@@ -211,7 +217,7 @@ impl Images {
             let Some(db) = before.db else {
                 return Ok(Refreshed::Missing);
             };
-            if self.unchanged(&before) {
+            if self.unchanged(&before, quiet == Some(true) && attempt == 0) {
                 return Ok(Refreshed::Unchanged);
             }
             let read = if journal_is_hot(&with_suffix(path, JOURNAL), &before) {
@@ -255,8 +261,8 @@ impl Images {
 
     /// No stamp moved since the last read, and that read was clearly after
     /// the last write.
-    fn unchanged(&self, now: &Stamps) -> bool {
-        let settled = |s: &Option<Stamp>| s.is_none_or(|s| s.settled_at(self.taken_at));
+    fn unchanged(&self, now: &Stamps, quiet: bool) -> bool {
+        let settled = |s: &Option<Stamp>| quiet || s.is_none_or(|s| s.settled_at(self.taken_at));
         self.page_size != 0
             && now.journal == self.journal_stamp
             && now.db == self.db_stamp

@@ -187,11 +187,19 @@ impl Observer for SqliteObserver {
             ];
             self.events = Some(FileSetWatch::new(&files));
         }
+        let quiet = self
+            .events
+            .as_mut()
+            .and_then(FileSetWatch::take_touched)
+            .map(|touched| !touched);
         let Some(state) = &mut self.state else {
             return self.first(changes);
         };
         let deadline = self.budget.deadline();
-        let delta = match state.images.refresh(&self.path, &self.budget, deadline)? {
+        let delta = match state
+            .images
+            .refresh(&self.path, &self.budget, deadline, quiet)?
+        {
             Refreshed::Missing => {
                 // The database went away: everything it held is deleted.
                 let before = state.snapshot(&self.path, &self.clock_columns)?;
