@@ -577,8 +577,14 @@ impl Images {
             self.files[stale].set_len(0).map_err(io_err(path))?;
             copy_file(&self.files[self.cur], &self.files[stale]).map_err(io_err(path))?;
         }
+        let written = self.files[stale].metadata().map_err(io_err(path))?.len();
         for (&page, content) in &changed.pages {
             let at = u64::from(page - 1) * size;
+            // A hole stays a hole: a sparse store must not fill the disk
+            // through its image.
+            if at >= written && content.iter().all(|b| *b == 0) {
+                continue;
+            }
             self.files[stale]
                 .write_all_at(content, at)
                 .map_err(io_err(path))?;
@@ -700,15 +706,18 @@ fn read_up_to(file: &File, buffer: &mut [u8], at: u64) -> io::Result<usize> {
     Ok(got)
 }
 
+/// Copies `from` into the empty `to`, leaving runs of zeros as holes.
 fn copy_file(from: &File, to: &File) -> io::Result<()> {
     let mut buffer = vec![0u8; 1 << 20];
     let mut at = 0u64;
     loop {
         let n = read_up_to(from, &mut buffer, at)?;
         if n == 0 {
-            return Ok(());
+            return to.set_len(at);
         }
-        to.write_all_at(&buffer[..n], at)?;
+        if buffer[..n].iter().any(|b| *b != 0) {
+            to.write_all_at(&buffer[..n], at)?;
+        }
         at += n as u64;
     }
 }
@@ -782,8 +791,11 @@ fn scan_wal(
     let frame_size = FRAME_HEADER + page_size as usize;
     let mut frame = vec![0u8; frame_size];
     let mut pending: Vec<(u32, u64)> = Vec::new();
+    // Only the frames there now: a writer appending faster than we read
+    // must not keep the scan going (what it adds is for the next read).
+    let end = file.metadata()?.len();
     loop {
-        if Instant::now() > deadline {
+        if Instant::now() > deadline || offset + frame_size as u64 > end {
             break;
         }
         if read_up_to(file, &mut frame, offset)? < frame_size {
