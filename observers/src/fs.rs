@@ -105,6 +105,9 @@ struct Entry {
     taken_at: i128,
     /// The watch on this entry, when it has one.
     key: Option<u32>,
+    /// Whether this content begins with the content the entry had before
+    /// it was last hashed (an append), when that was checked.
+    extends_previous: bool,
 }
 
 impl Entry {
@@ -355,6 +358,7 @@ impl FsObserver {
                 stamp,
                 taken_at: now_ns(),
                 key,
+                extends_previous: false,
             },
         );
     }
@@ -385,6 +389,10 @@ impl FsObserver {
                 Err(_) => None,
             };
             let key = self.watch_file(rel, &id, listed);
+            let before = old.get(&id).and_then(|e| match e.seen {
+                Seen::Hash(digest) => Some((e.size, digest)),
+                _ => None,
+            });
             if let (Some(cached), Some(stamp)) = (old.get(&id), listed)
                 && cached.stamp == Some(stamp)
                 && stamp.settled_at(cached.taken_at)
@@ -400,6 +408,7 @@ impl FsObserver {
                 key,
                 taken_at,
                 listed,
+                before,
             });
         } else {
             self.entries.insert(
@@ -411,6 +420,7 @@ impl FsObserver {
                     stamp: None,
                     taken_at: 0,
                     key: None,
+                    extends_previous: false,
                 },
             );
         }
@@ -429,6 +439,7 @@ impl FsObserver {
                         stamp: None,
                         taken_at: 0,
                         key: None,
+                        extends_previous: false,
                     },
                 );
             }
@@ -497,7 +508,16 @@ impl FsObserver {
     fn run_jobs(&mut self, jobs: Vec<Job>, deadline: Instant) -> Result<(), ObserveError> {
         let max_bytes = self.budget.max_bytes;
         let root = self.root.clone();
-        let hash = |job: &Job| hash_file(&root.join(&job.rel), job.listed, max_bytes, deadline);
+        let hash = |job: &Job| {
+            let prefix = job.before.map(|(size, _)| size);
+            hash_file(
+                &root.join(&job.rel),
+                job.listed,
+                prefix,
+                max_bytes,
+                deadline,
+            )
+        };
         let outcomes: Vec<FileOutcome> = if jobs.len() >= PARALLEL_FROM {
             let half = jobs.len() / 2;
             let (a, b) = jobs.split_at(half);
@@ -525,6 +545,7 @@ impl FsObserver {
             rel,
             key,
             taken_at,
+            before,
             ..
         } = job;
         self.warnings.remove(&id);
@@ -535,16 +556,20 @@ impl FsObserver {
             stamp,
             taken_at,
             key,
+            extends_previous: false,
         };
         match outcome {
             FileOutcome::Hashed {
                 digest,
                 size,
                 stamp,
+                prefix,
             } => {
                 self.hashed += 1;
-                self.entries
-                    .insert(id, entry(Seen::Hash(digest), size, stamp));
+                let mut hashed = entry(Seen::Hash(digest), size, stamp);
+                hashed.extends_previous =
+                    prefix.is_some() && prefix == before.map(|(_, digest)| digest);
+                self.entries.insert(id, hashed);
             }
             FileOutcome::TooLarge { size, stamp } => {
                 self.warnings.insert(
@@ -724,6 +749,9 @@ struct Job {
     taken_at: i128,
     /// The stamp when listed: what is opened must be this very file.
     listed: Option<Stamp>,
+    /// Size and digest of what the file held before, to tell whether the
+    /// new content begins with it.
+    before: Option<(u64, Digest)>,
 }
 
 impl Observer for FsObserver {
@@ -806,11 +834,20 @@ fn change_of(id: &str, old: Option<&Entry>, new: Option<&Entry>) -> Option<Chang
         (Some(o), Some(n)) => Some(Change {
             object: id.to_owned(),
             op: Op::Update,
-            overwrite: Some(true),
+            overwrite: Some(overwrites(o, n)),
             before: Some(o.digest_text()),
             after: Some(n.digest_text()),
         }),
     }
+}
+
+/// Whether an update of a file destroyed content. A file has no fields, so
+/// today every change is an overwrite. The place to decide otherwise:
+/// `new.extends_previous` says the new content begins with the old (an
+/// append; checked while hashing, against the old size and digest), for a
+/// rule that counts appends as additive (issue 12).
+fn overwrites(_old: &Entry, _new: &Entry) -> bool {
+    true
 }
 
 /// The changes between two full readings, in id order.
@@ -858,6 +895,7 @@ fn unreadable(rel: &Path) -> Entry {
         stamp: None,
         taken_at: 0,
         key: None,
+        extends_previous: false,
     }
 }
 
@@ -866,6 +904,9 @@ enum FileOutcome {
         digest: Digest,
         size: u64,
         stamp: Option<Stamp>,
+        /// The digest of the first `prefix` bytes asked for, when the file
+        /// holds that many.
+        prefix: Option<Digest>,
     },
     TooLarge {
         size: u64,
@@ -884,7 +925,13 @@ enum FileOutcome {
 /// clock tick, trips the stamp rule) and forces a re-hash. What is opened
 /// must be the regular file that was listed: a swap for a link, a directory
 /// or a FIFO between listing and opening is refused, not followed.
-fn hash_file(path: &Path, listed: Option<Stamp>, max_bytes: u64, deadline: Instant) -> FileOutcome {
+fn hash_file(
+    path: &Path,
+    listed: Option<Stamp>,
+    prefix: Option<u64>,
+    max_bytes: u64,
+    deadline: Instant,
+) -> FileOutcome {
     // Never through a link, and never blocking on a FIFO swapped in since
     // the listing: such an open fails or is refused below.
     let mut options = fs::OpenOptions::new();
@@ -930,10 +977,22 @@ fn hash_file(path: &Path, listed: Option<Stamp>, max_bytes: u64, deadline: Insta
     thread_local! {
         static BUFFER: std::cell::RefCell<Vec<u8>> = std::cell::RefCell::new(vec![0u8; HASH_BUFFER]);
     }
+    let mut at_prefix = None;
     BUFFER
-        .with_borrow_mut(|buffer| hash_into(&mut reader, &mut hasher, &mut size, buffer, deadline))
+        .with_borrow_mut(|buffer| {
+            let mut sink = Sink {
+                hasher: &mut hasher,
+                size: &mut size,
+                prefix,
+                at_prefix: &mut at_prefix,
+            };
+            sink.feed(&mut reader, buffer, deadline)
+        })
         .map_or_else(
-            |outcome| outcome,
+            |stopped| match stopped {
+                Stopped::Late => FileOutcome::OutOfTime,
+                Stopped::Failed(reason) => FileOutcome::Unreadable(reason),
+            },
             |()| {
                 if size > max_bytes {
                     FileOutcome::TooLarge { size, stamp }
@@ -942,33 +1001,68 @@ fn hash_file(path: &Path, listed: Option<Stamp>, max_bytes: u64, deadline: Insta
                         digest: hasher.finalize().into(),
                         size,
                         stamp,
+                        prefix: at_prefix,
                     }
                 }
             },
         )
 }
 
-/// Feeds `reader` to `hasher`, counting bytes, until the end, an error or
-/// the deadline.
-fn hash_into(
-    reader: &mut impl Read,
-    hasher: &mut blake3::Hasher,
-    size: &mut u64,
-    buffer: &mut [u8],
-    deadline: Instant,
-) -> Result<(), FileOutcome> {
-    loop {
-        match reader.read(buffer) {
-            Ok(0) => return Ok(()),
-            Ok(n) => {
-                hasher.update(&buffer[..n]);
-                *size += n as u64;
-                if Instant::now() > deadline {
-                    return Err(FileOutcome::OutOfTime);
-                }
+/// Why hashing stopped before the end of a file.
+enum Stopped {
+    Late,
+    Failed(String),
+}
+
+/// Where hashed bytes go: the hasher, a count, and the digest of the first
+/// `prefix` bytes taken on the way (a clone of the hasher at that point).
+struct Sink<'a> {
+    hasher: &'a mut blake3::Hasher,
+    size: &'a mut u64,
+    prefix: Option<u64>,
+    at_prefix: &'a mut Option<Digest>,
+}
+
+impl Sink<'_> {
+    fn take(&mut self, bytes: &[u8]) {
+        let start = *self.size;
+        let end = start + bytes.len() as u64;
+        match self.prefix {
+            Some(p) if p >= start && p <= end && self.at_prefix.is_none() => {
+                let cut = (p - start) as usize;
+                self.hasher.update(&bytes[..cut]);
+                *self.at_prefix = Some(self.hasher.clone().finalize().into());
+                self.hasher.update(&bytes[cut..]);
             }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(FileOutcome::Unreadable(e.to_string())),
+            _ => {
+                self.hasher.update(bytes);
+            }
+        }
+        *self.size = end;
+    }
+
+    /// Feeds `reader` through, until the end, an error or the deadline.
+    fn feed(
+        &mut self,
+        reader: &mut impl Read,
+        buffer: &mut [u8],
+        deadline: Instant,
+    ) -> Result<(), Stopped> {
+        if self.prefix == Some(0) {
+            self.take(&[]);
+        }
+        loop {
+            match reader.read(buffer) {
+                Ok(0) => return Ok(()),
+                Ok(n) => {
+                    self.take(&buffer[..n]);
+                    if Instant::now() > deadline {
+                        return Err(Stopped::Late);
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(Stopped::Failed(e.to_string())),
+            }
         }
     }
 }
@@ -1200,6 +1294,34 @@ mod tests {
                 .count(),
             1
         );
+    }
+
+    #[test]
+    fn an_append_is_told_from_a_rewrite_for_the_overwrite_rule() {
+        for events in [true, false] {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("log");
+            write(&path, b"first line\n");
+            let mut observer = FsObserver::new(dir.path());
+            if !events {
+                observer = observer.without_events();
+            }
+            observer.observe(false).unwrap();
+            let mut file = fs::OpenOptions::new().append(true).open(&path).unwrap();
+            file.write_all(b"second line\n").unwrap();
+            drop(file);
+            assert_eq!(observer.observe(true).unwrap().delta.changes.len(), 1);
+            assert!(
+                observer.entries["file/log"].extends_previous,
+                "events {events}"
+            );
+            write(&path, b"FIRST line\nsecond line\nthird\n");
+            assert_eq!(observer.observe(true).unwrap().delta.changes.len(), 1);
+            assert!(
+                !observer.entries["file/log"].extends_previous,
+                "events {events}"
+            );
+        }
     }
 
     #[test]
