@@ -327,6 +327,14 @@ impl FileSetWatch {
         watch
     }
 
+    /// Whether one of the files was touched since the last
+    /// [`Self::take_touched`], without starting a new count: `None` when no
+    /// events can say.
+    pub fn touched(&mut self) -> Option<bool> {
+        let now = self.activity()?;
+        Some(self.touched || now)
+    }
+
     /// Whether one of the files was touched since the last call (or since
     /// the watch was armed): `None` when no events can say (not armed, or
     /// events lost), which a caller must take as "maybe".

@@ -23,7 +23,9 @@ def write_forever():
     db.execute("CREATE TABLE IF NOT EXISTS ticks(id INTEGER PRIMARY KEY, at TEXT, pad BLOB)")
     pad = b"p" * 8192
     n = 0
-    while True:
+    # Never for long: an orphaned copy must not write on for ever.
+    stop = time.time() + 60
+    while time.time() < stop:
         # 200 rows rewritten in turn, each with a page-sized blob: the WAL
         # is always growing (and restarted every ten thousand pages), the
         # database stays small.

@@ -36,6 +36,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::stamp::{Stamp, now_ns};
+use crate::watch::FileSetWatch;
 use crate::{Budget, ObserveError};
 
 /// Suffixes of the files SQLite keeps beside a database.
@@ -187,7 +188,7 @@ impl Images {
             taken_at: 0,
             wal: None,
         };
-        match images.refresh(path, budget, deadline, None)? {
+        match images.refresh(path, budget, deadline, None, None)? {
             Refreshed::Missing => Ok(None),
             Refreshed::Unchanged | Refreshed::Changed(_) => {
                 // The previous image starts equal to the current one.
@@ -210,6 +211,7 @@ impl Images {
         budget: &Budget,
         deadline: Instant,
         quiet: Option<bool>,
+        mut events: Option<&mut FileSetWatch>,
     ) -> Result<Refreshed, ObserveError> {
         let mut attempt = 0;
         loop {
@@ -223,9 +225,9 @@ impl Images {
             let read = if journal_is_hot(&with_suffix(path, JOURNAL), &before) {
                 self.read_recovered(path, budget, deadline)?
             } else if self.wal_only_grew(&before) {
-                self.read_wal_tail(path, budget, deadline)?
+                self.read_wal_tail(path, budget, deadline, Held::new(&mut events))?
             } else {
-                self.read_all(path, db.size, budget, deadline, false)?
+                self.read_all(path, db.size, budget, deadline, Held::new(&mut events))?
             };
             match read {
                 Some((changed, wal)) => {
@@ -288,6 +290,7 @@ impl Images {
         path: &Path,
         budget: &Budget,
         deadline: Instant,
+        held: Held<'_>,
     ) -> Result<Option<(Changed, Option<WalCursor>)>, ObserveError> {
         let wal_path = with_suffix(path, WAL);
         let Some(cursor) = self.wal else {
@@ -306,7 +309,7 @@ impl Images {
             // Restarted, or checkpointed into a main file that moved: read
             // everything, with the consistency rules of a full read.
             let size = after.db.map_or(0, |s| s.size);
-            return self.read_all(path, size, budget, deadline, false);
+            return self.read_all(path, size, budget, deadline, held);
         }
         let wal = File::open(&wal_path).map_err(io_err(path))?;
         let page_count = scan.commit_pages.unwrap_or(self.page_count);
@@ -337,7 +340,7 @@ impl Images {
         db_size: u64,
         budget: &Budget,
         deadline: Instant,
-        private: bool,
+        mut held: Held<'_>,
     ) -> Result<Option<(Changed, Option<WalCursor>)>, ObserveError> {
         let before = stamps(path)?;
         let wal_path = with_suffix(path, WAL);
@@ -392,10 +395,10 @@ impl Images {
         let after = stamps(path)?;
         let wal_held = scan.cursor.is_some() && wal_before.is_some() && wal_before == wal_after;
         let db_held = after.db == before.db
-            && before.db.is_some_and(|s| s.settled_at(before.taken_at))
+            && (before.db.is_some_and(|s| s.settled_at(before.taken_at)) || held.quiet())
             && after.journal == before.journal
             && wal_before == wal_after;
-        if !(wal_held || db_held || private) {
+        if !(wal_held || db_held || held.private) {
             if before.db.is_some_and(|s| !s.settled_at(before.taken_at)) && after.db == before.db {
                 // Just written: wait out the clock tick so a write during the
                 // next read cannot hide in it.
@@ -542,7 +545,7 @@ impl Images {
         let size = std::fs::metadata(&copy).map_err(io_err(path))?.len();
         let saved = (self.db_stamp, self.wal);
         // The copy is ours alone: nothing writes it while it is read.
-        let read = self.read_all(&copy, size, budget, deadline, true)?;
+        let read = self.read_all(&copy, size, budget, deadline, Held::private())?;
         (self.db_stamp, self.wal) = saved;
         // The live WAL (if any) was folded into the copy; reading it again
         // next time starts from scratch.
@@ -632,6 +635,35 @@ impl Images {
         buffer.resize(self.page_size as usize, 0);
         file.read_exact_at(buffer, u64::from(page - 1) * u64::from(self.page_size))?;
         Ok(true)
+    }
+}
+
+/// What says a file held still while it was read, besides its stamp:
+/// file-system events that saw no write to it meanwhile (only they can,
+/// within the clock tick of a previous write), or its being ours alone.
+pub(crate) struct Held<'a> {
+    events: Option<&'a mut FileSetWatch>,
+    private: bool,
+}
+
+impl<'a> Held<'a> {
+    fn new(events: &'a mut Option<&mut FileSetWatch>) -> Self {
+        Self {
+            events: events.as_deref_mut(),
+            private: false,
+        }
+    }
+
+    fn private() -> Self {
+        Self {
+            events: None,
+            private: true,
+        }
+    }
+
+    /// Events saw no write to the files since the observation began.
+    fn quiet(&mut self) -> bool {
+        self.events.as_mut().and_then(|e| e.touched()) == Some(false)
     }
 }
 

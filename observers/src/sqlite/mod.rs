@@ -196,10 +196,13 @@ impl Observer for SqliteObserver {
             return self.first(changes);
         };
         let deadline = self.budget.deadline();
-        let delta = match state
-            .images
-            .refresh(&self.path, &self.budget, deadline, quiet)?
-        {
+        let delta = match state.images.refresh(
+            &self.path,
+            &self.budget,
+            deadline,
+            quiet,
+            self.events.as_mut(),
+        )? {
             Refreshed::Missing => {
                 // The database went away: everything it held is deleted.
                 let before = state.snapshot(&self.path, &self.clock_columns)?;
