@@ -2,8 +2,8 @@
 """Observation cost through whole audits, against shell baselines measured
 in the same run. Writes bench.json (see docs/performance.md).
 
-Usage: python3 bench/run.py [--out bench.json] [--work DIR] [--main-bin PATH]
-                            [--quick]
+Usage: python3 bench/run.py [--out bench/bench.json] [--work DIR]
+                            [--main-bin PATH] [--quick] [--only WORKLOAD]
 
 Needs a release build (`cargo build --release --workspace --examples`),
 `sqlite3`, `b3sum`, `find`/`xargs` and GNU `time` (/usr/bin/time).
@@ -21,7 +21,9 @@ between one tools/call request and the next in the session transcript's
 monotonic clock (the call, its settle, its post-call snapshot and the next
 call's pre-call snapshot), so jail setup, startup and shutdown are left out. A
 "no-change" call is the read-only tool; a "one-row"/"one-file" call changes
-one object. Every time is the median of REPEATS runs. `--main-bin` also
+one object. The audit's fixed cost (jail setup with its copy of the store,
+startup, shutdown) is its total less its calls, beside a plain `cp` of the
+store. Every time is the median of REPEATS runs. `--main-bin` also
 times the testbed audit of `honest` with default options on that binary and
 on this one, alternating.
 """
@@ -187,6 +189,20 @@ def workload(name, kind, store, size_bytes, baseline_cmd, work, args):
     if changed_read != 0 or changed_write == 0:
         raise RuntimeError(f"{name}: unexpected effects ({changed_read} read, {changed_write} write)")
     peak = peak_rss_mib(audit_cmd(kind, store, os.path.join(work, f"{write_tool}-{k}.toml")))
+    # What the jail's copy of the store costs, as a plain copy does it
+    # (std::fs::copy is copy_file_range on Linux, file by file like cp -r).
+    copy_to = os.path.join(work, "copy")
+
+    def copy_once():
+        shutil.rmtree(copy_to, ignore_errors=True)
+        if os.path.isdir(store):
+            took = timed(["cp", "-r", store, copy_to])
+        else:
+            took = timed(["cp", store, copy_to])
+        shutil.rmtree(copy_to, ignore_errors=True) if os.path.isdir(copy_to) else os.remove(copy_to)
+        return took
+
+    copy_s = median(copy_once, repeats)
     result = {
         "store_bytes": size_bytes,
         "baseline_s": baseline,
@@ -196,7 +212,9 @@ def workload(name, kind, store, size_bytes, baseline_cmd, work, args):
         "no_change_call_s": no_change,
         "one_change_call_s": one_change,
         "audit_with_k_read_calls_s": audit_s,
+        "audit_fixed_s": audit_s - k * no_change,
         "calls_per_audit": k,
+        "store_copy_s": copy_s,
         "audit_peak_rss_mib": round(peak, 1),
         "ratios": {
             "cold": cold_s / baseline,
@@ -236,7 +254,7 @@ def honest(main_bin, repeats):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--out", default=os.path.join(ROOT, "bench.json"))
+    parser.add_argument("--out", default=os.path.join(ROOT, "bench", "bench.json"))
     parser.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "witness-bench"))
     parser.add_argument("--main-bin")
     parser.add_argument("--quick", action="store_true", help="fewer repeats, for a smoke run")

@@ -327,6 +327,16 @@ impl FileSetWatch {
         watch
     }
 
+    /// [`Self::activity`] in an observer's terms, for an observer that may
+    /// not have armed its watch yet.
+    pub fn activity_of(watch: Option<&mut Self>) -> crate::Activity {
+        match watch.and_then(Self::activity) {
+            Some(true) => crate::Activity::Busy,
+            Some(false) => crate::Activity::Quiet,
+            None => crate::Activity::Unknown,
+        }
+    }
+
     /// Whether one of the files was touched since the last
     /// [`Self::take_touched`], without starting a new count: `None` when no
     /// events can say.

@@ -222,14 +222,7 @@ impl Observer for SqliteObserver {
     }
 
     fn activity(&mut self) -> Activity {
-        let Some(events) = &mut self.events else {
-            return Activity::Unknown;
-        };
-        match events.activity() {
-            Some(true) => Activity::Busy,
-            Some(false) => Activity::Quiet,
-            None => Activity::Unknown,
-        }
+        FileSetWatch::activity_of(self.events.as_mut())
     }
 
     fn present(&mut self, visit: &mut dyn FnMut(&str)) -> Result<(), ObserveError> {
