@@ -932,36 +932,11 @@ fn hash_file(
     max_bytes: u64,
     deadline: Instant,
 ) -> FileOutcome {
-    // Never through a link, and never blocking on a FIFO swapped in since
-    // the listing: such an open fails or is refused below.
-    let mut options = fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
-    }
-    let file = match options.open(path) {
-        Ok(file) => file,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return FileOutcome::Vanished,
-        #[cfg(unix)]
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
-            return FileOutcome::Unreadable("replaced while being read".into());
-        }
-        Err(e) => return FileOutcome::Unreadable(e.to_string()),
+    let (file, opened, stamp) = match open_listed(path, listed) {
+        Ok(opened) => opened,
+        Err(Stopped::Failed(reason)) => return FileOutcome::Unreadable(reason),
+        Err(_) => return FileOutcome::Vanished,
     };
-    let opened = match file.metadata() {
-        Ok(meta) => meta,
-        Err(e) => return FileOutcome::Unreadable(e.to_string()),
-    };
-    let stamp = Stamp::of(&opened);
-    let same_object = match (listed, stamp) {
-        (Some(a), Some(b)) => a.dev == b.dev && a.ino == b.ino,
-        _ => true,
-    };
-    if !opened.is_file() || !same_object {
-        return FileOutcome::Unreadable("replaced while being read".into());
-    }
     if opened.len() > max_bytes {
         return FileOutcome::TooLarge {
             size: opened.len(),
@@ -990,6 +965,7 @@ fn hash_file(
         })
         .map_or_else(
             |stopped| match stopped {
+                Stopped::Gone => FileOutcome::Vanished,
                 Stopped::Late => FileOutcome::OutOfTime,
                 Stopped::Failed(reason) => FileOutcome::Unreadable(reason),
             },
@@ -1008,10 +984,49 @@ fn hash_file(
         )
 }
 
-/// Why hashing stopped before the end of a file.
+/// Why a file could not be hashed to its end.
 enum Stopped {
+    /// Deleted before it could be opened.
+    Gone,
     Late,
     Failed(String),
+}
+
+/// Opens the regular file that was listed at `path`: never through a link,
+/// never blocking on a FIFO swapped in since the listing, and refusing
+/// whatever is not the very file (device and inode) that was listed.
+fn open_listed(
+    path: &Path,
+    listed: Option<Stamp>,
+) -> Result<(fs::File, fs::Metadata, Option<Stamp>), Stopped> {
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    let file = match options.open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(Stopped::Gone),
+        #[cfg(unix)]
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(Stopped::Failed("replaced while being read".into()));
+        }
+        Err(e) => return Err(Stopped::Failed(e.to_string())),
+    };
+    let opened = file
+        .metadata()
+        .map_err(|e| Stopped::Failed(e.to_string()))?;
+    let stamp = Stamp::of(&opened);
+    let same_object = match (listed, stamp) {
+        (Some(a), Some(b)) => a.dev == b.dev && a.ino == b.ino,
+        _ => true,
+    };
+    if !opened.is_file() || !same_object {
+        return Err(Stopped::Failed("replaced while being read".into()));
+    }
+    Ok((file, opened, stamp))
 }
 
 /// Where hashed bytes go: the hasher, a count, and the digest of the first

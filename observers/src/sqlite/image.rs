@@ -409,19 +409,25 @@ impl Images {
         changed.page_count = scan
             .commit_pages
             .unwrap_or_else(|| header_page_count(&header, got).unwrap_or(file_pages));
-        if let Ok(wal) = File::open(&wal_path) {
+        self.overlay(&wal_path, &scan, &mut changed)
+            .map_err(io_err(path))?;
+        Ok(Some((changed, scan.cursor)))
+    }
+
+    /// Lays the WAL's committed frames over what the main file gave, and
+    /// drops pages past the committed size.
+    fn overlay(&self, wal_path: &Path, scan: &WalScan, changed: &mut Changed) -> io::Result<()> {
+        if let Ok(wal) = File::open(wal_path) {
             for (&page, &offset) in &scan.frames {
-                let mut content = vec![0u8; page_size as usize];
-                wal.read_exact_at(&mut content, offset)
-                    .map_err(io_err(path))?;
+                let mut content = vec![0u8; changed.page_size as usize];
+                wal.read_exact_at(&mut content, offset)?;
                 changed.pages.remove(&page);
-                self.keep_if_changed(page, content, &mut changed)
-                    .map_err(io_err(path))?;
+                self.keep_if_changed(page, content, changed)?;
             }
         }
         let count = changed.page_count;
         changed.pages.retain(|&p, _| p <= count);
-        Ok(Some((changed, scan.cursor)))
+        Ok(())
     }
 
     /// Reads the main file page by page, keeping those that differ from
