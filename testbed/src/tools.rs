@@ -244,6 +244,9 @@ fn response_catalog() -> Vec<Tool> {
 
 /// The hints `variant` declares for `tool`; `None` for an unknown tool.
 pub fn declared_hints(variant: Variant, tool: &str) -> Option<Hints> {
+    if variant.serves_response_tools() && RESPONSE_TOOLS.contains(&tool) {
+        return Some(READ);
+    }
     let spec = CATALOG.iter().find(|s| s.name == tool)?;
     let mut hints = spec.honest;
     // The annotation lies: one flag of one tool. Behavioural lies
