@@ -112,6 +112,22 @@ pub(super) fn gate(outcome: Outcome, deciding: &[&CallRecord]) -> Outcome {
     (verdict, reason, evidence)
 }
 
+/// When no call of the tool succeeded: why nothing could be judged.
+pub(super) fn unanswered(calls: &[&CallRecord]) -> Option<(Verdict, String)> {
+    if calls.is_empty() {
+        return Some((Verdict::Skip, "the tool was not called".into()));
+    }
+    if calls.iter().any(|c| c.outcome.status == CallStatus::Ok) {
+        return None;
+    }
+    let why = if calls.iter().any(|c| c.used_synthesized()) {
+        "no call succeeded (they used synthesized arguments, which proves nothing about the tool)"
+    } else {
+        "no call succeeded, so there was no result to judge"
+    };
+    Some((Verdict::Untestable, why.into()))
+}
+
 /// How a call ended, in the words a verdict uses.
 pub(super) fn ended(call: &CallRecord) -> String {
     match (call.outcome.status, call.outcome.code) {

@@ -7,8 +7,8 @@
 use witness_model::audit::{CallRecord, CallStatus, ToolClass, ToolEntry, Verdict};
 
 use super::super::paging::{Paging, items, next_cursor};
-use super::super::{Outcome, Subject, evidence_of, unexercised};
-use super::{ended, gate, per_call, unreached};
+use super::super::{Outcome, Subject, evidence_of};
+use super::{ended, gate, per_call, unanswered, unreached};
 
 /// One pagination's verdict, its reason, and the calls it rests on.
 type Judged<'a> = (Verdict, String, Vec<&'a CallRecord>);
@@ -47,7 +47,7 @@ pub(in crate::checks) fn terminates(subject: &Subject<'_>) -> Outcome {
         let reason = per_call(these.iter().map(|j| (j.2[0].id, j.1.as_str())));
         return gate((verdict, reason, evidence_of(&chains, vec![])), &chains);
     }
-    let (verdict, reason) = unexercised(calls).unwrap_or((
+    let (verdict, reason) = unanswered(calls).unwrap_or((
         Verdict::Skip,
         "returned no cursor: there was nothing to follow".into(),
     ));

@@ -9,8 +9,8 @@
 use witness_model::audit::{CallRecord, CallStatus, Verdict};
 
 use super::super::schema::{compile, violations};
-use super::super::{Outcome, Subject, evidence_of, unexercised};
-use super::{gate, per_call};
+use super::super::{Outcome, Subject, evidence_of};
+use super::{gate, per_call, unanswered};
 
 /// RSP-10: a declared outputSchema compiles.
 pub(in crate::checks) fn compiles(subject: &Subject<'_>) -> Outcome {
@@ -59,9 +59,9 @@ pub(in crate::checks) fn validates(subject: &Subject<'_>) -> Outcome {
         .filter(|c| c.outcome.status == CallStatus::Ok)
         .collect();
     if ok.is_empty() {
-        let (verdict, reason) = unexercised(calls).unwrap_or((
+        let (verdict, reason) = unanswered(calls).unwrap_or((
             Verdict::Untestable,
-            "no call succeeded, so no result was there to validate".into(),
+            "no call succeeded, so there was no result to validate".into(),
         ));
         return (verdict, reason, evidence_of(calls, vec![]));
     }
