@@ -877,6 +877,16 @@ mod tests {
     }
 
     #[test]
+    fn the_response_lane_page_carries_the_response_catalog() {
+        let page = include_str!("../../docs/response-lane.md");
+        let table = CheckId::response_table_markdown();
+        assert!(
+            page.contains(&table),
+            "docs/response-lane.md is out of step with the check catalog; paste this table:\n{table}"
+        );
+    }
+
+    #[test]
     fn the_methodology_page_carries_the_check_catalog() {
         let page = include_str!("../../docs/effect-aware-conformance.md");
         let table = CheckId::table_markdown();
