@@ -568,4 +568,36 @@ mod tests {
             assert!(check.reason.contains("no network isolation"), "{check:?}");
         }
     }
+
+    fn respond(tools: &[ToolEntry], calls: &[CallRecord]) -> Vec<CheckResult> {
+        let latency = BTreeMap::new();
+        let ledger = Ledger {
+            tools,
+            calls,
+            baseline: &[],
+            probe_active: false,
+            skipped: &[],
+            latency: &latency,
+        };
+        evaluate_lane(Lane::Response, &ledger)
+    }
+
+    #[test]
+    fn rsp10_and_rsp11_fail_on_a_broken_schema_and_an_ambiguous_error() {
+        let mut broken = tool("count", json!({"readOnlyHint": true}));
+        broken.output_schema = Some(json!({"type": "integr"}));
+        let mut call = call(1, "count", CallStatus::Ok, Provenance::Literal, &[]);
+        call.response = Some(json!({"isError": "true", "content": []}));
+        let checks = respond(&[broken], &[call.clone()]);
+        assert_eq!(verdict(&checks, "RSP-10", "count"), Verdict::Fail);
+        assert_eq!(verdict(&checks, "RSP-04", "count"), Verdict::Untestable);
+        assert_eq!(verdict(&checks, "RSP-11", "count"), Verdict::Fail);
+        // The same answer to invented arguments proves nothing.
+        call.arguments[0].source = Provenance::Synthesized;
+        let mut fine = tool("count", json!({"readOnlyHint": true}));
+        fine.output_schema = Some(json!({"type": "object"}));
+        let checks = respond(&[fine], &[call]);
+        assert_eq!(verdict(&checks, "RSP-11", "count"), Verdict::Untestable);
+        assert_eq!(verdict(&checks, "RSP-10", "count"), Verdict::Pass);
+    }
 }

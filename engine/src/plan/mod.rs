@@ -655,6 +655,66 @@ mod tests {
     }
 
     #[test]
+    fn calls_carry_checks_by_name_or_table_and_bad_ones_are_refused_in_one_line() {
+        let plan = Plan::parse(include_str!("../../../experiments/response/plan.toml"));
+        let plan = match plan {
+            Ok(p) => p,
+            Err(e) => panic!("{e}"),
+        };
+        assert_eq!(
+            plan.expect.get(&5),
+            Some(&vec![
+                Expectation::Succeeds,
+                Expectation::MaxItems {
+                    limit: 2,
+                    path: None
+                },
+                Expectation::PaginationTerminates {
+                    cursor: None,
+                    next: None,
+                    items: None,
+                    max_pages: None
+                },
+            ])
+        );
+        assert_eq!(
+            plan.expect.get(&7),
+            Some(&vec![Expectation::ErrorCode { code: -32602 }])
+        );
+        assert!(!plan.expect.contains_key(&1), "save_note carries none");
+        for (bad, says) in [
+            ("checks = [\"nope\"]", "unknown check type \"nope\""),
+            (
+                "checks = [{ type = \"max_items\", limt = 3 }]",
+                "unknown field `limt`",
+            ),
+            (
+                "checks = [{ type = \"latency_under\", ms = 0 }]",
+                "ms must be at least 1",
+            ),
+            (
+                "checks = [{ type = \"max_items\", limit = 3, path = \"body\" }]",
+                "path \"body\"",
+            ),
+            (
+                "checks = [{ type = \"pagination_terminates\", max_pages = 99 }]",
+                "max_pages",
+            ),
+            ("checks = [3]", "a check name or a table"),
+        ] {
+            let text = format!("[[call]]\ntool = \"t\"\n{bad}\n");
+            match Plan::parse(&text) {
+                Ok(_) => panic!("accepted {bad}"),
+                Err(e) => {
+                    assert!(e.contains(says), "{bad}: {e}");
+                    assert!(e.starts_with("call 1 check 1: "), "{e}");
+                    assert!(!e.contains('\n'), "one line: {e}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn references_must_point_backwards_and_paths_must_parse() {
         let forward =
             "[[call]]\ntool = \"a\"\nargs.x = { from = \"call 1\", path = \"json.id\" }\n";
