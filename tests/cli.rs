@@ -129,5 +129,19 @@ fn testbed_variants_as_json_is_the_full_record_of_every_variant() {
         "{lie:#}"
     );
     let planted = records.iter().filter(|r| !r["lie"].is_null()).count();
-    assert_eq!(planted, 7);
+    assert_eq!(
+        planted, 8,
+        "seven effect lies, and count_notes writing in rsp-counting-write"
+    );
+    // The response variants: each names the one check it breaks.
+    let defects: Vec<(&str, &str)> = records
+        .iter()
+        .filter_map(|r| Some((r["name"].as_str()?, r["response_defect"]["check"].as_str()?)))
+        .collect();
+    assert_eq!(defects.len(), 9, "{defects:?}");
+    assert!(defects.contains(&("rsp-looping-cursor", "pagination_terminates")));
+    assert_eq!(by_name("response-honest")["lie"], Value::Null);
+    assert!(by_name("response-honest").get("response_defect").is_none());
+    let lie = &by_name("rsp-counting-write")["lie"];
+    assert_eq!(lie["annotations"]["readOnlyHint"], true);
 }

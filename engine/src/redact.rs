@@ -168,6 +168,14 @@ impl Redactor {
         }
     }
 
+    /// Learns a secret found by other means (a credential-shaped string in
+    /// a tool's metadata).
+    pub fn learn_secret(&mut self, secret: &str) {
+        if secret.len() >= MIN_SECRET_LEN {
+            self.secrets.insert(secret.to_owned());
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.secrets.is_empty()
     }

@@ -14,8 +14,8 @@ use serde_json::Value;
 // `CallStatus` and `Provenance` live with the other words in `vocab`; they
 // are re-exported so `audit::CallStatus` keeps naming the same type.
 pub use crate::vocab::{
-    CallStatus, CheckId, FindingKind, Hint, IsolationLevel, Op, ProbeStatus, Provenance, ToolClass,
-    Verdict,
+    CallStatus, CheckId, Expectation, FindingKind, Hint, IsolationLevel, Lane, MetadataKind, Op,
+    ProbeStatus, Provenance, ToolClass, Verdict,
 };
 
 pub const AUDIT_SCHEMA: &str = "mcp-witness.audit/v1";
@@ -133,6 +133,13 @@ pub struct CallRecord {
     /// Set on the identical repeat made to test an idempotence claim.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeat_of: Option<u32>,
+    /// Set on a call that follows the cursor an earlier page returned: the
+    /// id of the first call of the pagination (RSP-07).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_of: Option<u32>,
+    /// The checks a plan attached to this call (the response lane judges them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub expect: Vec<Expectation>,
     pub arguments: Vec<Argument>,
     pub outcome: Outcome,
     /// The result as served, with secrets replaced by digests.
@@ -238,6 +245,9 @@ pub struct ToolEntry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_schema: Option<Value>,
     pub has_output_schema: bool,
+    /// The `outputSchema` as served, when there is one (RSP-04, RSP-10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
 }
 
 /// What a verdict rests on.
@@ -335,6 +345,24 @@ pub struct CatalogEntry {
     pub problem: Option<String>,
 }
 
+/// What a tool's own metadata says that may mislead a client or the model
+/// reading it. Never a verdict: it changes no check.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct MetadataFinding {
+    pub kind: MetadataKind,
+    pub tool: String,
+    /// A JSON Pointer into the tool as served (`/description`,
+    /// `/inputSchema/properties/command`).
+    pub field: String,
+    /// The exact span, escaped: invisible characters written as `\u{200b}`,
+    /// a secret-shaped string as its digest, never its value.
+    pub span: String,
+    /// Where the span starts in the field, in characters.
+    pub at: usize,
+    /// Why it was flagged, in one sentence.
+    pub detail: String,
+}
+
 /// Something observed that is worth a reader's attention but is not a check verdict.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Finding {
@@ -377,6 +405,17 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+/// Verdicts of one lane, counted by kind.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct LaneSummary {
+    pub pass: usize,
+    pub fail: usize,
+    pub skip: usize,
+    pub untestable: usize,
+}
+
+/// `pass`, `fail`, `skip` and `untestable` count the effect lane, as they
+/// always have; the response lane is counted apart, under `response`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Summary {
     pub pass: usize,
@@ -392,14 +431,26 @@ pub struct Summary {
     /// working directory), over every call.
     #[serde(default)]
     pub outside_stores: usize,
+    /// The response lane's verdicts.
+    #[serde(default)]
+    pub response: LaneSummary,
+    /// Metadata findings (not verdicts).
+    #[serde(default)]
+    pub metadata: usize,
 }
 
 impl Summary {
     /// The summary an audit's calls and verdicts add up to: every call
     /// counted, every verdict, and every effect charged to a call (late,
     /// startup, shutdown and event effects are charged to none).
-    pub fn of(calls: &[CallRecord], checks: &[CheckResult]) -> Self {
+    pub fn of(
+        calls: &[CallRecord],
+        checks: &[CheckResult],
+        response: &[CheckResult],
+        metadata: &[MetadataFinding],
+    ) -> Self {
         let verdicts = VerdictTally::of(checks.iter().map(|c| c.verdict));
+        let answered = VerdictTally::of(response.iter().map(|c| c.verdict));
         let effects = EffectTally::of(calls.iter().flat_map(|c| &c.effects));
         Self {
             pass: verdicts.pass,
@@ -411,7 +462,19 @@ impl Summary {
             updates: effects.updates,
             deletes: effects.deletes,
             outside_stores: effects.outside_stores,
+            response: LaneSummary {
+                pass: answered.pass,
+                fail: answered.fail,
+                skip: answered.skip,
+                untestable: answered.untestable,
+            },
+            metadata: metadata.len(),
         }
+    }
+
+    /// Whether either lane failed: what exit code 1 means.
+    pub fn failed(&self) -> bool {
+        self.fail > 0 || self.response.fail > 0
     }
 }
 
@@ -529,6 +592,19 @@ pub struct Volatile {
     /// not kept. Each entry says what kind of value was replaced and where.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub clock: Vec<ClockReplaced>,
+    /// How long the calls a plan bounded (`latency_under`) took to be
+    /// answered. The verdict is in `response`; the measurement is here
+    /// because it differs from run to run, and a deterministic run leaves
+    /// it out.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub latency: Vec<CallLatency>,
+}
+
+/// One call's measured latency.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct CallLatency {
+    pub call: u32,
+    pub ms: u64,
 }
 
 /// Server clock values of one kind, replaced by a token.
@@ -575,10 +651,18 @@ pub struct AuditReport {
     pub calls: Vec<CallRecord>,
     /// Changes that appeared while the server shut down.
     pub shutdown_effects: Vec<Effect>,
+    /// The effect lane: declarations held to observed effects.
     pub checks: Vec<CheckResult>,
+    /// The response lane: what the server answered held to the protocol,
+    /// its own outputSchema and the checks a plan attached (`RSP-xx`).
+    #[serde(default)]
+    pub response: Vec<CheckResult>,
+    /// What the tools' own metadata says that may mislead (never a verdict).
+    #[serde(default)]
+    pub metadata: Vec<MetadataFinding>,
     pub findings: Vec<Finding>,
     pub summary: Summary,
-    /// 0 passed, 1 a check failed, 3 incomplete.
+    /// 0 passed, 1 a check of either lane failed, 3 incomplete.
     pub exit_code: i32,
     pub transcripts: Vec<ProcessTranscript>,
     pub volatile: Volatile,
@@ -589,8 +673,19 @@ impl AuditReport {
         self.tools.iter().find(|t| t.name == name)
     }
 
+    /// The verdict of `id` on `tool`, in whichever lane `id` belongs to.
     pub fn check(&self, id: CheckId, tool: &str) -> Option<&CheckResult> {
-        self.checks.iter().find(|c| c.id == id && c.tool == tool)
+        self.lane(id.lane())
+            .iter()
+            .find(|c| c.id == id && c.tool == tool)
+    }
+
+    /// The verdicts of one lane.
+    pub fn lane(&self, lane: Lane) -> &[CheckResult] {
+        match lane {
+            Lane::Effect => &self.checks,
+            Lane::Response => &self.response,
+        }
     }
 
     /// The call that carried out plan step `step` (its first call: an
@@ -635,7 +730,12 @@ mod tests {
         for path in &audits {
             let report: AuditReport = read(path);
             assert_eq!(
-                Summary::of(&report.calls, &report.checks),
+                Summary::of(
+                    &report.calls,
+                    &report.checks,
+                    &report.response,
+                    &report.metadata
+                ),
                 report.summary,
                 "{}",
                 path.display()

@@ -277,10 +277,36 @@ impl CallStatus {
     }
 }
 
-/// The effect lane's checks. The catalog (this enum and its texts) is the one
-/// place a check is described: the engine's registry evaluates exactly the
-/// ids marked [`CheckId::evaluated`], and the evidence page, the text report
-/// and `docs/effect-aware-conformance.md` read their names and texts here.
+/// Which lane a check belongs to. The effect lane holds declarations to
+/// effects observed out of band; the response lane holds a server to what
+/// it answered. The two are reported apart (`checks` and `response` in the
+/// audit), so adding response checks never changes what an effect verdict,
+/// or the effect tally, means.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Lane {
+    Effect,
+    Response,
+}
+
+impl Lane {
+    pub const ALL: [Lane; 2] = [Lane::Effect, Lane::Response];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Lane::Effect => "effect",
+            Lane::Response => "response",
+        }
+    }
+}
+
+/// The check catalog: the effect lane (`EFF-xx`) and the response lane
+/// (`RSP-xx`). This enum and its texts are the one place a check is
+/// described: the engine's registry evaluates exactly the ids marked
+/// [`CheckId::evaluated`], and the evidence page, the text report, the CI
+/// formats and the docs tables read their names and texts here.
 #[derive(
     Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
 )]
@@ -297,17 +323,50 @@ pub enum CheckId {
     Eff05,
     #[serde(rename = "EFF-06")]
     Eff06,
+    #[serde(rename = "RSP-01")]
+    Rsp01,
+    #[serde(rename = "RSP-02")]
+    Rsp02,
+    #[serde(rename = "RSP-03")]
+    Rsp03,
+    #[serde(rename = "RSP-04")]
+    Rsp04,
+    #[serde(rename = "RSP-05")]
+    Rsp05,
+    #[serde(rename = "RSP-06")]
+    Rsp06,
+    #[serde(rename = "RSP-07")]
+    Rsp07,
+    #[serde(rename = "RSP-08")]
+    Rsp08,
+    #[serde(rename = "RSP-09")]
+    Rsp09,
+    #[serde(rename = "RSP-10")]
+    Rsp10,
+    #[serde(rename = "RSP-11")]
+    Rsp11,
 }
 
 impl CheckId {
     /// Every check, in catalog order.
-    pub const ALL: [CheckId; 6] = [
+    pub const ALL: [CheckId; 17] = [
         CheckId::Eff01,
         CheckId::Eff02,
         CheckId::Eff03,
         CheckId::Eff04,
         CheckId::Eff05,
         CheckId::Eff06,
+        CheckId::Rsp01,
+        CheckId::Rsp02,
+        CheckId::Rsp03,
+        CheckId::Rsp04,
+        CheckId::Rsp05,
+        CheckId::Rsp06,
+        CheckId::Rsp07,
+        CheckId::Rsp08,
+        CheckId::Rsp09,
+        CheckId::Rsp10,
+        CheckId::Rsp11,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -318,11 +377,30 @@ impl CheckId {
             CheckId::Eff04 => "EFF-04",
             CheckId::Eff05 => "EFF-05",
             CheckId::Eff06 => "EFF-06",
+            CheckId::Rsp01 => "RSP-01",
+            CheckId::Rsp02 => "RSP-02",
+            CheckId::Rsp03 => "RSP-03",
+            CheckId::Rsp04 => "RSP-04",
+            CheckId::Rsp05 => "RSP-05",
+            CheckId::Rsp06 => "RSP-06",
+            CheckId::Rsp07 => "RSP-07",
+            CheckId::Rsp08 => "RSP-08",
+            CheckId::Rsp09 => "RSP-09",
+            CheckId::Rsp10 => "RSP-10",
+            CheckId::Rsp11 => "RSP-11",
         }
     }
 
     pub fn parse(id: &str) -> Option<CheckId> {
         CheckId::ALL.into_iter().find(|c| c.as_str() == id)
+    }
+
+    pub fn lane(self) -> Lane {
+        if self.as_str().starts_with("EFF") {
+            Lane::Effect
+        } else {
+            Lane::Response
+        }
     }
 
     /// Whether audits evaluate this check today. EFF-04 needs an observer of
@@ -332,13 +410,52 @@ impl CheckId {
         !matches!(self, CheckId::Eff04)
     }
 
-    /// The checks audits evaluate, in catalog order.
+    /// The checks audits evaluate, in catalog order (both lanes).
     pub fn evaluated_ids() -> Vec<CheckId> {
         CheckId::ALL.into_iter().filter(|c| c.evaluated()).collect()
     }
 
+    /// The checks audits evaluate in one lane, in catalog order.
+    pub fn evaluated_in(lane: Lane) -> Vec<CheckId> {
+        CheckId::ALL
+            .into_iter()
+            .filter(|c| c.evaluated() && c.lane() == lane)
+            .collect()
+    }
+
+    /// The name a plan file attaches a response check by (seed 000's
+    /// check types), for the checks a plan can attach.
+    pub fn plan_name(self) -> Option<&'static str> {
+        Some(match self {
+            CheckId::Rsp01 => "succeeds",
+            CheckId::Rsp02 => "is_error",
+            CheckId::Rsp03 => "error_code",
+            CheckId::Rsp04 => "output_schema",
+            CheckId::Rsp05 => "max_items",
+            CheckId::Rsp06 => "latency_under",
+            CheckId::Rsp07 => "pagination_terminates",
+            CheckId::Rsp08 => "idempotent",
+            CheckId::Rsp09 => "no_mutation",
+            _ => return None,
+        })
+    }
+
+    /// Whether every audit runs this check on every tool, plan or not. A
+    /// response check that only a plan attaches has a verdict only where a
+    /// plan attached it.
+    pub fn runs_without_plan(self) -> bool {
+        match self.lane() {
+            Lane::Effect => true,
+            Lane::Response => matches!(
+                self,
+                CheckId::Rsp04 | CheckId::Rsp07 | CheckId::Rsp10 | CheckId::Rsp11
+            ),
+        }
+    }
+
     /// The annotations this check holds a tool to. EFF-05 tests no
-    /// annotation: its claim is the audit's own declaration of the stores.
+    /// annotation: its claim is the audit's own declaration of the stores;
+    /// the response lane tests what a tool answers, not what it declares.
     pub fn hints(self) -> &'static [Hint] {
         match self {
             CheckId::Eff01 => &[Hint::ReadOnly],
@@ -350,6 +467,7 @@ impl CheckId {
             CheckId::Eff05 => &[],
             // A read-only tool that mints a working credential writes authority.
             CheckId::Eff06 => &[Hint::ReadOnly],
+            _ => &[],
         }
     }
 
@@ -372,16 +490,39 @@ impl CheckId {
             CheckId::Eff06 => {
                 "a call that mints an effective credential is not declared read-only, and a call that revokes one leaves it ineffective"
             }
+            CheckId::Rsp01 => "the call returned a result without isError",
+            CheckId::Rsp02 => "the call returned a result with isError: true, not a JSON-RPC error",
+            CheckId::Rsp03 => {
+                "the call returned a JSON-RPC error with the expected code, not an isError result"
+            }
+            CheckId::Rsp04 => {
+                "every successful result of a tool that declares an outputSchema carries structuredContent that validates against it"
+            }
+            CheckId::Rsp05 => "the result holds no more items than the limit",
+            CheckId::Rsp06 => "the call was answered in less than the bound, in milliseconds",
+            CheckId::Rsp07 => {
+                "following the tool's own cursor ends: no cursor repeats, no item comes twice, within the page bound"
+            }
+            CheckId::Rsp08 => "the same call made twice gives the same result",
+            CheckId::Rsp09 => "the call caused no observed create, update or delete",
+            CheckId::Rsp10 => "a declared outputSchema compiles as a JSON Schema",
+            CheckId::Rsp11 => {
+                "every failed call came back on one recognisable channel: a result with a boolean isError and content, or a JSON-RPC error"
+            }
         }
     }
 
-    /// The catalog as a Markdown table: `docs/effect-aware-conformance.md`
-    /// carries exactly this (a test keeps the two in step).
+    /// The effect lane as a Markdown table:
+    /// `docs/effect-aware-conformance.md` carries exactly this (a test
+    /// keeps the two in step).
     pub fn table_markdown() -> String {
         let mut out = String::from(
             "| id | holds when | annotations it tests | evaluated |\n|---|---|---|---|\n",
         );
-        for id in CheckId::ALL {
+        for id in CheckId::ALL
+            .into_iter()
+            .filter(|c| c.lane() == Lane::Effect)
+        {
             let hints: Vec<String> = id
                 .hints()
                 .iter()
@@ -400,6 +541,94 @@ impl CheckId {
             ));
         }
         out
+    }
+
+    /// The response lane as a Markdown table: `docs/response-lane.md`
+    /// carries exactly this (a test keeps the two in step).
+    pub fn response_table_markdown() -> String {
+        let mut out = String::from(
+            "| id | holds when | plan name | runs without a plan |\n|---|---|---|---|\n",
+        );
+        for id in CheckId::ALL
+            .into_iter()
+            .filter(|c| c.lane() == Lane::Response)
+        {
+            out.push_str(&format!(
+                "| {} | {} | {} | {} |\n",
+                id.as_str(),
+                id.holds_when(),
+                id.plan_name()
+                    .map_or_else(|| "—".to_owned(), |n| format!("`{n}`")),
+                if id.runs_without_plan() {
+                    "yes"
+                } else {
+                    "no: attached by a plan"
+                }
+            ));
+        }
+        out
+    }
+}
+
+/// A check a plan file attaches to one call (seed 000's check types). It
+/// is recorded on the call it was attached to, so the response lane reads
+/// what was asked from the ledger alone.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Expectation {
+    /// A result without `isError`.
+    Succeeds,
+    /// A result with `isError: true`.
+    IsError,
+    /// A JSON-RPC error with this code.
+    ErrorCode { code: i64 },
+    /// structuredContent validates against the declared outputSchema.
+    OutputSchema,
+    /// At most `limit` items in the list at `path` (by default the result's
+    /// only list).
+    MaxItems {
+        limit: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        path: Option<String>,
+    },
+    /// Answered in less than `ms` milliseconds.
+    LatencyUnder { ms: u64 },
+    /// Following the tool's own cursor ends.
+    PaginationTerminates {
+        /// The input parameter the cursor is sent back in (default `cursor`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cursor: Option<String>,
+        /// Where the next cursor sits in a result (default: `nextCursor` or
+        /// `next_cursor` at the top of the structured content or JSON text).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        next: Option<String>,
+        /// Where a page's items sit (default: the page's only list).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        items: Option<String>,
+        /// Pages followed at most, the first included (default 20).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_pages: Option<u32>,
+    },
+    /// The same call made twice gives the same result.
+    Idempotent,
+    /// The call changes nothing observed.
+    NoMutation,
+}
+
+impl Expectation {
+    /// The catalog check this expectation is judged by.
+    pub fn check(&self) -> CheckId {
+        match self {
+            Expectation::Succeeds => CheckId::Rsp01,
+            Expectation::IsError => CheckId::Rsp02,
+            Expectation::ErrorCode { .. } => CheckId::Rsp03,
+            Expectation::OutputSchema => CheckId::Rsp04,
+            Expectation::MaxItems { .. } => CheckId::Rsp05,
+            Expectation::LatencyUnder { .. } => CheckId::Rsp06,
+            Expectation::PaginationTerminates { .. } => CheckId::Rsp07,
+            Expectation::Idempotent => CheckId::Rsp08,
+            Expectation::NoMutation => CheckId::Rsp09,
+        }
     }
 }
 
@@ -430,7 +659,9 @@ display_as_str!(
     Provenance,
     CallStatus,
     CheckId,
-    FindingKind
+    FindingKind,
+    Lane,
+    MetadataKind
 );
 
 /// Kinds of finding: what an audit noticed that is not a check verdict.
@@ -480,6 +711,69 @@ impl FindingKind {
             FindingKind::FramesBudgetExceeded => "frames-budget-exceeded",
             FindingKind::HttpExchangeFailed => "http-exchange-failed",
             FindingKind::RootsOverflow => "roots-overflow",
+        }
+    }
+}
+
+/// Kinds of metadata finding: what a tool's own name, title, description
+/// or schemas say that a client, or the model reading them, may be misled
+/// by. Findings, not verdicts: they never change a check.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum MetadataKind {
+    /// Text addressed to the model that tries to override, hide from the
+    /// user or pose as the system.
+    HiddenInstruction,
+    /// Invisible or bidirectional characters.
+    InvisibleCharacter,
+    /// A string shaped like a credential.
+    SecretShaped,
+    /// A free-text parameter, constrained by nothing, of a tool that says it
+    /// runs commands.
+    ShellFreeText,
+    /// A description long enough to be cut by clients.
+    LongDescription,
+}
+
+impl MetadataKind {
+    pub const ALL: [MetadataKind; 5] = [
+        MetadataKind::HiddenInstruction,
+        MetadataKind::InvisibleCharacter,
+        MetadataKind::SecretShaped,
+        MetadataKind::ShellFreeText,
+        MetadataKind::LongDescription,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MetadataKind::HiddenInstruction => "hidden-instruction",
+            MetadataKind::InvisibleCharacter => "invisible-character",
+            MetadataKind::SecretShaped => "secret-shaped",
+            MetadataKind::ShellFreeText => "shell-free-text",
+            MetadataKind::LongDescription => "long-description",
+        }
+    }
+
+    /// What the finding means, in one sentence (SARIF rule help, pages).
+    pub fn meaning(self) -> &'static str {
+        match self {
+            MetadataKind::HiddenInstruction => {
+                "the tool's metadata holds text addressed to the model that tries to override its instructions, keep something from the user or pose as the system"
+            }
+            MetadataKind::InvisibleCharacter => {
+                "the tool's metadata holds invisible or bidirectional characters: what a person reviews is not what the model reads"
+            }
+            MetadataKind::SecretShaped => {
+                "the tool's metadata holds a string shaped like a credential, which every client that lists the tool receives"
+            }
+            MetadataKind::ShellFreeText => {
+                "a tool that says it runs commands takes a free-text parameter constrained by no enum, const, pattern or format"
+            }
+            MetadataKind::LongDescription => {
+                "the tool's description is longer than clients are known to pass on, so the model may read only its beginning"
+            }
         }
     }
 }
@@ -579,6 +873,16 @@ mod tests {
         assert!(
             Hint::OpenWorld.checks().is_empty(),
             "nothing observes the network yet"
+        );
+    }
+
+    #[test]
+    fn the_response_lane_page_carries_the_response_catalog() {
+        let page = include_str!("../../docs/response-lane.md");
+        let table = CheckId::response_table_markdown();
+        assert!(
+            page.contains(&table),
+            "docs/response-lane.md is out of step with the check catalog; paste this table:\n{table}"
         );
     }
 

@@ -7,8 +7,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use witness_model::audit::{
-    Argument, AuditReport, CallRecord, CheckResult, Effect, Origin, ProbeRecord, ToolClass,
-    ToolEntry, VerdictTally,
+    Argument, AuditReport, CallRecord, CheckResult, Effect, Lane, MetadataFinding, Origin,
+    ProbeRecord, ToolClass, ToolEntry, VerdictTally,
 };
 use witness_model::vocab::{CheckId, IsolationLevel, ProbeStatus};
 use witness_text::clip_raw;
@@ -46,13 +46,15 @@ pub struct View {
     probe: String,
     catalog: witness_model::audit::CatalogEntry,
     summary: witness_model::audit::Summary,
-    check_ids: Vec<(String, String)>,
+    /// Every check with a verdict: id, anchor, lane (effect first).
+    check_ids: Vec<(String, String, String)>,
     tools: Vec<ToolView>,
     calls: Vec<CallView>,
     startup_effects: Vec<EffectView>,
     shutdown_effects: Vec<EffectView>,
     baseline_probes: Vec<ProbeView>,
     check_groups: Vec<CheckGroup>,
+    metadata: Vec<MetadataView>,
     findings: Vec<FindingView>,
     scope: Vec<String>,
     transcripts: Vec<TranscriptView>,
@@ -180,6 +182,9 @@ struct CallView {
     tool: String,
     tool_anchor: String,
     repeat_of: Option<u32>,
+    page_of: Option<u32>,
+    /// The plan's checks on this call, as `max_items (limit 5)`.
+    expect: Vec<String>,
     arguments: Vec<ArgumentView>,
     status: String,
     ok: bool,
@@ -217,7 +222,20 @@ struct CheckView {
 }
 
 #[derive(Serialize)]
+struct MetadataView {
+    kind: String,
+    meaning: String,
+    tool: String,
+    tool_anchor: String,
+    field: String,
+    span: String,
+    at: usize,
+    detail: String,
+}
+
+#[derive(Serialize)]
 struct CheckGroup {
+    lane: String,
     id: String,
     anchor: String,
     holds_when: String,
@@ -361,6 +379,8 @@ fn call_view(report: &AuditReport, call: &CallRecord, session: Option<usize>) ->
         tool: call.tool.clone(),
         tool_anchor: tool_anchor(&call.tool),
         repeat_of: call.repeat_of,
+        page_of: call.page_of,
+        expect: call.expect.iter().map(expectation_text).collect(),
         arguments: call.arguments.iter().map(|a| argument(report, a)).collect(),
         status: call.outcome.status.phrase().into(),
         ok: call.succeeded(),
@@ -384,6 +404,26 @@ fn call_view(report: &AuditReport, call: &CallRecord, session: Option<usize>) ->
         probes: call.probes.iter().map(probe).collect(),
         events_after: call.events_after.clone(),
         event_effects: effects(&call.event_effects),
+    }
+}
+
+/// A plan check as the page names it: its plan name and its parameters.
+fn expectation_text(e: &witness_model::audit::Expectation) -> String {
+    let name = e.check().plan_name().unwrap_or_default();
+    let params = serde_json::to_value(e)
+        .ok()
+        .and_then(|v| v.as_object().cloned())
+        .map(|m| {
+            m.into_iter()
+                .filter(|(k, _)| k != "type")
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    if params.is_empty() {
+        format!("{name} ({})", e.check())
+    } else {
+        format!("{name} ({}; {})", e.check(), params.join(", "))
     }
 }
 
@@ -484,7 +524,7 @@ fn scope(report: &AuditReport, check_ids: &[CheckId]) -> Vec<String> {
     }
     let missing: Vec<&str> = CheckId::ALL
         .into_iter()
-        .filter(|id| !check_ids.contains(id))
+        .filter(|id| id.lane() == Lane::Effect && !check_ids.contains(id))
         .map(CheckId::as_str)
         .collect();
     if !missing.is_empty() {
@@ -526,10 +566,25 @@ fn scope(report: &AuditReport, check_ids: &[CheckId]) -> Vec<String> {
     out
 }
 
+fn metadata_view(f: &MetadataFinding) -> MetadataView {
+    MetadataView {
+        kind: f.kind.as_str().into(),
+        meaning: f.kind.meaning().into(),
+        tool: f.tool.clone(),
+        tool_anchor: tool_anchor(&f.tool),
+        field: clip_raw(&f.field, MAX_VALUE),
+        span: clip_raw(&f.span, MAX_VALUE),
+        at: f.at,
+        detail: clip_raw(&f.detail, MAX_VALUE),
+    }
+}
+
 pub fn view(report: &AuditReport, links: &AuditLinks) -> View {
+    // Effect lane first, then the response lane: catalog order.
     let check_ids: Vec<CheckId> = report
         .checks
         .iter()
+        .chain(&report.response)
         .map(|c| c.id)
         .collect::<BTreeSet<_>>()
         .into_iter()
@@ -584,8 +639,13 @@ pub fn view(report: &AuditReport, links: &AuditLinks) -> View {
     let check_groups = check_ids
         .iter()
         .map(|id| {
-            let group: Vec<&CheckResult> = report.checks.iter().filter(|c| c.id == *id).collect();
+            let group: Vec<&CheckResult> = report
+                .lane(id.lane())
+                .iter()
+                .filter(|c| c.id == *id)
+                .collect();
             CheckGroup {
+                lane: id.lane().as_str().into(),
                 id: id.as_str().into(),
                 anchor: anchor_part(id.as_str()),
                 holds_when: id.holds_when().into(),
@@ -667,6 +727,11 @@ pub fn view(report: &AuditReport, links: &AuditLinks) -> View {
                 .into(),
             exit_code: code,
         },
+        (true, 1) if report.summary.fail == 0 => OutcomeView {
+            word: "failed".into(),
+            sentence: "A response check failed: an answer broke what the protocol, the tool's own outputSchema or the plan expected.".into(),
+            exit_code: 1,
+        },
         (true, 1) => OutcomeView {
             word: "failed".into(),
             sentence: "At least one declaration is contradicted by what was observed.".into(),
@@ -674,7 +739,7 @@ pub fn view(report: &AuditReport, links: &AuditLinks) -> View {
         },
         (true, code) => OutcomeView {
             word: "passed".into(),
-            sentence: "No declaration was contradicted by what was observed.".into(),
+            sentence: "No declaration was contradicted by what was observed, and no answer broke what was expected of it.".into(),
             exit_code: code,
         },
     };
@@ -718,7 +783,13 @@ pub fn view(report: &AuditReport, links: &AuditLinks) -> View {
         scope: scope(report, &check_ids),
         check_ids: check_ids
             .iter()
-            .map(|id| (id.as_str().to_owned(), anchor_part(id.as_str())))
+            .map(|id| {
+                (
+                    id.as_str().to_owned(),
+                    anchor_part(id.as_str()),
+                    id.lane().as_str().to_owned(),
+                )
+            })
             .collect(),
         tools,
         calls,
@@ -726,6 +797,7 @@ pub fn view(report: &AuditReport, links: &AuditLinks) -> View {
         shutdown_effects: effects(&report.shutdown_effects),
         baseline_probes: report.baseline_probes.iter().map(probe).collect(),
         check_groups,
+        metadata: report.metadata.iter().map(metadata_view).collect(),
         findings,
         transcripts,
         volatile,

@@ -7,7 +7,8 @@
 //! - [`render_index`]: the evaluation page over `e1.json`, `e2.json`,
 //!   `e3.json` and any `case-*.json` in a results directory;
 //! - [`render_all`]: both, plus `summary.md`, written to disk (what `lab` and
-//!   `report` call).
+//!   `report` call);
+//! - [`ci`]: an audit as JUnit XML and SARIF 2.1.0, for CI systems.
 //!
 //! Safety: templates are HTML with autoescape on, and every interpolated
 //! value goes through [`html_formatter`], which also makes invisible
@@ -21,6 +22,7 @@
 
 mod audit;
 mod charts;
+pub mod ci;
 pub mod guidance;
 mod index;
 mod lenient;

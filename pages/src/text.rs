@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use witness_model::audit::{AuditReport, Verdict};
+use witness_model::audit::{AuditReport, Lane, Verdict};
 use witness_model::vocab::CheckId;
 use witness_text::clip;
 
@@ -55,45 +55,13 @@ pub fn text(report: &AuditReport) -> String {
             skipped.reason
         );
     }
-    if !report.tools.is_empty() {
-        let _ = writeln!(out);
-        let width = report
-            .tools
-            .iter()
-            .map(|t| clip(&t.name, 40).chars().count())
-            .max()
-            .unwrap_or(4);
-        // One column per check the audits evaluate, from the catalog.
-        let ids = CheckId::evaluated_ids();
-        let header: Vec<&str> = ids.iter().map(|id| id.as_str()).collect();
-        let _ = writeln!(
-            out,
-            "  {:width$}  {:11}  {}",
-            "tool",
-            "class",
-            columns(&header)
-        );
-        for tool in &report.tools {
-            let cells: Vec<&str> = ids
-                .iter()
-                .map(|id| {
-                    report
-                        .check(*id, &tool.name)
-                        .map_or("-", |c| c.verdict.as_str())
-                })
-                .collect();
-            let _ = writeln!(
-                out,
-                "  {:width$}  {:11}  {}",
-                clip(&tool.name, 40),
-                tool.class.as_str(),
-                columns(&cells)
-            );
-        }
+    for lane in Lane::ALL {
+        lane_table(&mut out, report, lane);
     }
     let failures: Vec<_> = report
         .checks
         .iter()
+        .chain(&report.response)
         .filter(|c| c.verdict == Verdict::Fail)
         .collect();
     if !failures.is_empty() {
@@ -120,6 +88,19 @@ pub fn text(report: &AuditReport) -> String {
             }
         }
     }
+    if !report.metadata.is_empty() {
+        let _ = writeln!(out, "\nmetadata findings (not verdicts):");
+        for f in report.metadata.iter().take(20) {
+            let _ = writeln!(
+                out,
+                "  {} {} {}: \u{ab}{}\u{bb}",
+                f.kind.as_str(),
+                clip(&f.tool, 60),
+                clip(&f.field, 80),
+                clip(&f.span, 80)
+            );
+        }
+    }
     if !report.findings.is_empty() {
         let _ = writeln!(out, "\nfindings:");
         for f in report.findings.iter().take(20) {
@@ -130,6 +111,12 @@ pub fn text(report: &AuditReport) -> String {
         out,
         "\nchecks: {} pass, {} fail, {} skip, {} untestable",
         s.pass, s.fail, s.skip, s.untestable
+    );
+    let r = &s.response;
+    let _ = writeln!(
+        out,
+        "response: {} pass, {} fail, {} skip, {} untestable; {} metadata finding(s)",
+        r.pass, r.fail, r.skip, r.untestable, s.metadata
     );
     match (report.complete, report.exit_code) {
         (false, code) => {
@@ -142,7 +129,7 @@ pub fn text(report: &AuditReport) -> String {
         (true, 1) => {
             let _ = writeln!(
                 out,
-                "FAILED: a declaration contradicts what was observed (exit 1)"
+                "FAILED: a check failed: a declaration contradicts what was observed, or an answer what was expected (exit 1)"
             );
         }
         _ => {
@@ -153,6 +140,47 @@ pub fn text(report: &AuditReport) -> String {
         }
     }
     out
+}
+
+/// One lane's verdicts: a column per check the audits evaluate in it (from
+/// the catalog), a row per tool; `-` where the check did not apply.
+fn lane_table(out: &mut String, report: &AuditReport, lane: Lane) {
+    if report.tools.is_empty() || report.lane(lane).is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\n{} lane:", lane.as_str());
+    let width = report
+        .tools
+        .iter()
+        .map(|t| clip(&t.name, 40).chars().count())
+        .max()
+        .unwrap_or(4);
+    let ids = CheckId::evaluated_in(lane);
+    let header: Vec<&str> = ids.iter().map(|id| id.as_str()).collect();
+    let _ = writeln!(
+        out,
+        "  {:width$}  {:11}  {}",
+        "tool",
+        "class",
+        columns(&header)
+    );
+    for tool in &report.tools {
+        let cells: Vec<&str> = ids
+            .iter()
+            .map(|id| {
+                report
+                    .check(*id, &tool.name)
+                    .map_or("-", |c| c.verdict.as_str())
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "  {:width$}  {:11}  {}",
+            clip(&tool.name, 40),
+            tool.class.as_str(),
+            columns(&cells)
+        );
+    }
 }
 
 /// Cells ten wide, two spaces apart; the last one unpadded.

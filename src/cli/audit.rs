@@ -10,7 +10,7 @@ use witness_engine::plan::Plan;
 use witness_model::audit::AuditReport;
 use witness_model::exit::ExitStatus;
 
-use super::{DestructiveArgs, EraArgs, Format, FormatArgs, ServerArgs, StoreArgs};
+use super::{DestructiveArgs, EraArgs, ServerArgs, StoreArgs};
 use crate::exit::invalid;
 
 const HELP: &str = "\
@@ -29,8 +29,14 @@ Examples:
 
 Without --plan every tool is called once with arguments synthesized from its
 input schema (a failure on those is `untestable`, never `fail`); tools
-declared idempotent are called twice. Exit codes: 0 passed, 1 a check
-failed, 2 invalid invocation, 3 incomplete.
+declared idempotent are called twice. Two lanes of checks: the effect lane
+(EFF-xx, declarations held to observed effects) and the response lane
+(RSP-xx: outputSchema compiles and results validate, an isError result and a
+JSON-RPC error told apart, a returned cursor terminates, and whatever checks
+a plan attaches to a call). Metadata findings are reported apart and never
+fail an audit. --format junit or sarif prints the verdicts for CI systems.
+Exit codes: 0 passed, 1 a check of either lane failed, 2 invalid
+invocation, 3 incomplete.
 
 With --url instead of a command, the server is already running behind a
 Streamable HTTP endpoint and is NOT jailed: its calls change its real stores.
@@ -50,8 +56,11 @@ pub struct AuditArgs {
     /// Write audit.json and its effect-evidence report, report.html, into this directory.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
-    #[command(flatten)]
-    format: FormatArgs,
+    /// What to print on stdout: a text summary, the audit document, JUnit
+    /// XML (one test case per check and tool) or SARIF 2.1.0 (failures and
+    /// metadata findings, for code scanning).
+    #[arg(long, value_enum, default_value_t = AuditFormat::Text)]
+    format: AuditFormat,
     #[command(flatten)]
     era: EraArgs,
     /// Wait after each call before the post-call snapshot, in milliseconds.
@@ -77,6 +86,14 @@ pub struct AuditArgs {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum AuditFormat {
+    Text,
+    Json,
+    Junit,
+    Sarif,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum ProbeChoice {
     Null,
     Testbed,
@@ -88,6 +105,11 @@ pub fn run(args: AuditArgs) -> Result<ExitStatus> {
     let plan = match &args.plan {
         Some(path) => Some(Plan::load(path)?),
         None => None,
+    };
+    // SARIF results point at the plan, so its text is read now, with it.
+    let plan_text = match &args.plan {
+        Some(path) if args.format == AuditFormat::Sarif => std::fs::read_to_string(path).ok(),
+        _ => None,
     };
     if let Some(out) = &args.out {
         check_out_dir(out)?;
@@ -115,14 +137,32 @@ pub fn run(args: AuditArgs) -> Result<ExitStatus> {
     if let Some(out) = &args.out {
         write_out(out, &report, &json)?;
     }
-    match args.format.format {
-        Format::Json => print!("{json}"),
-        Format::Text => print!("{}", witness_pages::text::text(&report)),
+    match args.format {
+        AuditFormat::Json => print!("{json}"),
+        AuditFormat::Text => print!("{}", witness_pages::text::text(&report)),
+        AuditFormat::Junit => print!("{}", witness_pages::ci::junit(&report)),
+        AuditFormat::Sarif => {
+            let artifact = sarif_artifact(&args, plan_text);
+            let log = witness_pages::ci::sarif(&report, &artifact);
+            print!("{}", serde_json::to_string_pretty(&log)? + "\n");
+        }
     }
     if let Some(kept) = run.kept_jail {
         eprintln!("mcp-witness: jail kept at {}", kept.display());
     }
     crate::exit::recorded(report.exit_code)
+}
+
+/// What SARIF results point at: the plan the audit ran (at the `[[call]]`
+/// a plan check was attached to), else the audit document `--out` wrote,
+/// else `audit.json`, the name `--out` gives it.
+fn sarif_artifact(args: &AuditArgs, plan: Option<String>) -> witness_pages::ci::Artifact {
+    let path = match (&args.plan, &args.out) {
+        (Some(plan), _) => plan.display().to_string(),
+        (None, Some(out)) => out.join("audit.json").display().to_string(),
+        (None, None) => "audit.json".to_owned(),
+    };
+    witness_pages::ci::Artifact { path, plan }
 }
 
 fn probe(args: &AuditArgs) -> Box<dyn witness_probes::Probe> {

@@ -77,7 +77,7 @@ pub fn run(command: TestbedCommand) -> Result<ExitStatus> {
         TestbedCommand::Variants { format } => match format.format {
             Format::Text => {
                 for variant in Variant::ALL {
-                    println!("{:18} {}", variant.name(), variant.summary());
+                    println!("{:20} {}", variant.name(), variant.summary());
                 }
             }
             Format::Json => {
@@ -101,6 +101,15 @@ struct VariantRecord {
     /// `plain`: a key outlives its grant; `cascade`: it dies with it.
     auth_rule: &'static str,
     lie: Option<LieRecord>,
+    /// For a response variant: the tool and the plan check it breaks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_defect: Option<DefectRecord>,
+}
+
+#[derive(Serialize)]
+struct DefectRecord {
+    tool: &'static str,
+    check: &'static str,
 }
 
 #[derive(Serialize)]
@@ -146,5 +155,7 @@ fn record(variant: Variant) -> VariantRecord {
             },
             response_visible: lie.response_visible,
         }),
+        response_defect: witness_testbed::oracle::response_defect(variant)
+            .map(|(tool, check)| DefectRecord { tool, check }),
     }
 }

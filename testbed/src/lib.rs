@@ -60,10 +60,32 @@ pub enum Variant {
     ResidualRevoke,
     /// Honest tools; the auth rule kills a key together with its grant.
     Cascade,
+    /// The response lane's honest server: three more tools (`count_notes`,
+    /// `search_notes`, `lookup_note`) that answer as their schemas and
+    /// descriptions say.
+    ResponseHonest,
+    /// `count_notes` always answers isError (fails `succeeds`).
+    RspUnavailable,
+    /// `lookup_note` reports a missing note as a JSON-RPC error (fails `is_error`).
+    RspErrorAsRpc,
+    /// `lookup_note` answers bad arguments with -32603, not -32602 (fails `error_code`).
+    RspWrongCode,
+    /// `count_notes` answers `{"count": "many"}` (fails `output_schema`).
+    RspSchemaViolation,
+    /// `search_notes` ignores its `limit` (fails `max_items`).
+    RspOverLimit,
+    /// `ping` takes 1.5 s to answer (fails `latency_under`).
+    RspSlow,
+    /// `search_notes` hands back the same cursor forever (fails `pagination_terminates`).
+    RspLoopingCursor,
+    /// `count_notes` answers differently each time (fails `idempotent`).
+    RspDrifting,
+    /// `count_notes` records a telemetry row on every call (fails `no_mutation`).
+    RspCountingWrite,
 }
 
 impl Variant {
-    pub const ALL: [Variant; 9] = [
+    pub const ALL: [Variant; 19] = [
         Variant::Honest,
         Variant::LieReadonly,
         Variant::HideDestructive,
@@ -73,6 +95,16 @@ impl Variant {
         Variant::PhantomWrite,
         Variant::ResidualRevoke,
         Variant::Cascade,
+        Variant::ResponseHonest,
+        Variant::RspUnavailable,
+        Variant::RspErrorAsRpc,
+        Variant::RspWrongCode,
+        Variant::RspSchemaViolation,
+        Variant::RspOverLimit,
+        Variant::RspSlow,
+        Variant::RspLoopingCursor,
+        Variant::RspDrifting,
+        Variant::RspCountingWrite,
     ];
 
     /// The name used on the command line and in result files.
@@ -87,7 +119,23 @@ impl Variant {
             Variant::PhantomWrite => "phantom-write",
             Variant::ResidualRevoke => "residual-revoke",
             Variant::Cascade => "cascade",
+            Variant::ResponseHonest => "response-honest",
+            Variant::RspUnavailable => "rsp-unavailable",
+            Variant::RspErrorAsRpc => "rsp-error-as-rpc",
+            Variant::RspWrongCode => "rsp-wrong-code",
+            Variant::RspSchemaViolation => "rsp-schema-violation",
+            Variant::RspOverLimit => "rsp-over-limit",
+            Variant::RspSlow => "rsp-slow",
+            Variant::RspLoopingCursor => "rsp-looping-cursor",
+            Variant::RspDrifting => "rsp-drifting",
+            Variant::RspCountingWrite => "rsp-counting-write",
         }
+    }
+
+    /// Whether the variant serves the response lane's three extra tools.
+    /// E1–E3's variants never do, so their catalogs stay as they were.
+    pub fn serves_response_tools(self) -> bool {
+        self >= Variant::ResponseHonest
     }
 
     pub fn from_name(name: &str) -> Option<Self> {
@@ -121,6 +169,32 @@ impl Variant {
             }
             Variant::Cascade => {
                 "honest tools; the auth rule rejects a key whose grant is revoked (no residual authority)"
+            }
+            Variant::ResponseHonest => {
+                "honest tools, plus count_notes, search_notes and lookup_note, which answer as their schemas say"
+            }
+            Variant::RspUnavailable => "count_notes always answers isError (breaks `succeeds`)",
+            Variant::RspErrorAsRpc => {
+                "lookup_note reports a missing note as a JSON-RPC error, not isError (breaks `is_error`)"
+            }
+            Variant::RspWrongCode => {
+                "lookup_note answers bad arguments with -32603 instead of -32602 (breaks `error_code`)"
+            }
+            Variant::RspSchemaViolation => {
+                "count_notes answers {\"count\": \"many\"} against an integer outputSchema (breaks `output_schema`)"
+            }
+            Variant::RspOverLimit => {
+                "search_notes ignores its limit and returns every note (breaks `max_items`)"
+            }
+            Variant::RspSlow => "ping takes 1.5 s to answer (breaks `latency_under`)",
+            Variant::RspLoopingCursor => {
+                "search_notes hands back the same cursor forever (breaks `pagination_terminates`)"
+            }
+            Variant::RspDrifting => {
+                "count_notes answers differently on every call (breaks `idempotent`)"
+            }
+            Variant::RspCountingWrite => {
+                "count_notes, declared read-only, records a telemetry row on every call (breaks `no_mutation`)"
             }
         }
     }

@@ -4,8 +4,12 @@
 //! The handler is written by hand rather than with rmcp's `#[tool]` macros
 //! because the annotations are data here: they depend on the variant.
 
+mod response;
+
 use std::path::Path;
+use std::sync::atomic::AtomicU64;
 use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -32,6 +36,9 @@ pub struct NotesServer {
     // rmcp handlers must be Sync; calls are short and synchronous, so a plain
     // mutex serializes them without ever being held across an await.
     conn: Mutex<Connection>,
+    /// How often `count_notes` was asked (the `rsp-drifting` variant
+    /// answers with it); in memory, so the store never sees it.
+    asked: AtomicU64,
 }
 
 /// What a tool call produced, before it is wrapped for the wire.
@@ -64,6 +71,7 @@ impl NotesServer {
             variant,
             now,
             conn: Mutex::new(conn),
+            asked: AtomicU64::new(0),
         })
     }
 
@@ -439,13 +447,20 @@ impl ServerHandler for NotesServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.as_ref();
-        if !tools::names().any(|known| known == name) {
+        if !tools::serves(self.variant, name) {
             return Err(McpError::invalid_params(
                 format!("unknown tool '{name}'"),
                 None,
             ));
         }
         let args = request.arguments.unwrap_or_default();
+        if tools::RESPONSE_TOOLS.contains(&name) {
+            return self.respond(name, &args).map(Into::into);
+        }
+        if self.variant == Variant::RspSlow && name == "ping" {
+            // The planted defect: a bounded call that answers too late.
+            tokio::time::sleep(Duration::from_millis(1_500)).await;
+        }
         let outcome = self
             .call(name, &args)
             .map_err(|e| McpError::internal_error(format!("{name} failed: {e}"), None))?;

@@ -284,6 +284,8 @@ pub(super) fn call(
         step: id,
         tool: tool.into(),
         repeat_of: None,
+        page_of: None,
+        expect: Vec::new(),
         arguments: vec![Argument {
             name: "id".into(),
             value: json!("witness"),

@@ -84,6 +84,8 @@ pub(super) fn skeleton(options: &AuditOptions, stores: &[JailedStore]) -> AuditR
         calls: Vec::new(),
         shutdown_effects: Vec::new(),
         checks: Vec::new(),
+        response: Vec::new(),
+        metadata: Vec::new(),
         findings: Vec::new(),
         summary: Summary::default(),
         exit_code: 0,

@@ -17,6 +17,17 @@
 //! args.key_id = { from = "call 2", path = "json.id" }
 //! ```
 //!
+//! A call may carry checks (seed 000's check types), judged by the response
+//! lane: a name, or a table whose `type` is the name and whose other keys
+//! are its parameters:
+//!
+//! ```toml
+//! [[call]]
+//! tool = "search_notes"
+//! args = { query = "a" }
+//! checks = ["succeeds", "output_schema", { type = "max_items", limit = 50 }]
+//! ```
+//!
 //! An inline table with exactly the keys `from` and `path` is a reference; any
 //! other table is a literal object. `path` is read against a view of the
 //! earlier result: `structured` (its `structuredContent`), `text` (its first
@@ -34,7 +45,9 @@ pub mod preview;
 pub mod result;
 pub mod synth;
 
-use witness_model::audit::{Argument, ArgumentPart, Origin, Provenance, ToolClass, ToolEntry};
+use witness_model::audit::{
+    Argument, ArgumentPart, CheckId, Expectation, Origin, Provenance, ToolClass, ToolEntry,
+};
 
 use harvest::Pool;
 use result::{lookup, parse_path, result_view};
@@ -79,6 +92,8 @@ pub struct Plan {
     /// filled without inventing anything. The steps after them call every
     /// tool not already called in that pass.
     pub harvest: usize,
+    /// The checks a plan file attaches, by plan step (`call N`, from 1).
+    pub expect: BTreeMap<u32, Vec<Expectation>>,
 }
 
 #[derive(Deserialize)]
@@ -94,7 +109,12 @@ struct CallFile {
     tool: String,
     #[serde(default)]
     args: BTreeMap<String, toml::Value>,
+    #[serde(default)]
+    checks: Vec<toml::Value>,
 }
+
+/// Pages a pagination check may follow at most (the catalog's own bound).
+pub const MAX_PAGES: u32 = 20;
 
 /// Why a plan file was refused. One line each, for exit code 2.
 #[derive(Debug, thiserror::Error)]
@@ -129,8 +149,20 @@ impl Plan {
             return Err("it lists no [[call]]".into());
         }
         let mut steps = Vec::new();
+        let mut expect = BTreeMap::new();
         for (i, call) in file.call.into_iter().enumerate() {
             let this = i as u32 + 1;
+            let checks = call
+                .checks
+                .iter()
+                .enumerate()
+                .map(|(n, c)| {
+                    expectation(c).map_err(|e| format!("call {this} check {}: {e}", n + 1))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            if !checks.is_empty() {
+                expect.insert(this, checks);
+            }
             let mut args = Vec::new();
             for (name, value) in call.args {
                 let spec = match reference(&value) {
@@ -166,6 +198,7 @@ impl Plan {
             origin: "file",
             retry_at: None,
             harvest: 0,
+            expect,
         })
     }
 
@@ -252,6 +285,7 @@ impl Plan {
             origin: "synthesized",
             retry_at: Some(retry_at),
             harvest,
+            expect: BTreeMap::new(),
         }
     }
 
@@ -324,6 +358,70 @@ fn removes_by_name(name: &str) -> bool {
     ]
     .iter()
     .any(|w| lowered.contains(w))
+}
+
+/// One entry of a call's `checks`: a check's plan name, or a table whose
+/// `type` is the name and whose other keys are its parameters.
+fn expectation(value: &toml::Value) -> Result<Expectation, String> {
+    let table = match value {
+        toml::Value::String(name) => {
+            let mut table = toml::Table::new();
+            table.insert("type".into(), toml::Value::String(name.clone()));
+            table
+        }
+        toml::Value::Table(table) => table.clone(),
+        _ => return Err("must be a check name or a table with `type`".into()),
+    };
+    let name = table
+        .get("type")
+        .and_then(toml::Value::as_str)
+        .ok_or("a check table needs `type`")?
+        .to_owned();
+    let known: Vec<&str> = CheckId::ALL
+        .into_iter()
+        .filter_map(CheckId::plan_name)
+        .collect();
+    if !known.contains(&name.as_str()) {
+        return Err(format!(
+            "unknown check type {name:?} (one of {})",
+            known.join(", ")
+        ));
+    }
+    let parsed: Expectation = toml::Value::Table(table)
+        .try_into()
+        .map_err(|e: toml::de::Error| format!("{name}: {}", one_line(e.message())))?;
+    validate_expectation(&parsed).map_err(|e| format!("{name}: {e}"))?;
+    Ok(parsed)
+}
+
+/// Bounds a parsed check's parameters must keep.
+fn validate_expectation(expectation: &Expectation) -> Result<(), String> {
+    let path_ok = |path: &Option<String>, key: &str| match path {
+        Some(p) => parse_path(p)
+            .map(|_| ())
+            .map_err(|e| format!("{key} {p:?}: {e}")),
+        None => Ok(()),
+    };
+    match expectation {
+        Expectation::LatencyUnder { ms } if *ms == 0 => Err("ms must be at least 1".into()),
+        Expectation::MaxItems { path, .. } => path_ok(path, "path"),
+        Expectation::PaginationTerminates {
+            cursor,
+            next,
+            items,
+            max_pages,
+        } => {
+            if max_pages.is_some_and(|n| !(2..=MAX_PAGES).contains(&n)) {
+                return Err(format!("max_pages must be 2 to {MAX_PAGES}"));
+            }
+            if cursor.as_deref().is_some_and(str::is_empty) {
+                return Err("cursor must name a parameter".into());
+            }
+            path_ok(next, "next")?;
+            path_ok(items, "items")
+        }
+        _ => Ok(()),
+    }
 }
 
 fn reference(value: &toml::Value) -> Option<(String, String)> {
@@ -557,6 +655,66 @@ mod tests {
     }
 
     #[test]
+    fn calls_carry_checks_by_name_or_table_and_bad_ones_are_refused_in_one_line() {
+        let plan = Plan::parse(include_str!("../../../experiments/response/plan.toml"));
+        let plan = match plan {
+            Ok(p) => p,
+            Err(e) => panic!("{e}"),
+        };
+        assert_eq!(
+            plan.expect.get(&5),
+            Some(&vec![
+                Expectation::Succeeds,
+                Expectation::MaxItems {
+                    limit: 2,
+                    path: None
+                },
+                Expectation::PaginationTerminates {
+                    cursor: None,
+                    next: None,
+                    items: None,
+                    max_pages: None
+                },
+            ])
+        );
+        assert_eq!(
+            plan.expect.get(&7),
+            Some(&vec![Expectation::ErrorCode { code: -32602 }])
+        );
+        assert!(!plan.expect.contains_key(&1), "save_note carries none");
+        for (bad, says) in [
+            ("checks = [\"nope\"]", "unknown check type \"nope\""),
+            (
+                "checks = [{ type = \"max_items\", limt = 3 }]",
+                "unknown field `limt`",
+            ),
+            (
+                "checks = [{ type = \"latency_under\", ms = 0 }]",
+                "ms must be at least 1",
+            ),
+            (
+                "checks = [{ type = \"max_items\", limit = 3, path = \"body\" }]",
+                "path \"body\"",
+            ),
+            (
+                "checks = [{ type = \"pagination_terminates\", max_pages = 99 }]",
+                "max_pages",
+            ),
+            ("checks = [3]", "a check name or a table"),
+        ] {
+            let text = format!("[[call]]\ntool = \"t\"\n{bad}\n");
+            match Plan::parse(&text) {
+                Ok(_) => panic!("accepted {bad}"),
+                Err(e) => {
+                    assert!(e.contains(says), "{bad}: {e}");
+                    assert!(e.starts_with("call 1 check 1: "), "{e}");
+                    assert!(!e.contains('\n'), "one line: {e}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn references_must_point_backwards_and_paths_must_parse() {
         let forward =
             "[[call]]\ntool = \"a\"\nargs.x = { from = \"call 1\", path = \"json.id\" }\n";
@@ -613,6 +771,7 @@ mod tests {
             annotations: Some(annotations),
             input_schema: Some(schema),
             has_output_schema: false,
+            output_schema: None,
         }
     }
 

@@ -1,14 +1,36 @@
 //! Evaluate: the ledger judged.
 //!
-//! Takes the redacted report and whether a probe that can tell authority
-//! apart was used. Gives it a finding for every call with late effects, the
-//! checks' verdicts ([`crate::checks::evaluate`]), the summary tally and the
-//! exit code.
+//! [`respond`] takes the report before redaction and the measured
+//! latencies, and gives it its metadata findings and the response lane.
+//! [`evaluate`] takes the redacted report and whether a probe that can tell
+//! authority apart was used. Gives it a finding for every call with late
+//! effects, the effect lane's verdicts ([`crate::checks::evaluate`]), the
+//! summary tally of both lanes and the exit code.
 
-use witness_model::audit::{AuditReport, CallRecord, Finding, FindingKind, Summary};
+use std::collections::BTreeMap;
+
+use witness_model::audit::{AuditReport, CallRecord, Finding, FindingKind, Lane, Summary};
 use witness_model::exit::ExitStatus;
 
 use crate::checks;
+
+/// The metadata findings and the response lane, read from what the server
+/// really sent. Gives the secret-shaped strings the metadata holds, for
+/// redaction to learn.
+pub(super) fn respond(report: &mut AuditReport, latency: &BTreeMap<u32, u64>) -> Vec<String> {
+    let scan = crate::metadata::scan(&report.tools);
+    report.metadata = scan.findings;
+    let ledger = checks::Ledger {
+        tools: &report.tools,
+        calls: &report.calls,
+        baseline: &report.baseline_probes,
+        probe_active: false,
+        skipped: &report.planner.skipped,
+        latency,
+    };
+    report.response = checks::evaluate_lane(Lane::Response, &ledger);
+    scan.secrets
+}
 
 pub(super) fn evaluate(report: &mut AuditReport, probe_active: bool) {
     report
@@ -21,7 +43,12 @@ pub(super) fn evaluate(report: &mut AuditReport, probe_active: bool) {
         probe_active,
         &report.planner.skipped,
     );
-    let summary = Summary::of(&report.calls, &report.checks);
+    let summary = Summary::of(
+        &report.calls,
+        &report.checks,
+        &report.response,
+        &report.metadata,
+    );
     report.exit_code = exit_code(report.complete, &summary);
     report.summary = summary;
 }
@@ -43,11 +70,12 @@ fn late_effect_finding(call: &CallRecord) -> Option<Finding> {
     })
 }
 
-/// 0 passed, 1 a check failed, 3 incomplete. An audit that could not finish
-/// exits 3 even when a check already failed: exit 1 promises a completed
-/// audit. The failing verdicts stay in the report as evidence.
+/// 0 passed, 1 a check of either lane failed, 3 incomplete. An audit that
+/// could not finish exits 3 even when a check already failed: exit 1
+/// promises a completed audit. The failing verdicts stay in the report as
+/// evidence. Metadata findings are not verdicts and never fail an audit.
 pub(super) fn exit_code(complete: bool, summary: &Summary) -> i32 {
-    ExitStatus::of_run(complete, summary.fail > 0).into()
+    ExitStatus::of_run(complete, summary.failed()).into()
 }
 
 #[cfg(test)]
@@ -98,7 +126,7 @@ mod tests {
             check(Verdict::Skip),
             check(Verdict::Untestable),
         ];
-        let summary = Summary::of(&[first, second], &checks);
+        let summary = Summary::of(&[first, second], &checks, &[], &[]);
         let expected = Summary {
             pass: 2,
             fail: 1,
@@ -109,6 +137,7 @@ mod tests {
             updates: 1,
             deletes: 1,
             outside_stores: 1,
+            ..Summary::default()
         };
         assert_eq!(summary, expected);
     }
@@ -189,8 +218,37 @@ mod tests {
         assert!(report.findings.is_empty(), "{:?}", report.findings);
         assert_eq!(
             report.checks.len(),
-            crate::checks::REGISTRY.len(),
-            "every registered check, once for the one tool"
+            CheckId::evaluated_in(Lane::Effect).len(),
+            "every registered effect check, once for the one tool"
+        );
+    }
+
+    #[test]
+    fn a_response_failure_exits_1_and_is_counted_apart_from_the_effect_lane() {
+        let mut report = lying_read_only();
+        report.calls[0].effects.clear();
+        report.calls[0].late_effects.clear();
+        report.calls[0].expect = vec![Expectation::IsError];
+        report.calls[0].response = Some(json!({"content": [{"type": "text", "text": "x"}]}));
+        let secrets = respond(&mut report, &Default::default());
+        assert!(secrets.is_empty());
+        evaluate(&mut report, false);
+        let rsp02 = report.check(CheckId::Rsp02, "peek").map(|c| c.verdict);
+        assert_eq!(rsp02, Some(Verdict::Fail), "{:#?}", report.response);
+        assert_eq!(report.summary.fail, 0, "the effect lane's count is its own");
+        assert_eq!(report.summary.response.fail, 1);
+        assert_eq!(report.exit_code, 1);
+        // The four checks every audit runs, and the one the plan attached.
+        let ids: Vec<CheckId> = report.response.iter().map(|c| c.id).collect();
+        assert_eq!(
+            ids,
+            [
+                CheckId::Rsp02,
+                CheckId::Rsp04,
+                CheckId::Rsp07,
+                CheckId::Rsp10,
+                CheckId::Rsp11
+            ]
         );
     }
 }

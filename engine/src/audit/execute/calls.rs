@@ -3,12 +3,15 @@
 //! Each call is bracketed by snapshots: the one before it charges whatever
 //! changed since the previous call's post-snapshot to that call as late
 //! effects; the one after it gives the call's own effects, which are then
-//! probed. A tool declared idempotent is called a second time with the same
-//! arguments; an experiment's events run after the step.
+//! probed. A tool declared idempotent, or whose plan attaches `idempotent`,
+//! is called a second time with the same arguments; a returned cursor is
+//! followed page by page (read-only tools, or where a plan asks); an
+//! experiment's events run after the step. Every call's latency is measured
+//! for the response lane.
 
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use witness_model::audit::*;
@@ -18,6 +21,7 @@ use witness_wire::session::{CallOutcome, Session};
 use super::super::Event;
 use super::super::draft::Draft;
 use super::super::observe::{ObservedSet, probe_effects};
+use crate::checks::paging::{Paging, next_cursor};
 use crate::jail::JailedStore;
 use crate::plan::harvest::Pool;
 use crate::plan::{PlanStep, resolve};
@@ -43,16 +47,23 @@ pub(super) struct Runner<'a> {
     next_id: u32,
     /// Plan steps carried out so far; the next one is `call steps_done + 1`.
     steps_done: u32,
+    /// The checks the plan attaches, by step.
+    pub(super) expect: BTreeMap<u32, Vec<Expectation>>,
     context: Context<'a>,
 }
 
-/// One call of a step: the first, or the identical repeat of `repeat_of`.
+/// One call of a step: the first, the identical repeat of `repeat_of`, or
+/// a page that follows the cursor of `page_of`.
+#[derive(Clone, Copy)]
 struct Call<'s> {
     step: &'s PlanStep,
     step_no: u32,
     arguments: &'s Value,
     recorded: &'s [Argument],
     repeat_of: Option<u32>,
+    page_of: Option<u32>,
+    /// The plan's checks, recorded on the step's first call only.
+    expect: &'s [Expectation],
 }
 
 impl<'a> Runner<'a> {
@@ -70,6 +81,7 @@ impl<'a> Runner<'a> {
             pool: Pool::default(),
             next_id: 1,
             steps_done: 0,
+            expect: BTreeMap::new(),
             context,
         }
     }
@@ -86,52 +98,122 @@ impl<'a> Runner<'a> {
         ControlFlow::Continue(())
     }
 
-    /// Carries out one plan step: the call, its identical repeat when the
-    /// tool is declared idempotent, and the experiment's events after it.
-    /// Breaks when the audit cannot go on.
+    /// Carries out one plan step: the call, the pages after it when it
+    /// returned a cursor to follow, its identical repeat when the tool is
+    /// declared idempotent or the plan asks, and the experiment's events
+    /// after it. Breaks when the audit cannot go on.
     pub(super) fn step(&mut self, step: &PlanStep) -> ControlFlow<()> {
         self.steps_done += 1;
         let step_no = self.steps_done;
+        let expect = self.expect.get(&step_no).cloned().unwrap_or_default();
         let (arguments, recorded) = match resolve(step, &self.results, &self.pool) {
             Ok(resolved) => resolved,
             Err(reason) => {
-                self.not_sent(step, step_no, reason);
+                self.not_sent(step, step_no, reason, &expect);
                 return ControlFlow::Continue(());
             }
         };
-        let declared_idempotent = self
-            .draft
-            .report
-            .tool(&step.tool)
-            .is_some_and(|t| t.hints.idempotent == Some(true));
-        let rounds = if declared_idempotent { 2 } else { 1 };
-        let mut first_id = None;
-        for _ in 0..rounds {
-            let call = Call {
-                step,
-                step_no,
-                arguments: &arguments,
-                recorded: &recorded,
-                repeat_of: first_id,
+        let call = Call {
+            step,
+            step_no,
+            arguments: &arguments,
+            recorded: &recorded,
+            repeat_of: None,
+            page_of: None,
+            expect: &expect,
+        };
+        let (first, status) = self.call(&call)?;
+        if status == CallStatus::Ok {
+            self.follow_pages(&call, first)?;
+        }
+        if self.repeats(step, &expect, status) {
+            let repeat = Call {
+                repeat_of: Some(first),
+                expect: &[],
+                ..call
             };
-            let (id, status) = self.call(&call)?;
-            first_id.get_or_insert(id);
-            if status != CallStatus::Ok {
-                // A failed call is not repeated: there is no effect to compare.
-                break;
-            }
+            self.call(&repeat)?;
         }
         self.events_after(step_no)
     }
 
+    /// Whether a step's first call is repeated identically: after a success
+    /// when the tool is declared idempotent (EFF-03), and after any answer
+    /// when the plan attaches `idempotent` (RSP-08: an error twice is the
+    /// same result too).
+    fn repeats(&self, step: &PlanStep, expect: &[Expectation], status: CallStatus) -> bool {
+        let declared = self
+            .draft
+            .report
+            .tool(&step.tool)
+            .is_some_and(|t| t.hints.idempotent == Some(true));
+        let asked = expect.iter().any(|e| matches!(e, Expectation::Idempotent));
+        (declared && status == CallStatus::Ok) || asked
+    }
+
+    /// Follows the cursor the first call returned, page by page, with the
+    /// same arguments and the cursor: until a result returns none, a cursor
+    /// comes back a second time, a page fails, or the page bound is reached.
+    /// RSP-07 judges the pages from the ledger.
+    fn follow_pages(&mut self, call: &Call<'_>, first: u32) -> ControlFlow<()> {
+        let paging = Paging::of(call.expect);
+        let follows = self
+            .draft
+            .report
+            .tool(&call.step.tool)
+            .is_some_and(|t| paging.follows(t));
+        if !follows {
+            return ControlFlow::Continue(());
+        }
+        let mut cursors = Vec::new();
+        let mut last = self.response_of(first);
+        for page in 2..=paging.max_pages {
+            let Some((cursor, at)) = last
+                .as_ref()
+                .and_then(|r| next_cursor(r, paging.next.as_deref()))
+            else {
+                break;
+            };
+            if cursors.contains(&cursor) {
+                break;
+            }
+            cursors.push(cursor.clone());
+            let (arguments, recorded) = with_cursor(call, &paging.param, cursor, &at, page - 1);
+            let next = Call {
+                arguments: &arguments,
+                recorded: &recorded,
+                page_of: Some(first),
+                expect: &[],
+                ..*call
+            };
+            let (id, status) = self.call(&next)?;
+            if status != CallStatus::Ok {
+                break;
+            }
+            last = self.response_of(id);
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn response_of(&self, id: u32) -> Option<Value> {
+        self.draft
+            .report
+            .calls
+            .iter()
+            .rev()
+            .find(|c| c.id == id)
+            .and_then(|c| c.response.clone())
+    }
+
     /// Records a step whose arguments could not be resolved: not sent.
-    fn not_sent(&mut self, step: &PlanStep, step_no: u32, reason: String) {
+    fn not_sent(&mut self, step: &PlanStep, step_no: u32, reason: String, expect: &[Expectation]) {
         let outcome = Outcome {
             status: CallStatus::NotSent,
             code: None,
             detail: Some(reason),
         };
-        let record = record(self.next_id, step_no, &step.tool, outcome);
+        let mut record = record(self.next_id, step_no, &step.tool, outcome);
+        record.expect = expect.to_vec();
         self.draft.report.calls.push(record);
         self.next_id += 1;
     }
@@ -145,7 +227,9 @@ impl<'a> Runner<'a> {
             return ControlFlow::Break(());
         }
         let frame_start = next_frame(self.session);
+        let sent = Instant::now();
         let outcome = self.session.call_tool(&call.step.tool, call.arguments);
+        let took = u64::try_from(sent.elapsed().as_millis()).unwrap_or(u64::MAX);
         std::thread::sleep(self.context.settle);
         self.session.server.rpc.drain();
         let frame_end = next_frame(self.session).saturating_sub(1);
@@ -154,6 +238,7 @@ impl<'a> Runner<'a> {
         let (outcome, response) = ledger_outcome(outcome);
         let status = outcome.status;
         if call.repeat_of.is_none()
+            && call.page_of.is_none()
             && let Some(result) = &response
         {
             self.results.insert(call.step_no, result.clone());
@@ -165,7 +250,10 @@ impl<'a> Runner<'a> {
         self.next_id += 1;
         let mut record = record(id, call.step_no, &call.step.tool, outcome);
         record.repeat_of = call.repeat_of;
+        record.page_of = call.page_of;
+        record.expect = call.expect.to_vec();
         record.arguments = call.recorded.to_vec();
+        self.draft.latency.insert(id, took);
         record.response = response;
         record.frames = (frame_end >= frame_start).then_some([frame_start, frame_end]);
         record.probes = probe_effects(self.context.probe, self.context.stores, &effects);
@@ -223,6 +311,38 @@ impl<'a> Runner<'a> {
     }
 }
 
+/// A page's arguments: the first call's, with the cursor in `param`,
+/// recorded as harvested from the page that returned it.
+fn with_cursor(
+    call: &Call<'_>,
+    param: &str,
+    cursor: Value,
+    at: &str,
+    from_page: u32,
+) -> (Value, Vec<Argument>) {
+    let mut arguments = call.arguments.clone();
+    if let Value::Object(map) = &mut arguments {
+        map.insert(param.to_owned(), cursor.clone());
+    }
+    let mut recorded: Vec<Argument> = call
+        .recorded
+        .iter()
+        .filter(|a| a.name != param)
+        .cloned()
+        .collect();
+    recorded.push(Argument {
+        name: param.to_owned(),
+        value: cursor,
+        source: Provenance::Harvested,
+        from: Some(Origin {
+            call: format!("call {}", call.step_no),
+            path: format!("{at} (page {from_page})"),
+        }),
+        parts: Vec::new(),
+    });
+    (arguments, recorded)
+}
+
 /// A call record with nothing observed yet.
 fn record(id: u32, step: u32, tool: &str, outcome: Outcome) -> CallRecord {
     CallRecord {
@@ -230,6 +350,8 @@ fn record(id: u32, step: u32, tool: &str, outcome: Outcome) -> CallRecord {
         step,
         tool: tool.to_owned(),
         repeat_of: None,
+        page_of: None,
+        expect: Vec::new(),
         arguments: Vec::new(),
         outcome,
         response: None,

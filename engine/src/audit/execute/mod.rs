@@ -251,6 +251,7 @@ pub(super) fn tool_entry(raw: &Value) -> ToolEntry {
         annotations,
         input_schema: raw.get("inputSchema").cloned(),
         has_output_schema: raw.get("outputSchema").is_some(),
+        output_schema: raw.get("outputSchema").cloned(),
     }
 }
 
@@ -398,6 +399,7 @@ mod tests {
             origin: "synthesized",
             retry_at: None,
             harvest: 2,
+            expect: BTreeMap::new(),
         };
         let report = execute(tools, handler, &store, with_plan(plan));
         assert!(report.complete, "{:?}", report.incomplete_reason);
@@ -477,6 +479,7 @@ mod tests {
             origin: "file",
             retry_at: None,
             harvest: 0,
+            expect: BTreeMap::new(),
         });
         let event: crate::audit::Event = Box::new(move |_| {
             by_experiment.write("ev/1", "z");
@@ -522,6 +525,7 @@ mod tests {
             origin: "file",
             retry_at: None,
             harvest: 0,
+            expect: BTreeMap::new(),
         };
         let report = execute(tools, handler, &Store::default(), with_plan(plan));
         assert_eq!(
@@ -573,6 +577,7 @@ mod tests {
             origin: "file",
             retry_at: None,
             harvest: 0,
+            expect: BTreeMap::new(),
         };
         let handler: Handler = Box::new(|_, _, _| text("ok"));
         let tools = vec![fakes::listed("real", READ(), &[])];
@@ -594,6 +599,7 @@ mod tests {
             origin: "file",
             retry_at: None,
             harvest: 0,
+            expect: BTreeMap::new(),
         });
         let event: crate::audit::Event = Box::new(|_| Err("boom".into()));
         options.events = BTreeMap::from([(1, vec![event])]);
@@ -659,6 +665,7 @@ mod tests {
             origin: "file",
             retry_at: None,
             harvest: 0,
+            expect: BTreeMap::new(),
         };
         let expanded = expand_literals(plan, &|t| jail.expand(t));
         let db = jail.stores[0].path.to_string_lossy().into_owned();
