@@ -16,11 +16,15 @@
 //!   applied directly to the store, never through the audited tools;
 //! - [`store`]: the schema and the fixtures every experiment starts from.
 //!
+//! [`crm`] is a second server, for agent runs rather than audits: a small
+//! CRM with tenants, contacts, an audit log and per-tenant tokens.
+//!
 //! The server never reads the wall clock: every timestamp is the injected
 //! `now`, and every id and secret is derived deterministically, so two runs of
 //! the same plan produce byte-identical stores and responses.
 
 pub mod auth;
+pub mod crm;
 pub mod lifecycle;
 pub mod oracle;
 pub mod probe;
