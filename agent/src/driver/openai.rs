@@ -132,12 +132,14 @@ pub fn body(model: &str, request: &Request<'_>) -> Value {
     body
 }
 
-/// An assistant tool call as the API takes it back.
+/// An assistant tool call as the API takes it back. A malformed call goes
+/// back with empty arguments: compatible servers parse this field, and its
+/// result already tells the model what was wrong with what it sent.
 fn tool_call(call: &RequestedCall) -> Value {
     let arguments = if call.arguments.is_object() {
         call.arguments.to_string()
     } else {
-        call.malformed.clone().unwrap_or_else(|| "{}".into())
+        "{}".to_owned()
     };
     json!({
         "id": call.id,
