@@ -12,6 +12,7 @@ use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use common::stdout_json as document;
 use serde_json::{Value, json};
 
 const KEY: &str = "sk-test-4f1d2c9a8b7e6d5c";
@@ -165,14 +166,26 @@ fn run(driver: &str, base: &str, case_name: &str, extra: &[&str], out: &Path) ->
         .expect("mcp-witness runs")
 }
 
-fn document(output: &Output) -> Value {
-    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {}\n{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        )
-    })
+/// Seed 002's add-when-missing against `fake`, judged by it too: every
+/// request keeps to the documented shape, the run passes, the judge agrees.
+fn judged_run(driver: &str, base: &str, fake: &Fake, out: &Path) -> (Output, Value) {
+    let output = run(
+        driver,
+        base,
+        "add-dana-missing",
+        &["--judge-model", "fake-judge"],
+        out,
+    );
+    let doc = document(&output);
+    assert_eq!(fake.problems(), Vec::<String>::new());
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{:#}",
+        doc["runs"][0]["verdicts"]
+    );
+    assert_eq!(doc["runs"][0]["answer"], "correct");
+    (output, doc)
 }
 
 /// No output of the run holds the key.
@@ -198,6 +211,17 @@ fn is_judge(body: &Value, system: &str) -> bool {
 }
 
 // ---------------------------------------------------------------- OpenAI
+
+/// The add-when-missing case through the OpenAI driver, against `base`.
+fn openai_add(base: &str, extra: &[&str], out: &Path) -> Output {
+    run(
+        "openai",
+        &format!("{base}/v1"),
+        "add-dana-missing",
+        extra,
+        out,
+    )
+}
 
 /// Checks a Chat Completions request; returns how many tool results it holds.
 fn check_openai(seen: &Seen, problems: &mut Vec<String>) -> usize {
@@ -344,24 +368,9 @@ fn openai_model() -> Handler {
 fn the_openai_driver_speaks_chat_completions_as_documented() {
     let fake = Fake::start(openai_model());
     let dir = tempfile::tempdir().expect("tempdir");
-    let output = run(
-        "openai",
-        &format!("{}/v1", fake.base),
-        "add-dana-missing",
-        &["--judge-model", "fake-judge"],
-        dir.path(),
-    );
-    let doc = document(&output);
-    assert_eq!(fake.problems(), Vec::<String>::new());
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{:#}",
-        doc["runs"][0]["verdicts"]
-    );
+    let (output, doc) = judged_run("openai", &format!("{}/v1", fake.base), &fake, dir.path());
     let run = &doc["runs"][0];
     assert_eq!(run["status"], "pass");
-    assert_eq!(run["answer"], "correct");
     assert_eq!(run["calls"], 3);
     let step = &run["trace"]["turns"][0]["steps"][0]["calls"];
     assert_eq!(step[1]["status"], "tool-error");
@@ -380,21 +389,9 @@ fn the_openai_driver_speaks_chat_completions_as_documented() {
 fn annotations_reach_the_model_only_when_forwarded() {
     let fake = Fake::start(openai_model());
     let dir = tempfile::tempdir().expect("tempdir");
-    let plain = run(
-        "openai",
-        &format!("{}/v1", fake.base),
-        "add-dana-missing",
-        &[],
-        dir.path(),
-    );
+    let plain = openai_add(fake.base.as_str(), &[], dir.path());
     assert_eq!(plain.status.code(), Some(0));
-    let forwarded = run(
-        "openai",
-        &format!("{}/v1", fake.base),
-        "add-dana-missing",
-        &["--forward-annotations"],
-        dir.path(),
-    );
+    let forwarded = openai_add(fake.base.as_str(), &["--forward-annotations"], dir.path());
     assert_eq!(forwarded.status.code(), Some(0));
     let seen = fake.seen();
     let description = |s: &Seen| {
@@ -442,13 +439,7 @@ fn endpoint_failures_make_the_run_untestable_never_a_crash() {
     for (handler, expected) in cases {
         let fake = Fake::start(handler);
         let dir = tempfile::tempdir().expect("tempdir");
-        let output = run(
-            "openai",
-            &format!("{}/v1", fake.base),
-            "add-dana-missing",
-            &[],
-            dir.path(),
-        );
+        let output = openai_add(fake.base.as_str(), &[], dir.path());
         assert_eq!(
             output.status.code(),
             Some(3),
@@ -487,10 +478,8 @@ fn an_unreachable_or_silent_endpoint_ends_the_run_in_bounded_time() {
         (200, "{}".into())
     }));
     let started = Instant::now();
-    let output = run(
-        "openai",
-        &format!("{}/v1", slow.base),
-        "add-dana-missing",
+    let output = openai_add(
+        slow.base.as_str(),
         &["--model-timeout-ms", "300"],
         dir.path(),
     );
@@ -514,13 +503,7 @@ fn a_refusal_is_a_failed_answer_and_a_malformed_call_is_told_to_the_model() {
         r#"{"choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": null, "refusal": "I cannot help with that."}}]}"#,
     ));
     let dir = tempfile::tempdir().expect("tempdir");
-    let output = run(
-        "openai",
-        &format!("{}/v1", fake.base),
-        "add-dana-missing",
-        &[],
-        dir.path(),
-    );
+    let output = openai_add(fake.base.as_str(), &[], dir.path());
     let doc = document(&output);
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(doc["runs"][0]["outcome"], "failed_answer");
@@ -553,13 +536,7 @@ fn a_refusal_is_a_failed_answer_and_a_malformed_call_is_told_to_the_model() {
             ),
         )
     }));
-    let output = run(
-        "openai",
-        &format!("{}/v1", fake.base),
-        "add-dana-missing",
-        &[],
-        dir.path(),
-    );
+    let output = openai_add(fake.base.as_str(), &[], dir.path());
     assert_eq!(fake.problems(), Vec::<String>::new());
     let doc = document(&output);
     let call = &doc["runs"][0]["trace"]["turns"][0]["steps"][0]["calls"][0];
@@ -585,13 +562,7 @@ fn a_key_an_endpoint_echoes_back_never_reaches_an_output() {
         (401, body.to_string())
     }));
     let dir = tempfile::tempdir().expect("tempdir");
-    let output = run(
-        "openai",
-        &format!("{}/v1", fake.base),
-        "add-dana-missing",
-        &[],
-        dir.path(),
-    );
+    let output = openai_add(fake.base.as_str(), &[], dir.path());
     assert_eq!(output.status.code(), Some(3));
     let doc = document(&output);
     let error = doc["runs"][0]["trace"]["harness_error"]
@@ -613,13 +584,7 @@ fn a_key_an_endpoint_echoes_back_never_reaches_an_output() {
             ),
         )
     }));
-    let output = run(
-        "openai",
-        &format!("{}/v1", echo.base),
-        "add-dana-missing",
-        &[],
-        dir.path(),
-    );
+    let output = openai_add(echo.base.as_str(), &[], dir.path());
     assert!(
         document(&output)["runs"][0]["trace"]["turns"][0]["reply"]
             .as_str()
@@ -639,10 +604,8 @@ fn a_judge_endpoint_that_fails_leaves_passing_items_passing() {
         model(seen, problems)
     }));
     let dir = tempfile::tempdir().expect("tempdir");
-    let output = run(
-        "openai",
-        &format!("{}/v1", fake.base),
-        "add-dana-missing",
+    let output = openai_add(
+        fake.base.as_str(),
         &["--judge-model", "fake-judge"],
         dir.path(),
     );
@@ -779,23 +742,8 @@ fn anthropic_model() -> Handler {
 fn the_anthropic_driver_speaks_messages_with_tool_use_as_documented() {
     let fake = Fake::start(anthropic_model());
     let dir = tempfile::tempdir().expect("tempdir");
-    let output = run(
-        "anthropic",
-        &fake.base,
-        "add-dana-missing",
-        &["--judge-model", "fake-judge"],
-        dir.path(),
-    );
-    let doc = document(&output);
-    assert_eq!(fake.problems(), Vec::<String>::new());
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{:#}",
-        doc["runs"][0]["verdicts"]
-    );
+    let (output, doc) = judged_run("anthropic", &fake.base, &fake, dir.path());
     let run = &doc["runs"][0];
-    assert_eq!(run["answer"], "correct");
     assert_eq!(run["trace"]["turns"][0]["steps"][0]["text"], "Let me look.");
     assert_eq!(doc["driver"]["kind"], "anthropic");
     assert_eq!(fake.seen().len(), 4);

@@ -9,6 +9,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use common::stdout_json as document;
 use serde_json::Value;
 
 fn repo(path: &str) -> PathBuf {
@@ -44,16 +45,6 @@ fn agent(args: &[&str], variant: &str) -> Output {
         ])
         .output()
         .expect("mcp-witness runs")
-}
-
-fn document(output: &Output) -> Value {
-    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {}\n{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        )
-    })
 }
 
 fn verdicts(run: &Value) -> Vec<(String, String)> {
@@ -382,17 +373,14 @@ fn write(dir: &Path, name: &str, text: &str) -> String {
     path.display().to_string()
 }
 
-#[test]
-fn a_judge_that_errors_leaves_passing_items_passing() {
-    let dir = tempfile::tempdir().expect("tempdir");
+/// The recorded behaviours, judged by a scripted judge whose one reply is
+/// `reply` (a TOML table body), over all three cases.
+fn judged(dir: &Path, name: &str, reply: &str) -> Output {
     let recorded = std::fs::read_to_string(script("recorded.toml")).expect("script");
     let at = recorded.find("[judge]").expect("a judge section");
-    let failing_judge = format!(
-        "{}[judge]\n[[judge.reply]]\nerror = \"HTTP 503: overloaded\"\n",
-        &recorded[..at]
-    );
-    let file = write(dir.path(), "judge-down.toml", &failing_judge);
-    let output = agent(
+    let text = format!("{}[judge]\n[[judge.reply]]\n{reply}\n", &recorded[..at]);
+    let file = write(dir, name, &text);
+    agent(
         &[
             "--case",
             &cases(""),
@@ -405,6 +393,16 @@ fn a_judge_that_errors_leaves_passing_items_passing() {
             "json",
         ],
         "honest",
+    )
+}
+
+#[test]
+fn a_judge_that_errors_leaves_passing_items_passing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let output = judged(
+        dir.path(),
+        "judge-down.toml",
+        "error = \"HTTP 503: overloaded\"",
     );
     let doc = document(&output);
     assert_eq!(
@@ -430,47 +428,16 @@ fn a_judge_that_errors_leaves_passing_items_passing() {
             .is_some_and(|p| p.contains("judge failed"))
     );
     // A judge that answers something other than the JSON asked for: the same.
-    let chatty = format!(
-        "{}[judge]\n[[judge.reply]]\ntext = \"They all look great to me!\"\n",
-        &recorded[..at]
-    );
-    let file = write(dir.path(), "judge-chatty.toml", &chatty);
-    let output = agent(
-        &[
-            "--case",
-            &cases(""),
-            "--driver",
-            "scripted",
-            &file,
-            "--judge-model",
-            "j",
-            "--format",
-            "json",
-        ],
-        "honest",
+    let output = judged(
+        dir.path(),
+        "judge-chatty.toml",
+        "text = \"They all look great to me!\"",
     );
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(document(&output)["runs"][1]["answer"], "unjudged");
     // And a judge that says an answer is wrong fails only that item.
-    let strict = format!(
-        "{}[judge]\n[[judge.reply]]\ntext = '{{\"grades\": [{{\"item\": 1, \"correct\": true}}, {{\"item\": 2, \"correct\": false}}]}}'\n",
-        &recorded[..at]
-    );
-    let file = write(dir.path(), "judge-strict.toml", &strict);
-    let output = agent(
-        &[
-            "--case",
-            &cases(""),
-            "--driver",
-            "scripted",
-            &file,
-            "--judge-model",
-            "j",
-            "--format",
-            "json",
-        ],
-        "honest",
-    );
+    let strict = "text = '{\"grades\": [{\"item\": 1, \"correct\": true}, {\"item\": 2, \"correct\": false}]}'";
+    let output = judged(dir.path(), "judge-strict.toml", strict);
     let doc = document(&output);
     assert_eq!(output.status.code(), Some(1));
     let answers: Vec<&str> = doc["runs"]

@@ -184,7 +184,8 @@ mod tests {
         assert_eq!(ids, ["add-dana-missing", "add-dana-present", "delete-dana"]);
         for entry in &entries {
             let sql = &entry.seed_sql["db"];
-            assert!(sql.starts_with("CREATE TABLE IF NOT EXISTS tenants("));
+            assert!(sql.starts_with("-- The CRM testbed's schema"), "{sql}");
+            assert!(sql.contains("CREATE TABLE IF NOT EXISTS audit_log("));
         }
         assert!(entries[1].seed_sql["db"].contains("'c_150'"));
         assert!(!entries[0].seed_sql["db"].contains("'c_150'"));

@@ -22,7 +22,7 @@ use witness_model::agent::case::FactsSpec;
 use witness_model::agent::trace::RowFacts;
 use witness_model::audit::Effect;
 use witness_model::vocab::Op;
-use witness_observers::sqlite::PrivateCopy;
+use witness_observers::sqlite::{PrivateCopy, render_key};
 
 type Row = BTreeMap<String, Value>;
 /// `(store, object)` → the row's declared facts.
@@ -147,20 +147,6 @@ fn read_table(
         out.push((id, facts));
     }
     Ok(out)
-}
-
-/// A key value as the SQLite observer renders it in object ids.
-fn render_key(value: ValueRef<'_>) -> String {
-    match value {
-        ValueRef::Null => "NULL".to_owned(),
-        ValueRef::Integer(i) => i.to_string(),
-        ValueRef::Real(r) => format!("{r}"),
-        ValueRef::Text(bytes) => String::from_utf8_lossy(bytes).into_owned(),
-        ValueRef::Blob(bytes) => bytes.iter().fold(String::new(), |mut hex, b| {
-            let _ = write!(hex, "{b:02x}");
-            hex
-        }),
-    }
 }
 
 fn json_of(value: ValueRef<'_>) -> Value {

@@ -169,15 +169,7 @@ impl ToolRunner for JailedServer {
         let mut effects = Vec::new();
         let rows = self.moment(&mut effects)?;
         let (status, content) = match outcome {
-            CallOutcome::Result(result) => {
-                let is_error = result.get("isError").and_then(Value::as_bool) == Some(true);
-                let status = if is_error {
-                    CallStatus::ToolError
-                } else {
-                    CallStatus::Ok
-                };
-                (status, content_of(&result))
-            }
+            CallOutcome::Result(result) => (CallStatus::of_result(&result), content_of(&result)),
             CallOutcome::RpcError { code, message } => (
                 CallStatus::RpcError,
                 format!("JSON-RPC error {code}: {message}"),

@@ -263,6 +263,16 @@ impl CallStatus {
         }
     }
 
+    /// The status of a `tools/call` result: a tool error when it says
+    /// `isError: true`, ok otherwise.
+    pub fn of_result(result: &serde_json::Value) -> Self {
+        if result.get("isError").and_then(serde_json::Value::as_bool) == Some(true) {
+            CallStatus::ToolError
+        } else {
+            CallStatus::Ok
+        }
+    }
+
     /// The status in words, as pages and case-study notes say it
     /// (`tool error`, `JSON-RPC error`). Published notes carry these exact
     /// words, so they are part of the documents too.

@@ -23,6 +23,7 @@
 //! `now`, and every id and secret is derived deterministically, so two runs of
 //! the same plan produce byte-identical stores and responses.
 
+mod args;
 pub mod auth;
 pub mod crm;
 pub mod lifecycle;
@@ -183,11 +184,19 @@ pub enum TestbedError {
 /// synchronous CLI) needs none. Nothing but JSON-RPC is ever written to
 /// stdout: rmcp logs only through `tracing`, and no subscriber is installed.
 pub fn serve_stdio(opts: ServeOptions) -> Result<(), TestbedError> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
+    block_on(serve_transport(opts, rmcp::transport::stdio()))
+}
+
+/// Runs a server future on a current-thread runtime of its own, so the
+/// caller (the main binary's synchronous CLI) needs none.
+pub(crate) fn block_on(
+    server: impl std::future::Future<Output = Result<(), TestbedError>>,
+) -> Result<(), TestbedError> {
+    tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(TestbedError::Runtime)?;
-    runtime.block_on(serve_transport(opts, rmcp::transport::stdio()))
+        .map_err(TestbedError::Runtime)?
+        .block_on(server)
 }
 
 /// Serves the testbed over any rmcp transport (a duplex pipe in tests, stdio
@@ -197,10 +206,20 @@ where
     T: rmcp::transport::IntoTransport<rmcp::RoleServer, E, A>,
     E: std::error::Error + Send + Sync + 'static,
 {
+    let server = NotesServer::open(opts.variant, &opts.store, opts.now)?;
+    serve_handler(server, transport).await
+}
+
+/// Serves one of the testbed's handlers until the peer closes the transport.
+pub(crate) async fn serve_handler<S, T, E, A>(server: S, transport: T) -> Result<(), TestbedError>
+where
+    S: rmcp::ServerHandler,
+    T: rmcp::transport::IntoTransport<rmcp::RoleServer, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
     use rmcp::ServiceExt;
     use rmcp::service::ServerInitializeError;
 
-    let server = NotesServer::open(opts.variant, &opts.store, opts.now)?;
     match server.serve(transport).await {
         Ok(running) => match running.waiting().await {
             Ok(_) => Ok(()),

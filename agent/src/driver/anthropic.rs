@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use witness_model::agent::{ModelReply, RequestedCall, Usage};
 use witness_model::vocab::{DriverKind, StopReason};
 
-use super::http::{HttpOptions, http_error, post};
+use super::http::{HttpOptions, exchange};
 use super::{Answer, Driver, DriverError, Message, Request, RunKey};
 
 /// The API version every request names.
@@ -54,21 +54,7 @@ impl Driver for Anthropic {
         if let Some(key) = &self.options.key {
             headers.push(("x-api-key", key.value().to_owned()));
         }
-        let posted = match post(&self.options, &self.url(), &headers, &body) {
-            Ok(posted) => posted,
-            Err(e) => return Answer::new(request, Err(e), None),
-        };
-        let reply = if (200..300).contains(&posted.status) {
-            posted
-                .json
-                .as_ref()
-                .ok_or_else(|| DriverError::Malformed("the body is not JSON".into()))
-                .and_then(parse)
-        } else {
-            Err(http_error(posted.status, &posted))
-        };
-        let kept = Some((body, posted.status, posted.kept));
-        Answer::new(request, reply, kept)
+        exchange(&self.options, &self.url(), &headers, body, request, parse)
     }
 }
 

@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::DriverError;
+use witness_model::agent::ModelReply;
+
+use super::{Answer, DriverError, Request};
 
 /// Longest response body read: 8 MiB, as the wire reads a message.
 const MAX_BODY: u64 = 8 * 1024 * 1024;
@@ -66,18 +68,18 @@ pub struct HttpOptions {
 }
 
 /// What came back from one POST.
-pub(super) struct Posted {
-    pub(super) status: u16,
+struct Posted {
+    status: u16,
     /// The body parsed as JSON, when it is JSON.
-    pub(super) json: Option<Value>,
+    json: Option<Value>,
     /// The body as the run document keeps it: JSON, or bounded text; scrubbed.
-    pub(super) kept: Value,
+    kept: Value,
 }
 
 /// POSTs `body` as JSON to `url` with `headers` (the key among them is
 /// added by the caller). Non-2xx statuses are answers, not errors; a
 /// transport failure is [`DriverError::Transport`].
-pub(super) fn post(
+fn post(
     options: &HttpOptions,
     url: &str,
     headers: &[(&str, String)],
@@ -121,7 +123,7 @@ pub(super) fn post(
 
 /// An endpoint's error, from its body when it says one (both APIs put it
 /// under `error.message`), bounded and scrubbed.
-pub(super) fn http_error(status: u16, posted: &Posted) -> DriverError {
+fn http_error(status: u16, posted: &Posted) -> DriverError {
     let said = posted
         .json
         .as_ref()
@@ -133,6 +135,32 @@ pub(super) fn http_error(status: u16, posted: &Posted) -> DriverError {
         status,
         detail: said,
     }
+}
+
+/// One request to an HTTP endpoint, to its answer and record: a 2xx body
+/// is read by `parse`; any other status is the endpoint's error.
+pub(super) fn exchange(
+    options: &HttpOptions,
+    url: &str,
+    headers: &[(&str, String)],
+    body: Value,
+    request: &Request<'_>,
+    parse: fn(&Value) -> Result<ModelReply, DriverError>,
+) -> Answer {
+    let posted = match post(options, url, headers, &body) {
+        Ok(posted) => posted,
+        Err(e) => return Answer::new(request, Err(e), None),
+    };
+    let reply = if (200..300).contains(&posted.status) {
+        posted
+            .json
+            .as_ref()
+            .ok_or_else(|| DriverError::Malformed("the body is not JSON".into()))
+            .and_then(parse)
+    } else {
+        Err(http_error(posted.status, &posted))
+    };
+    Answer::new(request, reply, Some((body, posted.status, posted.kept)))
 }
 
 /// A ureq failure in a few fixed words (never the URL, which may carry a

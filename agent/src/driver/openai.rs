@@ -19,7 +19,7 @@ use serde_json::{Map, Value, json};
 use witness_model::agent::{ModelReply, RequestedCall, Usage};
 use witness_model::vocab::{DriverKind, StopReason};
 
-use super::http::{HttpOptions, http_error, post};
+use super::http::{HttpOptions, exchange};
 use super::{Answer, Driver, DriverError, Message, Request, RunKey};
 
 /// The prefix that marks an error result for a model that has no flag for it.
@@ -57,21 +57,7 @@ impl Driver for OpenAi {
         if let Some(key) = &self.options.key {
             headers.push(("authorization", format!("Bearer {}", key.value())));
         }
-        let posted = match post(&self.options, &self.url(), &headers, &body) {
-            Ok(posted) => posted,
-            Err(e) => return Answer::new(request, Err(e), None),
-        };
-        let reply = if (200..300).contains(&posted.status) {
-            posted
-                .json
-                .as_ref()
-                .ok_or_else(|| DriverError::Malformed("the body is not JSON".into()))
-                .and_then(parse)
-        } else {
-            Err(http_error(posted.status, &posted))
-        };
-        let kept = Some((body, posted.status, posted.kept));
-        Answer::new(request, reply, kept)
+        exchange(&self.options, &self.url(), &headers, body, request, parse)
     }
 }
 

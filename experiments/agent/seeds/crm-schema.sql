@@ -1,3 +1,5 @@
+-- The CRM testbed's schema: the server runs exactly this text on its store
+-- (testbed/src/crm/mod.rs includes it), and every golden case seeds it first.
 CREATE TABLE IF NOT EXISTS tenants(
     id TEXT PRIMARY KEY,
     name TEXT NOT NULL

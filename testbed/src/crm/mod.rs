@@ -30,35 +30,9 @@ use crate::TestbedError;
 pub const TOKEN_ENV: &str = "CRM_TOKEN";
 
 /// Every table. `IF NOT EXISTS`, so a server started on a seeded store
-/// writes nothing before its first call. The golden cases' seeds begin with
-/// exactly this text (a test keeps them in step).
-pub const SCHEMA: &str = "\
-CREATE TABLE IF NOT EXISTS tenants(
-    id TEXT PRIMARY KEY,
-    name TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS clients(
-    token_digest TEXT PRIMARY KEY,
-    client_id TEXT NOT NULL,
-    tenant_id TEXT NOT NULL REFERENCES tenants(id)
-);
-CREATE TABLE IF NOT EXISTS contacts(
-    id TEXT PRIMARY KEY,
-    tenant_id TEXT NOT NULL REFERENCES tenants(id),
-    name TEXT NOT NULL,
-    email TEXT NOT NULL,
-    company TEXT NOT NULL DEFAULT ''
-);
-CREATE TABLE IF NOT EXISTS audit_log(
-    id INTEGER PRIMARY KEY,
-    at INTEGER NOT NULL,
-    tenant_id TEXT NOT NULL,
-    client_id TEXT NOT NULL,
-    tool TEXT NOT NULL,
-    arguments TEXT NOT NULL,
-    outcome TEXT NOT NULL
-);
-";
+/// writes nothing before its first call. The text is the golden cases' first
+/// seed file, so the cases and the server cannot disagree on the schema.
+pub const SCHEMA: &str = include_str!("../../../experiments/agent/seeds/crm-schema.sql");
 
 /// Which CRM the testbed serves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -120,23 +94,9 @@ pub struct CrmOptions {
 
 /// Serves the CRM over stdin/stdout until stdin closes.
 pub fn serve_stdio(opts: CrmOptions) -> Result<(), TestbedError> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(TestbedError::Runtime)?;
-    runtime.block_on(async {
-        use rmcp::ServiceExt;
-        use rmcp::service::ServerInitializeError;
+    crate::block_on(async {
         let server = CrmServer::open(&opts)?;
-        match server.serve(rmcp::transport::stdio()).await {
-            Ok(running) => match running.waiting().await {
-                Ok(_) => Ok(()),
-                Err(e) => Err(TestbedError::Session(e.to_string())),
-            },
-            // A client that hangs up before the handshake ends the session.
-            Err(ServerInitializeError::ConnectionClosed(_)) => Ok(()),
-            Err(e) => Err(TestbedError::Session(e.to_string())),
-        }
+        crate::serve_handler(server, rmcp::transport::stdio()).await
     })
 }
 

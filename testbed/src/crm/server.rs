@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 
 use super::{CrmOptions, CrmVariant, SCHEMA, token_digest};
 use crate::TestbedError;
+use crate::args::{Args, Failure};
 
 const SERVER_NAME: &str = "mcp-witness-crm";
 const INSTRUCTIONS: &str =
@@ -329,52 +330,6 @@ pub(super) fn catalog(variant: CrmVariant) -> Vec<Tool> {
             Tool::new(name, description, Arc::new(schema)).with_annotations(annotations)
         })
         .collect()
-}
-
-/// Why a call produced no tool outcome.
-enum Failure {
-    Invalid(String),
-    Store(TestbedError),
-}
-
-impl From<TestbedError> for Failure {
-    fn from(e: TestbedError) -> Self {
-        Failure::Store(e)
-    }
-}
-
-/// `tools/call` arguments, checked against the schema's shape.
-struct Args<'a>(&'a JsonObject);
-
-impl<'a> Args<'a> {
-    fn only(&self, allowed: &[&str]) -> Result<(), Failure> {
-        match self.0.keys().find(|k| !allowed.contains(&k.as_str())) {
-            Some(extra) => Err(Failure::Invalid(format!("unexpected argument '{extra}'"))),
-            None => Ok(()),
-        }
-    }
-
-    fn string(&self, name: &str) -> Result<&'a str, Failure> {
-        self.optional(name)?
-            .ok_or_else(|| Failure::Invalid(format!("missing required argument '{name}'")))
-    }
-
-    fn optional(&self, name: &str) -> Result<Option<&'a str>, Failure> {
-        match self.0.get(name) {
-            None => Ok(None),
-            Some(Value::String(s)) if s.trim().is_empty() => {
-                Err(Failure::Invalid(format!("'{name}' must not be empty")))
-            }
-            Some(Value::String(s)) => Ok(Some(s)),
-            Some(_) => Err(Failure::Invalid(format!("'{name}' must be a string"))),
-        }
-    }
-}
-
-impl From<rusqlite::Error> for Failure {
-    fn from(e: rusqlite::Error) -> Self {
-        Failure::Store(e.into())
-    }
 }
 
 impl ServerHandler for CrmServer {

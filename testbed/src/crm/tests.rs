@@ -6,14 +6,13 @@ use serde_json::{Value, json};
 
 use super::*;
 
-const SCHEMA_SEED: &str = include_str!("../../../experiments/agent/seeds/crm-schema.sql");
 const TENANTS: &str = include_str!("../../../experiments/agent/seeds/crm-tenants.sql");
 const HAS_DANA: &str = include_str!("../../../experiments/agent/seeds/acme-has-dana.sql");
 
 fn seeded(dir: &Path, with_dana: bool) -> std::path::PathBuf {
     let path = dir.join("crm.db");
     let conn = Connection::open(&path).expect("store");
-    conn.execute_batch(SCHEMA_SEED).expect("schema");
+    conn.execute_batch(SCHEMA).expect("schema");
     conn.execute_batch(TENANTS).expect("tenants");
     if with_dana {
         conn.execute_batch(HAS_DANA).expect("dana");
@@ -64,11 +63,6 @@ fn rows(store: &Path, sql: &str) -> Vec<Vec<String>> {
     .expect("rows")
     .collect::<Result<_, _>>()
     .expect("rows")
-}
-
-#[test]
-fn the_case_seeds_begin_with_the_servers_schema() {
-    assert_eq!(SCHEMA_SEED, SCHEMA);
 }
 
 #[test]
