@@ -164,6 +164,25 @@ mod tests {
     use super::*;
     use witness_observers::{Observer, diff, sqlite::SqliteObserver};
 
+    /// The observer's changes as effects of store `db`.
+    fn effects_between(
+        before: &witness_observers::Snapshot,
+        after: &witness_observers::Snapshot,
+    ) -> Vec<Effect> {
+        diff(before, after)
+            .changes
+            .iter()
+            .map(|c| Effect {
+                store: "db".into(),
+                object: c.object.clone(),
+                op: c.op,
+                overwrite: c.overwrite,
+                before: None,
+                after: None,
+            })
+            .collect()
+    }
+
     #[test]
     fn facts_name_rows_as_the_observer_does_and_follow_each_change() {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -198,18 +217,7 @@ mod tests {
         )
         .expect("change");
         let after = observer.snapshot().expect("snapshot");
-        let effects: Vec<Effect> = diff(&before, &after)
-            .changes
-            .iter()
-            .map(|c| Effect {
-                store: "db".into(),
-                object: c.object.clone(),
-                op: c.op,
-                overwrite: c.overwrite,
-                before: None,
-                after: None,
-            })
-            .collect();
+        let effects = effects_between(&before, &after);
         let objects: Vec<&str> = effects.iter().map(|e| e.object.as_str()).collect();
         assert_eq!(
             objects,
@@ -220,20 +228,12 @@ mod tests {
         };
         assert_eq!(rows.len(), 4);
         let deleted = &rows[0];
-        assert_eq!(
-            deleted.before.as_ref().map(|r| r["tenant_id"].clone()),
-            Some("acme".into())
-        );
+        let tenant = |row: &Option<Row>| row.as_ref().map(|r| r["tenant_id"].clone());
+        assert_eq!(tenant(&deleted.before), Some("acme".into()));
         assert!(deleted.after.is_none());
         let moved = &rows[1];
-        assert_eq!(
-            moved.before.as_ref().map(|r| r["tenant_id"].clone()),
-            Some("globex".into())
-        );
-        assert_eq!(
-            moved.after.as_ref().map(|r| r["tenant_id"].clone()),
-            Some("acme".into())
-        );
+        assert_eq!(tenant(&moved.before), Some("globex".into()));
+        assert_eq!(tenant(&moved.after), Some("acme".into()));
         assert!(
             moved
                 .after

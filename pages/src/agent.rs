@@ -420,7 +420,7 @@ pub fn text_summary(document: &AgentRunDocument) -> String {
             (None, true) => String::new(),
         };
         out.push_str(&format!(
-            "  {} · {} · run {}: {} ({}, {} call(s)){why}\n",
+            "  {} · {} · run {}: {} (outcome {}, {} call(s)){why}\n",
             witness_text::clip(&run.case, 60),
             witness_text::clip(&run.model, 60),
             run.run,

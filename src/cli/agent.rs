@@ -155,7 +155,7 @@ fn run_cases(args: RunArgs) -> Result<ExitStatus> {
     };
     let mut progress = |run: &witness_model::agent::CaseRun| {
         eprintln!(
-            "mcp-witness: {} · {} · run {}: {} ({})",
+            "mcp-witness: {} · {} · run {}: {} (outcome {})",
             witness_text::clip(&run.case, 60),
             witness_text::clip(&run.model, 60),
             run.run,
