@@ -68,21 +68,30 @@ impl FactsReader {
         Ok(rows)
     }
 
+    /// Every declared table, each store read from one private copy.
     fn read(&mut self) -> Result<Facts, String> {
         let mut facts = Facts::new();
+        let mut stores: BTreeMap<&PathBuf, Vec<&FactsSpec>> = BTreeMap::new();
         for (spec, path) in &self.specs {
-            let copy = PrivateCopy::open(path).map_err(|e| format!("store {}: {e}", spec.store))?;
+            stores.entry(path).or_default().push(spec);
+        }
+        for (path, specs) in stores {
+            let store = specs.first().map_or("", |s| s.store.as_str());
+            let copy = PrivateCopy::open(path).map_err(|e| format!("store {store}: {e}"))?;
             let Some(copy) = copy else { continue };
-            match read_table(copy.conn(), spec) {
-                Ok(rows) => {
-                    for (object, row) in rows {
-                        facts.insert((spec.store.clone(), object), row);
+            for spec in specs {
+                match read_table(copy.conn(), spec) {
+                    Ok(rows) => {
+                        for (object, row) in rows {
+                            facts.insert((spec.store.clone(), object), row);
+                        }
                     }
-                }
-                Err(e) => {
-                    let warning = format!("facts of {}.{} not read: {e}", spec.store, spec.table);
-                    if !self.warnings.contains(&warning) {
-                        self.warnings.push(warning);
+                    Err(e) => {
+                        let warning =
+                            format!("facts of {}.{} not read: {e}", spec.store, spec.table);
+                        if !self.warnings.contains(&warning) {
+                            self.warnings.push(warning);
+                        }
                     }
                 }
             }
@@ -205,6 +214,7 @@ mod tests {
             (spec("contacts", &["tenant_id", "nope"]), path.clone()),
             (spec("log", &["tool"]), path.clone()),
             (spec("pairs", &["v"]), path.clone()),
+            (spec("missing", &["x"]), path.clone()),
         ]);
         let mut observer = SqliteObserver::new(&path);
         let before = observer.snapshot().expect("snapshot");
@@ -250,6 +260,7 @@ mod tests {
             rows[3].after.as_ref().map(|r| r["v"].clone()),
             Some("w".into())
         );
-        assert!(reader.warnings.is_empty(), "{:?}", reader.warnings);
+        assert_eq!(reader.warnings.len(), 1, "{:?}", reader.warnings);
+        assert!(reader.warnings[0].starts_with("facts of db.missing not read"));
     }
 }
