@@ -54,6 +54,9 @@ enum Command {
     Report(cli::report::ReportArgs),
     /// Print the JSON Schema of a versioned document.
     Schema(cli::schema::SchemaArgs),
+    /// Agent runs: golden cases driven by a model (or a script) against a jailed server.
+    #[command(subcommand)]
+    Agent(cli::agent::AgentCommand),
 }
 
 fn main() -> ExitCode {
@@ -77,5 +80,6 @@ fn run(command: Command) -> anyhow::Result<witness_model::exit::ExitStatus> {
         Command::Manifest(command) => cli::manifest::run(command),
         Command::Report(args) => cli::report::run(args),
         Command::Schema(args) => cli::schema::run(args),
+        Command::Agent(command) => cli::agent::run(command),
     }
 }

@@ -7,6 +7,7 @@
 
 use schemars::{JsonSchema, Schema};
 
+use crate::agent::{AGENT_RUN_SCHEMA, AgentRunDocument};
 use crate::audit::{AUDIT_SCHEMA, AuditReport};
 use crate::case::{CASE_SCHEMA, CaseReport};
 use crate::experiments::{E1_SCHEMA, E1Document, E2_SCHEMA, E2Document, E3_SCHEMA, E3Document};
@@ -51,7 +52,7 @@ fn schema_of<T: JsonSchema>() -> Schema {
 }
 
 /// Every versioned document, in the order `--help` lists them.
-pub const DOCUMENTS: [Document; 9] = [
+pub const DOCUMENTS: [Document; 10] = [
     Document {
         name: "audit",
         id: AUDIT_SCHEMA,
@@ -105,6 +106,12 @@ pub const DOCUMENTS: [Document; 9] = [
         id: GUIDANCE_SCHEMA,
         written_by: "`guidance --format json`",
         schema: schema_of::<GuidanceReport>,
+    },
+    Document {
+        name: "agent-run",
+        id: AGENT_RUN_SCHEMA,
+        written_by: "`agent run --format json`, `agent run --out`: agent-run.json",
+        schema: schema_of::<AgentRunDocument>,
     },
 ];
 

@@ -9,6 +9,8 @@
 //! - [`render_all`]: both, plus `summary.md`, written to disk (what `lab` and
 //!   `report` call);
 //! - [`ci`]: an audit as JUnit XML and SARIF 2.1.0, for CI systems.
+//! - [`agent`]: the page and text summary of an agent run
+//!   (`mcp-witness.agent-run/v1`).
 //!
 //! Safety: templates are HTML with autoescape on, and every interpolated
 //! value goes through [`html_formatter`], which also makes invisible
@@ -20,6 +22,7 @@
 //!
 //! Rendering is deterministic: no clock, no environment, sorted inputs.
 
+pub mod agent;
 mod audit;
 mod charts;
 pub mod ci;
@@ -48,6 +51,7 @@ const STYLE: &str = include_str!("../../reports/templates/style.css");
 const MACROS: &str = include_str!("../../reports/templates/macros.html.j2");
 const AUDIT: &str = include_str!("../../reports/templates/audit.html.j2");
 const INDEX: &str = include_str!("../../reports/templates/index.html.j2");
+const AGENT_RUN: &str = include_str!("../../reports/templates/agent-run.html.j2");
 
 /// The template environment: embedded templates, HTML autoescape for
 /// `*.html.j2`, strict undefined values, the escaping formatter.
@@ -71,6 +75,7 @@ fn environment() -> Result<Environment<'static>> {
         ("macros.html.j2", MACROS),
         ("audit.html.j2", AUDIT),
         ("index.html.j2", INDEX),
+        ("agent-run.html.j2", AGENT_RUN),
     ] {
         env.add_template(name, source)
             .map_err(|e| anyhow!("template {name}: {e:#}"))?;

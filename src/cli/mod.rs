@@ -3,6 +3,7 @@
 //! flattened into each; whatever it means (a jail, an endpoint, a store) is
 //! parsed here once too, before anything is launched.
 
+pub mod agent;
 pub mod audit;
 pub mod guidance;
 pub mod lab;

@@ -16,11 +16,16 @@
 //!   applied directly to the store, never through the audited tools;
 //! - [`store`]: the schema and the fixtures every experiment starts from.
 //!
+//! [`crm`] is a second server, for agent runs rather than audits: a small
+//! CRM with tenants, contacts, an audit log and per-tenant tokens.
+//!
 //! The server never reads the wall clock: every timestamp is the injected
 //! `now`, and every id and secret is derived deterministically, so two runs of
 //! the same plan produce byte-identical stores and responses.
 
+mod args;
 pub mod auth;
+pub mod crm;
 pub mod lifecycle;
 pub mod oracle;
 pub mod probe;
@@ -253,11 +258,19 @@ pub enum TestbedError {
 /// synchronous CLI) needs none. Nothing but JSON-RPC is ever written to
 /// stdout: rmcp logs only through `tracing`, and no subscriber is installed.
 pub fn serve_stdio(opts: ServeOptions) -> Result<(), TestbedError> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
+    block_on(serve_transport(opts, rmcp::transport::stdio()))
+}
+
+/// Runs a server future on a current-thread runtime of its own, so the
+/// caller (the main binary's synchronous CLI) needs none.
+pub(crate) fn block_on(
+    server: impl std::future::Future<Output = Result<(), TestbedError>>,
+) -> Result<(), TestbedError> {
+    tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(TestbedError::Runtime)?;
-    runtime.block_on(serve_transport(opts, rmcp::transport::stdio()))
+        .map_err(TestbedError::Runtime)?
+        .block_on(server)
 }
 
 /// Serves the testbed over any rmcp transport (a duplex pipe in tests, stdio
@@ -267,10 +280,20 @@ where
     T: rmcp::transport::IntoTransport<rmcp::RoleServer, E, A>,
     E: std::error::Error + Send + Sync + 'static,
 {
+    let server = NotesServer::open(opts.variant, &opts.store, opts.now)?;
+    serve_handler(server, transport).await
+}
+
+/// Serves one of the testbed's handlers until the peer closes the transport.
+pub(crate) async fn serve_handler<S, T, E, A>(server: S, transport: T) -> Result<(), TestbedError>
+where
+    S: rmcp::ServerHandler,
+    T: rmcp::transport::IntoTransport<rmcp::RoleServer, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
     use rmcp::ServiceExt;
     use rmcp::service::ServerInitializeError;
 
-    let server = NotesServer::open(opts.variant, &opts.store, opts.now)?;
     match server.serve(transport).await {
         Ok(running) => match running.waiting().await {
             Ok(_) => Ok(()),

@@ -20,6 +20,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 use serde_json::{Value, json};
 
+use crate::args::{Args, Failure};
 use crate::store::{self, Kind};
 use crate::{SERVER_NAME, TestbedError, Variant, auth, tools};
 
@@ -363,50 +364,15 @@ impl NotesServer {
     }
 }
 
-/// Why a call did not produce a tool outcome.
-enum Failure {
-    /// The arguments do not fit the tool's input schema; reported to the
-    /// client as an `isError` result naming the argument (never its value).
-    Invalid(String),
-    /// The store failed; surfaces as a JSON-RPC internal error.
-    Store(TestbedError),
+/// The notes server's own argument: the optional `ttl_seconds`.
+trait Ttl {
+    fn ttl(&self) -> Result<Option<i64>, Failure>;
 }
 
-impl From<TestbedError> for Failure {
-    fn from(e: TestbedError) -> Self {
-        Failure::Store(e)
-    }
-}
-
-/// Read access to `tools/call` arguments, checked against the schema's shape.
-struct Args<'a>(&'a JsonObject);
-
-impl Args<'_> {
-    /// Rejects properties the schema does not declare
-    /// (`additionalProperties: false`).
-    fn only(&self, allowed: &[&str]) -> Result<(), Failure> {
-        match self.0.keys().find(|k| !allowed.contains(&k.as_str())) {
-            Some(extra) => Err(Failure::Invalid(format!("unexpected argument '{extra}'"))),
-            None => Ok(()),
-        }
-    }
-
-    fn string(&self, name: &str) -> Result<&str, Failure> {
-        match self.0.get(name) {
-            None => Err(Failure::Invalid(format!(
-                "missing required argument '{name}'"
-            ))),
-            Some(Value::String(s)) if s.is_empty() => {
-                Err(Failure::Invalid(format!("'{name}' must not be empty")))
-            }
-            Some(Value::String(s)) => Ok(s),
-            Some(_) => Err(Failure::Invalid(format!("'{name}' must be a string"))),
-        }
-    }
-
+impl Ttl for Args<'_> {
     /// The optional `ttl_seconds`: an integer of at least 1.
     fn ttl(&self) -> Result<Option<i64>, Failure> {
-        match self.0.get("ttl_seconds") {
+        match self.get("ttl_seconds") {
             None | Some(Value::Null) => Ok(None),
             Some(v) => match v.as_i64() {
                 Some(n) if n >= 1 => Ok(Some(n)),

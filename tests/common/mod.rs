@@ -32,6 +32,17 @@ pub fn witness(args: &[String]) -> (i32, Value) {
     (output.status.code().unwrap_or(-1), json)
 }
 
+/// A finished run's stdout as JSON, or a panic showing what it printed.
+pub fn stdout_json(output: &std::process::Output) -> Value {
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })
+}
+
 pub fn check<'a>(report: &'a Value, id: &str, tool: &str) -> &'a Value {
     report["checks"]
         .as_array()

@@ -17,7 +17,9 @@
 //!   repeat for tools declared idempotent, an experiment's events, and the
 //!   late effects between calls; shutdown last;
 //! - `observe`: what execute snapshots and probes with, and how it tells
-//!   a call's own effects from late ones (charged to nobody);
+//!   a call's own effects from late ones (charged to nobody); its
+//!   [`ObservedSet`] is public, for agent runs that drive a jailed server
+//!   themselves;
 //! - `assemble`: transcripts, redaction, the checks and the exit code, and
 //!   the jail's path written as `{jail}`.
 //!
@@ -51,6 +53,7 @@ use witness_wire::session::Session;
 use crate::jail::{Jail, JailSpec, JailedStore};
 use crate::plan::Plan;
 use execute::tool_entry;
+pub use observe::{ObserveError, ObservedSet, store_dirs};
 
 /// An out-of-band event an experiment applies between two calls. It gets the
 /// jailed stores and returns a description for the ledger.

@@ -117,15 +117,10 @@ fn store_entry(store: &JailedStore) -> StoreEntry {
 /// The jail-wide observer watches the whole jail but the stores' own
 /// directories, which their observers report.
 fn jail_scope(stores: &[JailedStore]) -> JailScope {
-    let mut excluded: Vec<String> = stores
-        .iter()
-        .map(|s| format!("stores/{}", s.spec.name))
-        .collect();
-    excluded.sort();
     JailScope {
         observer: "fs".into(),
         watched: vec!["home".into(), "tmp".into(), "work".into(), "stores".into()],
-        excluded,
+        excluded: super::observe::store_dirs(stores),
     }
 }
 

@@ -368,15 +368,7 @@ fn record(id: u32, step: u32, tool: &str, outcome: Outcome) -> CallRecord {
 /// An RPC error's message is the server's text: it is clipped.
 fn ledger_outcome(outcome: CallOutcome) -> (Outcome, Option<Value>) {
     let (status, code, detail, response) = match outcome {
-        CallOutcome::Result(result) => {
-            let is_error = result.get("isError").and_then(Value::as_bool) == Some(true);
-            let status = if is_error {
-                CallStatus::ToolError
-            } else {
-                CallStatus::Ok
-            };
-            (status, None, None, Some(result))
-        }
+        CallOutcome::Result(result) => (CallStatus::of_result(&result), None, None, Some(result)),
         CallOutcome::RpcError { code, message } => (
             CallStatus::RpcError,
             Some(code),
