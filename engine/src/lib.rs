@@ -22,7 +22,9 @@
 pub mod audit;
 pub mod checks;
 pub mod guidance;
+pub mod interrupt;
 pub mod jail;
 pub mod manifest;
 pub mod plan;
+pub mod progress;
 pub mod redact;

@@ -116,11 +116,11 @@ pub fn run(args: AuditArgs) -> Result<ExitStatus> {
         write_out(out, &report, &json)?;
     }
     match args.format.format {
-        Format::Json => print!("{json}"),
-        Format::Text => print!("{}", witness_pages::text::text(&report)),
+        Format::Json => out!("{json}"),
+        Format::Text => out!("{}", witness_pages::text::text(&report)),
     }
     if let Some(kept) = run.kept_jail {
-        eprintln!("mcp-witness: jail kept at {}", kept.display());
+        errln!("mcp-witness: jail kept at {}", kept.display());
     }
     crate::exit::recorded(report.exit_code)
 }
@@ -165,7 +165,7 @@ fn write_out(out: &Path, report: &AuditReport, json: &str) -> Result<()> {
             std::fs::write(&path, html)
                 .with_context(|| format!("cannot write {}", path.display()))?;
         }
-        Err(e) => eprintln!("mcp-witness: report.html not written: {e:#}"),
+        Err(e) => errln!("mcp-witness: report.html not written: {e:#}"),
     }
     Ok(())
 }

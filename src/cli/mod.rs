@@ -4,11 +4,13 @@
 //! parsed here once too, before anything is launched.
 
 pub mod audit;
+pub mod doctor;
 pub mod guidance;
 pub mod lab;
 pub mod manifest;
 pub mod plan;
 pub mod report;
+pub mod sandbox;
 pub mod schema;
 pub mod testbed;
 

@@ -43,6 +43,8 @@ pub(super) struct Runner<'a> {
     next_id: u32,
     /// Plan steps carried out so far; the next one is `call steps_done + 1`.
     steps_done: u32,
+    /// Steps in the plan, for progress.
+    pub(super) planned: usize,
     context: Context<'a>,
 }
 
@@ -70,6 +72,7 @@ impl<'a> Runner<'a> {
             pool: Pool::default(),
             next_id: 1,
             steps_done: 0,
+            planned: 0,
             context,
         }
     }
@@ -90,6 +93,11 @@ impl<'a> Runner<'a> {
     /// tool is declared idempotent, and the experiment's events after it.
     /// Breaks when the audit cannot go on.
     pub(super) fn step(&mut self, step: &PlanStep) -> ControlFlow<()> {
+        if let Some(signal) = crate::interrupt::signal() {
+            // Told to stop: no further call.
+            self.draft.interrupted(signal);
+            return ControlFlow::Break(());
+        }
         self.steps_done += 1;
         let step_no = self.steps_done;
         let (arguments, recorded) = match resolve(step, &self.results, &self.pool) {
@@ -139,6 +147,11 @@ impl<'a> Runner<'a> {
     /// Snapshot, call, settle, snapshot: one call recorded with its effects
     /// and probes. Gives its id and how it ended.
     fn call(&mut self, call: &Call<'_>) -> ControlFlow<(), (u32, CallStatus)> {
+        crate::progress::report(crate::progress::Event::Call {
+            started: self.steps_done as usize,
+            planned: self.planned.max(self.steps_done as usize),
+            tool: &call.step.tool,
+        });
         if let Err(e) = self.observed.catch_up(&mut self.draft.report) {
             self.draft
                 .incomplete(format!("cannot observe the stores: {e}"));
