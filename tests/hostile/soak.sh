@@ -38,7 +38,8 @@ run() { # expected-codes marker tmpdir args...
 for i in $(seq 1 "$N"); do
   mark="witness-soak-$$-$i"
   tmp="$WORK/tmp"; mkdir -p "$tmp"
-  run "0" "$mark" "$tmp" audit --format json --settle-ms 0 --timeout-ms 5000 -- \
+  # Exit 1: the survivor writes in HOME, which a read-only tool may not.
+  run "1" "$mark" "$tmp" audit --format json --settle-ms 0 --timeout-ms 5000 -- \
     python3 "$HERE/setsid_survivor.py" "$mark"
   run "0" "$mark" "$tmp" audit --format json --settle-ms 0 --era legacy -- \
     python3 "$HERE/decoy_id.py"

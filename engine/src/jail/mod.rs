@@ -181,12 +181,13 @@ impl Isolation {
 pub enum JailError {
     #[error("cannot create the jail: {0}")]
     Create(std::io::Error),
-    #[error("cannot copy store {name} from {path}: {source}")]
+    /// The cause is in the text, not in the error chain: shown with `{:#}`
+    /// it would be said twice.
+    #[error("cannot copy store {name} from {path}: {error}")]
     Copy {
         name: String,
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("store {name}: clock columns are declared, but only a SQLite store has columns")]
     ClockColumns { name: String },
@@ -197,7 +198,7 @@ impl JailError {
     /// socket, a device): an invalid invocation rather than a failure.
     pub fn is_invalid(&self) -> bool {
         match self {
-            JailError::Copy { source, .. } => source.kind() == ErrorKind::InvalidInput,
+            JailError::Copy { error, .. } => error.kind() == ErrorKind::InvalidInput,
             JailError::ClockColumns { .. } => true,
             JailError::Create(_) => false,
         }
@@ -621,10 +622,10 @@ fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
 fn copy_in(root: &Path, store: &StoreSpec) -> Result<(JailedStore, Vec<String>), JailError> {
     let holder = root.join("stores").join(&store.name);
     std::fs::create_dir_all(&holder).map_err(JailError::Create)?;
-    let copy_err = |source| JailError::Copy {
+    let copy_err = |error| JailError::Copy {
         name: store.name.clone(),
         path: store.source.clone(),
-        source,
+        error,
     };
     // A link the user named counts by what it names.
     let existed = std::fs::metadata(&store.source).is_ok();
