@@ -630,3 +630,48 @@ fn a_long_audit_shows_progress() {
     assert_eq!(out.code, Some(3));
     scene.assert_no_jail_left();
 }
+
+// The Landlock layer on its own (as an audit gets it where bubblewrap is
+// missing): the helper refuses writes outside its directory and TCP
+// connects, and lets writes inside through.
+#[test]
+fn landlock_alone_refuses_writes_outside_and_tcp() {
+    let scene = Scene::new();
+    let inside = scene.tmp.join("jail");
+    std::fs::create_dir_all(&inside).expect("jail");
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("listen");
+    listener.set_nonblocking(true).expect("nonblocking");
+    let port = listener.local_addr().expect("addr").port();
+    let script = format!(
+        "import socket\n\
+         open({inside:?} + '/ok', 'w').write('in')\n\
+         try:\n    open({outside:?} + '/no', 'w').write('out')\n\
+         except OSError as e:\n    print('write refused', e.errno)\n\
+         try:\n    socket.create_connection(('127.0.0.1', {port}), timeout=2)\n\
+         except OSError as e:\n    print('connect refused', e.errno)\n",
+        inside = inside.to_string_lossy(),
+        outside = scene.outside.to_string_lossy(),
+    );
+    let dir = inside.to_string_lossy().into_owned();
+    let out = scene.run(
+        &[
+            "sandbox-exec",
+            "--write",
+            &dir,
+            "--fs",
+            "--net",
+            "--scope",
+            "--",
+            "python3",
+            "-c",
+            &script,
+        ],
+        LIMIT,
+    );
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(inside.join("ok").exists());
+    assert!(!scene.outside.join("no").exists());
+    assert!(out.stdout.contains("write refused 13"), "{}", out.stdout);
+    assert!(out.stdout.contains("connect refused 13"), "{}", out.stdout);
+    assert!(listener.accept().is_err(), "the connection got through");
+}
