@@ -16,8 +16,8 @@ a throwaway thread. A layer listed as working is one an audit here gets.
 
 What each layer guarantees and what stays out of reach: docs/security.md.
 Install bubblewrap (Debian: apt-get install bubblewrap) for the namespaces;
-Landlock needs Linux 6.7+ with Landlock enabled (ABI 4 for the network
-rules, 6 for the scopes).
+Landlock needs a kernel with Landlock enabled: ABI 5 (Linux 6.10) for the
+file-system rules, 4 for the network rules, 6 for the scopes.
 
 Exit codes: 0 the layers contain a server here (destructive and unknown
 tools are called), 1 they do not (such tools are left out unless
