@@ -14,8 +14,8 @@ use serde_json::Value;
 // `CallStatus` and `Provenance` live with the other words in `vocab`; they
 // are re-exported so `audit::CallStatus` keeps naming the same type.
 pub use crate::vocab::{
-    CallStatus, CheckId, Expectation, FindingKind, Hint, IsolationLevel, Lane, MetadataKind, Op,
-    ProbeStatus, Provenance, ToolClass, Verdict,
+    CallStatus, CheckId, Expectation, FindingKind, Hint, IsolationLayer, IsolationLevel, Lane,
+    MetadataKind, Op, ProbeStatus, Provenance, ToolClass, Verdict,
 };
 
 pub const AUDIT_SCHEMA: &str = "mcp-witness.audit/v1";
@@ -330,9 +330,26 @@ pub struct EraEntry {
     pub instructions_present: bool,
 }
 
+/// How the server was isolated: the level the planner decides by, one
+/// sentence, and every layer with whether it held.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct IsolationEntry {
     pub level: IsolationLevel,
+    pub detail: String,
+    /// Each layer tried, in a fixed order, and whether it held (absent in
+    /// documents written before layers were recorded).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub layers: Vec<LayerEntry>,
+}
+
+/// One isolation layer and what became of it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct LayerEntry {
+    pub layer: IsolationLayer,
+    /// The layer was in force for the server (set up before its first
+    /// instruction ran); `false` says it was not, and `detail` why.
+    pub held: bool,
+    /// What it guaranteed, or why it was not in force.
     pub detail: String,
 }
 

@@ -325,7 +325,7 @@ fn observe_file(path: &Path, cached: Option<CacheEntry>, now: i128) -> FileOutco
         // now could follow a link out of the root or block on a FIFO.
         return FileOutcome::Unreadable("replaced while being read".into());
     }
-    let file = match File::open(path) {
+    let file = match open_regular(path) {
         Ok(file) => file,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return FileOutcome::Vanished,
         Err(e) => return FileOutcome::Unreadable(e.to_string()),
@@ -358,6 +358,18 @@ fn observe_file(path: &Path, cached: Option<CacheEntry>, now: i128) -> FileOutco
         }),
         Err(e) => FileOutcome::Unreadable(e.to_string()),
     }
+}
+
+/// Opens a listed file for hashing without ever blocking or following a
+/// link: a FIFO a server swapped in after the listing opens at once (and is
+/// then refused as not a regular file) instead of waiting for a writer
+/// forever, and a link swapped in fails to open.
+fn open_regular(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+        .open(path)
 }
 
 fn unreadable() -> ObjectState {
@@ -755,6 +767,20 @@ mod tests {
             snap.objects["link/escape"],
             ObjectState::whole(target.as_os_str().as_bytes())
         );
+    }
+
+    #[test]
+    fn opening_for_a_hash_never_blocks_on_a_fifo_nor_follows_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid C string; mkfifo only creates a node.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        // Would block forever with File::open: nobody writes.
+        let opened = open_regular(&fifo).unwrap();
+        assert!(!opened.metadata().unwrap().is_file());
+        symlink(&fifo, dir.path().join("link")).unwrap();
+        assert!(open_regular(&dir.path().join("link")).is_err());
     }
 
     #[test]

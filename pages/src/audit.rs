@@ -6,11 +6,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 use serde_json::Value;
 
+use witness_model::audit::IsolationEntry;
 use witness_model::audit::{
     Argument, AuditReport, CallRecord, CheckResult, Effect, Lane, MetadataFinding, Origin,
     ProbeRecord, ToolClass, ToolEntry, VerdictTally,
 };
-use witness_model::vocab::{CheckId, IsolationLevel, ProbeStatus};
+use witness_model::vocab::{CheckId, IsolationLayer, IsolationLevel, ProbeStatus};
 use witness_text::clip_raw;
 
 use crate::{anchor_part, check_anchor, verdict_counts};
@@ -494,14 +495,7 @@ fn scope(report: &AuditReport, check_ids: &[CheckId]) -> Vec<String> {
         ));
     }
     out.push("Each call is bracketed by two snapshots: a change made and undone within one call's window, or below an observer's object granularity (e.g. an empty table's schema change in a row-level view), leaves no trace.".into());
-    if report.isolation.level == IsolationLevel::NetworkNamespace {
-        out.push("The server ran without a network (an empty network namespace): effects it would have had on remote services could not happen here, so they were neither caused nor observed.".into());
-    } else {
-        out.push(format!(
-            "The server was not network-isolated ({}): anything it reached over the network is invisible to the store observers.",
-            report.isolation.detail
-        ));
-    }
+    out.extend(isolation_limits(&report.isolation));
     if report.probe == "null" {
         out.push("No probe was used: whether created objects carry authority is unknown, and EFF-06 skips.".into());
     } else {
@@ -803,4 +797,35 @@ pub fn view(report: &AuditReport, links: &AuditLinks) -> View {
         volatile,
         clock,
     }
+}
+
+/// What the isolation means for what the audit could see: writes outside
+/// the jail and the network are either out of the server's reach (and so
+/// neither caused nor observed) or within it (and then invisible here).
+fn isolation_limits(isolation: &IsolationEntry) -> Vec<String> {
+    let held = |layer: IsolationLayer| isolation.layers.iter().any(|l| l.layer == layer && l.held);
+    let writes_confined = isolation
+        .layers
+        .iter()
+        .any(|l| l.held && l.layer.confines_writes());
+    let network_cut = held(IsolationLayer::NetworkNamespace)
+        || isolation.level == IsolationLevel::NetworkNamespace;
+    let mut out = Vec::new();
+    if writes_confined {
+        out.push("Writes outside the jail were refused by the sandbox (the host read-only, or Landlock): a tool could not change anything beyond the jail, so nothing there went unobserved.".to_owned());
+    } else {
+        out.push(format!(
+            "Writes outside the jail were not prevented ({}): a tool that wrote an absolute path elsewhere changed it unobserved, and passes EFF-01 all the same.",
+            isolation.detail
+        ));
+    }
+    if network_cut {
+        out.push("The server ran without a network (an empty network namespace): effects it would have had on remote services could not happen here, so they were neither caused nor observed.".into());
+    } else {
+        out.push(format!(
+            "The server was not network-isolated ({}): anything it reached over the network is invisible to the store observers.",
+            isolation.detail
+        ));
+    }
+    out
 }

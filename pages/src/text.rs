@@ -17,6 +17,13 @@ pub fn text(report: &AuditReport) -> String {
         _ => clip(&report.target.command.join(" "), 120),
     };
     let _ = writeln!(out, "mcp-witness audit — {target}");
+    if !report.isolation.level.contains_effects() {
+        let _ = writeln!(
+            out,
+            "NOT CONTAINED: {} (writes outside the jail and the network were neither prevented nor observed)",
+            report.isolation.detail
+        );
+    }
     let era = match (&report.era.era, &report.era.protocol_version) {
         (Some(era), Some(version)) => format!("{era} ({version})"),
         _ => "no session".into(),

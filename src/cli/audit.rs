@@ -138,17 +138,17 @@ pub fn run(args: AuditArgs) -> Result<ExitStatus> {
         write_out(out, &report, &json)?;
     }
     match args.format {
-        AuditFormat::Json => print!("{json}"),
-        AuditFormat::Text => print!("{}", witness_pages::text::text(&report)),
-        AuditFormat::Junit => print!("{}", witness_pages::ci::junit(&report)),
+        AuditFormat::Json => out!("{json}"),
+        AuditFormat::Text => out!("{}", witness_pages::text::text(&report)),
+        AuditFormat::Junit => out!("{}", witness_pages::ci::junit(&report)),
         AuditFormat::Sarif => {
             let artifact = sarif_artifact(&args, plan_text);
             let log = witness_pages::ci::sarif(&report, &artifact);
-            print!("{}", serde_json::to_string_pretty(&log)? + "\n");
+            out!("{}", serde_json::to_string_pretty(&log)? + "\n");
         }
     }
     if let Some(kept) = run.kept_jail {
-        eprintln!("mcp-witness: jail kept at {}", kept.display());
+        errln!("mcp-witness: jail kept at {}", kept.display());
     }
     crate::exit::recorded(report.exit_code)
 }
@@ -205,7 +205,7 @@ fn write_out(out: &Path, report: &AuditReport, json: &str) -> Result<()> {
             std::fs::write(&path, html)
                 .with_context(|| format!("cannot write {}", path.display()))?;
         }
-        Err(e) => eprintln!("mcp-witness: report.html not written: {e:#}"),
+        Err(e) => errln!("mcp-witness: report.html not written: {e:#}"),
     }
     Ok(())
 }

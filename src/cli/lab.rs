@@ -100,7 +100,7 @@ pub fn run(args: LabArgs) -> Result<ExitStatus> {
         let progress = std::io::stderr().is_terminal();
         status = lab::cases::run_cases_in(&cases_dir, &args.out, progress)?.status;
     } else if args.experiment == Experiment::All {
-        eprintln!(
+        errln!(
             "mcp-witness: case studies skipped: the pinned servers are not installed in {} \
              (install them with: {})",
             cases_dir.display(),

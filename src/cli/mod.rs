@@ -5,11 +5,13 @@
 
 pub mod agent;
 pub mod audit;
+pub mod doctor;
 pub mod guidance;
 pub mod lab;
 pub mod manifest;
 pub mod plan;
 pub mod report;
+pub mod sandbox;
 pub mod schema;
 pub mod testbed;
 

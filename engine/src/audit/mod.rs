@@ -135,6 +135,9 @@ fn run_on(
         // The stores could not be observed: no server is started.
         assemble::Processes::discarded(Vec::new())
     };
+    if let Some(signal) = crate::interrupt::signal() {
+        draft.interrupted(signal);
+    }
     Ok(assemble::assemble(
         draft, processes, jail, started, &options,
     ))
@@ -220,16 +223,17 @@ fn preview_on(
     Ok(preview)
 }
 
-/// The planner's plan for this server, and the tools it leaves out: outside a
-/// network-isolated jail, tools declared destructive and tools that declare
-/// nothing are not called unless `--include-destructive` says so.
+/// The planner's plan for this server, and the tools it leaves out: unless
+/// the sandbox contained the server (writes outside the jail and the
+/// network out of its reach), tools declared destructive and tools that
+/// declare nothing are not called unless `--include-destructive` says so.
 pub fn planned(
     tools: &[ToolEntry],
     isolation: Option<&crate::jail::Isolation>,
     include_destructive: bool,
 ) -> (Plan, Vec<SkippedTool>) {
     let plan = Plan::synthesized(tools);
-    let isolated = isolation.is_some_and(|i| i.level == IsolationLevel::NetworkNamespace);
+    let isolated = isolation.is_some_and(|i| i.level.contains_effects());
     if isolated || include_destructive {
         return (plan, Vec::new());
     }
@@ -243,7 +247,7 @@ pub fn planned(
         skipped.push(SkippedTool {
             tool: tool.name.clone(),
             reason: format!(
-                "{what}, and the jail has no network isolation; --include-destructive calls it anyway"
+                "{what}, and the sandbox did not contain the server; --include-destructive calls it anyway"
             ),
         });
     }

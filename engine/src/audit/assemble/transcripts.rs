@@ -105,6 +105,7 @@ fn finding_kind(kind: WireFindingKind) -> FindingKind {
         WireFindingKind::FramesBudgetExceeded => FindingKind::FramesBudgetExceeded,
         WireFindingKind::HttpExchangeFailed => FindingKind::HttpExchangeFailed,
         WireFindingKind::RootsOverflow => FindingKind::RootsOverflow,
+        WireFindingKind::JsonTooDeep => FindingKind::JsonTooDeep,
     }
 }
 

@@ -49,6 +49,8 @@ pub(super) struct Runner<'a> {
     steps_done: u32,
     /// The checks the plan attaches, by step.
     pub(super) expect: BTreeMap<u32, Vec<Expectation>>,
+    /// Steps in the plan, for progress.
+    pub(super) planned: usize,
     context: Context<'a>,
 }
 
@@ -82,6 +84,7 @@ impl<'a> Runner<'a> {
             next_id: 1,
             steps_done: 0,
             expect: BTreeMap::new(),
+            planned: 0,
             context,
         }
     }
@@ -103,6 +106,11 @@ impl<'a> Runner<'a> {
     /// declared idempotent or the plan asks, and the experiment's events
     /// after it. Breaks when the audit cannot go on.
     pub(super) fn step(&mut self, step: &PlanStep) -> ControlFlow<()> {
+        if let Some(signal) = crate::interrupt::signal() {
+            // Told to stop: no further call.
+            self.draft.interrupted(signal);
+            return ControlFlow::Break(());
+        }
         self.steps_done += 1;
         let step_no = self.steps_done;
         let expect = self.expect.get(&step_no).cloned().unwrap_or_default();
@@ -221,6 +229,11 @@ impl<'a> Runner<'a> {
     /// Snapshot, call, settle, snapshot: one call recorded with its effects
     /// and probes. Gives its id and how it ended.
     fn call(&mut self, call: &Call<'_>) -> ControlFlow<(), (u32, CallStatus)> {
+        crate::progress::report(crate::progress::Event::Call {
+            started: self.steps_done as usize,
+            planned: self.planned.max(self.steps_done as usize),
+            tool: &call.step.tool,
+        });
         if let Err(e) = self.observed.catch_up(&mut self.draft.report) {
             self.draft
                 .incomplete(format!("cannot observe the stores: {e}"));

@@ -71,6 +71,7 @@ impl Stage<'_> {
             let _ = Runner::new(&mut session, self.observed, self.draft, context).run_plan(&plan);
             self.wrap_up(&mut session);
         }
+        crate::progress::report(crate::progress::Event::Finished);
         Processes::of(session)
     }
 
@@ -119,6 +120,10 @@ impl Stage<'_> {
             }
         };
         record_catalog(&mut self.draft.report, &catalog);
+        crate::progress::report(crate::progress::Event::Catalog {
+            tools: catalog.tools.len(),
+            pages: catalog.pages,
+        });
         if !catalog.complete {
             let problem = catalog.problem.clone().unwrap_or_default();
             self.draft
@@ -200,12 +205,25 @@ pub(super) fn expand_literals(plan: Plan, expand: &dyn Fn(&str) -> String) -> Pl
     Plan { steps, ..plan }
 }
 
+/// The isolation the launch achieved; when it did not contain the server,
+/// a finding says so beside the verdicts, not only in the header.
 fn record_isolation(report: &mut AuditReport, isolation: Option<&Isolation>) {
     if let Some(i) = isolation {
         report.isolation = IsolationEntry {
             level: i.level,
             detail: i.detail.clone(),
+            layers: i.layers.clone(),
         };
+        if !i.level.contains_effects() {
+            report.findings.push(Finding {
+                kind: FindingKind::NotContained,
+                detail: format!(
+                    "{}; writes outside the jail and the network were neither prevented nor observed",
+                    i.detail
+                ),
+                call: None,
+            });
+        }
     }
 }
 

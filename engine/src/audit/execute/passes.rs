@@ -19,6 +19,7 @@ impl Runner<'_> {
     /// Every step of `plan`, in order. Breaks when the audit cannot go on.
     pub(super) fn run_plan(&mut self, plan: &Plan) -> ControlFlow<()> {
         self.expect = plan.expect.clone();
+        self.planned = plan.steps.len();
         let harvested = self.harvest_pass(&plan.steps[..plan.harvest])?;
         let mut steps: Vec<PlanStep> = plan.steps[plan.harvest..].to_vec();
         let mut retry_at = plan.retry_at.map(|r| r.saturating_sub(plan.harvest));
