@@ -76,6 +76,8 @@ pub fn audit_testbed(run: TestbedRun<'_>) -> Result<AuditReport> {
         label: Some(format!("testbed/{}", run.variant)),
         pinned_version: Some(format!("mcp-witness-testbed {}", env!("CARGO_PKG_VERSION"))),
         events: run.events,
+        session_per_call: false,
+        min_coverage: None,
     };
     let outcome = audit::run(options).context("the audit could not start")?;
     let report = outcome.report;

@@ -17,8 +17,8 @@ mod effects;
 mod scope;
 
 use witness_model::audit::{
-    CallRecord, CallStatus, CheckId, CheckResult, Effect, Evidence, EvidenceEffect, ProbeRecord,
-    SkippedTool, ToolEntry, Verdict,
+    CallRecord, CallStatus, CheckId, CheckResult, Effect, Evidence, EvidenceEffect,
+    NOTHING_OBSERVED, ProbeRecord, SkippedTool, ToolEntry, Verdict,
 };
 
 /// What an evaluator reads: one tool, its calls, and the ledger around them.
@@ -111,6 +111,16 @@ pub fn evaluate(
         }
     }
     out
+}
+
+/// With no channel to observe anything, no check passes: a pass becomes
+/// `untestable` with the reason (`nothing was observed: <why>`). Nothing
+/// observed cannot have failed, so a failure stays what it is.
+pub fn without_observation(checks: &mut [CheckResult], why: &str) {
+    for check in checks.iter_mut().filter(|c| c.verdict == Verdict::Pass) {
+        check.verdict = Verdict::Untestable;
+        check.reason = format!("{NOTHING_OBSERVED}: {why}");
+    }
 }
 
 pub(crate) fn evidence_of(calls: &[&CallRecord], effects: Vec<EvidenceEffect>) -> Evidence {
@@ -212,6 +222,7 @@ mod tests {
         CallRecord {
             id,
             step: id,
+            session: 0,
             tool: tool.into(),
             repeat_of: None,
             arguments: vec![Argument {
@@ -219,6 +230,7 @@ mod tests {
                 value: json!("x"),
                 source,
                 from: None,
+                object: None,
                 parts: vec![],
             }],
             outcome: CallOutcome {

@@ -189,6 +189,8 @@ fn audit_options(
         pinned_version: Some(case.version.to_owned()),
         events: Default::default(),
         include_destructive: true,
+        session_per_call: false,
+        min_coverage: None,
     })
 }
 
