@@ -21,6 +21,7 @@
 
 mod audit;
 mod charts;
+mod coverage;
 pub mod guidance;
 mod index;
 mod lenient;

@@ -2,8 +2,8 @@
 
 use std::fmt::Write;
 
-use witness_model::audit::{AuditReport, Verdict};
-use witness_model::vocab::CheckId;
+use witness_model::audit::{AuditReport, Coverage, Verdict};
+use witness_model::vocab::{CheckId, Provenance};
 use witness_text::clip;
 
 /// A short summary: target, era, isolation, per-tool verdicts, failures with
@@ -44,9 +44,24 @@ pub fn text(report: &AuditReport) -> String {
     let s = &report.summary;
     let _ = writeln!(
         out,
-        "calls: {}   observed: {} create / {} update / {} delete, {} outside the stores",
-        s.calls, s.creates, s.updates, s.deletes, s.outside_stores
+        "calls: {}   observed: {} create / {} update / {} delete, {} outside the stores, {} late (charged to no call)",
+        s.calls, s.creates, s.updates, s.deletes, s.outside_stores, s.late
     );
+    for restart in &report.restarts {
+        let _ = writeln!(
+            out,
+            "restarted after call {}: {} (session {})",
+            restart.after_call,
+            clip(&restart.reason, 160),
+            restart.session
+        );
+    }
+    // Recorded, or (for a plan file carried out in full) computed the same way.
+    let coverage = report
+        .coverage
+        .clone()
+        .unwrap_or_else(|| Coverage::of(report, None));
+    coverage_lines(&mut out, &coverage);
     for skipped in &report.planner.skipped {
         let _ = writeln!(
             out,
@@ -145,14 +160,62 @@ pub fn text(report: &AuditReport) -> String {
                 "FAILED: a declaration contradicts what was observed (exit 1)"
             );
         }
-        _ => {
+        (true, 0) => {
             let _ = writeln!(
                 out,
                 "PASSED: no declaration contradicted by observation (exit 0)"
             );
         }
+        (true, code) => {
+            let _ = writeln!(
+                out,
+                "NOT CONCLUDED: {} (exit {code})",
+                coverage
+                    .not_concluded
+                    .as_deref()
+                    .unwrap_or("nothing could be concluded")
+            );
+        }
     }
     out
+}
+
+/// `coverage: 12/14 tools exercised (85%), 9 on real values only (values
+/// by kind, in so many tools: store in 8, synthesized in 5)`,
+/// then one line per tool that was not exercised, with why.
+fn coverage_lines(out: &mut String, coverage: &Coverage) {
+    let mut kinds: Vec<String> = Vec::new();
+    for kind in Provenance::ALL {
+        let n = coverage
+            .by_tool
+            .iter()
+            .filter(|t| t.call.is_some() && t.values.contains(&kind))
+            .count();
+        if n > 0 {
+            kinds.push(format!("{kind} in {n}"));
+        }
+    }
+    let _ = writeln!(
+        out,
+        "coverage: {}/{} tools exercised ({}%), {} on real values only{}",
+        coverage.exercised,
+        coverage.tools,
+        coverage.percent(),
+        coverage.on_real_values,
+        if kinds.is_empty() {
+            String::new()
+        } else {
+            format!(" (values by kind, in so many tools: {})", kinds.join(", "))
+        }
+    );
+    for tool in coverage.by_tool.iter().filter(|t| t.call.is_none()) {
+        let _ = writeln!(
+            out,
+            "  not exercised: {}: {}",
+            clip(&tool.tool, 60),
+            clip(tool.why.as_deref().unwrap_or(""), 200)
+        );
+    }
 }
 
 /// Cells ten wide, two spaces apart; the last one unpadded.
