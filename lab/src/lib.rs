@@ -1,4 +1,5 @@
-//! The lab: the E1–E3 experiments on the built-in testbed.
+//! The lab: the E1–E3 experiments on the built-in testbed, the case
+//! studies, and the coverage experiment on published servers.
 //!
 //! Each experiment runs real audits of the testbed (one fresh jail and server
 //! per execution), scores them, and writes a versioned JSON document plus the
@@ -6,6 +7,7 @@
 //! labelled temporary paths, so a rerun writes the same bytes.
 
 pub mod cases;
+pub mod coverage;
 pub mod detectors;
 pub mod e1;
 pub mod e2;

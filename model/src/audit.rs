@@ -772,7 +772,9 @@ fn tool_coverage(report: &AuditReport, tool: &str) -> ToolCoverage {
 fn failed_call(call: &CallRecord) -> String {
     let mut why = call.outcome.status.phrase().to_owned();
     if call.outcome.status != CallStatus::NotSent {
-        why.push_str(if call.used_synthesized() {
+        why.push_str(if call.arguments.is_empty() {
+            " with no arguments"
+        } else if call.used_synthesized() {
             " on synthesized values"
         } else {
             " on real values"

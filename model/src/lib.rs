@@ -3,7 +3,7 @@
 //! Every versioned document lives here as typed structs that serialize to
 //! exactly the published JSON: the audit ([`audit`], `mcp-witness.audit/v1`),
 //! the plan ([`plan`]), a case study ([`case`]), the experiments
-//! ([`experiments`], E1–E3), manifest pins and their drift ([`manifest`]) and
+//! ([`experiments`], E1–E3; [`coverage`], the planner on published servers), manifest pins and their drift ([`manifest`]) and
 //! the guidance report ([`guidance`]). [`schema`] names them all and gives
 //! their JSON Schemas; [`exit`] is the one rule for the exit code every
 //! command returns and some documents record. [`vocab`] holds the words they
@@ -17,6 +17,7 @@
 
 pub mod audit;
 pub mod case;
+pub mod coverage;
 pub mod exit;
 pub mod experiments;
 pub mod guidance;

@@ -348,8 +348,9 @@ fn planned_step(tool: &ToolEntry) -> PlanStep {
     }
 }
 
-/// Names that say a tool lists or searches: harvested from first.
-fn lists_by_name(name: &str) -> bool {
+/// Names that say a tool lists or searches: harvested from first, and asked
+/// again before the retry pass.
+pub(crate) fn lists_by_name(name: &str) -> bool {
     let lowered = name.to_ascii_lowercase();
     ["list", "search", "find", "query", "browse", "enumerate"]
         .iter()

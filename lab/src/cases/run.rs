@@ -194,7 +194,8 @@ fn audit_options(
     })
 }
 
-fn replace_strings(value: &mut Value, pairs: &[(&str, &str)]) {
+/// Every string inside `value` with each `from` replaced by its `to`.
+pub(crate) fn replace_strings(value: &mut Value, pairs: &[(&str, &str)]) {
     match value {
         Value::String(s) => {
             for (from, to) in pairs {

@@ -84,6 +84,7 @@ impl Runner<'_> {
 }
 
 /// The harvest steps asked again before a retry: the sources, listing tools
+/// (by name: a name only ever chooses what to ask, never a safety class)
 /// that need no harvested value themselves, and only those the first pass
 /// called with success (one that failed, or timed out, gave no values the
 /// first time and would cost as much again).
@@ -100,7 +101,10 @@ pub(super) fn reharvest_sources<'p>(
                 .iter()
                 .all(|(_, spec)| matches!(spec, ArgSpec::Pinned(_) | ArgSpec::Literal(_)));
             let answered = calls.iter().any(|c| c.tool == step.tool && c.succeeded());
-            source && answered && harvested.contains(&step.tool)
+            source
+                && answered
+                && crate::plan::lists_by_name(&step.tool)
+                && harvested.contains(&step.tool)
         })
         .collect()
 }
@@ -250,23 +254,37 @@ mod tests {
             args: Vec::new(),
             ..Default::default()
         };
+        let stats = PlanStep {
+            tool: "stats".into(),
+            args: Vec::new(),
+            ..Default::default()
+        };
         let get = auto("get_note", "note_id");
         let slow = PlanStep {
             tool: "list_slowly".into(),
             args: Vec::new(),
             ..Default::default()
         };
-        let harvest = [list.clone(), get, never, search.clone(), slow.clone()];
+        let harvest = [
+            list.clone(),
+            get,
+            never,
+            search.clone(),
+            slow.clone(),
+            stats.clone(),
+        ];
         let harvested = [
             "get_note".to_owned(),
             "search_notes".to_owned(),
             "list_notes".to_owned(),
             "list_slowly".to_owned(),
+            "stats".to_owned(),
         ];
         let calls = [
             made(1, &list, CallStatus::Ok),
             made(2, &search, CallStatus::Ok),
             made(3, &slow, CallStatus::TransportError),
+            made(4, &stats, CallStatus::Ok),
         ];
         let sources: Vec<&str> = reharvest_sources(&harvest, &harvested, &calls)
             .into_iter()
@@ -275,7 +293,7 @@ mod tests {
         assert_eq!(
             sources,
             ["list_notes", "search_notes"],
-            "in plan order, and not the one that never answered"
+            "in plan order; not the one that never answered, nor one that lists nothing"
         );
     }
 }
