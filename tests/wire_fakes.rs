@@ -501,3 +501,54 @@ fn secrets_on_stderr_and_in_error_messages_are_masked() {
         report["calls"][0]
     );
 }
+
+#[test]
+fn with_no_store_and_nothing_observed_no_check_passes_and_the_text_says_not_concluded() {
+    let output = Command::new(env!("CARGO_BIN_EXE_mcp-witness"))
+        .args(["audit", "--settle-ms", "0", "--era", "legacy"])
+        .args(["--", "python3", &fake(), "garbage"])
+        .output()
+        .expect("mcp-witness runs");
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(3), "{text}");
+    assert!(
+        text.contains("coverage: 1/1 tools exercised (100%)"),
+        "{text}"
+    );
+    assert!(text.contains("checks: 0 pass, 0 fail"), "{text}");
+    assert!(
+        text.contains(
+            "NOT CONCLUDED: no effect check rests on an observation: nothing was observed: no store was declared, and nothing changed in the jail's scope (exit 3)"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("PASSED"), "{text}");
+}
+
+#[test]
+fn an_audit_that_exercised_nothing_exits_3_and_says_so() {
+    let store = tempfile::tempdir().expect("tempdir");
+    let output = Command::new(env!("CARGO_BIN_EXE_mcp-witness"))
+        .args(["audit", "--settle-ms", "0", "--timeout-ms", "1500"])
+        .arg(format!("--store=files=fs:{}", store.path().display()))
+        .args(["--", "python3", &fake(), "die-mid-call"])
+        .output()
+        .expect("mcp-witness runs");
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(3), "{text}");
+    assert!(
+        text.contains("coverage: 0/1 tools exercised (0%)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  not exercised: echo: transport error"),
+        "{text}"
+    );
+    assert!(text.contains("restarted after call 1"), "{text}");
+    assert!(
+        text.contains(
+            "NOT CONCLUDED: no effect check rests on a successful observed call: no tool was exercised (exit 3)"
+        ),
+        "{text}"
+    );
+}

@@ -230,3 +230,54 @@ fn columns(cells: &[&str]) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use witness_model::audit::{AuditReport, Effect, Op};
+
+    use super::*;
+
+    /// A committed audit of the honest testbed: complete, exit 0.
+    fn honest() -> AuditReport {
+        let text = include_str!("../../experiments/results/audits/honest.json");
+        serde_json::from_str(text).unwrap_or_else(|e| panic!("honest.json: {e}"))
+    }
+
+    #[test]
+    fn a_late_effect_is_counted_in_the_text_summary() {
+        let mut report = honest();
+        assert!(text(&report).contains(", 0 late (charged to no call)"));
+        report.calls[0].late_effects.push(Effect {
+            store: "db".into(),
+            object: "notes/late".into(),
+            op: Op::Create,
+            overwrite: None,
+            before: None,
+            after: None,
+        });
+        report.summary = witness_model::audit::Summary::of(&report.calls, &report.checks);
+        let shown = text(&report);
+        assert!(shown.contains(", 1 late (charged to no call)"), "{shown}");
+    }
+
+    #[test]
+    fn an_audit_that_concluded_nothing_never_says_passed() {
+        let mut report = honest();
+        assert!(text(&report).contains("PASSED"));
+        let mut coverage = Coverage::of(&report, Some(100));
+        coverage.concluded = false;
+        coverage.not_concluded = Some("no effect check rests on an observation".into());
+        report.coverage = Some(coverage);
+        report.exit_code = 3;
+        let shown = text(&report);
+        assert!(!shown.contains("PASSED"), "{shown}");
+        assert!(
+            shown.contains("NOT CONCLUDED: no effect check rests on an observation (exit 3)"),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("coverage: 11/11 tools exercised (100%)"),
+            "{shown}"
+        );
+    }
+}

@@ -289,11 +289,13 @@ impl Pool {
     /// store paths, hidden ones (`.git/...`) come last, and the earliest
     /// in the snapshot's order wins.
     fn path(&self, cues: &ToolCues, kind: PathKind) -> Option<&Harvested> {
-        let fits = |h: &Harvested| match (kind, h.shape) {
-            (PathKind::Root, Some(PathKind::Root)) => true,
-            (PathKind::Dir, Some(PathKind::Dir | PathKind::Root)) => true,
-            (PathKind::File, Some(PathKind::File)) => true,
-            _ => false,
+        let fits = |h: &Harvested| {
+            matches!(
+                (kind, h.shape),
+                (PathKind::Root, Some(PathKind::Root))
+                    | (PathKind::Dir, Some(PathKind::Dir | PathKind::Root))
+                    | (PathKind::File, Some(PathKind::File))
+            )
         };
         let made = || {
             self.items

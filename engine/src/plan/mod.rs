@@ -914,4 +914,130 @@ mod tests {
             Some(Provenance::Synthesized)
         );
     }
+
+    fn step_for(plan: &Plan, tool: &str) -> PlanStep {
+        plan.steps
+            .iter()
+            .rev()
+            .find(|s| s.tool == tool)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    fn argument(resolved: &Resolved, name: &str) -> Argument {
+        resolved
+            .recorded
+            .iter()
+            .find(|a| a.name == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("no argument {name}: {resolved:?}"))
+    }
+
+    /// A directory store holding `docs/a.txt`, as the baseline names it.
+    fn seeded_pool() -> Pool {
+        use crate::jail::{JailedStore, StoreKind, StoreSpec};
+        let store = JailedStore {
+            spec: StoreSpec {
+                name: "fs".into(),
+                kind: StoreKind::Fs,
+                source: "/src".into(),
+                shown: None,
+                clock_columns: Vec::new(),
+            },
+            path: "/jail/stores/fs/tree".into(),
+            existed: true,
+        };
+        let present = [("fs", "dir/docs"), ("fs", "file/docs/a.txt")];
+        let (seeds, roots) = seeds::seeds(&[store], &present);
+        let mut pool = Pool::default();
+        pool.seed(seeds, roots);
+        pool
+    }
+
+    #[test]
+    fn reads_get_store_paths_a_creator_a_fresh_one_and_later_writes_what_it_made() {
+        let path = json!({"type": "object", "properties": {"path": {"type": "string"}},
+            "required": ["path"]});
+        let read = json!({"readOnlyHint": true});
+        let write = json!({"readOnlyHint": false, "destructiveHint": true});
+        let tools = [
+            tool("read_file", read.clone(), path.clone()),
+            tool("list_directory", read, path.clone()),
+            tool("write_file", write.clone(), path.clone()),
+            tool("edit_file", write, path),
+        ];
+        let plan = Plan::synthesized(&tools);
+        let mut pool = seeded_pool();
+        let results = BTreeMap::new();
+        let resolve_ok = |step: &PlanStep, pool: &Pool| {
+            resolve(step, &results, pool).unwrap_or_else(|e| panic!("{e}"))
+        };
+        let file = argument(&resolve_ok(&step_for(&plan, "read_file"), &pool), "path");
+        assert_eq!(file.value, json!("/jail/stores/fs/tree/docs/a.txt"));
+        assert_eq!(file.source, Provenance::Store);
+        assert_eq!(
+            file.object.map(|o| (o.store, o.object)),
+            Some(("fs".into(), "file/docs/a.txt".into()))
+        );
+        let dir = argument(
+            &resolve_ok(&step_for(&plan, "list_directory"), &pool),
+            "path",
+        );
+        assert_eq!(dir.value, json!("/jail/stores/fs/tree"), "the store's root");
+        assert!(
+            satisfiable(&step_for(&plan, "read_file"), &pool),
+            "real values only"
+        );
+        // The creator's own file: fresh, under the root, never the store's.
+        let made = resolve_ok(&step_for(&plan, "write_file"), &pool);
+        let fresh = argument(&made, "path");
+        assert_eq!(
+            fresh.value,
+            json!("/jail/stores/fs/tree/witness-write_file.txt")
+        );
+        assert_eq!(fresh.source, Provenance::Synthesized);
+        assert_eq!(made.creates.len(), 1);
+        // Once made, the next writer works on it, not on the store's file.
+        let created = &made.creates[0];
+        pool.created("write_file", 3, &created.key, &created.value, created.shape);
+        let edited = argument(&resolve_ok(&step_for(&plan, "edit_file"), &pool), "path");
+        assert_eq!(edited.value, fresh.value);
+        assert_eq!(edited.source, Provenance::Harvested);
+        assert_eq!(
+            edited.from,
+            Some(Origin {
+                call: "call 3".into(),
+                path: "arguments.path".into()
+            })
+        );
+    }
+
+    #[test]
+    fn values_the_description_offers_are_taken_before_inventing() {
+        let schema = json!({"type": "object", "properties": {
+            "timezone": {"type": "string",
+                "description": "IANA timezone name (e.g., 'America/New_York', 'Europe/London'). Use 'Etc/UTC' if none."},
+            "time": {"type": "string", "description": "Time to convert in 24-hour format (HH:MM)"},
+            "branch_type": {"type": "string", "description": "local branches ('local') or all ('all')"},
+            "name": {"type": "string"}},
+            "required": ["timezone", "time", "branch_type", "name"]});
+        let tools = [tool("convert_time", json!({"readOnlyHint": true}), schema)];
+        let plan = Plan::synthesized(&tools);
+        let resolved = resolve(
+            &step_for(&plan, "convert_time"),
+            &BTreeMap::new(),
+            &Pool::default(),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            argument(&resolved, "timezone").value,
+            json!("America/New_York")
+        );
+        assert_eq!(argument(&resolved, "time").value, json!("12:00"));
+        assert_eq!(argument(&resolved, "branch_type").value, json!("local"));
+        // Still invented, and named for its tool.
+        let name = argument(&resolved, "name");
+        assert_eq!(name.value, json!("witness-convert_time"));
+        assert_eq!(name.source, Provenance::Synthesized);
+    }
 }
