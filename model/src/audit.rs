@@ -699,6 +699,24 @@ impl Coverage {
             .unwrap_or(100)
     }
 
+    /// For each kind of value, how many exercised tools used it in the call
+    /// that exercised them (kinds no tool used are left out), in
+    /// vocabulary order.
+    pub fn kinds(&self) -> Vec<(Provenance, usize)> {
+        Provenance::ALL
+            .into_iter()
+            .map(|kind| {
+                let n = self
+                    .by_tool
+                    .iter()
+                    .filter(|t| t.call.is_some() && t.values.contains(&kind))
+                    .count();
+                (kind, n)
+            })
+            .filter(|(_, n)| *n > 0)
+            .collect()
+    }
+
     /// Whether `--min-coverage` (if any) is reached, counted exactly.
     pub fn meets_minimum(&self) -> bool {
         self.minimum_percent

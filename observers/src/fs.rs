@@ -1032,51 +1032,11 @@ mod tests {
 
     #[test]
     fn a_git_index_refreshed_in_a_copied_repository_is_no_change() {
-        let git = |dir: &Path, args: &[&str]| {
-            std::process::Command::new("git")
-                .args(args)
-                .current_dir(dir)
-                .env("GIT_CONFIG_NOSYSTEM", "1")
-                .env("HOME", dir)
-                .output()
-                .is_ok_and(|o| o.status.success())
-        };
+        let git = crate::testing::git;
         let dir = tempfile::tempdir().unwrap();
-        let repo = dir.path().join("repo");
-        write(&repo.join("a.txt"), b"one\n");
-        let made = git(&repo, &["init", "-q"])
-            && git(&repo, &["add", "a.txt"])
-            && git(
-                &repo,
-                &[
-                    "-c",
-                    "user.name=t",
-                    "-c",
-                    "user.email=t@t",
-                    "commit",
-                    "-qm",
-                    "x",
-                ],
-            );
-        if !made {
-            assert_ne!(
-                std::env::var("CI").as_deref(),
-                Ok("true"),
-                "CI=true and git is not usable here"
-            );
-            eprintln!("SKIPPED: git is not usable here");
+        let Some(copy) = crate::testing::copied_repository(dir.path()) else {
             return;
-        }
-        // A copy as the jail makes it: new inodes, new times.
-        let copy = dir.path().join("copy");
-        assert!(
-            std::process::Command::new("cp")
-                .arg("-r")
-                .arg(&repo)
-                .arg(&copy)
-                .status()
-                .is_ok_and(|s| s.success())
-        );
+        };
         let mut observer = FsObserver::new(&copy);
         let before = observer.snapshot().unwrap();
         std::thread::sleep(Duration::from_millis(1_100));

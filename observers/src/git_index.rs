@@ -111,10 +111,8 @@ fn be32(bytes: &[u8], at: usize) -> Option<u32> {
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
-    use std::process::Command;
-
     use super::*;
+    use crate::testing::git;
 
     /// One version-2 entry for `path` with object id `id` (20 bytes) and the
     /// given stat words.
@@ -187,16 +185,6 @@ mod tests {
         assert!(!is_index_path("index"));
     }
 
-    fn git(dir: &Path, args: &[&str]) -> bool {
-        Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("HOME", dir)
-            .output()
-            .is_ok_and(|o| o.status.success())
-    }
-
     /// A real repository, copied the way the jail copies it: the first
     /// `git status` in the copy rewrites the index, and the content digest
     /// does not move; `git add` of a changed file does move it.
@@ -205,39 +193,9 @@ mod tests {
         let Ok(dir) = tempfile::tempdir() else {
             panic!("no temporary directory");
         };
-        let repo = dir.path().join("repo");
-        std::fs::create_dir_all(&repo).unwrap_or_default();
-        std::fs::write(repo.join("a.txt"), "one\n").unwrap_or_default();
-        let made = git(&repo, &["init", "-q"])
-            && git(&repo, &["add", "a.txt"])
-            && git(
-                &repo,
-                &[
-                    "-c",
-                    "user.name=t",
-                    "-c",
-                    "user.email=t@t",
-                    "commit",
-                    "-qm",
-                    "x",
-                ],
-            );
-        if !made {
-            if std::env::var("CI").as_deref() == Ok("true") {
-                panic!("CI=true and git is not usable here");
-            }
-            eprintln!("SKIPPED: git is not usable here");
+        let Some(copy) = crate::testing::copied_repository(dir.path()) else {
             return;
-        }
-        let copy = dir.path().join("copy");
-        assert!(
-            Command::new("cp")
-                .args(["-r"])
-                .arg(&repo)
-                .arg(&copy)
-                .status()
-                .is_ok_and(|s| s.success())
-        );
+        };
         let index = copy.join(".git/index");
         let before = std::fs::read(&index).unwrap_or_default();
         // Past git's racy window, so the refresh is a real rewrite.

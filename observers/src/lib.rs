@@ -19,6 +19,8 @@ pub mod git_index;
 pub mod jsonl;
 mod snapshot;
 pub mod sqlite;
+#[cfg(test)]
+mod testing;
 
 pub use delta::{Change, Delta, Op, appended, diff};
 pub use snapshot::{Head, ObjectState, Snapshot};

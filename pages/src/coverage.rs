@@ -6,7 +6,6 @@ use serde::Serialize;
 
 use witness_model::audit::{AuditReport, Coverage};
 use witness_model::coverage::{CoverageDocument, ServerCoverage};
-use witness_model::vocab::Provenance;
 use witness_text::clip_raw;
 
 use crate::{anchor_part, audit_stem, report_file};
@@ -46,16 +45,10 @@ pub(crate) fn view(report: &AuditReport) -> Option<CoverageView> {
 }
 
 fn coverage_view(coverage: &Coverage) -> CoverageView {
-    let kinds = Provenance::ALL
+    let kinds = coverage
+        .kinds()
         .into_iter()
-        .filter_map(|kind| {
-            let n = coverage
-                .by_tool
-                .iter()
-                .filter(|t| t.call.is_some() && t.values.contains(&kind))
-                .count();
-            (n > 0).then(|| format!("{kind} in {n}"))
-        })
+        .map(|(kind, n)| format!("{kind} in {n}"))
         .collect();
     CoverageView {
         tools: coverage.tools,

@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use witness_model::audit::{AuditReport, Coverage, Verdict};
-use witness_model::vocab::{CheckId, Provenance};
+use witness_model::vocab::CheckId;
 use witness_text::clip;
 
 /// A short summary: target, era, isolation, per-tool verdicts, failures with
@@ -146,6 +146,12 @@ pub fn text(report: &AuditReport) -> String {
         "\nchecks: {} pass, {} fail, {} skip, {} untestable",
         s.pass, s.fail, s.skip, s.untestable
     );
+    ending(&mut out, report, &coverage);
+    out
+}
+
+/// The last line: how the audit ended, never PASSED when it concluded nothing.
+fn ending(out: &mut String, report: &AuditReport, coverage: &Coverage) {
     match (report.complete, report.exit_code) {
         (false, code) => {
             let _ = writeln!(
@@ -177,24 +183,17 @@ pub fn text(report: &AuditReport) -> String {
             );
         }
     }
-    out
 }
 
 /// `coverage: 12/14 tools exercised (85%), 9 on real values only (values
 /// by kind, in so many tools: store in 8, synthesized in 5)`,
 /// then one line per tool that was not exercised, with why.
 fn coverage_lines(out: &mut String, coverage: &Coverage) {
-    let mut kinds: Vec<String> = Vec::new();
-    for kind in Provenance::ALL {
-        let n = coverage
-            .by_tool
-            .iter()
-            .filter(|t| t.call.is_some() && t.values.contains(&kind))
-            .count();
-        if n > 0 {
-            kinds.push(format!("{kind} in {n}"));
-        }
-    }
+    let kinds: Vec<String> = coverage
+        .kinds()
+        .into_iter()
+        .map(|(kind, n)| format!("{kind} in {n}"))
+        .collect();
     let _ = writeln!(
         out,
         "coverage: {}/{} tools exercised ({}%), {} on real values only{}",

@@ -3,16 +3,14 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::time::Duration;
 
 use serde_json::Value;
 
-use witness_engine::audit::{self, AuditOptions, EraChoice};
-use witness_engine::jail::{JailSpec, StoreSpec};
+use witness_engine::audit;
+use witness_engine::jail::StoreSpec;
 use witness_model::audit::{AuditReport, CheckResult, Coverage, FindingKind, Verdict};
 use witness_model::coverage::*;
 use witness_model::exit::ExitStatus;
-use witness_model::vocab::Provenance;
 use witness_observers::sqlite::ClockColumn;
 
 use super::install::{check_installed, command};
@@ -20,10 +18,6 @@ use super::table::{SERVERS, ServerSpec};
 use super::{AUDIT_PREFIX, DOCUMENT, seed};
 use crate::cases::CasesError;
 use crate::cases::clock::replace_clock_values;
-
-/// The options every audit shares: those of the case studies, with no plan.
-const TIMEOUT: Duration = Duration::from_secs(20);
-const SETTLE: Duration = Duration::from_millis(100);
 
 /// The experiment's document and the exit status it adds up to.
 #[derive(Clone, Debug)]
@@ -83,8 +77,8 @@ pub fn run_coverage_in(
         generator: crate::generator(),
         method: CoverageMethod {
             plan: "none".into(),
-            timeout_ms: u64::try_from(TIMEOUT.as_millis()).unwrap_or(u64::MAX),
-            settle_ms: u64::try_from(SETTLE.as_millis()).unwrap_or(u64::MAX),
+            timeout_ms: u64::try_from(crate::PUBLISHED_TIMEOUT.as_millis()).unwrap_or(u64::MAX),
+            settle_ms: u64::try_from(crate::PUBLISHED_SETTLE.as_millis()).unwrap_or(u64::MAX),
             include_destructive: true,
         },
         servers,
@@ -128,34 +122,18 @@ fn audit_server(dir: &Path, server: &ServerSpec) -> Result<(AuditReport, Value),
         }],
         None => Vec::new(),
     };
-    let options = AuditOptions {
-        jail: JailSpec {
-            command: command(dir, server),
-            stores,
-            env: server
-                .env
-                .iter()
-                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-                .collect(),
-            keep: false,
-            isolate_network: true,
-        },
-        era: EraChoice::Auto,
+    let options = crate::PublishedRun {
+        command: command(dir, server),
+        stores,
+        env: server.env,
         plan: None,
-        timeout: TIMEOUT,
-        settle: SETTLE,
-        deterministic: true,
-        probe: Box::new(witness_probes::NullProbe),
-        label: Some(format!(
+        label: format!(
             "coverage {}: {}@{}",
             server.name, server.package, server.version
-        )),
-        pinned_version: Some(server.version.to_owned()),
-        events: Default::default(),
-        include_destructive: true,
-        session_per_call: false,
-        min_coverage: None,
-    };
+        ),
+        version: server.version,
+    }
+    .options();
     let run = audit::run(options).map_err(|e| fail(e.to_string()))?;
     let mut value = serde_json::to_value(&run.report).map_err(|e| fail(e.to_string()))?;
     let dir_text = dir.to_string_lossy().into_owned();
@@ -196,17 +174,11 @@ pub fn summarize(server: &ServerSpec, report: &AuditReport, audit: String) -> Se
             real: explained(server, c),
         })
         .collect();
-    let mut values = BTreeMap::new();
-    for kind in Provenance::ALL {
-        let n = coverage
-            .by_tool
-            .iter()
-            .filter(|t| t.call.is_some() && t.values.contains(&kind))
-            .count();
-        if n > 0 {
-            values.insert(kind.as_str().to_owned(), n);
-        }
-    }
+    let values: BTreeMap<String, usize> = coverage
+        .kinds()
+        .into_iter()
+        .map(|(kind, n)| (kind.as_str().to_owned(), n))
+        .collect();
     let target_exercised = server.target.exercised(coverage.tools);
     ServerCoverage {
         name: server.name.into(),

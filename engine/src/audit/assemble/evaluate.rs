@@ -328,25 +328,21 @@ mod tests {
 
     #[test]
     fn min_coverage_is_counted_exactly_and_an_unmet_one_concludes_nothing() {
-        let mut report = lying_read_only();
-        report.calls[0].effects.clear();
-        report.calls[0].late_effects.clear();
-        report.tools.push(tool_entry(&fakes::listed(
-            "never",
-            json!({"readOnlyHint": true}),
-            &[],
-        )));
-        evaluate(&mut report, false, Some(50));
-        assert_eq!(report.exit_code, 0, "1 of 2 is 50%");
-        let mut report = lying_read_only();
-        report.calls[0].effects.clear();
-        report.calls[0].late_effects.clear();
-        report.tools.push(tool_entry(&fakes::listed(
-            "never",
-            json!({"readOnlyHint": true}),
-            &[],
-        )));
-        evaluate(&mut report, false, Some(51));
+        // One quiet call of two listed tools, judged against `minimum`.
+        let half_exercised = |minimum: u8| {
+            let mut report = lying_read_only();
+            report.calls[0].effects.clear();
+            report.calls[0].late_effects.clear();
+            report.tools.push(tool_entry(&fakes::listed(
+                "never",
+                json!({"readOnlyHint": true}),
+                &[],
+            )));
+            evaluate(&mut report, false, Some(minimum));
+            report
+        };
+        assert_eq!(half_exercised(50).exit_code, 0, "1 of 2 is 50%");
+        let report = half_exercised(51);
         assert_eq!(report.exit_code, 3);
         let coverage = report.coverage.unwrap_or_default();
         assert_eq!(
