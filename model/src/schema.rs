@@ -10,6 +10,7 @@ use schemars::{JsonSchema, Schema};
 use crate::agent::{AGENT_RUN_SCHEMA, AgentRunDocument};
 use crate::audit::{AUDIT_SCHEMA, AuditReport};
 use crate::case::{CASE_SCHEMA, CaseReport};
+use crate::coverage::{COVERAGE_SCHEMA, CoverageDocument};
 use crate::experiments::{E1_SCHEMA, E1Document, E2_SCHEMA, E2Document, E3_SCHEMA, E3Document};
 use crate::guidance::{GUIDANCE_SCHEMA, GuidanceReport};
 use crate::manifest::diff::{DIFF_SCHEMA, ManifestDiff};
@@ -52,7 +53,7 @@ fn schema_of<T: JsonSchema>() -> Schema {
 }
 
 /// Every versioned document, in the order `--help` lists them.
-pub const DOCUMENTS: [Document; 10] = [
+pub const DOCUMENTS: [Document; 11] = [
     Document {
         name: "audit",
         id: AUDIT_SCHEMA,
@@ -88,6 +89,12 @@ pub const DOCUMENTS: [Document; 10] = [
         id: E3_SCHEMA,
         written_by: "`lab e3`: e3.json",
         schema: schema_of::<E3Document>,
+    },
+    Document {
+        name: "coverage",
+        id: COVERAGE_SCHEMA,
+        written_by: "`lab coverage`: coverage.json",
+        schema: schema_of::<CoverageDocument>,
     },
     Document {
         name: "manifest",

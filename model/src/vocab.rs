@@ -306,22 +306,31 @@ impl ToolClass {
 }
 
 /// Where an argument's value came from. A failure on a synthesized value
-/// proves nothing about the server; on a harvested one it is evidence.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+/// proves nothing about the server; on a harvested or store value (the
+/// thing demonstrably existed) it is evidence.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Provenance {
     /// Written by a person in a plan file.
     Literal,
-    /// Taken from an earlier response of the same server.
+    /// Taken from an earlier response of the same server, or from an
+    /// earlier successful call of the same plan that created it.
     Harvested,
-    /// Invented by mcp-witness from the tool's input schema.
+    /// Read out of band from a declared store before the first call: the
+    /// store's root, a path, a table, a row key or an entity name that the
+    /// baseline snapshot listed.
+    Store,
+    /// Invented by mcp-witness from the tool's input schema and description.
     Synthesized,
 }
 
 impl Provenance {
-    pub const ALL: [Provenance; 3] = [
+    pub const ALL: [Provenance; 4] = [
         Provenance::Literal,
         Provenance::Harvested,
+        Provenance::Store,
         Provenance::Synthesized,
     ];
 
@@ -329,8 +338,16 @@ impl Provenance {
         match self {
             Provenance::Literal => "literal",
             Provenance::Harvested => "harvested",
+            Provenance::Store => "store",
             Provenance::Synthesized => "synthesized",
         }
+    }
+
+    /// Whether the value existed before mcp-witness chose it: a person's,
+    /// the server's own, or the store's. A failure on such values is
+    /// evidence; on an invented one it proves nothing.
+    pub fn is_real(self) -> bool {
+        !matches!(self, Provenance::Synthesized)
     }
 }
 
@@ -791,6 +808,9 @@ pub enum FindingKind {
     ObserverWarning,
     /// A call failed on a value the server itself had handed out.
     HarvestedValueRejected,
+    /// A call failed on values read from a declared store (the object
+    /// demonstrably existed when the audit began).
+    StoreValueRejected,
     /// Changes appeared after a call had settled; charged to no call.
     LateEffect,
     /// A message past the size bound, cut and not parsed.
@@ -825,6 +845,7 @@ impl FindingKind {
         match self {
             FindingKind::ObserverWarning => "observer-warning",
             FindingKind::HarvestedValueRejected => "harvested-value-rejected",
+            FindingKind::StoreValueRejected => "store-value-rejected",
             FindingKind::LateEffect => "late-effect",
             FindingKind::OversizedLine => "oversized-line",
             FindingKind::StdoutNotJson => "stdout-not-json",

@@ -76,6 +76,12 @@ pub struct AuditOptions {
     /// Let the planner call destructive and unknown tools even when the jail
     /// has no network isolation.
     pub include_destructive: bool,
+    /// Start the server afresh (same jail, stores as left) before every
+    /// call after the first, for servers that misbehave in a long session.
+    pub session_per_call: bool,
+    /// `--min-coverage`: the percentage of listed tools that must be
+    /// exercised for the audit to conclude.
+    pub min_coverage: Option<u8>,
 }
 
 /// The audit, plus the kept jail's path when `--keep-jail` was given.
