@@ -54,6 +54,16 @@
 //! observation read a 32 GiB sparse file. The budget's time limit ends an
 //! observation that runs over with [`ObserveError::OutOfTime`].
 //!
+//! Two readings see past the bytes to what they mean:
+//!
+//! - a file that grew since the last observation, and whose first bytes are
+//!   the old content, was appended to: the digest of its first old-length
+//!   bytes is taken in the same pass as the whole, so an appended log is an
+//!   additive update, not an overwrite;
+//! - a git index (`.git/index`) is digested by what it stages, not by its
+//!   stat cache ([`crate::git_index`]): the refresh git makes on first touch
+//!   of a copied repository is not a change.
+//!
 //! Reading is not perfectly invisible: files are opened read-only, so bytes,
 //! inodes and mtimes never move, but the kernel may update access times
 //! (`relatime`). Avoiding that needs `O_NOATIME`, which only the file's owner
@@ -244,6 +254,7 @@ impl FsObserver {
                     digest: e.digest_text(),
                     size: e.size,
                     fields: BTreeMap::new(),
+                    head: None,
                 };
                 (id.clone(), state)
             })
@@ -509,14 +520,13 @@ impl FsObserver {
         let max_bytes = self.budget.max_bytes;
         let root = self.root.clone();
         let hash = |job: &Job| {
+            let path = root.join(&job.rel);
+            let relative = job.id.strip_prefix("file/").unwrap_or(&job.id);
+            if crate::git_index::is_index_path(relative) {
+                return hash_index(&path, job.listed, max_bytes, deadline);
+            }
             let prefix = job.before.map(|(size, _)| size);
-            hash_file(
-                &root.join(&job.rel),
-                job.listed,
-                prefix,
-                max_bytes,
-                deadline,
-            )
+            hash_file(&path, job.listed, prefix, max_bytes, deadline)
         };
         let outcomes: Vec<FileOutcome> = if jobs.len() >= PARALLEL_FROM {
             let half = jobs.len() / 2;
@@ -842,12 +852,11 @@ fn change_of(id: &str, old: Option<&Entry>, new: Option<&Entry>) -> Option<Chang
 }
 
 /// Whether an update of a file destroyed content. A file has no fields, so
-/// today every change is an overwrite. The place to decide otherwise:
-/// `new.extends_previous` says the new content begins with the old (an
-/// append; checked while hashing, against the old size and digest), for a
-/// rule that counts appends as additive (issue 12).
-fn overwrites(_old: &Entry, _new: &Entry) -> bool {
-    true
+/// every change is an overwrite except an append: content that grew and
+/// begins with what the file held before (checked while hashing, against
+/// the old size and digest) only added bytes, an additive update.
+fn overwrites(old: &Entry, new: &Entry) -> bool {
+    !(new.extends_previous && new.size > old.size)
 }
 
 /// The changes between two full readings, in id order.
@@ -982,6 +991,47 @@ fn hash_file(
                 }
             },
         )
+}
+
+/// Digests a git index by what it stages ([`crate::git_index`]), so the
+/// stat-cache refresh git makes in a copied repository is no change; bytes
+/// that do not read as an index are digested as they are. An index is never
+/// taken for an append.
+fn hash_index(
+    path: &Path,
+    listed: Option<Stamp>,
+    max_bytes: u64,
+    deadline: Instant,
+) -> FileOutcome {
+    let (file, opened, stamp) = match open_listed(path, listed) {
+        Ok(opened) => opened,
+        Err(Stopped::Failed(reason)) => return FileOutcome::Unreadable(reason),
+        Err(_) => return FileOutcome::Vanished,
+    };
+    let limit = max_bytes.min(crate::git_index::MAX_INDEX_BYTES as u64);
+    if opened.len() > limit {
+        // Too large to hold in memory and read as an index: hashed as bytes,
+        // or recorded by size past the budget.
+        return hash_file(path, listed, None, max_bytes, deadline);
+    }
+    let mut bytes = Vec::new();
+    // Never more than the limit, even if the file grows while being read.
+    if let Err(e) = file.take(limit.saturating_add(1)).read_to_end(&mut bytes) {
+        return FileOutcome::Unreadable(e.to_string());
+    }
+    let size = bytes.len() as u64;
+    if size > limit {
+        return FileOutcome::TooLarge { size, stamp };
+    }
+    let digest = crate::git_index::content_digest(&bytes)
+        .and_then(|hex| blake3::Hash::from_hex(hex).ok())
+        .map_or_else(|| Digest::of(&bytes), Digest::from);
+    FileOutcome::Hashed {
+        digest,
+        size,
+        stamp,
+        prefix: None,
+    }
 }
 
 /// Why a file could not be hashed to its end.
@@ -1312,34 +1362,6 @@ mod tests {
     }
 
     #[test]
-    fn an_append_is_told_from_a_rewrite_for_the_overwrite_rule() {
-        for events in [true, false] {
-            let dir = tempfile::tempdir().unwrap();
-            let path = dir.path().join("log");
-            write(&path, b"first line\n");
-            let mut observer = FsObserver::new(dir.path());
-            if !events {
-                observer = observer.without_events();
-            }
-            observer.observe(false).unwrap();
-            let mut file = fs::OpenOptions::new().append(true).open(&path).unwrap();
-            file.write_all(b"second line\n").unwrap();
-            drop(file);
-            assert_eq!(observer.observe(true).unwrap().delta.changes.len(), 1);
-            assert!(
-                observer.entries["file/log"].extends_previous,
-                "events {events}"
-            );
-            write(&path, b"FIRST line\nsecond line\nthird\n");
-            assert_eq!(observer.observe(true).unwrap().delta.changes.len(), 1);
-            assert!(
-                !observer.entries["file/log"].extends_previous,
-                "events {events}"
-            );
-        }
-    }
-
-    #[test]
     fn with_events_an_untouched_tree_is_not_read_again() {
         let dir = tempfile::tempdir().unwrap();
         write(&dir.path().join("a"), b"one");
@@ -1467,6 +1489,23 @@ mod tests {
             snap.objects["link/escape"],
             ObjectState::whole(target.as_os_str().as_bytes())
         );
+    }
+
+    #[test]
+    fn opening_for_a_hash_never_blocks_on_a_fifo_nor_follows_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid C string; mkfifo only creates a node.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        // Would block forever with File::open: nobody writes. Opened
+        // without blocking, then refused as not a regular file.
+        assert!(matches!(open_listed(&fifo, None), Err(Stopped::Failed(_))));
+        symlink(&fifo, dir.path().join("link")).unwrap();
+        assert!(matches!(
+            open_listed(&dir.path().join("link"), None),
+            Err(Stopped::Failed(_))
+        ));
     }
 
     #[test]
@@ -1633,5 +1672,67 @@ mod tests {
         write(&dir.path().join("big"), &content);
         let snap = FsObserver::new(dir.path()).snapshot().unwrap();
         assert_eq!(snap.objects["file/big"], ObjectState::whole(&content));
+    }
+
+    /// Whether the one change the next observation reports is an overwrite.
+    fn overwrite_of_next(observer: &mut FsObserver) -> Option<bool> {
+        let changes = observer.observe(true).unwrap().delta.changes;
+        assert_eq!(changes.len(), 1, "{changes:?}");
+        assert_eq!(changes[0].op, Op::Update, "{changes:?}");
+        changes[0].overwrite
+    }
+
+    #[test]
+    fn an_append_is_an_additive_update_and_a_rewrite_an_overwrite() {
+        for events in [true, false] {
+            let dir = tempfile::tempdir().unwrap();
+            let log = dir.path().join("logs/HEAD");
+            write(&log, b"0000 1111 first\n");
+            let mut observer = FsObserver::new(dir.path());
+            if !events {
+                observer = observer.without_events();
+            }
+            observer.observe(false).unwrap();
+            let mut file = fs::OpenOptions::new().append(true).open(&log).unwrap();
+            file.write_all(b"1111 2222 second\n").unwrap();
+            drop(file);
+            assert_eq!(overwrite_of_next(&mut observer), Some(false), "{events}");
+            // Grown, but with a different beginning: an overwrite.
+            write(&log, b"xxxx 1111 first\n1111 2222 second\nmore\n");
+            assert_eq!(overwrite_of_next(&mut observer), Some(true), "{events}");
+            // Shorter: an overwrite, whatever its first bytes.
+            write(&log, b"xxxx");
+            assert_eq!(overwrite_of_next(&mut observer), Some(true), "{events}");
+            // An append through a temp file and a rename (a new inode) still
+            // begins with the old content: additive.
+            rewrite_via_rename(&log, b"xxxx and more");
+            assert_eq!(overwrite_of_next(&mut observer), Some(false), "{events}");
+        }
+    }
+
+    #[test]
+    fn a_git_index_refreshed_in_a_copied_repository_is_no_change() {
+        let git = crate::testing::git;
+        let dir = tempfile::tempdir().unwrap();
+        let Some(copy) = crate::testing::copied_repository(dir.path()) else {
+            return;
+        };
+        let mut observer = FsObserver::new(&copy);
+        let before = observer.snapshot().unwrap();
+        std::thread::sleep(Duration::from_millis(1_100));
+        let index_bytes = fs::read(copy.join(".git/index")).unwrap();
+        assert!(git(&copy, &["status", "--porcelain"]));
+        assert_ne!(fs::read(copy.join(".git/index")).unwrap(), index_bytes);
+        let after = observer.snapshot().unwrap();
+        assert!(
+            diff(&before, &after).is_empty(),
+            "{:?}",
+            diff(&before, &after)
+        );
+        // Staging a change is seen.
+        write(&copy.join("a.txt"), b"two\n");
+        assert!(git(&copy, &["add", "a.txt"]));
+        let staged = observer.snapshot().unwrap();
+        assert!(ops(&after, &staged).contains(&("file/.git/index".to_string(), Op::Update)));
     }
 }

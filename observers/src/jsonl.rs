@@ -282,6 +282,7 @@ impl JsonlObserver {
                     digest: hasher.finalize().to_hex().to_string(),
                     size,
                     fields: BTreeMap::new(),
+                    head: None,
                 };
                 lines.insert(id_fallback, line_no, state);
                 continue;
@@ -519,6 +520,7 @@ fn object_state(object: &Map<String, Value>) -> ObjectState {
         digest: digest_hex(text.as_bytes()),
         size: text.len() as u64,
         fields,
+        head: None,
     }
 }
 

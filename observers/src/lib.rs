@@ -28,14 +28,17 @@
 
 mod delta;
 pub mod fs;
+pub mod git_index;
 pub mod jsonl;
 mod snapshot;
 pub mod sqlite;
 pub mod stamp;
+#[cfg(test)]
+mod testing;
 pub mod watch;
 
-pub use delta::{Change, Delta, Op, diff};
-pub use snapshot::{ObjectState, Snapshot};
+pub use delta::{Change, Delta, Op, appended, diff};
+pub use snapshot::{Head, ObjectState, Snapshot};
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -62,6 +65,55 @@ pub trait Observer: Send {
 
     /// Visits the id of every object the last observation saw, in id order.
     fn present(&mut self, visit: &mut dyn FnMut(&str)) -> Result<(), ObserveError>;
+
+    /// Visits, in id order, the ids of the last observation's objects, at
+    /// most `per_group` of each group (an id's part before its first `/`: a
+    /// table, an object kind). A group of no more than `per_group` objects
+    /// is visited whole, as [`Observer::present`] visits it; of a larger
+    /// one, some `per_group` of them. What a planner offers as real values
+    /// needs a few per table, not a million rows held in memory at once.
+    fn sample(
+        &mut self,
+        per_group: usize,
+        visit: &mut dyn FnMut(&str),
+    ) -> Result<(), ObserveError> {
+        let mut capped = PerGroup::new(per_group);
+        self.present(&mut |id| {
+            if capped.admit(id) {
+                visit(id);
+            }
+        })
+    }
+}
+
+/// Counts ids per group (the part before the first `/`) as they arrive in
+/// id order, where every group's ids are contiguous.
+pub(crate) struct PerGroup {
+    limit: usize,
+    group: String,
+    seen: usize,
+}
+
+impl PerGroup {
+    pub(crate) fn new(limit: usize) -> Self {
+        Self {
+            limit,
+            group: String::new(),
+            seen: 0,
+        }
+    }
+
+    /// Whether `id` is still within its group's limit.
+    pub(crate) fn admit(&mut self, id: &str) -> bool {
+        let group = id.split('/').next().unwrap_or_default();
+        if group != self.group || self.seen == 0 {
+            self.group.clear();
+            self.group.push_str(group);
+            self.seen = 0;
+        }
+        self.seen += 1;
+        self.seen <= self.limit
+    }
 }
 
 /// What one observation found.

@@ -24,10 +24,10 @@ use crate::jail::{Jail, JailedStore, StoreKind};
 /// and the observer's reason. Reports say `cannot observe the stores: {this}`.
 #[derive(Debug, thiserror::Error)]
 #[error("{store}: {source}")]
-pub(super) struct ObserveError {
-    pub(super) store: String,
+pub struct ObserveError {
+    pub store: String,
     #[source]
-    pub(super) source: witness_observers::ObserveError,
+    pub source: witness_observers::ObserveError,
 }
 
 /// One observed store and what the audit last saw of it.
@@ -41,16 +41,22 @@ struct Observed {
 }
 
 /// Every store the audit watches, in the order their changes are listed.
-pub(super) struct ObservedSet {
+/// Public so that other drivers of a jailed server (agent runs) observe it
+/// exactly as an audit does, rather than with a second observer loop.
+pub struct ObservedSet {
     stores: Vec<Observed>,
 }
+
+/// The most objects of one table (or object kind) of one store offered to
+/// the planner as real values.
+pub(super) const SAMPLE_PER_GROUP: usize = 1_000;
 
 /// How often a settle asks the stores whether they are still busy.
 const SETTLE_POLL: Duration = Duration::from_millis(1);
 
 impl ObservedSet {
     /// Observers in the given order, each starting from an empty store.
-    pub(super) fn new(observers: Vec<(String, Box<dyn Observer>)>) -> Self {
+    pub fn new(observers: Vec<(String, Box<dyn Observer>)>) -> Self {
         let stores = observers
             .into_iter()
             .map(|(name, observer)| Observed {
@@ -67,7 +73,7 @@ impl ObservedSet {
     /// rest of the jail (HOME, TMPDIR, the working directory): a change there
     /// is an effect outside every declared store (EFF-05). `excluded` are the
     /// jail's directories the stores' own observers already cover.
-    pub(super) fn for_jail(jail: &Jail, excluded: &[String], budget: Budget) -> Self {
+    pub fn for_jail(jail: &Jail, excluded: &[String], budget: Budget) -> Self {
         let mut observers: Vec<(String, Box<dyn Observer>)> = jail
             .stores
             .iter()
@@ -85,7 +91,7 @@ impl ObservedSet {
     /// The first look at every store: the reference later changes are
     /// measured from. Nothing is listed as changed (the stores were not
     /// empty before, they were unknown).
-    pub(super) fn baseline(&mut self) -> Result<(), ObserveError> {
+    pub fn baseline(&mut self) -> Result<(), ObserveError> {
         self.observe(false, &mut Vec::new())
     }
 
@@ -93,7 +99,7 @@ impl ObservedSet {
     /// to `changes`, and makes what was seen the reference. Stops at the
     /// first store that cannot be read: the changes of the stores read before
     /// it stay appended, as a call's record shows them.
-    pub(super) fn snapshot(&mut self, changes: &mut Vec<Effect>) -> Result<(), ObserveError> {
+    pub fn snapshot(&mut self, changes: &mut Vec<Effect>) -> Result<(), ObserveError> {
         self.observe(true, changes)
     }
 
@@ -148,7 +154,7 @@ impl ObservedSet {
 
     /// Reports each warning not reported yet, as a finding with the call it
     /// first appeared after (`None`: before any call, or at shutdown).
-    pub(super) fn report_warnings(&mut self, findings: &mut Vec<Finding>, call: Option<u32>) {
+    pub fn report_warnings(&mut self, findings: &mut Vec<Finding>, call: Option<u32>) {
         for o in &mut self.stores {
             for warning in o.fresh.drain(..) {
                 findings.push(Finding {
@@ -174,6 +180,34 @@ impl ObservedSet {
             None => report.startup_effects.extend(late),
         }
         Ok(())
+    }
+
+    /// Of each store named in `stores`, the objects the last observation
+    /// saw, as `(store, object)`: every one of a table (or object kind) of
+    /// no more than [`SAMPLE_PER_GROUP`], and that many of a larger one.
+    /// The planner's real values; a store of a million rows offers a few
+    /// thousand, read without holding the million.
+    pub(super) fn sample(
+        &mut self,
+        stores: &[&str],
+    ) -> Result<Vec<(String, String)>, ObserveError> {
+        let mut out = Vec::new();
+        for o in self
+            .stores
+            .iter_mut()
+            .filter(|o| stores.contains(&o.name.as_str()))
+        {
+            let name = o.name.clone();
+            o.observer
+                .sample(SAMPLE_PER_GROUP, &mut |id| {
+                    out.push((name.clone(), id.to_owned()))
+                })
+                .map_err(|source| ObserveError {
+                    store: o.name.clone(),
+                    source,
+                })?;
+        }
+        Ok(out)
     }
 
     /// Every object the last observations saw that `probe` covers, as
@@ -203,6 +237,17 @@ impl ObservedSet {
         }
         Ok(out)
     }
+}
+
+/// The jail directories the stores' own observers cover (`stores/NAME`),
+/// sorted: what the jail-wide observer leaves out.
+pub fn store_dirs(stores: &[JailedStore]) -> Vec<String> {
+    let mut dirs: Vec<String> = stores
+        .iter()
+        .map(|s| format!("stores/{}", s.spec.name))
+        .collect();
+    dirs.sort();
+    dirs
 }
 
 fn observer_for(store: &JailedStore, budget: Budget) -> Box<dyn Observer> {

@@ -27,8 +27,8 @@ use rusqlite::{Connection, OpenFlags};
 use super::btree::{self, Malformed, OverflowMap, PageMap};
 use super::image::Images;
 use super::rows::{
-    ClockColumn, TableEntry, TablePlan, insert_unique, plan_table, read_rows, read_schema,
-    read_snapshot, read_table,
+    ClockColumn, TableEntry, TablePlan, insert_unique, plan_table, read_rows, read_sample,
+    read_schema, read_snapshot, read_table,
 };
 use crate::{Change, Delta, ObjectState, ObserveError, Snapshot, diff};
 
@@ -142,6 +142,19 @@ impl Incremental {
     ) -> Result<Snapshot, ObserveError> {
         let conn = open_image(&self.images.current(), store)?;
         read_snapshot(&conn, clock).map_err(sql_err(store))
+    }
+
+    /// The schema's objects and, of each table, its rows when it has no
+    /// more than `per_group`, else `per_group` of them: ids as a snapshot
+    /// names them (see [`super::rows::read_sample`]).
+    pub(crate) fn sample(
+        &self,
+        store: &Path,
+        clock: &[ClockColumn],
+        per_group: usize,
+    ) -> Result<BTreeMap<String, ObjectState>, ObserveError> {
+        let conn = open_image(&self.images.current(), store)?;
+        read_sample(&conn, clock, per_group).map_err(sql_err(store))
     }
 
     fn usable(&self) -> u64 {

@@ -50,7 +50,7 @@ use image::{Images, JOURNAL, Refreshed, WAL, with_suffix};
 use incremental::Incremental;
 #[cfg(test)]
 use rows::*;
-pub use rows::{ClockColumn, clock_text_len};
+pub use rows::{ClockColumn, clock_text_len, render_key};
 
 /// A private, disposable image of a database, consistent as of one moment,
 /// opened read-write so a probe may query it as it likes; nothing it does
@@ -238,6 +238,29 @@ impl Observer for SqliteObserver {
         }
         Ok(())
     }
+
+    /// Reads no more than `per_group` rows of each table (one more, to know
+    /// whether that is all of it), so a planner's sample of a 10^6-row
+    /// store costs a few thousand rows, not a full read.
+    fn sample(
+        &mut self,
+        per_group: usize,
+        visit: &mut dyn FnMut(&str),
+    ) -> Result<(), ObserveError> {
+        let Some(state) = &self.state else {
+            return Ok(());
+        };
+        let mut capped = crate::PerGroup::new(per_group);
+        for id in state
+            .sample(&self.path, &self.clock_columns, per_group)?
+            .keys()
+        {
+            if capped.admit(id) {
+                visit(id);
+            }
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -250,6 +273,44 @@ mod tests {
 
     use super::*;
     use crate::{ObjectState, Op, diff};
+
+    fn listed(observer: &mut SqliteObserver, per_group: Option<usize>) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut visit = |id: &str| out.push(id.to_owned());
+        let visited = match per_group {
+            Some(n) => observer.sample(n, &mut visit),
+            None => observer.present(&mut visit),
+        };
+        assert!(visited.is_ok());
+        out
+    }
+
+    #[test]
+    fn a_sample_is_every_row_of_a_small_table_and_a_few_of_a_large_one() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("db.sqlite");
+        let conn = rusqlite::Connection::open(&path).expect("db");
+        conn.execute_batch(
+            "CREATE TABLE big(id INTEGER PRIMARY KEY, v TEXT);
+             CREATE TABLE small(k TEXT PRIMARY KEY);
+             INSERT INTO small VALUES ('a'), ('b');
+             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 50)
+             INSERT INTO big SELECT i, 'x' FROM n;",
+        )
+        .expect("seed");
+        let mut observer = SqliteObserver::new(&path);
+        assert!(observer.observe(false).is_ok());
+        let all = listed(&mut observer, None);
+        // No group over the limit: exactly what `present` lists, in order.
+        assert_eq!(listed(&mut observer, Some(50)), all);
+        let sampled = listed(&mut observer, Some(3));
+        let of = |table: &str| sampled.iter().filter(|id| id.starts_with(table)).count();
+        assert_eq!(of("big/"), 3, "{sampled:?}");
+        assert_eq!(of("small/"), 2, "{sampled:?}");
+        assert_eq!(of("sqlite_master/"), 3, "{sampled:?}");
+        assert!(sampled.iter().all(|id| all.contains(id)), "{sampled:?}");
+        assert!(sampled.windows(2).all(|w| w[0] < w[1]), "in id order");
+    }
 
     /// Everything about a file that an observer must not change.
     #[derive(Debug, PartialEq)]

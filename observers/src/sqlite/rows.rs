@@ -197,6 +197,35 @@ pub(super) fn read_snapshot(
     Ok(Snapshot { objects, warnings })
 }
 
+/// The schema's objects and each table's rows, as [`read_snapshot`] names
+/// them, except that of a table with more than `per_group` rows only the
+/// first `per_group` it reads are kept (a table that cannot be read keeps
+/// none). A table of `per_group` rows or fewer is read exactly as a
+/// snapshot reads it, suffixes included.
+pub(super) fn read_sample(
+    conn: &Connection,
+    clock_columns: &[ClockColumn],
+    per_group: usize,
+) -> rusqlite::Result<BTreeMap<String, ObjectState>> {
+    let (mut objects, tables) = read_schema(conn)?;
+    for table in tables {
+        let Ok(mut plan) = plan_table(conn, &table.name, clock_columns) else {
+            continue;
+        };
+        plan.select
+            .push_str(&format!(" LIMIT {}", per_group.saturating_add(1)));
+        let mut rows = Vec::new();
+        if read_rows(conn, &plan, None, &mut rows).is_err() {
+            continue;
+        }
+        rows.truncate(per_group);
+        for (id, state) in rows {
+            insert_unique(&mut objects, id, state);
+        }
+    }
+    Ok(objects)
+}
+
 /// SQLite's own bookkeeping tables (`sqlite_stat1`, ...) are skipped, except
 /// `sqlite_sequence`, whose counters a server changes through AUTOINCREMENT.
 pub(super) fn is_observed_table(name: &str) -> bool {
@@ -383,6 +412,7 @@ pub(super) fn read_rows(
                 digest: crate::digest_hex(&encoding),
                 size: encoding.len() as u64,
                 fields,
+                head: None,
             },
         ));
     }
@@ -442,8 +472,10 @@ pub(super) fn push_len(buf: &mut Vec<u8>, len: usize) {
     buf.extend_from_slice(&(len as u64).to_le_bytes());
 }
 
-/// A key value as it appears in an object id.
-pub(super) fn render_key(value: ValueRef<'_>) -> String {
+/// A key value as it appears in row ids (`table/key`): integers and reals in
+/// decimal, text as itself, a blob in hex, NULL as `NULL`. Public so that
+/// whatever else names rows (agent runs' row facts) names them alike.
+pub fn render_key(value: ValueRef<'_>) -> String {
     match value {
         ValueRef::Null => "NULL".to_owned(),
         ValueRef::Integer(i) => i.to_string(),
