@@ -5,7 +5,7 @@ in the same run. Writes bench.json (see docs/performance.md).
 Usage: python3 bench/run.py [--out bench/bench.json] [--work DIR]
                             [--main-bin PATH] [--quick] [--only WORKLOAD]
 
-Needs a release build (`cargo build --release --workspace --examples`),
+Needs a release build (`cargo build --release --workspace --bins --examples`),
 `sqlite3`, `b3sum`, `find`/`xargs` and GNU `time` (/usr/bin/time).
 
 Workloads, as issue 14 names them:
@@ -252,6 +252,20 @@ def honest(main_bin, repeats):
     return out
 
 
+def stale_build():
+    """The first source file newer than the release binaries, if any: a
+    bench of an old build would time code that is no longer there."""
+    built = min(os.path.getmtime(p) if os.path.exists(p) else 0 for p in (BIN, OBSERVE))
+    for top, dirs, files in os.walk(ROOT):
+        dirs[:] = [d for d in dirs if d not in ("target", ".git", "node_modules")]
+        for name in files:
+            path = os.path.join(top, name)
+            if name.endswith(".rs") or name == "Cargo.toml":
+                if os.path.getmtime(path) > built:
+                    return path
+    return None
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", default=os.path.join(ROOT, "bench", "bench.json"))
@@ -263,6 +277,10 @@ def main():
     for tool in ("sqlite3", "b3sum", "find", "xargs"):
         if shutil.which(tool) is None:
             sys.exit(f"bench: {tool} is needed")
+    newer = stale_build()
+    if newer:
+        sys.exit(f"bench: {newer} is newer than the release build; "
+                 "run cargo build --release --workspace --bins --examples")
     os.makedirs(args.work, exist_ok=True)
     load_before = os.getloadavg()
     started = time.time()
