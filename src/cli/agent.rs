@@ -8,7 +8,9 @@ use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use witness_agent::driver::{ApiKey, Driver, HttpOptions, anthropic, openai, replay, scripted};
 use witness_agent::suite::{self, Suite, SuiteOptions};
+use witness_agent::tools;
 use witness_engine::jail::parse_env_pairs;
+use witness_engine::manifest::load_pin;
 use witness_model::agent::{
     AGENT_RUN_SCHEMA, AgentRunDocument, CaseEntry, HandedTools, JudgeSettings,
 };
@@ -28,6 +30,11 @@ Drivers:
                             POST {--base-url}/v1/messages; key from $ANTHROPIC_API_KEY
   --driver replay RUN.json  the replies recorded in a run document, asked in the same
                             order; its cases, models, tools and settings are reused
+
+--manifest PIN hands the model a pinned manifest's definitions (from `manifest
+pin`) while every call still goes to the server after --; the run records the
+pin's fingerprint beside the one the server lists. Run a suite once with the
+pin and once without, with --runs N on both, and `agent compare` the two.
 
 Example, a local llama.cpp, vLLM or Ollama server:
   mcp-witness agent run --case experiments/agent/cases --driver openai \\
@@ -70,6 +77,13 @@ pub struct RunArgs {
     /// Append each tool's declared annotations to the description the model sees.
     #[arg(long)]
     forward_annotations: bool,
+    /// Hand the model this pinned manifest's tool definitions (names,
+    /// descriptions, schemas) instead of the server's; calls still go to the server.
+    #[arg(long, value_name = "PIN")]
+    manifest: Option<PathBuf>,
+    /// The seed of a scripted model's drawn replies (`chance`); another seed is a rerun.
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
     /// Repetitions of every case for every model.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
     runs: u32,
@@ -165,6 +179,16 @@ fn run_cases(args: RunArgs) -> Result<ExitStatus> {
     };
     let document = suite::run(suite, driver.as_mut(), &mut progress)
         .map_err(|e| anyhow::anyhow!("no agent run: {e}"))?;
+    if let (Some(pinned), Some(served)) = (&document.tools.manifest, &document.server.manifest)
+        && &pinned.fingerprint != served
+    {
+        eprintln!(
+            "mcp-witness: the model was handed {} ({}) while the server lists {served}: \
+             the calls went to the server as it is now",
+            witness_text::clip(&pinned.file, 120),
+            pinned.fingerprint
+        );
+    }
     write_outputs(&args, &document)?;
     recorded(document.exit_code)
 }
@@ -172,6 +196,11 @@ fn run_cases(args: RunArgs) -> Result<ExitStatus> {
 fn choose_driver(args: &RunArgs) -> Result<Chosen> {
     let kind = args.driver.first().map(String::as_str).unwrap_or_default();
     let file = args.driver.get(1).map(PathBuf::from);
+    if args.seed.is_some() && kind != "scripted" {
+        return Err(invalid(
+            "--seed draws a scripted model's replies; it applies only to --driver scripted",
+        ));
+    }
     let chosen = |driver: Box<dyn Driver>| Chosen {
         driver,
         recording: None,
@@ -179,7 +208,9 @@ fn choose_driver(args: &RunArgs) -> Result<Chosen> {
     };
     match (kind, file) {
         ("scripted", Some(file)) => {
-            let script = scripted::Scripted::load(&file).map_err(|e| invalid(e.to_string()))?;
+            let script = scripted::Scripted::load(&file)
+                .map_err(|e| invalid(e.to_string()))?
+                .with_seed(args.seed.unwrap_or(scripted::DEFAULT_SEED));
             Ok(Chosen {
                 scripted_models: script.models(),
                 ..chosen(Box::new(script))
@@ -291,6 +322,15 @@ fn fresh_inputs(
         model: model.clone(),
         slice: args.judge_slice,
     });
+    let handed = match &args.manifest {
+        Some(path) => {
+            let pin = load_pin(path).map_err(|e| invalid(e.to_string()))?;
+            let file = path.display().to_string();
+            Some(tools::from_pin(&pin, &file, args.forward_annotations))
+        }
+        None => None,
+    };
+    let scripted_driver = matches!(args.driver.first().map(String::as_str), Some("scripted"));
     let options = SuiteOptions {
         command: args.command.clone(),
         env,
@@ -304,8 +344,9 @@ fn fresh_inputs(
         forward_annotations: args.forward_annotations,
         judge,
         system_prompt: witness_agent::SYSTEM_PROMPT.to_owned(),
+        seed: scripted_driver.then(|| args.seed.unwrap_or(scripted::DEFAULT_SEED)),
     };
-    Ok((cases, models, None, options))
+    Ok((cases, models, handed, options))
 }
 
 /// Everything a replay reuses from its recording; only the server command
@@ -315,9 +356,13 @@ fn replay_inputs(
     document: AgentRunDocument,
     env: Vec<(String, String)>,
 ) -> Result<Inputs> {
-    if !args.cases.is_empty() || !args.models.is_empty() || args.judge_model.is_some() {
+    if !args.cases.is_empty()
+        || !args.models.is_empty()
+        || args.judge_model.is_some()
+        || args.manifest.is_some()
+    {
         return Err(invalid(
-            "--driver replay reuses the recording's cases, models and judge: drop --case, --model and --judge-model",
+            "--driver replay reuses the recording's cases, models, tools and judge: drop --case, --model, --manifest and --judge-model",
         ));
     }
     let settings = &document.settings;
@@ -338,6 +383,7 @@ fn replay_inputs(
         forward_annotations: document.tools.annotations_forwarded,
         judge: settings.judge.clone(),
         system_prompt: document.system_prompt.clone(),
+        seed: settings.seed,
     };
     Ok((
         document.cases,
