@@ -51,6 +51,8 @@ any output. Exit codes: 0 the gate passed, 1 it failed, 2 invalid invocation,
 pub enum AgentCommand {
     /// Run golden cases with a model-driven client against a jailed server.
     Run(Box<RunArgs>),
+    /// Compare two runs of the same cases: what changed, beside the noise floor.
+    Compare(super::compare::CompareArgs),
 }
 
 #[derive(Args)]
@@ -129,6 +131,7 @@ pub struct RunArgs {
 pub fn run(command: AgentCommand) -> Result<ExitStatus> {
     match command {
         AgentCommand::Run(args) => run_cases(*args),
+        AgentCommand::Compare(args) => super::compare::run(args),
     }
 }
 
@@ -267,7 +270,9 @@ fn http(args: &RunArgs, default_key: &str) -> Result<HttpOptions> {
     })
 }
 
-fn read_recording(path: &Path) -> Result<AgentRunDocument> {
+/// Reads and checks an `mcp-witness.agent-run/v1` document; any problem is
+/// an invalid invocation.
+pub(crate) fn read_recording(path: &Path) -> Result<AgentRunDocument> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| invalid(format!("cannot read {}: {e}", path.display())))?;
     let document: AgentRunDocument = serde_json::from_str(&text).map_err(|e| {

@@ -4,6 +4,9 @@
 //! - [`case`]: the golden cases (TOML) a run is held to;
 //! - [`trace`]: what one run did, call by call, with the effects observed
 //!   around each call: the one input of the verdicts;
+//! - [`compare`]: two run documents of the same cases compared, each delta
+//!   held to the noise floor reruns alone produce
+//!   (`mcp-witness.agent-compare/v1`);
 //! - this module: the run document — which driver and models, which tool
 //!   definitions the model was handed (and their fingerprint), every run's
 //!   trace, model exchanges and verdicts, the judge's batches, and the pass
@@ -13,6 +16,7 @@
 //! so `--driver replay RUN.json` can run it again without a model.
 
 pub mod case;
+pub mod compare;
 pub mod trace;
 
 use std::collections::BTreeMap;
