@@ -216,3 +216,272 @@ fn manifest_and_seed_misuse_is_refused_before_anything_runs() {
     assert_eq!(openai.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&openai.stderr).contains("--seed"));
 }
+
+/// A command of a diff's measurement, as words, with the placeholders
+/// filled: the cases, the scripted reader, the live server, and `runs/`
+/// inside `dir`.
+fn filled(command: &str, dir: &Path, live: &str) -> Vec<String> {
+    let words = witness_engine::manifest::source::split_command(command).expect("splits");
+    let cases = repo("experiments/agent/refund-cases").display().to_string();
+    let script = repo("experiments/agent/scripts/refunds.toml")
+        .display()
+        .to_string();
+    let mut out = Vec::new();
+    for word in words.into_iter().skip(1) {
+        match word.as_str() {
+            "CASES" => out.push(cases.clone()),
+            "DRIVER" => out.extend(["scripted".to_owned(), script.clone()]),
+            "SERVER" => out.extend(crm(live).map(str::to_owned)),
+            path if path.starts_with("runs/") => {
+                out.push(dir.join(path).display().to_string());
+            }
+            _ => out.push(word),
+        }
+    }
+    out
+}
+
+fn run_words(words: &[String]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mcp-witness"))
+        .args(words)
+        .output()
+        .expect("mcp-witness runs")
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("read")).expect("JSON")
+}
+
+fn metric<'a>(group: &'a Value, name: &str) -> &'a Value {
+    group["metrics"]
+        .as_array()
+        .and_then(|m| m.iter().find(|m| m["metric"] == name))
+        .unwrap_or(&Value::Null)
+}
+
+fn case_of<'a>(report: &'a Value, id: &str) -> &'a Value {
+    report["cases"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["case"] == id))
+        .unwrap_or(&Value::Null)
+}
+
+/// Seed 004, step 4, with our commands: Friday's pin, Monday's diff, and
+/// the commands the diff names, run as given (placeholders filled): the
+/// suite with the pin and with the live manifest, ten runs each, against
+/// the live server; then the compare. Beside them, the suite with the pin
+/// again on another seed: a rerun with no manifest change.
+#[test]
+fn the_weekend_incident_is_measured_not_guessed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pin = pin(dir.path());
+    let live = "orders-search-hint";
+    let diff = witness(&[
+        "manifest",
+        "diff",
+        "--format",
+        "json",
+        &pin,
+        "live:mcp-witness testbed crm --variant orders-search-hint --store {jail}/crm.db",
+    ]);
+    assert_eq!(diff.status.code(), Some(1));
+    let diff = document(&diff);
+    assert_eq!(diff["changes"][0]["class"], "description-edited");
+    assert_eq!(
+        diff["changes"][0]["measure"],
+        serde_json::json!(["agent-compare"])
+    );
+    let commands: Vec<String> = diff["measurements"][0]["commands"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c.as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(commands.len(), 3, "{commands:?}");
+    assert!(commands[0].contains(&format!("--manifest {pin}")));
+
+    // The two runs the diff names, and a rerun of the first on seed 2.
+    let mut rerun = filled(&commands[0], dir.path(), live);
+    let at = rerun
+        .iter()
+        .position(|w| w.ends_with("runs/before"))
+        .expect("--out");
+    rerun[at] = dir.path().join("runs/rerun").display().to_string();
+    rerun.splice(2..2, ["--seed".to_owned(), "2".to_owned()]);
+    let runs = [
+        filled(&commands[0], dir.path(), live),
+        filled(&commands[1], dir.path(), live),
+        rerun,
+    ];
+    let outputs: Vec<Output> = std::thread::scope(|scope| {
+        let handles: Vec<_> = runs.iter().map(|w| scope.spawn(|| run_words(w))).collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("joins"))
+            .collect()
+    });
+    for output in &outputs {
+        let code = output.status.code();
+        assert!(
+            matches!(code, Some(0 | 1)),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+
+    let compare = run_words(&filled(&commands[2], dir.path(), live));
+    assert_eq!(
+        compare.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&compare.stdout)
+    );
+    let report = read_json(&dir.path().join("runs/compare/agent-compare.json"));
+    assert_eq!(
+        report["handed_changes"],
+        serde_json::json!([{"tool": "lookup_order", "what": ["description"]}])
+    );
+    assert_eq!(
+        report["before"]["server_manifest"],
+        report["after"]["server_manifest"]
+    );
+
+    // The drop, overall, with its noise floor beside it: reruns vary.
+    let overall = &report["overall"][0];
+    let pass = metric(overall, "pass_rate");
+    assert_eq!(pass["verdict"], "worse", "{pass}");
+    let (delta, floor) = (
+        pass["delta"].as_f64().unwrap_or(0.0),
+        pass["floor"].as_f64().unwrap_or(0.0),
+    );
+    assert!(delta < 0.0 && floor > 0.0 && -delta > floor, "{pass}");
+    assert_eq!(metric(overall, "calls")["verdict"], "worse");
+    assert_eq!(metric(overall, "turns")["verdict"], "worse");
+
+    // The long carts ran over budget and failed; the short ones still pass,
+    // a call and a turn slower.
+    for long in ["refund-long-cart", "refund-long-cart-gift"] {
+        let case = case_of(&report, long);
+        assert_eq!(metric(case, "over_budget")["after"], 1.0, "{long}");
+        assert_eq!(metric(case, "over_budget")["verdict"], "worse", "{long}");
+        assert_eq!(metric(case, "pass_rate")["verdict"], "worse", "{long}");
+        assert!(
+            metric(case, "pass_rate")["floor"].as_f64().unwrap_or(0.0) > 0.0,
+            "{long}"
+        );
+    }
+    for short in ["refund-one-item", "refund-two-mugs", "order-status"] {
+        let case = case_of(&report, short);
+        assert_eq!(metric(case, "pass_rate")["after"], 1.0, "{short}");
+        assert_eq!(
+            metric(case, "pass_rate")["verdict"],
+            "within-noise",
+            "{short}"
+        );
+        assert_eq!(metric(case, "calls")["delta"], 1.0, "{short}");
+    }
+
+    // The new first tool, in every case, and new to the suite's history.
+    for case in report["cases"].as_array().into_iter().flatten() {
+        let first = case["first_tools"]
+            .as_array()
+            .and_then(|f| f.iter().find(|f| f["tool"] == "search_orders"))
+            .unwrap_or(&Value::Null);
+        assert_eq!(first["new"], true, "{}", case["case"]);
+        assert_eq!(first["share"]["after"], 1.0);
+        assert_eq!(first["share"]["verdict"], "changed");
+        assert_eq!(case["new_tools"], serde_json::json!(["search_orders"]));
+    }
+    assert_eq!(report["history"]["new_tools"][0]["tool"], "search_orders");
+    assert_eq!(report["history"]["new_tools"][0]["runs"], 50);
+
+    // The text says the same, and the page and JSON are the same bytes on a
+    // second compare of the same two runs.
+    let text = String::from_utf8_lossy(&compare.stdout).into_owned();
+    assert!(
+        text.contains("first: search_orders (new)") && text.contains("WORSE"),
+        "{text}"
+    );
+    let page =
+        std::fs::read_to_string(dir.path().join("runs/compare/agent-compare.html")).expect("page");
+    common::html::assert_well_nested("agent-compare.html", &page);
+    assert!(page.contains("search_orders") && page.contains("Noise floor"));
+    let again = dir.path().join("again");
+    let mut words = filled(&commands[2], dir.path(), live);
+    let out_at = words.len() - 1;
+    words[out_at] = again.display().to_string();
+    assert_eq!(run_words(&words).status.code(), Some(1));
+    for file in ["agent-compare.json", "agent-compare.html"] {
+        let a = std::fs::read(dir.path().join("runs/compare").join(file)).expect("first");
+        let b = std::fs::read(again.join(file)).expect("second");
+        assert!(
+            a == b,
+            "{file} differs between two compares of the same runs"
+        );
+    }
+
+    // No manifest change: the pin twice, on two seeds. The runs differ (the
+    // reruns vary), and nothing is called real.
+    let before = dir.path().join("runs/before").display().to_string();
+    let rerun = dir.path().join("runs/rerun").display().to_string();
+    let same = witness(&["agent", "compare", "--format", "json", &before, &rerun]);
+    assert_eq!(
+        same.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&same.stdout)
+    );
+    let same = document(&same);
+    let summary = &same["summary"];
+    assert_eq!(
+        (
+            summary["worse"].as_u64(),
+            summary["better"].as_u64(),
+            summary["changed"].as_u64()
+        ),
+        (Some(0), Some(0), Some(0)),
+        "{summary}"
+    );
+    assert_eq!(same["history"]["new_tools"], serde_json::json!([]));
+    assert!(same["handed_changes"].is_null());
+    let moved = same["cases"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| metric(c, "calls")["delta"].as_f64().unwrap_or(0.0) != 0.0)
+        .count();
+    assert!(moved > 0, "the two seeds are real reruns: some case moved");
+}
+
+#[test]
+fn a_compare_refuses_what_it_cannot_read_and_cannot_conclude_on_one_run() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let missing = dir.path().join("missing.json").display().to_string();
+    let output = witness(&["agent", "compare", &missing, &missing]);
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr)
+            .trim()
+            .lines()
+            .count(),
+        1
+    );
+    let pin = pin(dir.path());
+    let output = witness(&["agent", "compare", &pin, &pin]);
+    assert_eq!(output.status.code(), Some(2), "a pin is not a run document");
+    let one = dir.path().join("one");
+    let output = refunds(
+        "refund-one-item.toml",
+        &["--out", &one.display().to_string()],
+        "orders",
+    );
+    assert_eq!(output.status.code(), Some(0));
+    let one = one.display().to_string();
+    let output = witness(&["agent", "compare", &one, &one]);
+    assert_eq!(
+        output.status.code(),
+        Some(3),
+        "one run a side has no noise floor"
+    );
+    assert!(String::from_utf8_lossy(&output.stdout).contains("INCOMPLETE"));
+}
