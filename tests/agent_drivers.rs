@@ -834,3 +834,166 @@ fn a_recorded_http_run_replays_without_the_endpoint() {
     assert_eq!(verdicts(&a), verdicts(&b));
     assert_eq!(b["driver"], json!({"kind": "anthropic", "replayed": true}));
 }
+
+// ------------------------------------------- a manifest delta, measured
+
+/// A model behind the fake Chat Completions endpoint that reads the tool
+/// descriptions it is handed: on the long-cart refund it looks the order up
+/// and refunds its five items, but when `lookup_order`'s description
+/// recommends `search_orders` it searches first.
+fn description_reader() -> Handler {
+    Arc::new(|seen, problems| {
+        check_openai(seen, problems);
+        let tools = seen.body["tools"].as_array().cloned().unwrap_or_default();
+        let hinted = tools.iter().any(|t| {
+            t["function"]["name"] == "lookup_order"
+                && t["function"]["description"]
+                    .as_str()
+                    .is_some_and(|d| d.contains("Prefer search_orders"))
+        });
+        let called: Vec<String> = seen.body["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|m| m["tool_calls"].as_array().cloned().unwrap_or_default())
+            .filter_map(|c| c["function"]["name"].as_str().map(str::to_owned))
+            .collect();
+        let has = |tool: &str| called.iter().any(|c| c == tool);
+        let reply = if has("refund_item") {
+            openai_reply(
+                json!({"role": "assistant", "content": "I refunded all five items of order o_1004."}),
+                "stop",
+            )
+        } else if has("lookup_order") {
+            let refunds: Vec<(String, Value)> = (1..=5)
+                .map(|i| {
+                    let args = json!({"order_id": "o_1004", "item_id": format!("i_1004_{i}")});
+                    (format!("call_r{i}"), args)
+                })
+                .collect();
+            let calls: Vec<(&str, &str, Value)> = refunds
+                .iter()
+                .map(|(id, args)| (id.as_str(), "refund_item", args.clone()))
+                .collect();
+            openai_calls(&calls)
+        } else if hinted && !has("search_orders") {
+            openai_calls(&[("call_s", "search_orders", json!({"query": "o_1004"}))])
+        } else {
+            openai_calls(&[("call_l", "lookup_order", json!({"id": "o_1004"}))])
+        };
+        (200, reply)
+    })
+}
+
+/// The long-cart refund through the OpenAI driver, two runs, against the
+/// CRM's edited orders desk.
+fn openai_refunds(base: &str, extra: &[&str], out: &Path) -> Output {
+    let case = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("experiments/agent/refund-cases/refund-long-cart.toml");
+    Command::new(env!("CARGO_BIN_EXE_mcp-witness"))
+        .args([
+            "agent",
+            "run",
+            "--driver",
+            "openai",
+            "--model",
+            "fake-model",
+        ])
+        .args(["--runs", "2", "--format", "json", "--base-url"])
+        .arg(format!("{base}/v1"))
+        .arg("--case")
+        .arg(case)
+        .arg("--out")
+        .arg(out)
+        .args(extra)
+        .args(["--", "mcp-witness", "testbed", "crm", "--variant"])
+        .args(["orders-search-hint", "--store", "{db}"])
+        .env("OPENAI_API_KEY", KEY)
+        .output()
+        .expect("mcp-witness runs")
+}
+
+#[test]
+fn a_real_driver_measures_a_manifest_delta_with_the_same_commands() {
+    let fake = Fake::start(description_reader());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pin = dir.path().join("orders.json");
+    let pinned = Command::new(env!("CARGO_BIN_EXE_mcp-witness"))
+        .args(["manifest", "pin", "--out"])
+        .arg(&pin)
+        .args(["--", "mcp-witness", "testbed", "crm", "--variant", "orders"])
+        .args(["--store", "{jail}/crm.db"])
+        .output()
+        .expect("pins");
+    assert_eq!(pinned.status.code(), Some(0));
+    let (before, after) = (dir.path().join("before"), dir.path().join("after"));
+    let pin_arg = pin.display().to_string();
+    let with_pin = openai_refunds(&fake.base, &["--manifest", &pin_arg], &before);
+    assert_eq!(
+        with_pin.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&with_pin.stderr)
+    );
+    let seen_pinned = fake.seen().len();
+    let live = openai_refunds(&fake.base, &[], &after);
+    assert_eq!(
+        live.status.code(),
+        Some(1),
+        "over budget with the live manifest"
+    );
+    assert_eq!(fake.problems(), Vec::<String>::new());
+    // What each side sent: the pinned description, then the edited one.
+    let lookup = |s: &Seen| {
+        s.body["tools"]
+            .as_array()
+            .and_then(|t| t.iter().find(|t| t["function"]["name"] == "lookup_order"))
+            .and_then(|t| t["function"]["description"].as_str().map(str::to_owned))
+            .unwrap_or_default()
+    };
+    let seen = fake.seen();
+    assert!(
+        seen[..seen_pinned]
+            .iter()
+            .all(|s| !lookup(s).contains("Prefer"))
+    );
+    assert!(
+        seen[seen_pinned..]
+            .iter()
+            .all(|s| lookup(s).contains("Prefer"))
+    );
+
+    let out = dir.path().join("compare");
+    let compare = Command::new(env!("CARGO_BIN_EXE_mcp-witness"))
+        .args(["agent", "compare", "--format", "json", "--out"])
+        .arg(&out)
+        .arg(&before)
+        .arg(&after)
+        .output()
+        .expect("compares");
+    assert_eq!(compare.status.code(), Some(1));
+    let report = document(&compare);
+    let case = &report["cases"][0];
+    let metric = |name: &str| {
+        case["metrics"]
+            .as_array()
+            .and_then(|m| m.iter().find(|m| m["metric"] == name))
+            .cloned()
+            .unwrap_or_default()
+    };
+    assert_eq!(metric("pass_rate")["verdict"], "worse");
+    assert_eq!(metric("over_budget")["after"], 1.0);
+    // The endpoint reports tokens: eleven in and seven out per request, and
+    // the detour is one request more.
+    assert_eq!(metric("input_tokens")["before"], 33.0);
+    assert_eq!(metric("input_tokens")["after"], 44.0);
+    assert_eq!(metric("output_tokens")["verdict"], "worse");
+    assert_eq!(case["new_tools"], json!(["search_orders"]));
+    assert_eq!(report["before"]["driver"], "openai");
+    assert_eq!(report["before"]["manifest"]["file"], pin_arg);
+    let mut texts = vec![String::from_utf8_lossy(&compare.stdout).into_owned()];
+    for file in ["agent-compare.json", "agent-compare.html"] {
+        texts.push(std::fs::read_to_string(out.join(file)).unwrap_or_default());
+    }
+    assert!(texts.iter().all(|t| !t.contains(KEY)), "the key leaked");
+}
