@@ -361,7 +361,11 @@ fn view(document: &AgentCompareDocument) -> View {
                 )
             })
             .collect(),
-        verdict: verdict_line(document),
+        // The badge beside it already says WORSE, INCOMPLETE or the like.
+        verdict: verdict_line(document)
+            .split_once(": ")
+            .map(|(_, rest)| rest.to_owned())
+            .unwrap_or_default(),
         exit_code: document.exit_code,
     }
 }
