@@ -420,10 +420,30 @@ fn the_weekend_incident_is_measured_not_guessed() {
         );
     }
 
+    // The tutorial quotes this compare: its checked lines are these.
+    let tutorial = std::fs::read_to_string(repo("docs/weekend-incident.md")).expect("tutorial");
+    assert_quoted(&tutorial, "compare", &text);
+    for fingerprint in [
+        &report["before"]["manifest"]["fingerprint"],
+        &report["after"]["server_manifest"],
+    ] {
+        let fingerprint = fingerprint.as_str().unwrap_or("none");
+        assert!(
+            tutorial.contains(fingerprint),
+            "the tutorial shows {fingerprint}"
+        );
+    }
+
     // No manifest change: the pin twice, on two seeds. The runs differ (the
     // reruns vary), and nothing is called real.
     let before = dir.path().join("runs/before").display().to_string();
     let rerun = dir.path().join("runs/rerun").display().to_string();
+    let same_text = witness(&["agent", "compare", &before, &rerun]);
+    assert_quoted(
+        &tutorial,
+        "rerun",
+        &String::from_utf8_lossy(&same_text.stdout),
+    );
     let same = witness(&["agent", "compare", "--format", "json", &before, &rerun]);
     assert_eq!(
         same.status.code(),
@@ -451,6 +471,33 @@ fn the_weekend_incident_is_measured_not_guessed() {
         .filter(|c| metric(c, "calls")["delta"].as_f64().unwrap_or(0.0) != 0.0)
         .count();
     assert!(moved > 0, "the two seeds are real reruns: some case moved");
+}
+
+/// Every line of the fenced blocks that follow a `<!-- checked: TAG`
+/// comment in `doc` is a line of `output`: the tutorial shows what the
+/// commands print.
+fn assert_quoted(doc: &str, tag: &str, output: &str) {
+    let printed: Vec<&str> = output.lines().collect();
+    let marker = format!("<!-- checked: {tag}");
+    let mut checked = 0;
+    for (at, _) in doc.match_indices(&marker) {
+        let rest = &doc[at..];
+        let Some(open) = rest.find("```") else {
+            panic!("no block after {marker}");
+        };
+        let body = rest[open..]
+            .lines()
+            .skip(1)
+            .take_while(|l| !l.starts_with("```"));
+        for line in body.filter(|l| !l.trim().is_empty()) {
+            assert!(
+                printed.contains(&line),
+                "the tutorial quotes a line the compare did not print:\n{line}\n---\n{output}"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 0, "no checked line for {tag}");
 }
 
 #[test]
