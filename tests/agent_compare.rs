@@ -266,22 +266,17 @@ fn case_of<'a>(report: &'a Value, id: &str) -> &'a Value {
         .unwrap_or(&Value::Null)
 }
 
-/// Seed 004, step 4, with our commands: Friday's pin, Monday's diff, and
-/// the commands the diff names, run as given (placeholders filled): the
-/// suite with the pin and with the live manifest, ten runs each, against
-/// the live server; then the compare. Beside them, the suite with the pin
-/// again on another seed: a rerun with no manifest change.
-#[test]
-fn the_weekend_incident_is_measured_not_guessed() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let pin = pin(dir.path());
-    let live = "orders-search-hint";
+const LIVE: &str = "orders-search-hint";
+
+/// Monday's scheduled diff of Friday's pin against the live server: the
+/// description edit, and the commands that measure it.
+fn monday_diff(pin: &str) -> Vec<String> {
     let diff = witness(&[
         "manifest",
         "diff",
         "--format",
         "json",
-        &pin,
+        pin,
         "live:mcp-witness testbed crm --variant orders-search-hint --store {jail}/crm.db",
     ]);
     assert_eq!(diff.status.code(), Some(1));
@@ -299,18 +294,22 @@ fn the_weekend_incident_is_measured_not_guessed() {
         .collect();
     assert_eq!(commands.len(), 3, "{commands:?}");
     assert!(commands[0].contains(&format!("--manifest {pin}")));
+    commands
+}
 
-    // The two runs the diff names, and a rerun of the first on seed 2.
-    let mut rerun = filled(&commands[0], dir.path(), live);
+/// The two runs the diff names and a rerun of the first on seed 2, side by
+/// side (ten runs of five cases each).
+fn run_the_suites(commands: &[String], dir: &Path) {
+    let mut rerun = filled(&commands[0], dir, LIVE);
     let at = rerun
         .iter()
         .position(|w| w.ends_with("runs/before"))
         .expect("--out");
-    rerun[at] = dir.path().join("runs/rerun").display().to_string();
+    rerun[at] = dir.join("runs/rerun").display().to_string();
     rerun.splice(2..2, ["--seed".to_owned(), "2".to_owned()]);
     let runs = [
-        filled(&commands[0], dir.path(), live),
-        filled(&commands[1], dir.path(), live),
+        filled(&commands[0], dir, LIVE),
+        filled(&commands[1], dir, LIVE),
         rerun,
     ];
     let outputs: Vec<Output> = std::thread::scope(|scope| {
@@ -328,15 +327,11 @@ fn the_weekend_incident_is_measured_not_guessed() {
             String::from_utf8_lossy(&output.stderr)
         );
     }
+}
 
-    let compare = run_words(&filled(&commands[2], dir.path(), live));
-    assert_eq!(
-        compare.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&compare.stdout)
-    );
-    let report = read_json(&dir.path().join("runs/compare/agent-compare.json"));
+/// The drop overall with a non-zero floor beside it, the long carts over
+/// budget, the short ones still passing, a call slower.
+fn assert_the_drop(report: &Value) {
     assert_eq!(
         report["handed_changes"],
         serde_json::json!([{"tool": "lookup_order", "what": ["description"]}])
@@ -345,8 +340,6 @@ fn the_weekend_incident_is_measured_not_guessed() {
         report["before"]["server_manifest"],
         report["after"]["server_manifest"]
     );
-
-    // The drop, overall, with its noise floor beside it: reruns vary.
     let overall = &report["overall"][0];
     let pass = metric(overall, "pass_rate");
     assert_eq!(pass["verdict"], "worse", "{pass}");
@@ -357,21 +350,16 @@ fn the_weekend_incident_is_measured_not_guessed() {
     assert!(delta < 0.0 && floor > 0.0 && -delta > floor, "{pass}");
     assert_eq!(metric(overall, "calls")["verdict"], "worse");
     assert_eq!(metric(overall, "turns")["verdict"], "worse");
-
-    // The long carts ran over budget and failed; the short ones still pass,
-    // a call and a turn slower.
     for long in ["refund-long-cart", "refund-long-cart-gift"] {
-        let case = case_of(&report, long);
+        let case = case_of(report, long);
         assert_eq!(metric(case, "over_budget")["after"], 1.0, "{long}");
         assert_eq!(metric(case, "over_budget")["verdict"], "worse", "{long}");
         assert_eq!(metric(case, "pass_rate")["verdict"], "worse", "{long}");
-        assert!(
-            metric(case, "pass_rate")["floor"].as_f64().unwrap_or(0.0) > 0.0,
-            "{long}"
-        );
+        let floor = metric(case, "pass_rate")["floor"].as_f64();
+        assert!(floor.unwrap_or(0.0) > 0.0, "{long}");
     }
     for short in ["refund-one-item", "refund-two-mugs", "order-status"] {
-        let case = case_of(&report, short);
+        let case = case_of(report, short);
         assert_eq!(metric(case, "pass_rate")["after"], 1.0, "{short}");
         assert_eq!(
             metric(case, "pass_rate")["verdict"],
@@ -380,8 +368,10 @@ fn the_weekend_incident_is_measured_not_guessed() {
         );
         assert_eq!(metric(case, "calls")["delta"], 1.0, "{short}");
     }
+}
 
-    // The new first tool, in every case, and new to the suite's history.
+/// `search_orders` is every case's new first tool and new to the history.
+fn assert_the_new_first_tool(report: &Value) {
     for case in report["cases"].as_array().into_iter().flatten() {
         let first = case["first_tools"]
             .as_array()
@@ -394,10 +384,76 @@ fn the_weekend_incident_is_measured_not_guessed() {
     }
     assert_eq!(report["history"]["new_tools"][0]["tool"], "search_orders");
     assert_eq!(report["history"]["new_tools"][0]["runs"], 50);
+}
 
-    // The text says the same, and the page and JSON are the same bytes on a
-    // second compare of the same two runs.
+/// The same compare again writes the same JSON and page.
+fn assert_same_bytes(command: &str, dir: &Path) {
+    let again = dir.join("again");
+    let mut words = filled(command, dir, LIVE);
+    let out_at = words.len() - 1;
+    words[out_at] = again.display().to_string();
+    assert_eq!(run_words(&words).status.code(), Some(1));
+    for file in ["agent-compare.json", "agent-compare.html"] {
+        let a = std::fs::read(dir.join("runs/compare").join(file)).expect("first");
+        let b = std::fs::read(again.join(file)).expect("second");
+        assert!(
+            a == b,
+            "{file} differs between two compares of the same runs"
+        );
+    }
+}
+
+/// No manifest change: the pin twice, on two seeds. The runs differ (the
+/// reruns vary), and nothing is called real.
+fn assert_no_change(dir: &Path, tutorial: &str) {
+    let before = dir.join("runs/before").display().to_string();
+    let rerun = dir.join("runs/rerun").display().to_string();
+    let text = witness(&["agent", "compare", &before, &rerun]);
+    assert_quoted(tutorial, "rerun", &String::from_utf8_lossy(&text.stdout));
+    let same = witness(&["agent", "compare", "--format", "json", &before, &rerun]);
+    assert_eq!(
+        same.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&same.stdout)
+    );
+    let same = document(&same);
+    let summary = &same["summary"];
+    let real = (
+        summary["worse"].as_u64(),
+        summary["better"].as_u64(),
+        summary["changed"].as_u64(),
+    );
+    assert_eq!(real, (Some(0), Some(0), Some(0)), "{summary}");
+    assert_eq!(same["history"]["new_tools"], serde_json::json!([]));
+    assert!(same["handed_changes"].is_null());
+    let moved = same["cases"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| metric(c, "calls")["delta"].as_f64().unwrap_or(0.0) != 0.0)
+        .count();
+    assert!(moved > 0, "the two seeds are real reruns: some case moved");
+}
+
+/// Seed 004, step 4, with our commands: Friday's pin, Monday's diff, and
+/// the commands the diff names, run as given (placeholders filled): the
+/// suite with the pin and with the live manifest, ten runs each, against
+/// the live server; then the compare. Beside them, the suite with the pin
+/// again on another seed: a rerun with no manifest change. The tutorial
+/// quotes these compares; its checked lines are held to their output.
+#[test]
+fn the_weekend_incident_is_measured_not_guessed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pin = pin(dir.path());
+    let commands = monday_diff(&pin);
+    run_the_suites(&commands, dir.path());
+    let compare = run_words(&filled(&commands[2], dir.path(), LIVE));
     let text = String::from_utf8_lossy(&compare.stdout).into_owned();
+    assert_eq!(compare.status.code(), Some(1), "{text}");
+    let report = read_json(&dir.path().join("runs/compare/agent-compare.json"));
+    assert_the_drop(&report);
+    assert_the_new_first_tool(&report);
     assert!(
         text.contains("first: search_orders (new)") && text.contains("WORSE"),
         "{text}"
@@ -406,21 +462,7 @@ fn the_weekend_incident_is_measured_not_guessed() {
         std::fs::read_to_string(dir.path().join("runs/compare/agent-compare.html")).expect("page");
     common::html::assert_well_nested("agent-compare.html", &page);
     assert!(page.contains("search_orders") && page.contains("Noise floor"));
-    let again = dir.path().join("again");
-    let mut words = filled(&commands[2], dir.path(), live);
-    let out_at = words.len() - 1;
-    words[out_at] = again.display().to_string();
-    assert_eq!(run_words(&words).status.code(), Some(1));
-    for file in ["agent-compare.json", "agent-compare.html"] {
-        let a = std::fs::read(dir.path().join("runs/compare").join(file)).expect("first");
-        let b = std::fs::read(again.join(file)).expect("second");
-        assert!(
-            a == b,
-            "{file} differs between two compares of the same runs"
-        );
-    }
-
-    // The tutorial quotes this compare: its checked lines are these.
+    assert_same_bytes(&commands[2], dir.path());
     let tutorial = std::fs::read_to_string(repo("docs/weekend-incident.md")).expect("tutorial");
     assert_quoted(&tutorial, "compare", &text);
     for fingerprint in [
@@ -433,44 +475,7 @@ fn the_weekend_incident_is_measured_not_guessed() {
             "the tutorial shows {fingerprint}"
         );
     }
-
-    // No manifest change: the pin twice, on two seeds. The runs differ (the
-    // reruns vary), and nothing is called real.
-    let before = dir.path().join("runs/before").display().to_string();
-    let rerun = dir.path().join("runs/rerun").display().to_string();
-    let same_text = witness(&["agent", "compare", &before, &rerun]);
-    assert_quoted(
-        &tutorial,
-        "rerun",
-        &String::from_utf8_lossy(&same_text.stdout),
-    );
-    let same = witness(&["agent", "compare", "--format", "json", &before, &rerun]);
-    assert_eq!(
-        same.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&same.stdout)
-    );
-    let same = document(&same);
-    let summary = &same["summary"];
-    assert_eq!(
-        (
-            summary["worse"].as_u64(),
-            summary["better"].as_u64(),
-            summary["changed"].as_u64()
-        ),
-        (Some(0), Some(0), Some(0)),
-        "{summary}"
-    );
-    assert_eq!(same["history"]["new_tools"], serde_json::json!([]));
-    assert!(same["handed_changes"].is_null());
-    let moved = same["cases"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|c| metric(c, "calls")["delta"].as_f64().unwrap_or(0.0) != 0.0)
-        .count();
-    assert!(moved > 0, "the two seeds are real reruns: some case moved");
+    assert_no_change(dir.path(), &tutorial);
 }
 
 /// Every line of the fenced blocks that follow a `<!-- checked: TAG`

@@ -963,12 +963,17 @@ fn a_real_driver_measures_a_manifest_delta_with_the_same_commands() {
             .all(|s| lookup(s).contains("Prefer"))
     );
 
-    let out = dir.path().join("compare");
+    assert_measured(&before, &after, &pin_arg, &dir.path().join("compare"));
+}
+
+/// `agent compare` of the two OpenAI runs: the drop, the tokens the endpoint
+/// reported, the new tool, and no key anywhere.
+fn assert_measured(before: &Path, after: &Path, pin: &str, out: &Path) {
     let compare = Command::new(env!("CARGO_BIN_EXE_mcp-witness"))
         .args(["agent", "compare", "--format", "json", "--out"])
-        .arg(&out)
-        .arg(&before)
-        .arg(&after)
+        .arg(out)
+        .arg(before)
+        .arg(after)
         .output()
         .expect("compares");
     assert_eq!(compare.status.code(), Some(1));
@@ -990,7 +995,7 @@ fn a_real_driver_measures_a_manifest_delta_with_the_same_commands() {
     assert_eq!(metric("output_tokens")["verdict"], "worse");
     assert_eq!(case["new_tools"], json!(["search_orders"]));
     assert_eq!(report["before"]["driver"], "openai");
-    assert_eq!(report["before"]["manifest"]["file"], pin_arg);
+    assert_eq!(report["before"]["manifest"]["file"], pin);
     let mut texts = vec![String::from_utf8_lossy(&compare.stdout).into_owned()];
     for file in ["agent-compare.json", "agent-compare.html"] {
         texts.push(std::fs::read_to_string(out.join(file)).unwrap_or_default());

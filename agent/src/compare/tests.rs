@@ -145,8 +145,9 @@ fn document(fingerprint: &str, cases: Vec<CaseEntry>, runs: Vec<CaseRun>) -> Age
     }
 }
 
-fn compared(before: &AgentRunDocument, after: &AgentRunDocument) -> AgentCompareDocument {
-    let inputs = Inputs {
+/// BEFORE and AFTER, with no history and nothing acknowledged.
+fn inputs<'a>(before: &'a AgentRunDocument, after: &'a AgentRunDocument) -> Inputs<'a> {
+    Inputs {
         before: Side {
             document: before,
             source: "before.json",
@@ -157,8 +158,11 @@ fn compared(before: &AgentRunDocument, after: &AgentRunDocument) -> AgentCompare
         },
         history: Vec::new(),
         acknowledged: Vec::new(),
-    };
-    compare(&inputs).expect("comparable")
+    }
+}
+
+fn compared(before: &AgentRunDocument, after: &AgentRunDocument) -> AgentCompareDocument {
+    compare(&inputs(before, after)).expect("comparable")
 }
 
 /// Three runs of `case`, each calling `tools`.
@@ -267,40 +271,32 @@ fn acknowledging_a_tool_and_improving_do_not_fail_the_compare() {
         vec![golden("c", 3)],
         three("c", RunStatus::Pass, &["search", "lookup"]),
     );
-    let inputs = |acknowledged: Vec<String>| Inputs {
-        before: Side {
-            document: &before,
-            source: "b",
-        },
-        after: Side {
-            document: &after,
-            source: "a",
-        },
-        history: Vec::new(),
+    let acknowledging = |acknowledged: Vec<String>| Inputs {
         acknowledged,
+        ..inputs(&before, &after)
     };
-    let report = compare(&inputs(Vec::new())).expect("compares");
+    let report = compare(&acknowledging(Vec::new())).expect("compares");
     assert_eq!(report.summary.worse, 0);
     assert!(report.summary.better > 0);
     assert_eq!(
         (report.summary.unacknowledged_tools, report.exit_code),
         (1, 1)
     );
-    let report = compare(&inputs(vec!["search".into()])).expect("compares");
+    let report = compare(&acknowledging(vec!["search".into()])).expect("compares");
     assert_eq!(
         (report.summary.unacknowledged_tools, report.exit_code),
         (0, 0)
     );
     assert!(report.history.new_tools[0].acknowledged);
     // A history document that called it makes it known.
-    let mut with_history = inputs(Vec::new());
+    let mut with_history = acknowledging(Vec::new());
     with_history.history.push(Side {
         document: &after,
         source: "older.json",
     });
     let report = compare(&with_history).expect("compares");
     assert!(report.history.new_tools.is_empty());
-    assert_eq!(report.history.sources, ["b", "older.json"]);
+    assert_eq!(report.history.sources, ["before.json", "older.json"]);
 }
 
 #[test]
@@ -399,19 +395,10 @@ fn cases_that_differ_or_are_on_one_side_are_left_out_and_said_so() {
         ]
         .concat(),
     );
-    let inputs = Inputs {
-        before: Side {
-            document: &before,
-            source: "b",
-        },
-        after: Side {
-            document: &after,
-            source: "a",
-        },
-        history: Vec::new(),
-        acknowledged: Vec::new(),
-    };
-    assert_eq!(compare(&inputs).err(), Some(CompareError::NothingInCommon));
+    assert_eq!(
+        compare(&inputs(&before, &after)).err(),
+        Some(CompareError::NothingInCommon)
+    );
     let reasons: Vec<(String, NotComparedReason)> = {
         let after = document(
             "blake3:b",
