@@ -54,7 +54,7 @@ enum Command {
     Report(cli::report::ReportArgs),
     /// Print the JSON Schema of a versioned document.
     Schema(cli::schema::SchemaArgs),
-    /// Agent runs: golden cases driven by a model (or a script) against a jailed server.
+    /// Agent runs: golden cases driven by a model (or a script) against a jailed server, and their compares.
     #[command(subcommand)]
     Agent(cli::agent::AgentCommand),
 }

@@ -20,9 +20,12 @@ BEFORE and AFTER are agent-run.json documents (or directories holding one) of
 the same cases, each made with --runs N (N >= 2): usually the suite run once
 with the pinned manifest and once with the live one,
 
-  mcp-witness agent run --manifest manifests/prod.json --runs 10 --out runs/pinned ... -- SERVER
-  mcp-witness agent run --runs 10 --out runs/live ... -- SERVER
-  mcp-witness agent compare runs/pinned runs/live --out runs/compare
+  mcp-witness agent run --manifest manifests/prod.json --runs 10 --out runs/before ... -- SERVER
+  mcp-witness agent run --runs 10 --out runs/after ... -- SERVER
+  mcp-witness agent compare runs/before runs/after --out runs/compare
+
+(`manifest diff` prints these commands for the change it found; the
+walk-through is docs/weekend-incident.md.)
 
 Per case and model, and overall per model: pass rate, calls and model turns per
 run, the share of runs over the case's budget, and tokens where the driver
