@@ -123,6 +123,10 @@ fn a_pinned_manifest_is_handed_while_the_calls_go_to_the_live_server() {
         "the difference is said on stderr"
     );
     assert!(!description(&pinned, "lookup_order").contains("Prefer"));
+    assert_eq!(
+        pinned["settings"]["seed"], 1,
+        "the reader draws: its seed is kept"
+    );
     let run = &pinned["runs"][0];
     assert_eq!(tools_called(run)[0], "lookup_order");
     // The calls reached the live server: its refunds are in the trace.

@@ -142,6 +142,8 @@ struct Chosen {
     recording: Option<AgentRunDocument>,
     /// Models a script offers when none is named.
     scripted_models: Vec<String>,
+    /// The seed of a script's draws, when it draws (has `chance` replies).
+    seed: Option<u64>,
 }
 
 fn run_cases(args: RunArgs) -> Result<ExitStatus> {
@@ -158,10 +160,14 @@ fn run_cases(args: RunArgs) -> Result<ExitStatus> {
         mut driver,
         recording,
         scripted_models,
+        seed,
     } = chosen;
     let (cases, models, handed, options) = match recording {
         Some(document) => replay_inputs(&args, document, env)?,
-        None => fresh_inputs(&args, scripted_models, env)?,
+        None => {
+            let (cases, models, handed, options) = fresh_inputs(&args, scripted_models, env)?;
+            (cases, models, handed, SuiteOptions { seed, ..options })
+        }
     };
     let suite = Suite {
         cases: &cases,
@@ -208,14 +214,18 @@ fn choose_driver(args: &RunArgs) -> Result<Chosen> {
         driver,
         recording: None,
         scripted_models: Vec::new(),
+        seed: None,
     };
     match (kind, file) {
         ("scripted", Some(file)) => {
+            let seed = args.seed.unwrap_or(scripted::DEFAULT_SEED);
             let script = scripted::Scripted::load(&file)
                 .map_err(|e| invalid(e.to_string()))?
-                .with_seed(args.seed.unwrap_or(scripted::DEFAULT_SEED));
+                .with_seed(seed);
             Ok(Chosen {
                 scripted_models: script.models(),
+                // A script without draws runs the same on every seed.
+                seed: script.draws().then_some(seed),
                 ..chosen(Box::new(script))
             })
         }
@@ -225,6 +235,7 @@ fn choose_driver(args: &RunArgs) -> Result<Chosen> {
                 driver: Box::new(replay::Replay::of(&document)),
                 recording: Some(document),
                 scripted_models: Vec::new(),
+                seed: None,
             })
         }
         ("openai", None) => Ok(chosen(Box::new(openai::OpenAi::new(http(
@@ -335,7 +346,6 @@ fn fresh_inputs(
         }
         None => None,
     };
-    let scripted_driver = matches!(args.driver.first().map(String::as_str), Some("scripted"));
     let options = SuiteOptions {
         command: args.command.clone(),
         env,
@@ -349,7 +359,8 @@ fn fresh_inputs(
         forward_annotations: args.forward_annotations,
         judge,
         system_prompt: witness_agent::SYSTEM_PROMPT.to_owned(),
-        seed: scripted_driver.then(|| args.seed.unwrap_or(scripted::DEFAULT_SEED)),
+        // Set from the driver choice (`run_cases`): only a drawing script has one.
+        seed: None,
     };
     Ok((cases, models, handed, options))
 }

@@ -404,6 +404,10 @@ fn notes(before: &AgentRunDocument, after: &AgentRunDocument) -> Vec<String> {
         before.settings.max_tokens == after.settings.max_tokens,
     );
     differs(
+        "the judge (its grades decide the answer check)",
+        before.settings.judge == after.settings.judge,
+    );
+    differs(
         "the server command",
         before.server.command == after.server.command,
     );
