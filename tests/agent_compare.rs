@@ -129,7 +129,7 @@ fn a_pinned_manifest_is_handed_while_the_calls_go_to_the_live_server() {
     );
     let run = &pinned["runs"][0];
     assert_eq!(tools_called(run)[0], "lookup_order");
-    // The calls reached the live server: its refunds are in the trace.
+    // The trace's catalog is the live server's, listed in its own order.
     assert_eq!(run["trace"]["tools"][4]["name"], "search_orders");
 
     // The pin hands exactly what the pinned server would have handed, in
@@ -298,6 +298,19 @@ fn monday_diff(pin: &str) -> Vec<String> {
         .collect();
     assert_eq!(commands.len(), 3, "{commands:?}");
     assert!(commands[0].contains(&format!("--manifest {pin}")));
+    let sarif = witness(&[
+        "manifest",
+        "diff",
+        "--format",
+        "sarif",
+        pin,
+        "live:mcp-witness testbed crm --variant orders-search-hint --store {jail}/crm.db",
+    ]);
+    let result = &document(&sarif)["runs"][0]["results"][0];
+    assert_eq!(
+        result["properties"]["measure"],
+        serde_json::json!(["agent-compare"])
+    );
     commands
 }
 

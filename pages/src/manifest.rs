@@ -221,6 +221,14 @@ pub fn sarif(doc: &ManifestDiff, artifacts: &[Artifact]) -> Value {
             if !change.rerun.is_empty() {
                 let _ = write!(message, " Re-run: {}.", change.rerun.join("; "));
             }
+            let measure: Vec<&str> = change.measure.iter().map(|m| m.id()).collect();
+            if !measure.is_empty() {
+                let _ = write!(
+                    message,
+                    " Measure: {} (the text report ends with the commands).",
+                    measure.join(", ")
+                );
+            }
             let mut result = json!({
                 "ruleId": format!("manifest/{}", change.class.id()),
                 "ruleIndex": index,
@@ -231,6 +239,7 @@ pub fn sarif(doc: &ManifestDiff, artifacts: &[Artifact]) -> Value {
                 "properties": {
                     "severity": change.severity.as_str(),
                     "checks": change.checks,
+                    "measure": measure,
                     "allowed": change.allowed,
                 },
             });
