@@ -46,7 +46,9 @@ pub struct Inputs<'a> {
 /// Why there is nothing to compare.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
 pub enum CompareError {
-    #[error("the two runs have no case and model in common: nothing to compare")]
+    #[error(
+        "the two runs have no case and model in common (the same case, by id and content, run by the same model): nothing to compare"
+    )]
     NothingInCommon,
 }
 
