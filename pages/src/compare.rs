@@ -70,16 +70,21 @@ fn delta_line(label: &str, d: &MetricDelta) -> String {
     )
 }
 
-/// What one side handed the model, in words.
+/// What one side handed the model, in words. A pin and the server's
+/// listing are fingerprinted the same way (`manifest pin`), so those are
+/// the numbers shown side by side; the handed definitions' own fingerprint
+/// is another hash of other fields and is shown only when the server's
+/// listing was not recorded, labelled so it is not read as a pin's.
 pub fn handed(side: &CompareSide) -> String {
-    match &side.manifest {
-        Some(pin) => format!(
+    match (&side.manifest, &side.server_manifest) {
+        (Some(pin), _) => format!(
             "the pinned manifest {} ({})",
             clip(&pin.file, 120),
             pin.fingerprint
         ),
-        None => format!(
-            "the server's own tools ({})",
+        (None, Some(_)) => "the server's own tools".to_owned(),
+        (None, None) => format!(
+            "the server's own tools (definitions {})",
             short(&side.tools_fingerprint)
         ),
     }
@@ -427,5 +432,58 @@ fn case_view(case: &CaseComparison) -> GroupView {
             .any(|d| d.verdict == DeltaVerdict::Worse),
         rows,
         new_tools: case.new_tools.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use witness_model::agent::HandedManifest;
+    use witness_model::vocab::DriverKind;
+
+    fn side(manifest: Option<&str>, listed: Option<&str>) -> CompareSide {
+        CompareSide {
+            source: "runs/x/agent-run.json".into(),
+            driver: DriverKind::Scripted,
+            models: vec!["m".into()],
+            runs: 10,
+            seed: None,
+            tools_source: if manifest.is_some() {
+                "manifest"
+            } else {
+                "server"
+            }
+            .into(),
+            manifest: manifest.map(|fingerprint| HandedManifest {
+                file: "manifests/crm.json".into(),
+                environment: "default".into(),
+                fingerprint: fingerprint.into(),
+            }),
+            tools_fingerprint: format!("blake3:{}", "d".repeat(64)),
+            server: vec!["srv".into()],
+            server_manifest: listed.map(str::to_owned),
+        }
+    }
+
+    /// A side line shows pin fingerprints only — the pin handed and the
+    /// catalog listed — so two equal numbers mean the same catalog; the
+    /// handed definitions' hash appears only, labelled, when the listing
+    /// was not recorded.
+    #[test]
+    fn a_side_line_never_sets_a_definitions_hash_beside_a_pins() {
+        let pinned = side_line("before", &side(Some("blake3:aaaa"), Some("blake3:bbbb")));
+        assert!(pinned.contains("the pinned manifest manifests/crm.json (blake3:aaaa); the server listed blake3:bbbb"), "{pinned}");
+        let live = side_line("after ", &side(None, Some("blake3:bbbb")));
+        assert!(
+            live.contains("handed the server's own tools; the server listed blake3:bbbb"),
+            "{live}"
+        );
+        assert!(!live.contains("dddd"), "{live}");
+        let unrecorded = side_line("after ", &side(None, None));
+        assert!(
+            unrecorded
+                .contains("handed the server's own tools (definitions blake3:dddddddddddddddd)\n"),
+            "{unrecorded}"
+        );
     }
 }
