@@ -11,6 +11,7 @@ use crate::agent::compare::{AgentCompareDocument, COMPARE_SCHEMA};
 use crate::agent::{AGENT_RUN_SCHEMA, AgentRunDocument};
 use crate::audit::{AUDIT_SCHEMA, AuditReport};
 use crate::case::{CASE_SCHEMA, CaseReport};
+use crate::coverage::{COVERAGE_SCHEMA, CoverageDocument};
 use crate::experiments::{E1_SCHEMA, E1Document, E2_SCHEMA, E2Document, E3_SCHEMA, E3Document};
 use crate::guidance::{GUIDANCE_SCHEMA, GuidanceReport};
 use crate::manifest::diff::{DIFF_SCHEMA, ManifestDiff};
@@ -53,7 +54,7 @@ fn schema_of<T: JsonSchema>() -> Schema {
 }
 
 /// Every versioned document, in the order `--help` lists them.
-pub const DOCUMENTS: [Document; 11] = [
+pub const DOCUMENTS: [Document; 12] = [
     Document {
         name: "audit",
         id: AUDIT_SCHEMA,
@@ -89,6 +90,12 @@ pub const DOCUMENTS: [Document; 11] = [
         id: E3_SCHEMA,
         written_by: "`lab e3`: e3.json",
         schema: schema_of::<E3Document>,
+    },
+    Document {
+        name: "coverage",
+        id: COVERAGE_SCHEMA,
+        written_by: "`lab coverage`: coverage.json",
+        schema: schema_of::<CoverageDocument>,
     },
     Document {
         name: "manifest",

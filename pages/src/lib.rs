@@ -29,6 +29,7 @@ mod audit;
 mod charts;
 pub mod ci;
 pub mod compare;
+mod coverage;
 pub mod guidance;
 mod index;
 mod lenient;
@@ -260,7 +261,13 @@ pub fn render_all(data: &Path, pages: &Path) -> Result<Rendered> {
         .iter()
         .map(|c| index::case_view(c, data, ""))
         .collect();
-    let summary = markdown::markdown(docs.e1.as_ref(), docs.e2.as_ref(), docs.e3.as_ref(), &cases);
+    let summary = markdown::markdown(
+        docs.e1.as_ref(),
+        docs.e2.as_ref(),
+        docs.e3.as_ref(),
+        &cases,
+        docs.coverage.as_ref(),
+    );
     let path = data.join("summary.md");
     write(&path, &summary)?;
     rendered.files.push(path);

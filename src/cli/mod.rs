@@ -6,11 +6,13 @@
 pub mod agent;
 pub mod audit;
 pub mod compare;
+pub mod doctor;
 pub mod guidance;
 pub mod lab;
 pub mod manifest;
 pub mod plan;
 pub mod report;
+pub mod sandbox;
 pub mod schema;
 pub mod testbed;
 
