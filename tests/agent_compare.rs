@@ -523,7 +523,7 @@ fn assert_quoted(doc: &str, tag: &str, output: &str) {
 }
 
 #[test]
-fn a_compare_refuses_what_it_cannot_read_and_cannot_conclude_on_one_run() {
+fn a_compare_refuses_what_it_cannot_read_or_pair_and_cannot_conclude_on_one_run() {
     let dir = tempfile::tempdir().expect("tempdir");
     let missing = dir.path().join("missing.json").display().to_string();
     let output = witness(&["agent", "compare", &missing, &missing]);
@@ -553,4 +553,21 @@ fn a_compare_refuses_what_it_cannot_read_and_cannot_conclude_on_one_run() {
         "one run a side has no noise floor"
     );
     assert!(String::from_utf8_lossy(&output.stdout).contains("INCOMPLETE"));
+    // Another case on the other side: nothing pairs, and the one line says
+    // what pairing needs.
+    let other = dir.path().join("other");
+    let output = refunds(
+        "order-status.toml",
+        &["--out", &other.display().to_string()],
+        "orders",
+    );
+    assert_eq!(output.status.code(), Some(0));
+    let output = witness(&["agent", "compare", &one, &other.display().to_string()]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("no case and model in common (the same case, by id and content"),
+        "{stderr}"
+    );
 }
