@@ -7,11 +7,13 @@
 //! noise floor (`agent compare`). A new declaration of what a tool does is
 //! measured by an audit. Each change names its measures (the triage table's
 //! `measured_by`); the document carries the commands once per measure,
-//! written for the sides exactly as they were given.
+//! written for the sides as they were given — except what a diff never
+//! shows: a URL's query is a digest and credential-shaped words are masked
+//! (as in the sides' names), so such a command needs its key put back.
 
 use witness_model::manifest::diff::{ChangeClass, ManifestDiff, Measure, Measurement};
 
-use super::source::{Source, join_command};
+use super::source::{Source, digest_query, join_command, masked};
 
 /// Runs per side the commands ask for: enough for a noise floor, and the
 /// number the tutorial uses (docs/weekend-incident.md).
@@ -57,7 +59,7 @@ fn agent_compare(old: &Source, new: &Source, forward: bool) -> Measurement {
             Source::Live(command) => {
                 let mut pin = words(&["mcp-witness", "manifest", "pin", "--out", pinned_as, "--"]);
                 pin.extend(command.iter().cloned());
-                commands.push(join_command(&pin));
+                commands.push(masked(&join_command(&pin)));
                 Some(pinned_as.to_owned())
             }
             Source::Remote(url, _) => {
@@ -68,9 +70,9 @@ fn agent_compare(old: &Source, new: &Source, forward: bool) -> Measurement {
                     "--out",
                     pinned_as,
                     "--url",
-                    url,
+                    &digest_query(url),
                 ]);
-                commands.push(join_command(&pin));
+                commands.push(masked(&join_command(&pin)));
                 Some(pinned_as.to_owned())
             }
         }
@@ -182,6 +184,29 @@ mod tests {
         assert!(commands[1].contains("--manifest runs/old-manifest.json --forward-annotations"));
         assert!(commands[2].contains("--manifest 'new pin.json' --forward-annotations"));
         assert_eq!(commands.len(), 4);
+    }
+
+    /// The commands are part of the committed, shared diff: a key in the
+    /// old side's command line or URL never reaches them.
+    #[test]
+    fn a_pin_command_shows_no_key_from_a_command_or_url() {
+        let key = "ghp_0123456789abcdefghijABCDEFGHIJ0123456789";
+        let new = Source::File("new.json".into());
+        let sides = [
+            Source::Live(words(&["server", &format!("--token={key}")])),
+            Source::parse_with(&format!("url:http://127.0.0.1:9/mcp?api_key={key}"), false)
+                .unwrap(),
+        ];
+        for old in sides {
+            let mut diff = doc(&[ChangeClass::DescriptionEdited]);
+            attach(&mut diff, &old, &new);
+            let pin = &diff.measurements[0].commands[0];
+            assert!(
+                pin.starts_with("mcp-witness manifest pin --out runs/old-manifest.json"),
+                "{pin}"
+            );
+            assert!(!pin.contains(key), "{pin}");
+        }
     }
 
     #[test]
