@@ -3,12 +3,14 @@
 //! Every versioned document lives here as typed structs that serialize to
 //! exactly the published JSON: the audit ([`audit`], `mcp-witness.audit/v1`),
 //! the plan ([`plan`]), a case study ([`case`]), the experiments
-//! ([`experiments`], E1–E3), manifest pins and their drift ([`manifest`]) and
-//! the guidance report ([`guidance`]). [`schema`] names them all and gives
-//! their JSON Schemas; [`exit`] is the one rule for the exit code every
-//! command returns and some documents record. [`vocab`] holds the words they
-//! share: operations, probe statuses, verdicts, tool classes, the annotations
-//! with the specification's defaults, the check catalog and finding kinds.
+//! ([`experiments`], E1–E3), manifest pins and their drift ([`manifest`]),
+//! the guidance report ([`guidance`]) and the sweep documents ([`sweep`]: a
+//! target's result, the dataset's rows, the sweep and its prevalence
+//! tables). [`schema`] names them all and gives their JSON Schemas;
+//! [`exit`] is the one rule for the exit code every command returns and
+//! some documents record. [`vocab`] holds the words they share: operations,
+//! probe statuses, verdicts, tool classes, the annotations with the
+//! specification's defaults, the check catalog and finding kinds.
 //!
 //! Everything that reads a result — checks, detectors, pages, the lab —
 //! reads these types and nothing else. This crate must never depend on the
@@ -23,4 +25,5 @@ pub mod guidance;
 pub mod manifest;
 pub mod plan;
 pub mod schema;
+pub mod sweep;
 pub mod vocab;
