@@ -7,7 +7,9 @@
 //! - [`render_index`]: the evaluation page over `e1.json`, `e2.json`,
 //!   `e3.json` and any `case-*.json` in a results directory;
 //! - [`render_all`]: both, plus `summary.md`, written to disk (what `lab` and
-//!   `report` call).
+//!   `report` call);
+//! - [`sweep::render_dir`]: a sweep's prevalence page and its targets'
+//!   evidence pages (what `sweep` and `sweep merge` call).
 //!
 //! Safety: templates are HTML with autoescape on, and every interpolated
 //! value goes through [`html_formatter`], which also makes invisible
@@ -27,6 +29,7 @@ mod lenient;
 pub mod manifest;
 pub mod markdown;
 pub mod plan;
+pub mod sweep;
 pub mod text;
 
 use std::fmt::Write as _;
@@ -46,6 +49,7 @@ const STYLE: &str = include_str!("../../reports/templates/style.css");
 const MACROS: &str = include_str!("../../reports/templates/macros.html.j2");
 const AUDIT: &str = include_str!("../../reports/templates/audit.html.j2");
 const INDEX: &str = include_str!("../../reports/templates/index.html.j2");
+const SWEEP: &str = include_str!("../../reports/templates/sweep.html.j2");
 
 /// The template environment: embedded templates, HTML autoescape for
 /// `*.html.j2`, strict undefined values, the escaping formatter.
@@ -69,6 +73,7 @@ fn environment() -> Result<Environment<'static>> {
         ("macros.html.j2", MACROS),
         ("audit.html.j2", AUDIT),
         ("index.html.j2", INDEX),
+        ("sweep.html.j2", SWEEP),
     ] {
         env.add_template(name, source)
             .map_err(|e| anyhow!("template {name}: {e:#}"))?;
