@@ -1,0 +1,297 @@
+//! Installs: each package in its own pinned, content-addressed directory,
+//! with the ordinary package clients.
+//!
+//! | target | install directory holds | command |
+//! |---|---|---|
+//! | `npm:NAME@VERSION` | `package.json` naming the package | `npm install` |
+//! | the same with `lock` | the lock's `package.json` and `package-lock.json` | `npm ci` |
+//! | `pypi:NAME==VERSION` | `venv/` | `python3 -m venv`, then its `pip install NAME==VERSION` (and `-r LOCK`) |
+//!
+//! The directory's name is derived from the package coordinate and the
+//! lock's digest, so targets that install the same thing share it and a
+//! different lock never reuses it. A lock file beside it keeps two
+//! processes from installing one directory at once; the marker
+//! `.mcp-witness-install.json`, written after the installed version was
+//! checked, is what makes a directory count as installed. A killed install
+//! leaves no marker and is redone. `MCP_WITNESS_NPM` and
+//! `MCP_WITNESS_PYTHON` name other clients than `npm` and `python3`.
+//! Each directory's client output goes to `<name>.log` beside it.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use witness_model::sweep::{Ecosystem, Package};
+
+use crate::layout::lock;
+use crate::process::{Ended, children};
+use crate::spec::Target;
+
+/// The marker of a finished install.
+pub const MARKER: &str = ".mcp-witness-install.json";
+
+/// Where installs live (`--installs`, else `OUT/installs`).
+#[derive(Clone, Debug)]
+pub struct Installs {
+    pub root: PathBuf,
+}
+
+/// One install to make: what, from which lock, by when.
+struct Job<'a> {
+    package: &'a Package,
+    lock: Option<&'a Path>,
+    dir: PathBuf,
+    log: PathBuf,
+    deadline: Instant,
+    timeout: Duration,
+}
+
+impl Installs {
+    /// The install directory of `target` (`None` for a command target).
+    pub fn dir_for(&self, target: &Target) -> Option<PathBuf> {
+        let package = target.definition.package.as_ref()?;
+        let lock = target.definition.lock.as_ref().map(|l| l.digest.as_str());
+        let mut hasher = blake3::Hasher::new();
+        hasher.update(package.coordinate().as_bytes());
+        hasher.update(b"\n");
+        hasher.update(lock.unwrap_or("no lock").as_bytes());
+        let hex = hasher.finalize().to_hex();
+        let name: String = package
+            .name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        Some(self.root.join(format!(
+            "{}-{}-{}-{}",
+            package.ecosystem.as_str(),
+            name.trim_start_matches('_'),
+            package.version,
+            &hex[..12]
+        )))
+    }
+
+    /// Installs `target`'s package unless it already is, and returns its
+    /// directory. `Err` is the reason, one line, for the target's row.
+    pub fn ensure(&self, target: &Target, timeout: Duration) -> Result<PathBuf, String> {
+        let (Some(package), Some(dir)) = (&target.definition.package, self.dir_for(target)) else {
+            return Err("a command target has nothing to install".into());
+        };
+        std::fs::create_dir_all(&self.root)
+            .map_err(|e| format!("cannot create {}: {e}", self.root.display()))?;
+        let held = lock(&beside(&dir, "lock"), true)
+            .map_err(|e| format!("cannot lock the install directory: {e}"))?;
+        if dir.join(MARKER).is_file() {
+            return Ok(dir);
+        }
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir)
+                .map_err(|e| format!("cannot clear a partial install: {e}"))?;
+        }
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let job = Job {
+            package,
+            lock: target.lock.as_deref(),
+            log: beside(&dir, "log"),
+            dir,
+            deadline: Instant::now() + timeout,
+            timeout,
+        };
+        let _ = std::fs::remove_file(&job.log);
+        match package.ecosystem {
+            Ecosystem::Npm => install_npm(&job)?,
+            _ => install_pypi(&job)?,
+        }
+        let marker = serde_json::json!({
+            "package": package.coordinate(),
+            "lock": target.definition.lock,
+        });
+        crate::layout::write_json(&job.dir.join(MARKER), &marker)
+            .map_err(|e| format!("cannot mark the install finished: {e}"))?;
+        drop(held);
+        Ok(job.dir)
+    }
+}
+
+/// `DIR.ext` beside `DIR` (the name holds dots of its own: a version).
+fn beside(dir: &Path, ext: &str) -> PathBuf {
+    let mut name = dir.file_name().unwrap_or_default().to_os_string();
+    name.push(".");
+    name.push(ext);
+    dir.with_file_name(name)
+}
+
+fn program(variable: &str, default: &str) -> String {
+    std::env::var(variable)
+        .ok()
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| default.to_owned())
+}
+
+fn install_npm(job: &Job<'_>) -> Result<(), String> {
+    let npm = program("MCP_WITNESS_NPM", "npm");
+    let verb = match job.lock {
+        Some(lock) => {
+            for name in ["package.json", "package-lock.json"] {
+                std::fs::copy(lock.with_file_name(name), job.dir.join(name))
+                    .map_err(|e| format!("cannot copy the lock's {name}: {e}"))?;
+            }
+            "ci"
+        }
+        None => {
+            let manifest = serde_json::json!({
+                "name": "mcp-witness-install",
+                "private": true,
+                "dependencies": { &job.package.name: &job.package.version },
+            });
+            crate::layout::write_json(&job.dir.join("package.json"), &manifest)
+                .map_err(|e| format!("cannot write package.json: {e}"))?;
+            "install"
+        }
+    };
+    let mut command = Command::new(&npm);
+    command
+        .args([verb, "--no-audit", "--no-fund", "--no-update-notifier"])
+        .current_dir(&job.dir);
+    run_step(job, command, &format!("npm {verb}"))?;
+    let manifest = job
+        .dir
+        .join("node_modules")
+        .join(&job.package.name)
+        .join("package.json");
+    let found = std::fs::read_to_string(&manifest)
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|v| v["version"].as_str().map(str::to_owned));
+    check_version(job.package, found)
+}
+
+fn install_pypi(job: &Job<'_>) -> Result<(), String> {
+    let python = program("MCP_WITNESS_PYTHON", "python3");
+    let venv = job.dir.join("venv");
+    let mut command = Command::new(&python);
+    command.args(["-m", "venv"]).arg(&venv);
+    run_step(job, command, "python3 -m venv")?;
+    let venv_python = venv.join("bin/python");
+    let mut command = Command::new(&venv_python);
+    command.args([
+        "-m",
+        "pip",
+        "install",
+        "--no-input",
+        "--disable-pip-version-check",
+    ]);
+    if let Some(lock) = job.lock {
+        command.arg("-r").arg(lock);
+    }
+    command.arg(format!("{}=={}", job.package.name, job.package.version));
+    run_step(job, command, "pip install")?;
+    let output = Command::new(&venv_python)
+        .args([
+            "-c",
+            "import importlib.metadata as m, sys; print(m.version(sys.argv[1]))",
+            &job.package.name,
+        ])
+        .output()
+        .map_err(|e| format!("cannot ask the venv for the installed version: {e}"))?;
+    let found = output
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&output.stdout).trim().to_owned());
+    check_version(job.package, found)
+}
+
+fn check_version(package: &Package, found: Option<String>) -> Result<(), String> {
+    match found {
+        Some(version) if version == package.version => Ok(()),
+        Some(version) => Err(format!(
+            "the install holds {} {version}, not the pinned {}",
+            package.name, package.version
+        )),
+        None => Err(format!("{} is not in the install", package.name)),
+    }
+}
+
+/// Runs one install step, its output appended to the log, within the
+/// install's deadline.
+fn run_step(job: &Job<'_>, mut command: Command, what: &str) -> Result<(), String> {
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&job.log)
+        .map_err(|e| format!("cannot write {}: {e}", job.log.display()))?;
+    let err = log
+        .try_clone()
+        .map_err(|e| format!("cannot write {}: {e}", job.log.display()))?;
+    command.stdin(Stdio::null()).stdout(log).stderr(err);
+    let mut child = children()
+        .spawn(command)
+        .map_err(|e| format!("cannot run {what}: {e}"))?;
+    match children().wait(&mut child, job.deadline) {
+        Ok(Ended::Exited(status)) if status.success() => Ok(()),
+        Ok(Ended::Exited(status)) => Err(format!(
+            "{what} failed ({status}){}",
+            client_error(&job.log).map_or(String::new(), |e| format!(": {e}"))
+        )),
+        Ok(Ended::TimedOut) => Err(format!(
+            "the install did not finish within {} s",
+            job.timeout.as_secs()
+        )),
+        Err(e) => Err(format!("{what}: {e}")),
+    }
+}
+
+/// The client's own words for what went wrong: npm's first `npm error`
+/// lines, pip's `ERROR:` line. Lines carrying an address are left out, so
+/// a registry's location never lands in a dataset.
+fn client_error(log: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(log).ok()?;
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| {
+            l.starts_with("npm error") || l.starts_with("npm ERR!") || l.starts_with("ERROR:")
+        })
+        .filter(|l| !l.contains("://") && !l.contains(" at ") && l.len() > 10)
+        .take(2)
+        .collect();
+    (!lines.is_empty()).then(|| witness_text::clip(&lines.join("; "), 300))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn client_errors_keep_the_words_and_drop_addresses() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let log = dir.path().join("x.log");
+        std::fs::write(
+            &log,
+            "added 0\nnpm error code ETARGET\nnpm error 404 GET https://registry.invalid/x\n\
+             npm error notarget No matching version found for x@9.9.9.\nnpm error later\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            client_error(&log).as_deref(),
+            Some(
+                "npm error code ETARGET; npm error notarget No matching version found for x@9.9.9."
+            )
+        );
+        std::fs::write(
+            &log,
+            "Collecting x\nERROR: No matching distribution found for x==9\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            client_error(&log).as_deref(),
+            Some("ERROR: No matching distribution found for x==9")
+        );
+    }
+}
