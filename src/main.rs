@@ -54,6 +54,9 @@ enum Command {
     Report(cli::report::ReportArgs),
     /// Print the JSON Schema of a versioned document.
     Schema(cli::schema::SchemaArgs),
+    /// Audit many servers from a SWEEP.toml: installed at pinned versions, in
+    /// parallel or as shards, resumable; one dataset and a prevalence page.
+    Sweep(cli::sweep::SweepArgs),
 }
 
 fn main() -> ExitCode {
@@ -77,5 +80,6 @@ fn run(command: Command) -> anyhow::Result<witness_model::exit::ExitStatus> {
         Command::Manifest(command) => cli::manifest::run(command),
         Command::Report(args) => cli::report::run(args),
         Command::Schema(args) => cli::schema::run(args),
+        Command::Sweep(args) => cli::sweep::run(args),
     }
 }

@@ -10,6 +10,7 @@ pub mod manifest;
 pub mod plan;
 pub mod report;
 pub mod schema;
+pub mod sweep;
 pub mod testbed;
 
 use std::path::PathBuf;
