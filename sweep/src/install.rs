@@ -5,11 +5,14 @@
 //! |---|---|---|
 //! | `npm:NAME@VERSION` | `package.json` naming the package | `npm install` |
 //! | the same with `lock` | the lock's `package.json` and `package-lock.json` | `npm ci` |
-//! | `pypi:NAME==VERSION` | `venv/` | `python3 -m venv`, then its `pip install NAME==VERSION` (and `-r LOCK`) |
+//! | `pypi:NAME==VERSION` | `venv/` | `python3 -m venv`, then its `pip install NAME==VERSION` |
+//! | the same with `lock` | `venv/` | the same, `pip install -r LOCK` |
 //!
-//! The directory's name is derived from the package coordinate and the
-//! lock's digest, so targets that install the same thing share it and a
-//! different lock never reuses it. A lock file beside it keeps two
+//! The directory's name is derived from the lock's content when there is a
+//! lock (it decides the whole tree, so every target it pins shares one
+//! install), else from the package's coordinate; a different lock never
+//! reuses a directory. Whether the directory holds the target's package at
+//! its pinned version is checked for every target that uses it. A lock file beside it keeps two
 //! processes from installing one directory at once; the marker
 //! `.mcp-witness-install.json`, written after the installed version was
 //! checked, is what makes a directory count as installed. A killed install
@@ -47,15 +50,18 @@ struct Job<'a> {
 }
 
 impl Installs {
-    /// The install directory of `target` (`None` for a command target).
+    /// The install directory of `target` (`None` for a command target): for
+    /// a lock, named by the lock's content alone (the lock decides the whole
+    /// tree, so every target it pins shares one install); else by the
+    /// package's coordinate.
     pub fn dir_for(&self, target: &Target) -> Option<PathBuf> {
         let package = target.definition.package.as_ref()?;
-        let lock = target.definition.lock.as_ref().map(|l| l.digest.as_str());
-        let mut hasher = blake3::Hasher::new();
-        hasher.update(package.coordinate().as_bytes());
-        hasher.update(b"\n");
-        hasher.update(lock.unwrap_or("no lock").as_bytes());
-        let hex = hasher.finalize().to_hex();
+        let ecosystem = package.ecosystem.as_str();
+        if let Some(lock) = &target.definition.lock {
+            let hex = blake3::hash(lock.digest.as_bytes()).to_hex();
+            return Some(self.root.join(format!("{ecosystem}-lock-{}", &hex[..12])));
+        }
+        let hex = blake3::hash(package.coordinate().as_bytes()).to_hex();
         let name: String = package
             .name
             .chars()
@@ -68,16 +74,16 @@ impl Installs {
             })
             .collect();
         Some(self.root.join(format!(
-            "{}-{}-{}-{}",
-            package.ecosystem.as_str(),
+            "{ecosystem}-{}-{}-{}",
             name.trim_start_matches('_'),
             package.version,
             &hex[..12]
         )))
     }
 
-    /// Installs `target`'s package unless it already is, and returns its
-    /// directory. `Err` is the reason, one line, for the target's row.
+    /// Installs `target`'s package unless it already is, checks that the
+    /// pinned version is what is installed, and returns the directory.
+    /// `Err` is the reason, one line, for the target's row.
     pub fn ensure(&self, target: &Target, timeout: Duration) -> Result<PathBuf, String> {
         let (Some(package), Some(dir)) = (&target.definition.package, self.dir_for(target)) else {
             return Err("a command target has nothing to install".into());
@@ -86,15 +92,6 @@ impl Installs {
             .map_err(|e| format!("cannot create {}: {e}", self.root.display()))?;
         let held = lock(&beside(&dir, "lock"), true)
             .map_err(|e| format!("cannot lock the install directory: {e}"))?;
-        if dir.join(MARKER).is_file() {
-            return Ok(dir);
-        }
-        if dir.exists() {
-            std::fs::remove_dir_all(&dir)
-                .map_err(|e| format!("cannot clear a partial install: {e}"))?;
-        }
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         let job = Job {
             package,
             lock: target.lock.as_deref(),
@@ -103,20 +100,38 @@ impl Installs {
             deadline: Instant::now() + timeout,
             timeout,
         };
-        let _ = std::fs::remove_file(&job.log);
-        match package.ecosystem {
-            Ecosystem::Npm => install_npm(&job)?,
-            _ => install_pypi(&job)?,
+        if !job.dir.join(MARKER).is_file() {
+            install(&job, target)?;
         }
-        let marker = serde_json::json!({
-            "package": package.coordinate(),
-            "lock": target.definition.lock,
-        });
-        crate::layout::write_json(&job.dir.join(MARKER), &marker)
-            .map_err(|e| format!("cannot mark the install finished: {e}"))?;
         drop(held);
+        let found = match package.ecosystem {
+            Ecosystem::Npm => npm_version(&job),
+            _ => pip_version(&job),
+        };
+        check_version(package, found)?;
         Ok(job.dir)
     }
+}
+
+/// Installs into `job.dir` from nothing, and marks it finished.
+fn install(job: &Job<'_>, target: &Target) -> Result<(), String> {
+    if job.dir.exists() {
+        std::fs::remove_dir_all(&job.dir)
+            .map_err(|e| format!("cannot clear a partial install: {e}"))?;
+    }
+    std::fs::create_dir_all(&job.dir)
+        .map_err(|e| format!("cannot create {}: {e}", job.dir.display()))?;
+    let _ = std::fs::remove_file(&job.log);
+    match job.package.ecosystem {
+        Ecosystem::Npm => install_npm(job)?,
+        _ => install_pypi(job)?,
+    }
+    let marker = match &target.definition.lock {
+        Some(lock) => serde_json::json!({ "lock": lock }),
+        None => serde_json::json!({ "package": job.package.coordinate() }),
+    };
+    crate::layout::write_json(&job.dir.join(MARKER), &marker)
+        .map_err(|e| format!("cannot mark the install finished: {e}"))
 }
 
 /// `DIR.ext` beside `DIR` (the name holds dots of its own: a version).
@@ -159,17 +174,19 @@ fn install_npm(job: &Job<'_>) -> Result<(), String> {
     command
         .args([verb, "--no-audit", "--no-fund", "--no-update-notifier"])
         .current_dir(&job.dir);
-    run_step(job, command, &format!("npm {verb}"))?;
+    run_step(job, command, &format!("npm {verb}"))
+}
+
+/// The version of the package that the install holds.
+fn npm_version(job: &Job<'_>) -> Option<String> {
     let manifest = job
         .dir
         .join("node_modules")
         .join(&job.package.name)
         .join("package.json");
-    let found = std::fs::read_to_string(&manifest)
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        .and_then(|v| v["version"].as_str().map(str::to_owned));
-    check_version(job.package, found)
+    let text = std::fs::read_to_string(manifest).ok()?;
+    let value: serde_json::Value = serde_json::from_str(&text).ok()?;
+    value["version"].as_str().map(str::to_owned)
 }
 
 fn install_pypi(job: &Job<'_>) -> Result<(), String> {
@@ -187,24 +204,29 @@ fn install_pypi(job: &Job<'_>) -> Result<(), String> {
         "--no-input",
         "--disable-pip-version-check",
     ]);
-    if let Some(lock) = job.lock {
-        command.arg("-r").arg(lock);
-    }
-    command.arg(format!("{}=={}", job.package.name, job.package.version));
-    run_step(job, command, "pip install")?;
-    let output = Command::new(&venv_python)
+    // A lock pins the whole environment, the package included (checked
+    // when the sweep was read); without one, the package alone is pinned.
+    match job.lock {
+        Some(lock) => command.arg("-r").arg(lock),
+        None => command.arg(format!("{}=={}", job.package.name, job.package.version)),
+    };
+    run_step(job, command, "pip install")
+}
+
+/// The version of the package that the install's venv holds.
+fn pip_version(job: &Job<'_>) -> Option<String> {
+    let output = Command::new(job.dir.join("venv/bin/python"))
         .args([
             "-c",
             "import importlib.metadata as m, sys; print(m.version(sys.argv[1]))",
             &job.package.name,
         ])
         .output()
-        .map_err(|e| format!("cannot ask the venv for the installed version: {e}"))?;
-    let found = output
+        .ok()?;
+    output
         .status
         .success()
-        .then(|| String::from_utf8_lossy(&output.stdout).trim().to_owned());
-    check_version(job.package, found)
+        .then(|| String::from_utf8_lossy(&output.stdout).trim().to_owned())
 }
 
 fn check_version(package: &Package, found: Option<String>) -> Result<(), String> {
