@@ -10,8 +10,9 @@
 //!   targets/<key>/audit.json     mcp-witness.audit/v1
 //!   targets/<key>/report.html    its evidence page (rendered by the binary)
 //!   installs/                    the default install cache (--installs)
-//!   .work/                       scratch of running attempts; removed at start
+//!   .work/                       notes naming running attempts' scratch; removed at start
 //!   .lock                        held while a sweep writes OUT
+//!   .gitignore                   keeps the three above out of version control
 //! ```
 //!
 //! Every file is written to a temporary name beside it and renamed into
@@ -34,6 +35,9 @@ pub const INDEX_HTML: &str = "index.html";
 pub const RESULT_JSON: &str = "result.json";
 pub const AUDIT_JSON: &str = "audit.json";
 pub const REPORT_HTML: &str = "report.html";
+
+/// What a sweep directory keeps out of version control.
+const GITIGNORE: &str = "# Written by mcp-witness sweep: its lock, scratch and default install cache.\n.lock\n.work/\ninstalls/\n";
 
 /// The output directory of one sweep (or one shard, or a merge).
 #[derive(Clone, Debug)]
@@ -86,9 +90,71 @@ impl Layout {
         let lock = lock.ok_or_else(|| SweepError::Busy(self.out.clone()))?;
         let work = self.work();
         if work.exists() {
+            remove_left_scratch(&work);
             std::fs::remove_dir_all(&work).map_err(SweepError::io(&work))?;
         }
+        // Results are made to be committed; the lock, the scratch and the
+        // default install cache are not.
+        let ignore = self.out.join(".gitignore");
+        if !ignore.exists() {
+            write_atomic(&ignore, GITIGNORE.as_bytes()).map_err(SweepError::io(&ignore))?;
+        }
         Ok(DirLock { _file: lock })
+    }
+}
+
+/// The prefix of every scratch directory.
+const SCRATCH_PREFIX: &str = "mcp-witness-sweep-";
+
+/// One attempt's scratch: a directory in the system's temporary directory,
+/// like every audit's jail, so that the jail's path — and so what a server
+/// prints about it, and how many bytes that is — does not depend on where
+/// OUT is. A note under `OUT/.work` names it, so that a rerun after a kill
+/// can remove what the killed run left; dropping it removes both.
+pub struct Scratch {
+    note: PathBuf,
+    dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    pub fn new(layout: &Layout, key: &str) -> std::io::Result<Self> {
+        let work = layout.work();
+        std::fs::create_dir_all(&work)?;
+        let dir = tempfile::Builder::new().prefix(SCRATCH_PREFIX).tempdir()?;
+        let note = tempfile::Builder::new()
+            .prefix(&format!("{key}-"))
+            .suffix(".scratch")
+            .tempfile_in(&work)?;
+        std::fs::write(note.path(), dir.path().as_os_str().as_encoded_bytes())?;
+        let (_, note) = note.keep().map_err(|e| e.error)?;
+        Ok(Self { note, dir })
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.note);
+    }
+}
+
+/// Removes the scratch directories that the notes in `work` name (a killed
+/// run's), and only directories that are scratch by their name.
+fn remove_left_scratch(work: &Path) {
+    for entry in std::fs::read_dir(work).into_iter().flatten().flatten() {
+        let Ok(bytes) = std::fs::read(entry.path()) else {
+            continue;
+        };
+        let dir = PathBuf::from(String::from_utf8_lossy(&bytes).into_owned());
+        let ours = dir
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with(SCRATCH_PREFIX));
+        if ours && dir.is_dir() {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
     }
 }
 

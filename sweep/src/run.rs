@@ -24,7 +24,7 @@ use witness_model::sweep::{
 use crate::SweepError;
 use crate::dataset::{Scope, verdicts};
 use crate::install::Installs;
-use crate::layout::{AUDIT_JSON, Layout, write_json};
+use crate::layout::{AUDIT_JSON, Layout, Scratch, write_json};
 use crate::process::{Ended, become_subreaper, children};
 use crate::progress::{Event, Mode, Progress};
 use crate::shard::Shard;
@@ -109,6 +109,8 @@ pub fn run(sweep: &Sweep, options: &RunOptions) -> Result<RunOutcome, SweepError
     pool(&context, todo, &mut progress)?;
     progress.done();
     children().reap_orphans();
+    // Every attempt removed its own scratch; the directory goes too.
+    let _ = std::fs::remove_dir(layout.work());
     let all_keys: Vec<String> = sweep.targets.iter().map(|t| t.key.clone()).collect();
     let keys: Vec<String> = selected.iter().map(|t| t.key.clone()).collect();
     let scope = Scope {
@@ -270,11 +272,7 @@ impl Outcome {
 /// written.
 fn attempt(context: &Context<'_>, target: &Target) -> Result<Outcome, SweepError> {
     let work = context.layout.work();
-    std::fs::create_dir_all(&work).map_err(SweepError::io(&work))?;
-    let scratch = tempfile::Builder::new()
-        .prefix(&format!("{}-", target.key))
-        .tempdir_in(&work)
-        .map_err(SweepError::io(&work))?;
+    let scratch = Scratch::new(&context.layout, &target.key).map_err(SweepError::io(&work))?;
     let dir = context.layout.target_dir(&target.key);
     std::fs::create_dir_all(&dir).map_err(SweepError::io(&dir))?;
     // An audit of an earlier attempt must not stand for this one.
@@ -324,7 +322,8 @@ fn audit_in_worker(
         .args(&worker[1..])
         .arg(&job_path)
         // The jail is made under TMPDIR: inside the scratch, which is
-        // removed whatever happens to the worker.
+        // removed whatever happens to the worker (by this run, or, after a
+        // kill, by the next).
         .env("TMPDIR", &tmp)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
