@@ -1,0 +1,243 @@
+//! The committed example sweep, `experiments/sweeps/published.toml`: the
+//! pinned published servers, installed by the sweep itself with npm and pip.
+//!
+//! Run as a whole with `--jobs 2`, it writes exactly the committed
+//! `experiments/sweeps/published/` (timing excluded by the one rule: fields
+//! named `volatile` differ by nature); run again it redoes nothing; run as
+//! three shards in three processes and merged, it writes the same dataset,
+//! page and audits, byte for byte.
+//!
+//! It needs npm, python3 and a package registry. CI runs it always
+//! (`CI=true`); elsewhere it runs with `MCP_WITNESS_SWEEP_EXAMPLE=1`, and
+//! otherwise says it skipped. Installs are kept under the test's target
+//! directory, so only the first run pays for them.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+const REGENERATE: &str = "rm -rf experiments/sweeps/published && \
+    cargo run --release -- sweep experiments/sweeps/published.toml \
+    --out experiments/sweeps/published --installs /tmp/mcp-witness-installs";
+
+/// Files of a sweep directory that are not results.
+const NOT_RESULTS: [&str; 3] = [".lock", ".work", "installs"];
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn wanted() -> bool {
+    let ci = std::env::var("CI").as_deref() == Ok("true");
+    let asked = std::env::var("MCP_WITNESS_SWEEP_EXAMPLE").as_deref() == Ok("1");
+    if !(ci || asked) {
+        eprintln!(
+            "SKIPPED: the example sweep installs its servers with npm and pip from a registry; \
+             run it with MCP_WITNESS_SWEEP_EXAMPLE=1 cargo test --test sweep_example (CI always does)"
+        );
+    }
+    ci || asked
+}
+
+fn witness() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_mcp-witness"));
+    for name in [
+        "MCP_WITNESS_SHARD",
+        "JOB_COMPLETION_INDEX",
+        "SLURM_ARRAY_TASK_ID",
+        "CI_NODE_INDEX",
+        "CIRCLE_NODE_INDEX",
+        "BUILDKITE_PARALLEL_JOB",
+        "MCP_WITNESS_NPM",
+        "MCP_WITNESS_PYTHON",
+    ] {
+        command.env_remove(name);
+    }
+    command
+}
+
+fn installs() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("sweep-installs")
+}
+
+fn sweep(out: &Path, extra: &[&str]) -> Command {
+    let mut command = witness();
+    command
+        .arg("sweep")
+        .arg(repo().join("experiments/sweeps/published.toml"))
+        .arg("--out")
+        .arg(out)
+        .arg("--installs")
+        .arg(installs())
+        .args(extra);
+    command
+}
+
+/// Every result file under `root`, relative.
+fn files(root: &Path) -> Vec<PathBuf> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            let relative = path.strip_prefix(root).unwrap_or(&path).to_path_buf();
+            if NOT_RESULTS.iter().any(|n| relative.starts_with(n)) {
+                continue;
+            }
+            if path.is_dir() {
+                walk(root, &path, out);
+            } else {
+                out.push(relative);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(root, root, &mut out);
+    out.sort();
+    out
+}
+
+/// `value` without any field named `volatile`: the one place run-dependent
+/// values (elapsed times, attempts) may live.
+fn without_volatile(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.remove("volatile");
+            map.values_mut().for_each(without_volatile);
+        }
+        Value::Array(items) => items.iter_mut().for_each(without_volatile),
+        _ => {}
+    }
+}
+
+/// What differs between two sweep directories, by the documented rule.
+fn differences(committed: &Path, produced: &Path) -> Vec<String> {
+    let (a, b) = (files(committed), files(produced));
+    let mut out = Vec::new();
+    for path in b.iter().filter(|p| !a.contains(p)) {
+        out.push(format!("{}: produced but not committed", path.display()));
+    }
+    for path in a.iter().filter(|p| !b.contains(p)) {
+        out.push(format!(
+            "{}: committed but no longer produced",
+            path.display()
+        ));
+    }
+    for path in a.iter().filter(|p| b.contains(p)) {
+        let left = std::fs::read(committed.join(path)).unwrap_or_default();
+        let right = std::fs::read(produced.join(path)).unwrap_or_default();
+        let same = if path.extension().is_some_and(|e| e == "json") {
+            let parse = |bytes: &[u8]| {
+                let mut value: Value = serde_json::from_slice(bytes).unwrap_or(Value::Null);
+                without_volatile(&mut value);
+                value
+            };
+            parse(&left) == parse(&right)
+        } else {
+            left == right
+        };
+        if !same {
+            out.push(format!("{}: differs", path.display()));
+        }
+    }
+    out
+}
+
+#[test]
+fn the_example_sweep_reproduces_and_its_shards_merge_to_the_same_dataset() {
+    if !wanted() {
+        return;
+    }
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let whole = scratch.path().join("whole");
+    let output = sweep(&whole, &["--jobs", "2"]).output().expect("runs");
+    let log = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{log}");
+    let problems = differences(&repo().join("experiments/sweeps/published"), &whole);
+    assert!(
+        problems.is_empty(),
+        "the committed example sweep is not what the sweep writes:\n  {}\nRegenerate it with\n  {REGENERATE}",
+        problems.join("\n  ")
+    );
+
+    // Again: nothing is redone.
+    let output = sweep(&whole, &[]).output().expect("runs");
+    let log = String::from_utf8_lossy(&output.stderr);
+    assert!(log.contains("5 done earlier, 0 to run"), "{log}");
+
+    // Three shards, three processes at once, then merged.
+    let shard = |i: usize| scratch.path().join(format!("shard-{i}"));
+    let children: Vec<_> = (0..3)
+        .map(|i| {
+            let index = format!("{i}/3");
+            sweep(&shard(i), &["--jobs", "1", "--shard", &index, "--quiet"])
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("a shard starts")
+        })
+        .collect();
+    for child in children {
+        let output = child.wait_with_output().expect("a shard ends");
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let merged = scratch.path().join("merged");
+    let output = witness()
+        .args(["sweep", "merge"])
+        .args((0..3).map(shard))
+        .arg("--out")
+        .arg(&merged)
+        .output()
+        .expect("runs");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    for path in files(&whole) {
+        // result.json differs only under volatile; everything else is bytes.
+        if path.file_name().is_some_and(|n| n == "result.json") {
+            continue;
+        }
+        let left = std::fs::read(whole.join(&path)).unwrap_or_default();
+        let right = std::fs::read(merged.join(&path)).unwrap_or_default();
+        assert!(
+            left == right,
+            "{}: --jobs 2 and three shards merged differ",
+            path.display()
+        );
+    }
+    assert!(differences(&whole, &merged).is_empty());
+}
+
+#[test]
+fn the_example_npm_targets_are_the_case_studies_and_agree_with_them() {
+    // The committed example and the committed case studies are independent
+    // runs of the same servers, plans, stores and clocks: their verdicts,
+    // calls and observed effects must be the same.
+    let published = repo().join("experiments/sweeps/published");
+    let sweep: Value = serde_json::from_str(
+        &std::fs::read_to_string(published.join("sweep.json")).expect("sweep.json"),
+    )
+    .expect("JSON");
+    for name in ["memory", "filesystem", "sqlite"] {
+        let target = sweep["targets"]
+            .as_array()
+            .and_then(|t| t.iter().find(|t| t["name"] == name))
+            .unwrap_or_else(|| panic!("the example sweep has {name}"));
+        let read = |path: PathBuf| -> Value {
+            serde_json::from_str(&std::fs::read_to_string(&path).expect("readable")).expect("JSON")
+        };
+        let ours = read(published.join(target["audit"].as_str().unwrap_or("")));
+        let case = read(repo().join(format!("experiments/results/audits/case-{name}.json")));
+        for field in ["checks", "calls", "summary", "tools"] {
+            assert_eq!(ours[field], case[field], "{name}: {field}");
+        }
+    }
+}
