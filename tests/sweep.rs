@@ -558,3 +558,70 @@ fn bad_sweep_files_and_shards_are_one_line_and_exit_2() {
     );
     assert!(log.contains("cannot read the sweep file"), "{log}");
 }
+
+#[test]
+fn the_slurm_array_script_runs_each_task_as_its_shard_and_the_tasks_merge() {
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments/sweeps/cluster/slurm-array.sh");
+    let body = format!(
+        "name = \"slurm\"\n[defaults]\nsettle_ms = 5\n\n{}{}",
+        testbed("honest", "honest"),
+        testbed("keymint", "silent-keymint")
+    );
+    let (dir, file) = sweep_file(&body);
+    let results = dir.path().join("results");
+    // An array submitted as --array=1-2: task ids 1 and 2, shards 0 and 1.
+    for task in ["1", "2"] {
+        let mut command = Command::new("bash");
+        for name in SHARD_VARIABLES {
+            command.env_remove(name);
+        }
+        let output = run(command
+            .arg(&script)
+            .arg(&file)
+            .arg(&results)
+            .env("MCP_WITNESS", env!("CARGO_BIN_EXE_mcp-witness"))
+            .env("MCP_WITNESS_INSTALLS", dir.path().join("installs"))
+            .env("SLURM_ARRAY_TASK_ID", task)
+            .env("SLURM_ARRAY_TASK_MIN", "1")
+            .env("SLURM_ARRAY_TASK_COUNT", "2"));
+        // A failed check is a result: the task succeeds, so a merge that
+        // depends on it may run.
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "task {task}: {}",
+            stderr(&output)
+        );
+        let document = read(&results.join(format!("shard-{task}/sweep.json")));
+        assert_eq!(document["shard"]["count"], 2);
+        assert_eq!(
+            document["shard"]["index"],
+            task.parse::<u32>().unwrap_or(0) - 1
+        );
+    }
+    let merged = dir.path().join("merged");
+    let output = run(witness()
+        .args(["sweep", "merge"])
+        .arg(results.join("shard-1"))
+        .arg(results.join("shard-2"))
+        .arg("--out")
+        .arg(&merged));
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "keymint fails: {}",
+        stderr(&output)
+    );
+    assert_eq!(read(&merged.join("sweep.json"))["statuses"]["audited"], 2);
+    // An invalid invocation still fails the task.
+    let output = run(Command::new("bash")
+        .arg(&script)
+        .arg(dir.path().join("missing.toml"))
+        .arg(&results)
+        .env("MCP_WITNESS", env!("CARGO_BIN_EXE_mcp-witness"))
+        .env("SLURM_ARRAY_TASK_ID", "1")
+        .env("SLURM_ARRAY_TASK_MIN", "1")
+        .env("SLURM_ARRAY_TASK_COUNT", "2"));
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+}
