@@ -216,7 +216,8 @@ fn hint_view(h: &HintPrevalence) -> HintView {
         contradicted: h.contradicted,
         untestable: h.untestable,
         not_checked: h.not_checked,
-        held_share: if h.claimed == 0 {
+        // Nothing concluded for any claim: a share would read as a verdict.
+        held_share: if h.claimed == h.not_checked {
             "—".into()
         } else {
             format!("{}/{}", h.held, h.claimed)
@@ -256,13 +257,13 @@ fn target_view(t: &TargetSummary) -> TargetView {
     }
 }
 
-/// `readOnlyHint=true, idempotentHint=true`, or `none`.
+/// `readOnly=true, idempotent=true` (the hints, without `Hint`), or `none`.
 fn declared(row: &SweepRow) -> String {
     let pairs = [
-        ("readOnlyHint", row.read_only),
-        ("destructiveHint", row.destructive),
-        ("idempotentHint", row.idempotent),
-        ("openWorldHint", row.open_world),
+        ("readOnly", row.read_only),
+        ("destructive", row.destructive),
+        ("idempotent", row.idempotent),
+        ("openWorld", row.open_world),
     ];
     let said: Vec<String> = pairs
         .iter()
@@ -305,5 +306,100 @@ fn row_view(row: &SweepRow) -> RowView {
             .unwrap_or_default(),
         coverage,
         href,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use witness_model::sweep::{
+        DatasetFiles, Ecosystem, Prevalence, ShardEntry, SweepDocument, SweepRow, TargetStatus,
+    };
+    use witness_model::vocab::{CheckId, Verdict};
+
+    use super::render_page;
+
+    fn row(tool: &str) -> SweepRow {
+        SweepRow {
+            target: "evil".into(),
+            key: "evil-0123456789abcdef".into(),
+            ecosystem: Ecosystem::Command,
+            package: None,
+            version: None,
+            status: TargetStatus::Audited,
+            reason: None,
+            plan: "planner".into(),
+            tool: Some(tool.into()),
+            class: None,
+            read_only: Some(true),
+            destructive: None,
+            idempotent: None,
+            open_world: None,
+            check: Some(CheckId::Eff01),
+            verdict: Some(Verdict::Fail),
+            verdict_reason: Some("wrote <b>1</b> row\u{202E}".into()),
+            calls: Some(1),
+            calls_ok: Some(1),
+            exercised: Some(true),
+            not_exercised: None,
+            creates: Some(1),
+            updates: Some(0),
+            deletes: Some(0),
+            outside_stores: Some(0),
+            audit: Some("targets/evil-0123456789abcdef/audit.json".into()),
+            report: Some("targets/evil-0123456789abcdef/report.html".into()),
+        }
+    }
+
+    fn document(rows: &[SweepRow], shard: Option<ShardEntry>) -> SweepDocument {
+        SweepDocument {
+            schema: "mcp-witness.sweep/v1".into(),
+            generator: "test".into(),
+            name: "demo".into(),
+            digest: "blake3:00".into(),
+            shard,
+            keys: vec![
+                "evil-0123456789abcdef".into(),
+                "other-0123456789abcdef".into(),
+            ],
+            missing: Vec::new(),
+            targets: Vec::new(),
+            statuses: BTreeMap::from([(TargetStatus::Audited, 1)]),
+            prevalence: Prevalence::of(rows),
+            dataset: DatasetFiles {
+                jsonl: "dataset.jsonl".into(),
+                csv: "dataset.csv".into(),
+                rows: rows.len(),
+            },
+        }
+    }
+
+    #[test]
+    fn server_text_is_escaped_and_links_go_to_the_verdicts_anchor() {
+        let rows = [row("<script>alert(1)</script>")];
+        let html = render_page(&document(&rows, None), &rows).unwrap_or_default();
+        assert!(!html.contains("<script>"), "escaped");
+        assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+        assert!(!html.contains('\u{202E}') && html.contains("U+202E"));
+        assert!(!html.contains("<b>1</b>"));
+        // The anchor is the evidence page's, with the name encoded.
+        let anchor = crate::check_anchor("EFF-01", "<script>alert(1)</script>");
+        assert!(
+            html.contains(&format!(
+                "targets/evil-0123456789abcdef/report.html#{anchor}"
+            )),
+            "{anchor}"
+        );
+        assert!(html.contains("The whole sweep: 2 targets."));
+    }
+
+    #[test]
+    fn a_shard_says_it_is_one_and_how_to_merge() {
+        let rows = [row("get")];
+        let shard = Some(ShardEntry { index: 1, count: 3 });
+        let html = render_page(&document(&rows, shard), &rows).unwrap_or_default();
+        assert!(html.contains("Shard 1/3 of the sweep"), "{html}");
+        assert!(html.contains("mcp-witness sweep merge"));
     }
 }
