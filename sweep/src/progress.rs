@@ -81,13 +81,14 @@ impl Progress {
     }
 
     pub fn event(&mut self, event: &Event) {
+        // Every attempt starts once and ends once: retrying or finished.
         match event {
             Event::Started { .. } => self.running += 1,
+            Event::Retrying { .. } => self.running = self.running.saturating_sub(1),
             Event::Finished { .. } => {
                 self.running = self.running.saturating_sub(1);
                 self.finished += 1;
             }
-            Event::Retrying { .. } => {}
         }
         match self.mode {
             Mode::Quiet => {}
@@ -173,5 +174,36 @@ impl Progress {
             eprint!("\r{}\r", " ".repeat(self.width));
             self.width = 0;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retries_do_not_count_as_running_twice() {
+        let mut progress = Progress::new(Mode::Quiet, 1);
+        let started = |attempt| Event::Started {
+            name: "t".into(),
+            attempt,
+        };
+        progress.event(&started(1));
+        progress.event(&Event::Retrying {
+            name: "t".into(),
+            attempt: 1,
+            status: TargetStatus::Incomplete,
+            reason: "no session".into(),
+        });
+        progress.event(&started(2));
+        assert_eq!((progress.running, progress.finished), (1, 0));
+        progress.event(&Event::Finished {
+            name: "t".into(),
+            status: TargetStatus::Incomplete,
+            reason: Some("no session".into()),
+            verdicts: VerdictCounts::default(),
+            attempts: 2,
+        });
+        assert_eq!((progress.running, progress.finished), (0, 1));
     }
 }
