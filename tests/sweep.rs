@@ -63,6 +63,13 @@ fn rows(out: &Path) -> Vec<Value> {
         .collect()
 }
 
+/// `mcp-witness sweep FILE --out OUT`, more arguments to follow.
+fn sweep_in(file: &Path, out: &Path) -> Command {
+    let mut command = witness();
+    command.arg("sweep").arg(file).arg("--out").arg(out);
+    command
+}
+
 /// A testbed target serving `variant`.
 fn testbed(name: &str, variant: &str) -> String {
     format!(
@@ -121,12 +128,7 @@ fn every_outcome_is_a_row_with_its_reason_and_a_rerun_redoes_nothing() {
     );
     let (dir, file) = sweep_file(&body);
     let out = dir.path().join("out");
-    let output = run(witness()
-        .arg("sweep")
-        .arg(&file)
-        .arg("--out")
-        .arg(&out)
-        .args(["--jobs", "2"]));
+    let output = run(sweep_in(&file, &out).args(["--jobs", "2"]));
     let log = stderr(&output);
     assert_eq!(output.status.code(), Some(1), "a failed check: {log}");
     assert!(
@@ -218,7 +220,7 @@ fn every_outcome_is_a_row_with_its_reason_and_a_rerun_redoes_nothing() {
         "the failing verdict links to its evidence"
     );
 
-    let again = run(witness().arg("sweep").arg(&file).arg("--out").arg(&out));
+    let again = run(&mut sweep_in(&file, &out));
     assert_eq!(again.status.code(), Some(1));
     assert!(
         stderr(&again).contains("5 done earlier, 0 to run"),
@@ -260,12 +262,7 @@ fn jobs_and_shards_merged_give_the_same_dataset() {
     );
     let (dir, file) = sweep_file(&body);
     let whole = dir.path().join("whole");
-    let output = run(witness()
-        .arg("sweep")
-        .arg(&file)
-        .arg("--out")
-        .arg(&whole)
-        .args(["--jobs", "2"]));
+    let output = run(sweep_in(&file, &whole).args(["--jobs", "2"]));
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
 
     // Three processes at once, each told its shard the way an engine tells it.
@@ -369,11 +366,7 @@ fn jobs_and_shards_merged_give_the_same_dataset() {
         testbed("honest", "honest")
     ));
     let other_out = other_dir.path().join("out");
-    run(witness()
-        .arg("sweep")
-        .arg(&other)
-        .arg("--out")
-        .arg(&other_out));
+    run(&mut sweep_in(&other, &other_out));
     let output = run(witness()
         .args(["sweep", "merge"])
         .arg(shard(0))
@@ -403,26 +396,23 @@ fn finished(out: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
 
 #[test]
 fn a_killed_sweep_resumes_without_redoing_finished_targets() {
-    let variants = [
-        "honest",
-        "lie-readonly",
-        "hide-destructive",
-        "webhook-readonly",
-        "silent-keymint",
-        "shadow-webhook",
-        "phantom-write",
-    ];
+    // The testbed's variants, as it names them.
+    let listed = run(witness().args(["testbed", "variants", "--format", "json"]));
+    let listed: Value = serde_json::from_slice(&listed.stdout).expect("variants as JSON");
+    let variants: Vec<&str> = listed
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v["name"].as_str())
+        .collect();
+    assert!(variants.len() >= 5, "{variants:?}");
     let mut body = String::from("name = \"resume\"\n[defaults]\nsettle_ms = 5\n\n");
-    for variant in variants {
+    for variant in &variants {
         body.push_str(&testbed(variant, variant));
     }
     let (dir, file) = sweep_file(&body);
     let out = dir.path().join("out");
-    let mut sweep = witness()
-        .arg("sweep")
-        .arg(&file)
-        .arg("--out")
-        .arg(&out)
+    let mut running = sweep_in(&file, &out)
         .args(["--jobs", "1"])
         .stderr(Stdio::null())
         .spawn()
@@ -430,11 +420,11 @@ fn a_killed_sweep_resumes_without_redoing_finished_targets() {
     let deadline = Instant::now() + Duration::from_secs(300);
     while finished(&out).len() < 2 {
         assert!(Instant::now() < deadline, "two targets in five minutes");
-        assert!(sweep.try_wait().ok().flatten().is_none(), "still running");
+        assert!(running.try_wait().ok().flatten().is_none(), "still running");
         std::thread::sleep(Duration::from_millis(20));
     }
-    sweep.kill().expect("SIGKILL");
-    sweep.wait().expect("reaped");
+    running.kill().expect("SIGKILL");
+    running.wait().expect("reaped");
     let done = finished(&out);
     assert!(done.len() < variants.len(), "killed midway: {}", done.len());
     // Its worker died with it: nothing runs a job from this directory.
@@ -456,12 +446,7 @@ fn a_killed_sweep_resumes_without_redoing_finished_targets() {
         .collect();
     assert!(left.iter().all(|d| d.is_dir()), "{left:?}");
 
-    let output = run(witness()
-        .arg("sweep")
-        .arg(&file)
-        .arg("--out")
-        .arg(&out)
-        .args(["--jobs", "1"]));
+    let output = run(sweep_in(&file, &out).args(["--jobs", "1"]));
     let log = stderr(&output);
     assert!(output.status.code().is_some_and(|c| c == 1), "{log}");
     assert!(
@@ -486,12 +471,7 @@ fn a_killed_sweep_resumes_without_redoing_finished_targets() {
 
     // And the resumed dataset is the one an uninterrupted run writes.
     let fresh = dir.path().join("fresh");
-    run(witness()
-        .arg("sweep")
-        .arg(&file)
-        .arg("--out")
-        .arg(&fresh)
-        .args(["--jobs", "2"]));
+    run(sweep_in(&file, &fresh).args(["--jobs", "2"]));
     assert_same_dataset(&out, &fresh);
 }
 
@@ -509,10 +489,7 @@ fn refused(command: &mut Command, out: &Path) -> String {
 fn bad_sweep_files_and_shards_are_one_line_and_exit_2() {
     let (dir, file) = sweep_file("[[target]]\nname = \"x\"\ncomand = [\"a\"]\n");
     let out = dir.path().join("out");
-    let log = refused(
-        witness().arg("sweep").arg(&file).arg("--out").arg(&out),
-        &out,
-    );
+    let log = refused(&mut sweep_in(&file, &out), &out);
     assert!(
         log.contains("SWEEP.toml:3:1") && log.contains("comand"),
         "{log}"
@@ -521,26 +498,10 @@ fn bad_sweep_files_and_shards_are_one_line_and_exit_2() {
     let (dir, file) = sweep_file(&testbed("honest", "honest"));
     let out = dir.path().join("out");
     for shard in ["3/3", "x", "1/0"] {
-        let log = refused(
-            witness()
-                .arg("sweep")
-                .arg(&file)
-                .arg("--out")
-                .arg(&out)
-                .args(["--shard", shard]),
-            &out,
-        );
+        let log = refused(sweep_in(&file, &out).args(["--shard", shard]), &out);
         assert!(log.contains("--shard"), "{log}");
     }
-    let log = refused(
-        witness()
-            .arg("sweep")
-            .arg(&file)
-            .arg("--out")
-            .arg(&out)
-            .env("JOB_COMPLETION_INDEX", "0"),
-        &out,
-    );
+    let log = refused(sweep_in(&file, &out).env("JOB_COMPLETION_INDEX", "0"), &out);
     assert!(log.contains("MCP_WITNESS_SHARD_COUNT"), "{log}");
     let log = refused(
         witness()
@@ -552,10 +513,7 @@ fn bad_sweep_files_and_shards_are_one_line_and_exit_2() {
     );
     assert!(log.contains("not a sweep output"), "{log}");
     let missing = dir.path().join("missing.toml");
-    let log = refused(
-        witness().arg("sweep").arg(&missing).arg("--out").arg(&out),
-        &out,
-    );
+    let log = refused(&mut sweep_in(&missing, &out), &out);
     assert!(log.contains("cannot read the sweep file"), "{log}");
 }
 

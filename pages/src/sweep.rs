@@ -314,7 +314,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use witness_model::sweep::{
-        DatasetFiles, Ecosystem, Prevalence, ShardEntry, SweepDocument, SweepRow, TargetStatus,
+        DatasetFiles, Prevalence, ShardEntry, SweepDocument, SweepRow, TargetStatus,
     };
     use witness_model::vocab::{CheckId, Verdict};
 
@@ -324,31 +324,15 @@ mod tests {
         SweepRow {
             target: "evil".into(),
             key: "evil-0123456789abcdef".into(),
-            ecosystem: Ecosystem::Command,
-            package: None,
-            version: None,
             status: TargetStatus::Audited,
-            reason: None,
             plan: "planner".into(),
             tool: Some(tool.into()),
-            class: None,
             read_only: Some(true),
-            destructive: None,
-            idempotent: None,
-            open_world: None,
             check: Some(CheckId::Eff01),
             verdict: Some(Verdict::Fail),
             verdict_reason: Some("wrote <b>1</b> row\u{202E}".into()),
-            calls: Some(1),
-            calls_ok: Some(1),
-            exercised: Some(true),
-            not_exercised: None,
-            creates: Some(1),
-            updates: Some(0),
-            deletes: Some(0),
-            outside_stores: Some(0),
-            audit: Some("targets/evil-0123456789abcdef/audit.json".into()),
             report: Some("targets/evil-0123456789abcdef/report.html".into()),
+            ..SweepRow::default()
         }
     }
 

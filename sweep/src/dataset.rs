@@ -208,25 +208,9 @@ pub fn rows_of(target: &Finished) -> Vec<SweepRow> {
             "planner"
         }
         .into(),
-        tool: None,
-        class: None,
-        read_only: None,
-        destructive: None,
-        idempotent: None,
-        open_world: None,
-        check: None,
-        verdict: None,
-        verdict_reason: None,
-        calls: None,
-        calls_ok: None,
-        exercised: None,
-        not_exercised: None,
-        creates: None,
-        updates: None,
-        deletes: None,
-        outside_stores: None,
         audit,
         report,
+        ..SweepRow::default()
     };
     let mut rows = Vec::new();
     if let Some(report) = &target.report {

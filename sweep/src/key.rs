@@ -130,17 +130,7 @@ fn entry(hasher: &mut blake3::Hasher, kind: u8, name: &str, bytes: &[u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn tempdir() -> tempfile::TempDir {
-        tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"))
-    }
-
-    fn write(path: &Path, text: &str) {
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).unwrap_or_else(|e| panic!("{e}"));
-        }
-        std::fs::write(path, text).unwrap_or_else(|e| panic!("{e}"));
-    }
+    use crate::testing::{tempdir, write};
 
     #[test]
     fn a_tree_is_pinned_by_content_not_by_where_it_is() {

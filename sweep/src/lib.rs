@@ -50,6 +50,8 @@ pub mod progress;
 pub mod run;
 pub mod shard;
 pub mod spec;
+#[cfg(test)]
+mod testing;
 pub mod worker;
 
 use std::path::PathBuf;

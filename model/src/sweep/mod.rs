@@ -31,7 +31,18 @@ pub const SWEEP_TARGET_SCHEMA: &str = "mcp-witness.sweep-target/v1";
 
 /// Where a target's server comes from.
 #[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    JsonSchema,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum Ecosystem {
@@ -40,6 +51,7 @@ pub enum Ecosystem {
     /// A package from PyPI, installed with pip into a virtual environment.
     Pypi,
     /// A command that is already on the machine; nothing is installed.
+    #[default]
     Command,
 }
 
@@ -144,7 +156,18 @@ pub struct TargetDefinition {
 
 /// How a target's audit ended.
 #[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    JsonSchema,
 )]
 #[serde(rename_all = "kebab-case")]
 pub enum TargetStatus {
@@ -158,6 +181,8 @@ pub enum TargetStatus {
     /// The audit did not finish within the sweep's time bound.
     TimedOut,
     /// The harness failed (no jail could be made, the worker died).
+    // The default: nothing is known of a target until something says so.
+    #[default]
     Error,
 }
 
@@ -218,7 +243,8 @@ pub struct TargetResult {
 /// One target × tool × check: a line of `dataset.jsonl`, a row of
 /// `dataset.csv`. A target with no tool to report (it was never installed,
 /// never started, timed out) has one row whose tool fields are empty.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+// `Default` is that empty frame, which every row is built from.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SweepRow {
     /// The target's name in the sweep file.
     pub target: String,

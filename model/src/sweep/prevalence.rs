@@ -187,37 +187,15 @@ fn check_prevalence(rows: &[SweepRow]) -> Vec<CheckPrevalence> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sweep::{Ecosystem, TargetStatus};
 
     fn row(key: &str, tool: &str, read_only: Option<bool>, check: CheckId, v: Verdict) -> SweepRow {
         SweepRow {
-            target: key.into(),
             key: key.into(),
-            ecosystem: Ecosystem::Command,
-            package: None,
-            version: None,
-            status: TargetStatus::Audited,
-            reason: None,
-            plan: "planner".into(),
             tool: Some(tool.into()),
-            class: None,
             read_only,
-            destructive: None,
-            idempotent: None,
-            open_world: None,
             check: Some(check),
             verdict: Some(v),
-            verdict_reason: None,
-            calls: None,
-            calls_ok: None,
-            exercised: None,
-            not_exercised: None,
-            creates: None,
-            updates: None,
-            deletes: None,
-            outside_stores: None,
-            audit: None,
-            report: None,
+            ..SweepRow::default()
         }
     }
 

@@ -1,15 +1,5 @@
 use super::*;
-
-fn tempdir() -> tempfile::TempDir {
-    tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"))
-}
-
-fn write(path: &Path, text: &str) {
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).unwrap_or_else(|e| panic!("{e}"));
-    }
-    std::fs::write(path, text).unwrap_or_else(|e| panic!("{e}"));
-}
+use crate::testing::{tempdir, write};
 
 /// A sweep directory holding `sweep` as SWEEP.toml, a plan and a fixture.
 fn sweep_dir(sweep: &str) -> tempfile::TempDir {
