@@ -215,18 +215,28 @@ fn install_pypi(job: &Job<'_>) -> Result<(), String> {
 
 /// The version of the package that the install's venv holds.
 fn pip_version(job: &Job<'_>) -> Option<String> {
-    let output = Command::new(job.dir.join("venv/bin/python"))
+    let mut command = Command::new(job.dir.join("venv/bin/python"));
+    command
         .args([
             "-c",
             "import importlib.metadata as m, sys; print(m.version(sys.argv[1]))",
             &job.package.name,
         ])
-        .output()
-        .ok()?;
-    output
-        .status
-        .success()
-        .then(|| String::from_utf8_lossy(&output.stdout).trim().to_owned())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    // Through the sweep's children, like every process it starts: a child
+    // it did not track would be taken for an orphan and ended.
+    let mut child = children().spawn(command).ok()?;
+    let mut stdout = child.stdout.take()?;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let ended = children().wait(&mut child, deadline).ok()?;
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut text).ok()?;
+    match ended {
+        Ended::Exited(status) if status.success() => Some(text.trim().to_owned()),
+        _ => None,
+    }
 }
 
 fn check_version(package: &Package, found: Option<String>) -> Result<(), String> {
