@@ -26,7 +26,7 @@
 //! - [`install`]: each package in its own content-addressed directory, with
 //!   the ordinary clients (npm, pip in a venv), locked against a second
 //!   process installing the same thing.
-//! - [`run`]: `--jobs` targets at once, each audited by a worker process
+//! - [`mod@run`]: `--jobs` targets at once, each audited by a worker process
 //!   ([`worker`]) through the engine's public audit API only, bounded in
 //!   time, retried while incomplete up to a limit, resumable after a kill.
 //! - [`dataset`]: one row per target × tool × check, JSON lines and CSV, and
