@@ -3,7 +3,8 @@
 //!
 //! Run as a whole with `--jobs 2`, it writes the committed
 //! `experiments/sweeps/published/` (by the documented rule: fields named
-//! `volatile`, and how each server process ended at shutdown, are left out);
+//! `volatile`, and the timing of the wire record — how each server process
+//! ended, when each frame was recorded — are left out);
 //! run again it redoes nothing; run as three shards in three processes and
 //! merged, it writes the same dataset, sweep.json and page, byte for byte,
 //! and the same audits by the rule. The committed pages and dataset are
@@ -101,9 +102,13 @@ fn files(root: &Path) -> Vec<PathBuf> {
 }
 
 /// `value` without what the documented rule leaves out of comparisons:
-/// every field named `volatile` (elapsed times, attempts), and how each
-/// server process ended at shutdown (`transcripts[].exit`), which depends on
-/// whether it left within the engine's grace after its stdin closed.
+/// every field named `volatile` (elapsed times, attempts), and the timing of
+/// the wire record — how each server process ended at shutdown
+/// (`transcripts[].exit`: whether it left within the engine's grace after
+/// its stdin closed) and when each frame was recorded
+/// (`transcripts[].frames[].t_us`: steps of the injected clock, which the
+/// threads reading a server's output also step, as often as its output
+/// happened to arrive in pieces).
 fn comparable(value: &mut Value) {
     match value {
         Value::Object(map) => {
@@ -111,6 +116,11 @@ fn comparable(value: &mut Value) {
             if let Some(Value::Array(processes)) = map.get_mut("transcripts") {
                 for process in processes.iter_mut().filter_map(Value::as_object_mut) {
                     process.remove("exit");
+                    if let Some(Value::Array(frames)) = process.get_mut("frames") {
+                        for frame in frames.iter_mut().filter_map(Value::as_object_mut) {
+                            frame.remove("t_us");
+                        }
+                    }
                 }
             }
             map.values_mut().for_each(comparable);
