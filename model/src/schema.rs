@@ -7,8 +7,10 @@
 
 use schemars::{JsonSchema, Schema};
 
+use crate::agent::{AGENT_RUN_SCHEMA, AgentRunDocument};
 use crate::audit::{AUDIT_SCHEMA, AuditReport};
 use crate::case::{CASE_SCHEMA, CaseReport};
+use crate::coverage::{COVERAGE_SCHEMA, CoverageDocument};
 use crate::experiments::{E1_SCHEMA, E1Document, E2_SCHEMA, E2Document, E3_SCHEMA, E3Document};
 use crate::guidance::{GUIDANCE_SCHEMA, GuidanceReport};
 use crate::manifest::diff::{DIFF_SCHEMA, ManifestDiff};
@@ -54,7 +56,7 @@ fn schema_of<T: JsonSchema>() -> Schema {
 }
 
 /// Every versioned document, in the order `--help` lists them.
-pub const DOCUMENTS: [Document; 12] = [
+pub const DOCUMENTS: [Document; 14] = [
     Document {
         name: "audit",
         id: AUDIT_SCHEMA,
@@ -92,6 +94,12 @@ pub const DOCUMENTS: [Document; 12] = [
         schema: schema_of::<E3Document>,
     },
     Document {
+        name: "coverage",
+        id: COVERAGE_SCHEMA,
+        written_by: "`lab coverage`: coverage.json",
+        schema: schema_of::<CoverageDocument>,
+    },
+    Document {
         name: "manifest",
         id: PIN_SCHEMA,
         written_by: "`manifest pin`: a pin file",
@@ -108,6 +116,12 @@ pub const DOCUMENTS: [Document; 12] = [
         id: GUIDANCE_SCHEMA,
         written_by: "`guidance --format json`",
         schema: schema_of::<GuidanceReport>,
+    },
+    Document {
+        name: "agent-run",
+        id: AGENT_RUN_SCHEMA,
+        written_by: "`agent run --format json`, `agent run --out`: agent-run.json",
+        schema: schema_of::<AgentRunDocument>,
     },
     Document {
         name: "sweep",

@@ -10,6 +10,9 @@
 //!   `report` call);
 //! - [`sweep::render_dir`]: a sweep's prevalence page and its targets'
 //!   evidence pages (what `sweep` and `sweep merge` call).
+//! - [`ci`]: an audit as JUnit XML and SARIF 2.1.0, for CI systems.
+//! - [`agent`]: the page and text summary of an agent run
+//!   (`mcp-witness.agent-run/v1`).
 //!
 //! Safety: templates are HTML with autoescape on, and every interpolated
 //! value goes through [`html_formatter`], which also makes invisible
@@ -21,8 +24,11 @@
 //!
 //! Rendering is deterministic: no clock, no environment, sorted inputs.
 
+pub mod agent;
 mod audit;
 mod charts;
+pub mod ci;
+mod coverage;
 pub mod guidance;
 mod index;
 mod lenient;
@@ -50,6 +56,7 @@ const MACROS: &str = include_str!("../../reports/templates/macros.html.j2");
 const AUDIT: &str = include_str!("../../reports/templates/audit.html.j2");
 const INDEX: &str = include_str!("../../reports/templates/index.html.j2");
 const SWEEP: &str = include_str!("../../reports/templates/sweep.html.j2");
+const AGENT_RUN: &str = include_str!("../../reports/templates/agent-run.html.j2");
 
 /// The template environment: embedded templates, HTML autoescape for
 /// `*.html.j2`, strict undefined values, the escaping formatter.
@@ -74,6 +81,7 @@ fn environment() -> Result<Environment<'static>> {
         ("audit.html.j2", AUDIT),
         ("index.html.j2", INDEX),
         ("sweep.html.j2", SWEEP),
+        ("agent-run.html.j2", AGENT_RUN),
     ] {
         env.add_template(name, source)
             .map_err(|e| anyhow!("template {name}: {e:#}"))?;
@@ -251,7 +259,13 @@ pub fn render_all(data: &Path, pages: &Path) -> Result<Rendered> {
         .iter()
         .map(|c| index::case_view(c, data, ""))
         .collect();
-    let summary = markdown::markdown(docs.e1.as_ref(), docs.e2.as_ref(), docs.e3.as_ref(), &cases);
+    let summary = markdown::markdown(
+        docs.e1.as_ref(),
+        docs.e2.as_ref(),
+        docs.e3.as_ref(),
+        &cases,
+        docs.coverage.as_ref(),
+    );
     let path = data.join("summary.md");
     write(&path, &summary)?;
     rendered.files.push(path);

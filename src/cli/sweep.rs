@@ -89,6 +89,14 @@ struct MergeArgs {
     out: PathBuf,
 }
 
+impl SweepArgs {
+    /// Whether this is the hidden worker, which launches a server (the
+    /// sweep itself only starts workers and package clients).
+    pub fn is_worker(&self) -> bool {
+        matches!(self.command, Some(SweepCommand::Worker { .. }))
+    }
+}
+
 pub fn run(args: SweepArgs) -> Result<ExitStatus> {
     match args.command {
         Some(SweepCommand::Merge(merge)) => run_merge(merge),
@@ -126,8 +134,12 @@ fn run_sweep(args: &SweepArgs) -> Result<ExitStatus> {
         installs: std::path::absolute(&installs).unwrap_or(installs),
         jobs,
         shard: shard.map(|(s, _)| s),
+        // A worker's stderr is its log, whose last line is the reason a
+        // failed worker gives: no progress lines in it.
         worker: vec![
             exe.into_os_string(),
+            OsString::from("--progress"),
+            OsString::from("off"),
             OsString::from("sweep"),
             OsString::from("worker"),
         ],

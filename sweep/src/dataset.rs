@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use witness_model::audit::{AuditReport, EffectTally, Hints, ToolEntry};
+use witness_model::audit::{AuditReport, CheckResult, Coverage, EffectTally, Hints, ToolEntry};
 use witness_model::exit::ExitStatus;
 use witness_model::sweep::{
     DatasetFiles, Ecosystem, Prevalence, SWEEP_SCHEMA, ShardEntry, SweepDocument, SweepRow,
@@ -166,10 +166,10 @@ fn summary(target: &Finished) -> TargetSummary {
     }
 }
 
-/// The verdicts of an audit, counted.
+/// The verdicts of an audit, counted: both lanes, as its rows hold them.
 pub fn verdicts(report: &AuditReport) -> VerdictCounts {
     let mut counts = VerdictCounts::default();
-    for check in &report.checks {
+    for check in report.checks.iter().chain(&report.response) {
         *match check.verdict {
             Verdict::Pass => &mut counts.pass,
             Verdict::Fail => &mut counts.fail,
@@ -214,10 +214,16 @@ pub fn rows_of(target: &Finished) -> Vec<SweepRow> {
     };
     let mut rows = Vec::new();
     if let Some(report) = &target.report {
+        // The audit's own coverage; an audit that carried out its plan in
+        // full leaves it out, and `Coverage::of` gives its numbers.
+        let coverage = report
+            .coverage
+            .clone()
+            .unwrap_or_else(|| Coverage::of(report, None));
         let mut tools: Vec<&ToolEntry> = report.tools.iter().collect();
         tools.sort_by(|a, b| a.name.cmp(&b.name));
         for tool in tools {
-            rows.extend(tool_rows(&base, report, tool));
+            rows.extend(tool_rows(&base, report, &coverage, tool));
         }
     }
     if rows.is_empty() {
@@ -226,8 +232,15 @@ pub fn rows_of(target: &Finished) -> Vec<SweepRow> {
     rows
 }
 
-/// One tool's rows: one per check, or one for the tool when no check ran.
-fn tool_rows(base: &SweepRow, report: &AuditReport, tool: &ToolEntry) -> Vec<SweepRow> {
+/// One tool's rows: one per check of either lane (the effect lane's, then
+/// the response lane's, in catalog order), or one for the tool when no
+/// check ran.
+fn tool_rows(
+    base: &SweepRow,
+    report: &AuditReport,
+    coverage: &Coverage,
+    tool: &ToolEntry,
+) -> Vec<SweepRow> {
     let Hints {
         read_only,
         destructive,
@@ -241,6 +254,8 @@ fn tool_rows(base: &SweepRow, report: &AuditReport, tool: &ToolEntry) -> Vec<Swe
         .collect();
     let ok = calls.iter().filter(|c| c.succeeded()).count();
     let effects = EffectTally::of(calls.iter().flat_map(|c| &c.effects));
+    let covered = coverage.by_tool.iter().find(|t| t.tool == tool.name);
+    let exercised = covered.map_or(ok > 0, |t| t.call.is_some());
     let row = SweepRow {
         tool: Some(tool.name.clone()),
         class: Some(tool.class),
@@ -250,17 +265,21 @@ fn tool_rows(base: &SweepRow, report: &AuditReport, tool: &ToolEntry) -> Vec<Swe
         open_world,
         calls: Some(calls.len()),
         calls_ok: Some(ok),
-        exercised: Some(ok > 0),
-        not_exercised: (ok == 0).then(|| not_exercised(report, &tool.name, &calls)),
+        exercised: Some(exercised),
+        on_real_values: covered
+            .filter(|t| t.call.is_some())
+            .map(|t| t.values.iter().all(|v| v.is_real())),
+        not_exercised: covered.and_then(|t| t.why.clone()),
         creates: Some(effects.creates),
         updates: Some(effects.updates),
         deletes: Some(effects.deletes),
         outside_stores: Some(effects.outside_stores),
         ..base.clone()
     };
-    let mut checks: Vec<_> = report
+    let mut checks: Vec<&CheckResult> = report
         .checks
         .iter()
+        .chain(&report.response)
         .filter(|c| c.tool == tool.name)
         .collect();
     checks.sort_by_key(|c| c.id);
@@ -276,24 +295,6 @@ fn tool_rows(base: &SweepRow, report: &AuditReport, tool: &ToolEntry) -> Vec<Swe
             ..row.clone()
         })
         .collect()
-}
-
-/// Why a tool had no successful call. The audit will say so itself once it
-/// reports coverage; until then it is read from the planner and the ledger.
-fn not_exercised(
-    report: &AuditReport,
-    tool: &str,
-    calls: &[&witness_model::audit::CallRecord],
-) -> String {
-    if let Some(skipped) = report.planner.skipped.iter().find(|s| s.tool == tool) {
-        return format!("left out by the planner: {}", skipped.reason);
-    }
-    if calls.is_empty() {
-        return "not called".into();
-    }
-    let mut phrases: Vec<&str> = calls.iter().map(|c| c.outcome.status.phrase()).collect();
-    phrases.dedup();
-    format!("no call succeeded ({})", phrases.join(", "))
 }
 
 /// The rows as CSV (RFC 4180 quoting, `\n` line ends): the columns are the
@@ -330,6 +331,7 @@ pub fn columns() -> Vec<&'static str> {
         "calls",
         "calls_ok",
         "exercised",
+        "on_real_values",
         "not_exercised",
         "creates",
         "updates",

@@ -362,26 +362,42 @@ fn read_audit(path: &Path) -> Outcome {
         .ok()
         .and_then(|text| serde_json::from_str::<AuditReport>(&text).ok());
     match report {
-        Some(report) if report.complete => Outcome {
-            status: TargetStatus::Audited,
-            reason: None,
-            report: Some(report),
-        },
-        Some(report) => Outcome {
-            status: TargetStatus::Incomplete,
-            reason: Some(
-                report
-                    .incomplete_reason
-                    .clone()
-                    .unwrap_or_else(|| "the audit could not conclude".into()),
-            ),
-            report: Some(report),
+        Some(report) => match not_concluded(&report) {
+            None => Outcome {
+                status: TargetStatus::Audited,
+                reason: None,
+                report: Some(report),
+            },
+            Some(reason) => Outcome {
+                status: TargetStatus::Incomplete,
+                reason: Some(reason),
+                report: Some(report),
+            },
         },
         None => Outcome::without_audit(
             TargetStatus::Error,
             "the worker wrote no readable audit".into(),
         ),
     }
+}
+
+/// Why an audit did not conclude, by the audit's own word: a session that
+/// could not finish (`complete: false`), or one that finished and that no
+/// check could rest on (its coverage says why); `None` when it concluded.
+fn not_concluded(report: &AuditReport) -> Option<String> {
+    if !report.complete {
+        return Some(
+            report
+                .incomplete_reason
+                .clone()
+                .unwrap_or_else(|| "the audit could not conclude".into()),
+        );
+    }
+    report.coverage.as_ref().filter(|c| !c.concluded).map(|c| {
+        c.not_concluded
+            .clone()
+            .unwrap_or_else(|| "the audit could not conclude".into())
+    })
 }
 
 /// The worker's last words (`mcp-witness: ...`), one line.

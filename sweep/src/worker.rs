@@ -138,6 +138,11 @@ fn options(job: &Job) -> Result<AuditOptions, WorkerError> {
         pinned_version: definition.package.as_ref().map(|p| p.version.clone()),
         events: Default::default(),
         include_destructive: definition.audit.include_destructive,
+        // One session per target, as the case studies run them; and no
+        // coverage floor: a sweep measures coverage (it is in every row)
+        // rather than failing a target on it.
+        session_per_call: false,
+        min_coverage: None,
     })
 }
 

@@ -267,11 +267,15 @@ pub struct SweepRow {
     pub check: Option<CheckId>,
     pub verdict: Option<Verdict>,
     pub verdict_reason: Option<String>,
-    /// Coverage of the tool, read from the audit's ledger: its calls, how
-    /// many succeeded, and when none did, why it was not exercised.
+    /// Coverage of the tool: its calls and how many succeeded, from the
+    /// ledger; whether it was exercised, whether the call that exercised it
+    /// used real values only (literal, harvested or from a store: nothing
+    /// invented), and when it was not exercised, why — the audit's own
+    /// coverage (`coverage.by_tool`).
     pub calls: Option<usize>,
     pub calls_ok: Option<usize>,
     pub exercised: Option<bool>,
+    pub on_real_values: Option<bool>,
     pub not_exercised: Option<String>,
     /// Effects charged to the tool's calls, in the declared stores and
     /// outside them.

@@ -55,7 +55,13 @@ fn an_audit_is_one_row_per_tool_and_check_with_declarations_and_coverage() {
         result: result("keymint", TargetStatus::Audited, true),
         report: Some(report.clone()),
     });
-    assert_eq!(rows.len(), report.checks.len());
+    // Both lanes: the effect checks and the response checks.
+    assert!(!report.response.is_empty());
+    assert_eq!(rows.len(), report.checks.len() + report.response.len());
+    assert!(
+        rows.iter()
+            .any(|r| r.check.is_some_and(|c| c.as_str().starts_with("RSP-")))
+    );
     let fail: Vec<_> = rows
         .iter()
         .filter(|r| r.verdict == Some(Verdict::Fail))
@@ -75,6 +81,24 @@ fn an_audit_is_one_row_per_tool_and_check_with_declarations_and_coverage() {
         .unwrap_or_else(|| panic!("get_note has rows"));
     assert_eq!(get_note.read_only, Some(true));
     assert_eq!(get_note.exercised, Some(true));
+    // Coverage is the audit's own, tool by tool.
+    let coverage = report
+        .coverage
+        .clone()
+        .unwrap_or_else(|| Coverage::of(&report, None));
+    for row in &rows {
+        let tool = coverage
+            .by_tool
+            .iter()
+            .find(|t| Some(&t.tool) == row.tool.as_ref())
+            .unwrap_or_else(|| panic!("{:?} has coverage", row.tool));
+        assert_eq!(row.exercised, Some(tool.call.is_some()));
+        assert_eq!(row.not_exercised, tool.why);
+        assert_eq!(
+            row.on_real_values,
+            tool.call.map(|_| tool.values.iter().all(|v| v.is_real()))
+        );
+    }
     assert!(get_note.calls_ok.is_some_and(|n| n > 0));
     assert_eq!(get_note.package.as_deref(), Some("@x/server"));
     assert_eq!(get_note.plan, "planner");
@@ -167,7 +191,11 @@ fn the_dataset_is_the_same_whatever_order_targets_are_listed_in() {
     }
     assert_eq!(written[0], written[1]);
     let jsonl = String::from_utf8_lossy(&written[0][0]).into_owned();
-    assert_eq!(jsonl.lines().count(), 1 + keymint_audit().checks.len());
+    let audit = keymint_audit();
+    assert_eq!(
+        jsonl.lines().count(),
+        1 + audit.checks.len() + audit.response.len()
+    );
     assert!(
         jsonl
             .lines()
