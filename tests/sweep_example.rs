@@ -295,8 +295,9 @@ fn the_example_sweep_reproduces_and_its_shards_merge_to_the_same_dataset() {
 #[test]
 fn the_example_npm_targets_are_the_case_studies_and_agree_with_them() {
     // The committed example and the committed case studies are independent
-    // runs of the same servers, plans, stores and clocks: their verdicts,
-    // calls and observed effects must be the same.
+    // runs of the same servers, plans, stores and clocks: their verdicts in
+    // both lanes, calls, observed effects, coverage and isolation layers
+    // must be the same.
     let published = repo().join("experiments/sweeps/published");
     let sweep: Value = serde_json::from_str(
         &std::fs::read_to_string(published.join("sweep.json")).expect("sweep.json"),
@@ -312,7 +313,17 @@ fn the_example_npm_targets_are_the_case_studies_and_agree_with_them() {
         };
         let ours = read(published.join(target["audit"].as_str().unwrap_or("")));
         let case = read(repo().join(format!("experiments/results/audits/case-{name}.json")));
-        for field in ["checks", "calls", "summary", "tools"] {
+        for field in [
+            "checks",
+            "response",
+            "metadata",
+            "findings",
+            "calls",
+            "summary",
+            "tools",
+            "coverage",
+            "isolation",
+        ] {
             assert_eq!(ours[field], case[field], "{name}: {field}");
         }
     }
