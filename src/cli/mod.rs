@@ -5,6 +5,7 @@
 
 pub mod agent;
 pub mod audit;
+pub mod compare;
 pub mod doctor;
 pub mod guidance;
 pub mod lab;
