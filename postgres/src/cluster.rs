@@ -65,6 +65,14 @@ pub enum ClusterError {
     SocketPath(PathBuf),
 }
 
+impl ClusterError {
+    /// Whether the store's source is what failed (it would not restore):
+    /// the user's input rather than this machine.
+    pub fn is_source_error(&self) -> bool {
+        matches!(self, ClusterError::Step { what, .. } if what.starts_with("restoring"))
+    }
+}
+
 /// Where a store's data comes from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Source {
@@ -196,6 +204,21 @@ fn confine(cmd: &mut Command, account: Option<Account>, death: Option<i32>) {
     }
 }
 
+/// Where a cluster made in `dir` keeps its socket (short: a socket's path
+/// is limited to about a hundred bytes).
+pub fn socket_dir_of(dir: &Path) -> PathBuf {
+    dir.join("s")
+}
+
+/// The libpq connection URI of the server's role to the store's database
+/// through the socket in `socket_dir`.
+pub fn connection_string(socket_dir: &Path) -> String {
+    format!(
+        "postgresql://{SERVER_ROLE}@localhost/{DATABASE}?host={}&port={PORT}",
+        socket_dir.display()
+    )
+}
+
 /// A running throwaway cluster. Dropping it stops the postmaster (fast
 /// shutdown, then SIGKILL to its process group) and waits for it.
 pub struct Cluster {
@@ -211,7 +234,7 @@ impl Cluster {
         let bin = Binaries::find()?;
         let account = account();
         let data = dir.join("data");
-        let socket_dir = dir.join("s");
+        let socket_dir = socket_dir_of(dir);
         let sock = crate::protocol::socket_path(&socket_dir, PORT);
         if sock.as_os_str().len() >= 100 {
             return Err(ClusterError::SocketPath(sock));
@@ -316,10 +339,7 @@ impl Cluster {
     /// to the database as the server role through the socket. No password:
     /// the socket is the only door, and it is inside the jail.
     pub fn connection_string(&self) -> String {
-        format!(
-            "postgresql://{SERVER_ROLE}@localhost/{DATABASE}?host={}&port={PORT}",
-            self.socket_dir.display()
-        )
+        connection_string(&self.socket_dir)
     }
 
     /// A new session as the superuser (the observer's view: every row,

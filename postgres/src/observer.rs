@@ -59,11 +59,14 @@ SELECT 'catalog/' || CASE c.relkind WHEN 'r' THEN 'table' WHEN 'p' THEN 'table'
             FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
            WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped),
          CASE WHEN c.relkind IN ('v', 'm') THEN pg_get_viewdef(c.oid) END,
-         CASE WHEN c.relkind IN ('i', 'I') THEN pg_get_indexdef(c.oid) END,
-         CASE WHEN c.relkind = 'S' THEN pg_sequence_last_value(c.oid)::text END
+         CASE WHEN c.relkind IN ('i', 'I') THEN pg_get_indexdef(c.oid) END
        )
   FROM pg_class c JOIN ns ON ns.oid = c.relnamespace
  WHERE c.relkind IN ('r', 'p', 'v', 'm', 'S', 'i', 'I', 'f')
+UNION ALL
+SELECT 'catalog/sequence-value:' || quote_ident(ns.nspname) || '.' || quote_ident(c.relname),
+       coalesce(pg_sequence_last_value(c.oid)::text, '')
+  FROM pg_class c JOIN ns ON ns.oid = c.relnamespace WHERE c.relkind = 'S'
 UNION ALL
 SELECT 'catalog/constraint:' || quote_ident(ns.nspname) || '.' || quote_ident(co.conname)
        || '@' || coalesce(co.conrelid::regclass::text, ''),
@@ -202,9 +205,12 @@ impl Observer for PostgresObserver {
         for row in self.query(CATALOG_SQL)? {
             if let [Some(id), content] = row.as_slice() {
                 let content = content.as_deref().unwrap_or("");
-                catalog
-                    .objects
-                    .insert(id.clone(), ObjectState::whole(content.as_bytes()));
+                let state = if id.starts_with(SEQUENCE_VALUE) {
+                    counter(content, last.objects.get(id))
+                } else {
+                    ObjectState::whole(content.as_bytes())
+                };
+                catalog.objects.insert(id.clone(), state);
             }
         }
         let previous = Snapshot {
@@ -267,6 +273,26 @@ impl Observer for PostgresObserver {
         last.warnings = warnings.into_iter().collect();
         Ok(changes)
     }
+}
+
+const SEQUENCE_VALUE: &str = "catalog/sequence-value:";
+
+/// A sequence's value as an object. A sequence that only moved forward
+/// handed out numbers and took nothing back: like a log that grew, that is
+/// an additive change, not an overwrite. So its size is the value reached,
+/// and when that grew the state carries the earlier state as its head
+/// (see `witness_observers::appended`); a sequence set back or cycled has
+/// none and reads as an overwrite.
+fn counter(text: &str, before: Option<&ObjectState>) -> ObjectState {
+    let mut state = ObjectState::whole(text.as_bytes());
+    state.size = text.parse::<i64>().map_or(0, |v| v.max(0) as u64);
+    state.head = before
+        .filter(|b| b.size < state.size)
+        .map(|b| witness_observers::Head {
+            len: b.size,
+            digest: b.digest.clone(),
+        });
+    state
 }
 
 /// The rows touched in one window: their state when it opened and now.
