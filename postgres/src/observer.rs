@@ -101,6 +101,26 @@ UNION ALL
 SELECT 'catalog/extension:' || quote_ident(extname), extversion FROM pg_extension
 "#;
 
+/// The cluster's transaction snapshot (`xmin:xmax:in-progress`) and every
+/// sequence's value: what each look reads even when nothing happened.
+const GATE_SQL: &str = r#"
+SELECT 'snapshot', pg_current_snapshot()::text
+UNION ALL
+SELECT 'catalog/sequence-value:' || quote_ident(n.nspname) || '.' || quote_ident(c.relname),
+       coalesce(pg_sequence_last_value(c.oid)::text, '')
+  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+ WHERE c.relkind = 'S' AND n.nspname NOT LIKE 'pg\_temp\_%'
+"#;
+
+/// Whether a snapshot (`xmin:xmax:xip,...`) had no transaction in progress.
+fn idle(snapshot: &str) -> bool {
+    let mut parts = snapshot.split(':');
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some(xmin), Some(xmax), Some(xip)) => xmin == xmax && xip.is_empty(),
+        _ => false,
+    }
+}
+
 /// Every primary key's columns, in key order, by table as PostgreSQL
 /// quotes it (`schema.table`).
 const KEYS_SQL: &str = r#"
@@ -122,6 +142,10 @@ pub struct PostgresObserver {
     /// table is met that is not known yet.
     keys: BTreeMap<String, Vec<String>>,
     keys_read: bool,
+    /// The transaction snapshot at the last look, when no transaction was
+    /// in progress then: if it is the same now, nothing committed since,
+    /// anywhere in the cluster, and the catalogs need no reading.
+    quiet_since: Option<String>,
     /// What `snapshot` reports (the same state `advance` keeps for callers).
     own: Snapshot,
 }
@@ -133,6 +157,7 @@ impl PostgresObserver {
             client: None,
             keys: BTreeMap::new(),
             keys_read: false,
+            quiet_since: None,
             own: Snapshot::default(),
         }
     }
@@ -199,10 +224,39 @@ impl Observer for PostgresObserver {
     }
 
     fn advance(&mut self, last: &mut Snapshot) -> Result<Vec<Change>, ObserveError> {
-        // Catalogs first: a table created in this window is then known
-        // when its rows are decoded.
+        // The gate first: the catalogs (a hundred times the work of
+        // anything else here) are read only when a transaction may have
+        // committed since the last look; sequence values always, since
+        // nextval() needs no transaction. Catalogs before rows: a table
+        // created in this window is then known when its rows are decoded.
+        let gate = self.query(GATE_SQL)?;
+        let snapshot = gate
+            .iter()
+            .find(|r| r.first().and_then(|c| c.as_deref()) == Some("snapshot"))
+            .and_then(|r| r.get(1).cloned().flatten());
+        let quiet = snapshot.is_some() && snapshot == self.quiet_since;
+        self.quiet_since = snapshot.filter(|s| idle(s));
         let mut catalog = Snapshot::default();
-        for row in self.query(CATALOG_SQL)? {
+        let rows = if quiet {
+            // Nothing committed: every catalog object is as it was.
+            catalog.objects.extend(
+                last.objects
+                    .range(CATALOG_PREFIX.to_owned()..)
+                    .take_while(|(id, _)| id.starts_with(CATALOG_PREFIX))
+                    .filter(|(id, _)| !id.starts_with(SEQUENCE_VALUE))
+                    .map(|(id, state)| (id.clone(), state.clone())),
+            );
+            gate.into_iter()
+                .filter(|r| {
+                    r.first()
+                        .and_then(|c| c.as_deref())
+                        .is_some_and(|id| id.starts_with(SEQUENCE_VALUE))
+                })
+                .collect()
+        } else {
+            self.query(CATALOG_SQL)?
+        };
+        for row in rows {
             if let [Some(id), content] = row.as_slice() {
                 let content = content.as_deref().unwrap_or("");
                 let state = if id.starts_with(SEQUENCE_VALUE) {

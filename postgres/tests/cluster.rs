@@ -114,6 +114,33 @@ fn row_changes_are_charged_to_their_window_with_old_values() {
         objects.iter().all(|o| o.starts_with("catalog/")),
         "{objects:?}"
     );
+
+    // Quiet looks skip the catalogs, yet a nextval() that needed no
+    // transaction (only every 32nd is logged) is seen each time, as an
+    // additive change; nothing is seen when nothing happens.
+    as_server(&cluster, "CREATE SEQUENCE tickets").expect("sequence");
+    observer.advance(&mut last).expect("sequence seen");
+    assert!(observer.advance(&mut last).expect("quiet").is_empty());
+    for _ in 0..2 {
+        as_server(&cluster, "SELECT nextval('tickets')").expect("nextval");
+        let changes = observer.advance(&mut last).expect("nextval seen");
+        assert_eq!(
+            ops(&changes),
+            [(
+                "catalog/sequence-value:public.tickets".into(),
+                Op::Update,
+                Some(false)
+            )]
+        );
+    }
+    // A role made from another database is in the shared catalogs.
+    let mut admin = cluster.connect("postgres").expect("admin");
+    admin.query("CREATE ROLE intruder LOGIN").expect("role");
+    let changes = observer.advance(&mut last).expect("role seen");
+    assert_eq!(
+        ops(&changes),
+        [("catalog/role:intruder".into(), Op::Create, None)]
+    );
 }
 
 #[test]
