@@ -1,7 +1,8 @@
 //! PostgreSQL stores end to end: a planted server whose read-only lookup
 //! writes through a function fails EFF-01 with the row as evidence, its
-//! honest tools pass, the SQL source is never written, and no cluster
-//! process or socket outlives the audit, even one ended by SIGTERM.
+//! honest tools pass, the SQL source is never written, a live source is
+//! only read, and no cluster process or socket outlives the audit, even one
+//! ended by SIGTERM.
 
 mod common;
 
@@ -50,11 +51,16 @@ fn scratch() -> Scratch {
 }
 
 fn audit_command(s: &Scratch, plan: &str) -> Command {
+    audit_of(s, plan, &s.seed.to_string_lossy())
+}
+
+/// The audit of the planted server on a store restored from `source`.
+fn audit_of(s: &Scratch, plan: &str, source: &str) -> Command {
     let plan_path = s.dir.path().join("plan.toml");
     std::fs::write(&plan_path, plan).expect("plan");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcp-witness"));
     cmd.args(["audit", "--format", "json", "--settle-ms", "0"])
-        .arg(format!("--store=crm=postgres:{}", s.seed.display()))
+        .arg(format!("--store=crm=postgres:{source}"))
         .arg(format!("--plan={}", plan_path.display()))
         .args(["--", "python3"])
         .arg(fixture("pg_crm_server.py"))
@@ -217,4 +223,59 @@ fn an_audit_ended_by_sigterm_leaves_no_cluster_process_or_socket() {
     assert_eq!(output.status.code(), Some(3));
     assert_eq!(processes_under(s.dir.path()), Vec::<String>::new());
     assert_eq!(sockets_under(s.dir.path()), Vec::<PathBuf>::new());
+}
+
+/// The live source's write counters and its `lookups` rows.
+fn source_state(source: &witness_postgres::Cluster) -> (Vec<Option<String>>, Option<String>) {
+    let mut client = source.connect("store").expect("source session");
+    client
+        .query("SELECT pg_stat_clear_snapshot()")
+        .expect("fresh stats");
+    let counters = client
+        .query(
+            "SELECT tup_inserted, tup_updated, tup_deleted FROM pg_stat_database \
+             WHERE datname = 'store'",
+        )
+        .expect("counters")
+        .into_iter()
+        .next()
+        .unwrap_or_default();
+    let lookups = client
+        .value("SELECT count(*) FROM lookups")
+        .expect("lookups");
+    (counters, lookups)
+}
+
+#[test]
+fn a_live_source_is_dumped_read_only_and_never_written() {
+    let s = scratch();
+    // The live database: a cluster of this test's own, seeded alike.
+    let source_dir = s.dir.path().join("live");
+    std::fs::create_dir(&source_dir).expect("live dir");
+    std::fs::set_permissions(&source_dir, std::fs::Permissions::from_mode(0o711)).expect("chmod");
+    let source =
+        witness_postgres::Cluster::create(&source_dir, &witness_postgres::Source::of_path(&s.seed))
+            .expect("live source");
+    let uri = format!(
+        "postgresql://witness@localhost/store?host={}&port=5432",
+        source.socket_dir().display()
+    );
+    let before = source_state(&source);
+    assert_eq!(before.1.as_deref(), Some("0"));
+
+    // The password goes where libpq looks for it, never into the URI.
+    let password = witness_postgres::cluster::password_for(source.socket_dir()).expect("password");
+    let output = audit_of(&s, PLAN, &uri)
+        .env("PGPASSWORD", &password)
+        .output()
+        .expect("runs");
+    let report = stdout_json(&output);
+    assert_eq!(report["complete"], true, "{report:#}");
+    // The jailed copy was written (the planted lookup), the source not.
+    assert_eq!(check(&report, "EFF-01", "find_contact")["verdict"], "fail");
+    let after = source_state(&source);
+    assert_eq!(after, before, "the live source was written");
+    // Nothing of the password reached the report.
+    let text = serde_json::to_string(&report).expect("json");
+    assert!(!text.contains(&password));
 }

@@ -88,6 +88,10 @@ fn main() {
         let t = Instant::now();
         let out = Command::new("bash")
             .args(["-c", &format!("set -o pipefail; {script}")])
+            .env(
+                "PGPASSWORD",
+                witness_postgres::cluster::password_for(cluster.socket_dir()).unwrap_or_default(),
+            )
             .output()
             .expect("sh");
         dumps.push(t.elapsed());

@@ -7,7 +7,10 @@
 //! object restored, but is no superuser, so it cannot run programs on the
 //! cluster's host (`COPY ... TO PROGRAM`) or read its files. The restore
 //! runs as a temporary superuser whose objects are then reassigned to
-//! `server`.
+//! `server`. Only `server` may connect without a password
+//! (`pg_hba.conf`); every other role needs one, and the superusers' is
+//! drawn at random per cluster and never leaves this process's memory, so
+//! a server that names another role on the socket is refused.
 //!
 //! PostgreSQL refuses to run as root. When the auditor is root, `initdb`
 //! and the postmaster run as the `postgres` system account the Debian
@@ -63,6 +66,10 @@ pub enum ClusterError {
     },
     #[error("the socket path {0} is longer than a Unix socket allows; use a shorter TMPDIR")]
     SocketPath(PathBuf),
+    #[error(
+        "a connection string given as a store's source must not carry a password (it would be a secret on the command line and in the report); give it in PGPASSWORD or a password file (~/.pgpass, PGPASSFILE)"
+    )]
+    PasswordInSource,
 }
 
 impl ClusterError {
@@ -70,6 +77,7 @@ impl ClusterError {
     /// the user's input rather than this machine.
     pub fn is_source_error(&self) -> bool {
         matches!(self, ClusterError::Step { what, .. } if what.starts_with("restoring"))
+            || matches!(self, ClusterError::PasswordInSource)
     }
 }
 
@@ -80,9 +88,26 @@ pub enum Source {
     Sql(PathBuf),
     /// A `pg_dump` archive: custom (`-Fc`), directory (`-Fd`) or tar (`-Ft`).
     Archive(PathBuf),
+    /// A live database, by a libpq URI without a password: dumped once, in
+    /// read-only transactions, and never written.
+    Live(String),
 }
 
 impl Source {
+    /// Whether `text` is a libpq URI (`postgres://` or `postgresql://`)
+    /// rather than a path.
+    pub fn is_live(text: &str) -> bool {
+        text.starts_with("postgres://") || text.starts_with("postgresql://")
+    }
+
+    /// A live source; refused when the URI carries a password.
+    pub fn live(uri: &str) -> Result<Self, ClusterError> {
+        if carries_password(uri) {
+            return Err(ClusterError::PasswordInSource);
+        }
+        Ok(Source::Live(uri.to_owned()))
+    }
+
     /// A file starting with `PGDMP`, a directory, or a `.tar` file is an
     /// archive; anything else is SQL.
     pub fn of_path(path: &Path) -> Self {
@@ -99,6 +124,22 @@ impl Source {
             Source::Sql(path.to_path_buf())
         }
     }
+}
+
+/// Whether a libpq URI has a password: `user:password@` in its authority or
+/// a `password` parameter.
+fn carries_password(uri: &str) -> bool {
+    let rest = uri.split_once("://").map_or(uri, |(_, rest)| rest);
+    let authority = rest.split(['/', '?']).next().unwrap_or("");
+    let in_userinfo = authority
+        .rsplit_once('@')
+        .is_some_and(|(userinfo, _)| userinfo.contains(':'));
+    let in_query = rest.split_once('?').is_some_and(|(_, query)| {
+        query
+            .split('&')
+            .any(|pair| pair.split('=').next() == Some("password"))
+    });
+    in_userinfo || in_query
 }
 
 /// The binaries of one PostgreSQL installation.
@@ -225,6 +266,8 @@ pub struct Cluster {
     dir: PathBuf,
     socket_dir: PathBuf,
     postmaster: Option<Child>,
+    /// The superusers' password (hex, random per cluster).
+    password: String,
 }
 
 impl Cluster {
@@ -253,19 +296,40 @@ impl Cluster {
             }
         }
         let log = dir.join("postgres.log");
+        let password = random_password().map_err(io("cannot draw the cluster's password"))?;
+        // initdb reads the superuser's password from a file; it is removed
+        // as soon as initdb is done.
+        let pwfile = dir.join("initdb.pw");
+        std::fs::write(&pwfile, &password).map_err(io("cannot write the password file"))?;
+        std::fs::set_permissions(&pwfile, std::fs::Permissions::from_mode(0o600))
+            .map_err(io("cannot set the password file's mode"))?;
+        if let Some(a) = account {
+            std::os::unix::fs::chown(&pwfile, Some(a.uid), Some(a.gid))
+                .map_err(io("cannot hand the password file to the cluster's account"))?;
+        }
 
         let mut initdb = Command::new(bin.tool("initdb"));
         initdb
             .arg("-D")
             .arg(&data)
-            .args(["-U", OWNER, "--auth=trust", "-E", "UTF8", "--locale=C"])
+            .args(["-U", OWNER, "--auth=password", "-E", "UTF8", "--locale=C"])
+            .arg(format!("--pwfile={}", pwfile.display()))
             .arg("--no-sync")
             .current_dir(dir)
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .stdin(Stdio::null());
         confine(&mut initdb, account, Some(libc::SIGKILL));
-        run(initdb, "initdb")?;
+        let made = run(initdb, "initdb");
+        let _ = std::fs::remove_file(&pwfile);
+        made?;
+        // The server's role alone may come in without a password; no TCP
+        // line at all (nothing listens there either).
+        std::fs::write(
+            data.join("pg_hba.conf"),
+            format!("local all {SERVER_ROLE} trust\nlocal all all password\n"),
+        )
+        .map_err(io("cannot write pg_hba.conf"))?;
 
         let log_file = File::create(&log).map_err(io("cannot create the cluster's log"))?;
         let log_err = log_file
@@ -314,7 +378,9 @@ impl Cluster {
             dir: dir.to_path_buf(),
             socket_dir,
             postmaster: Some(child),
+            password,
         };
+        remember(&cluster.socket_dir, &cluster.password);
         cluster.wait_ready(&log)?;
         cluster.restore(&bin, source)?;
         Ok(cluster)
@@ -345,7 +411,13 @@ impl Cluster {
     /// A new session as the superuser (the observer's view: every row,
     /// row-level security or not).
     pub fn connect(&self, database: &str) -> Result<Client, ProtocolError> {
-        Client::connect(&self.socket_dir, PORT, OWNER, database)
+        Client::connect(
+            &self.socket_dir,
+            PORT,
+            OWNER,
+            database,
+            Some(&self.password),
+        )
     }
 
     fn wait_ready(&mut self, log: &Path) -> Result<(), ClusterError> {
@@ -389,23 +461,34 @@ impl Cluster {
         // and a simple query of several statements is one.
         for sql in [
             format!("CREATE ROLE {SERVER_ROLE} LOGIN"),
-            format!("CREATE ROLE {RESTORER} SUPERUSER LOGIN"),
+            format!(
+                "CREATE ROLE {RESTORER} SUPERUSER LOGIN PASSWORD '{}'",
+                self.password
+            ),
             format!("CREATE DATABASE {DATABASE} OWNER {SERVER_ROLE}"),
         ] {
             self.admin("postgres", &sql, "preparing the cluster")?;
         }
-        let mut cmd = match source {
+        let pg_restore = |archive: &Path| {
+            let mut cmd = Command::new(bin.tool("pg_restore"));
+            cmd.args(["--no-owner", "--exit-on-error", "-d", DATABASE])
+                .arg(archive);
+            cmd
+        };
+        let (mut cmd, what) = match source {
             Source::Sql(path) => {
                 let mut cmd = Command::new(bin.tool("psql"));
                 cmd.args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-o", "/dev/null", "-f"])
                     .arg(path);
-                cmd
+                (cmd, format!("restoring {}", path.display()))
             }
-            Source::Archive(path) => {
-                let mut cmd = Command::new(bin.tool("pg_restore"));
-                cmd.args(["--no-owner", "--exit-on-error", "-d", DATABASE])
-                    .arg(path);
-                cmd
+            Source::Archive(path) => (
+                pg_restore(path),
+                format!("restoring the archive {}", path.display()),
+            ),
+            Source::Live(uri) => {
+                let archive = self.dump_live(bin, uri)?;
+                (pg_restore(&archive), format!("restoring the dump of {uri}"))
             }
         };
         cmd.arg("-h")
@@ -414,12 +497,9 @@ impl Cluster {
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("PGDATABASE", DATABASE)
+            .env("PGPASSWORD", &self.password)
             .env("PGCONNECT_TIMEOUT", "30")
             .stdin(Stdio::null());
-        let what = match source {
-            Source::Sql(path) => format!("restoring {}", path.display()),
-            Source::Archive(path) => format!("restoring the archive {}", path.display()),
-        };
         run(cmd, &what)?;
         // Everything restored belongs to the server's role; every table
         // logs its whole old row, so the observer sees old values.
@@ -447,6 +527,43 @@ impl Cluster {
             "creating the replication slot",
         )?;
         Ok(())
+    }
+
+    /// Dumps a live database into this cluster's directory with its own
+    /// `pg_dump`: every transaction read-only (`default_transaction_read_only`
+    /// on top of pg_dump's own read-only snapshot), no subscriptions or
+    /// publications (restoring a subscription would connect out). The
+    /// user's libpq settings for reaching it (password, password file, TLS,
+    /// service) are passed through; nothing else of the environment is.
+    fn dump_live(&self, bin: &Binaries, uri: &str) -> Result<PathBuf, ClusterError> {
+        let archive = self.dir.join("source.dump");
+        let mut cmd = Command::new(bin.tool("pg_dump"));
+        cmd.args(["-Fc", "--no-subscriptions", "--no-publications", "-f"])
+            .arg(&archive)
+            .arg("-d")
+            .arg(uri)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("PGOPTIONS", "-c default_transaction_read_only=on")
+            .env("PGCONNECT_TIMEOUT", "30")
+            .stdin(Stdio::null());
+        for key in [
+            "HOME",
+            "PGPASSWORD",
+            "PGPASSFILE",
+            "PGSERVICE",
+            "PGSERVICEFILE",
+            "PGSSLMODE",
+            "PGSSLROOTCERT",
+            "PGSSLCERT",
+            "PGSSLKEY",
+        ] {
+            if let Some(value) = std::env::var_os(key) {
+                cmd.env(key, value);
+            }
+        }
+        run(cmd, &format!("dumping the live source {uri}"))?;
+        Ok(archive)
     }
 
     /// Stops the postmaster: a fast shutdown, then SIGKILL to its process
@@ -481,7 +598,44 @@ impl Cluster {
 impl Drop for Cluster {
     fn drop(&mut self) {
         self.stop();
+        forget(&self.socket_dir);
     }
+}
+
+/// The password of every live cluster, by socket directory. An observer is
+/// made from a jailed store's directory alone (the engine's stores carry
+/// paths, and a password in them would travel into Debug output and
+/// reports); it finds its cluster's password here, so the password never
+/// leaves this process's memory.
+static PASSWORDS: std::sync::Mutex<std::collections::BTreeMap<PathBuf, String>> =
+    std::sync::Mutex::new(std::collections::BTreeMap::new());
+
+fn passwords() -> std::sync::MutexGuard<'static, std::collections::BTreeMap<PathBuf, String>> {
+    match PASSWORDS.lock() {
+        Ok(guard) => guard,
+        Err(poisoned) => poisoned.into_inner(),
+    }
+}
+
+fn remember(socket_dir: &Path, password: &str) {
+    passwords().insert(socket_dir.to_path_buf(), password.to_owned());
+}
+
+fn forget(socket_dir: &Path) {
+    passwords().remove(socket_dir);
+}
+
+/// The superusers' password of the live cluster whose socket is in
+/// `socket_dir`, if this process made it.
+pub fn password_for(socket_dir: &Path) -> Option<String> {
+    passwords().get(socket_dir).cloned()
+}
+
+/// 32 hex digits from the kernel's random source.
+fn random_password() -> std::io::Result<String> {
+    let mut bytes = [0u8; 16];
+    File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// Runs a step to completion; its failure says the first error line.
@@ -517,4 +671,31 @@ fn last_line(log: &Path) -> String {
         .ok()
         .and_then(|text| text.lines().last().map(str::to_owned))
         .unwrap_or_else(|| "no log".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_live_source_with_a_password_is_refused_and_one_without_is_taken() {
+        for uri in [
+            "postgresql://reader:hunter2@db.example/app",
+            "postgres://reader@db.example/app?sslmode=require&password=hunter2",
+        ] {
+            assert!(Source::is_live(uri));
+            assert!(matches!(
+                Source::live(uri),
+                Err(ClusterError::PasswordInSource)
+            ));
+        }
+        let uri = "postgresql://reader@db.example:5433/app?sslmode=require";
+        assert_eq!(Source::live(uri).ok(), Some(Source::Live(uri.into())));
+        assert!(!Source::is_live("/srv/app.sql"));
+        assert!(
+            !ClusterError::PasswordInSource
+                .to_string()
+                .contains("hunter2")
+        );
+    }
 }

@@ -171,8 +171,10 @@ impl PostgresObserver {
 
     fn query(&mut self, sql: &str) -> Result<Vec<crate::protocol::Row>, ObserveError> {
         if self.client.is_none() {
-            let client = Client::connect(&self.socket_dir, PORT, OWNER, DATABASE)
-                .map_err(|e| self.error(e))?;
+            let password = crate::cluster::password_for(&self.socket_dir);
+            let client =
+                Client::connect(&self.socket_dir, PORT, OWNER, DATABASE, password.as_deref())
+                    .map_err(|e| self.error(e))?;
             self.client = Some(client);
         }
         let result = match self.client.as_mut() {

@@ -40,7 +40,7 @@ fn cluster_in(dir: &Path) -> Cluster {
 }
 
 fn as_server(cluster: &Cluster, sql: &str) -> Result<(), String> {
-    let mut client = Client::connect(cluster.socket_dir(), PORT, SERVER_ROLE, DATABASE)
+    let mut client = Client::connect(cluster.socket_dir(), PORT, SERVER_ROLE, DATABASE, None)
         .map_err(|e| e.to_string())?;
     client.query(sql).map(|_| ()).map_err(|e| e.to_string())
 }
@@ -149,6 +149,15 @@ fn the_server_role_is_no_superuser_and_the_cluster_leaves_nothing_running() {
     let cluster = cluster_in(dir.path());
     let error = as_server(&cluster, "COPY (SELECT 1) TO PROGRAM 'true'").unwrap_err();
     assert!(error.contains("42501"), "{error}");
+    // Nor can it come in as the superuser, or guess its password.
+    let as_owner = |password| {
+        Client::connect(cluster.socket_dir(), PORT, "witness", DATABASE, password).map(|_| ())
+    };
+    assert!(matches!(
+        as_owner(None),
+        Err(witness_postgres::protocol::ProtocolError::NoPassword)
+    ));
+    assert!(as_owner(Some("guess")).is_err());
     let pid = cluster.pid().expect("running") as i32;
     let socket = witness_postgres::protocol::socket_path(cluster.socket_dir(), PORT);
     assert!(socket.exists());

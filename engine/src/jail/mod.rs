@@ -90,33 +90,46 @@ pub struct StoreSpec {
 impl StoreSpec {
     /// Parses `NAME=KIND:PATH`. Errors are one line, for exit code 2.
     pub fn parse(text: &str) -> Result<Self, String> {
+        // A connection string may carry a password: errors show a
+        // placeholder in its place, never the text.
+        let shown = match text.find("://") {
+            Some(at) => {
+                let cut = text[..at].rfind(':').map_or(0, |i| i + 1);
+                format!("{}<connection string>", &text[..cut])
+            }
+            None => text.to_owned(),
+        };
         let (name, rest) = text
             .split_once('=')
-            .ok_or_else(|| format!("--store {text:?}: expected NAME=KIND:PATH"))?;
+            .ok_or_else(|| format!("--store {shown:?}: expected NAME=KIND:PATH"))?;
         let (kind, path) = rest
             .split_once(':')
-            .ok_or_else(|| format!("--store {text:?}: expected NAME=KIND:PATH"))?;
+            .ok_or_else(|| format!("--store {shown:?}: expected NAME=KIND:PATH"))?;
         if name.is_empty()
             || !name
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
         {
             return Err(format!(
-                "--store {text:?}: the name must be letters, digits, '_' or '-'"
+                "--store {shown:?}: the name must be letters, digits, '_' or '-'"
             ));
         }
         if name == witness_model::audit::JAIL_STORE {
             return Err(format!(
-                "--store {text:?}: the name {name:?} is reserved for the jail-wide observer"
+                "--store {shown:?}: the name {name:?} is reserved for the jail-wide observer"
             ));
         }
         let kind = StoreKind::parse(kind).ok_or_else(|| {
             format!(
-                "--store {text:?}: unknown kind {kind:?} (expected sqlite, fs, jsonl or postgres)"
+                "--store {shown:?}: unknown kind {kind:?} (expected sqlite, fs, jsonl or postgres)"
             )
         })?;
         if path.is_empty() {
-            return Err(format!("--store {text:?}: empty path"));
+            return Err(format!("--store {shown:?}: empty path"));
+        }
+        if kind == StoreKind::Postgres && witness_postgres::Source::is_live(path) {
+            // Never echo the text: it would show the password.
+            witness_postgres::Source::live(path).map_err(|e| format!("--store {name}: {e}"))?;
         }
         Ok(Self {
             name: name.into(),
@@ -183,12 +196,21 @@ fn start_cluster(
     store: &StoreSpec,
 ) -> Result<(JailedStore, witness_postgres::Cluster), JailError> {
     use std::os::unix::fs::PermissionsExt;
-    if !store.source.exists() {
+    let text = store.source.to_string_lossy();
+    let cluster_error = |error| JailError::Cluster {
+        name: store.name.clone(),
+        error,
+    };
+    let source = if witness_postgres::Source::is_live(&text) {
+        witness_postgres::Source::live(&text).map_err(cluster_error)?
+    } else if store.source.exists() {
+        witness_postgres::Source::of_path(&store.source)
+    } else {
         return Err(JailError::NoSource {
             name: store.name.clone(),
             path: store.source.clone(),
         });
-    }
+    };
     let holder = root.join("stores").join(&store.name);
     std::fs::create_dir_all(&holder).map_err(JailError::Create)?;
     let mode = |path: &Path, mode: u32| {
@@ -205,13 +227,7 @@ fn start_cluster(
     ] {
         mode(&dir, bits)?;
     }
-    let source = witness_postgres::Source::of_path(&store.source);
-    let cluster = witness_postgres::Cluster::create(&holder, &source).map_err(|error| {
-        JailError::Cluster {
-            name: store.name.clone(),
-            error,
-        }
-    })?;
+    let cluster = witness_postgres::Cluster::create(&holder, &source).map_err(cluster_error)?;
     Ok((
         JailedStore {
             spec: store.clone(),
@@ -819,6 +835,19 @@ mod tests {
         assert!(StoreSpec::parse("d b=sqlite:/x").is_err());
         assert!(StoreSpec::parse("db=sqlite:").is_err());
         assert!(StoreSpec::parse("jail=fs:/x").is_err());
+        // A live PostgreSQL source is taken without a password, and refused
+        // with one, without echoing it.
+        assert!(StoreSpec::parse("db=postgres:postgresql://reader@db.example/app").is_ok());
+        let error = StoreSpec::parse("db=postgres:postgresql://reader:hunter2@db.example/app")
+            .err()
+            .unwrap_or_default();
+        assert!(error.contains("must not carry a password"), "{error}");
+        assert!(!error.contains("hunter2"), "{error}");
+        let error = StoreSpec::parse("db=postgress:postgresql://reader:hunter2@db.example/app")
+            .err()
+            .unwrap_or_default();
+        assert!(error.contains("<connection string>"), "{error}");
+        assert!(!error.contains("hunter2"), "{error}");
     }
 
     #[test]
@@ -853,6 +882,11 @@ mod tests {
         );
         assert!(parse_env_pairs("--env", &["NOEQUALS".into()]).is_err());
         let error = parse_env_pairs("--env", &["=hunter2-secret".into()]).unwrap_err();
+        assert!(!error.contains("hunter2"), "{error}");
+        let error = StoreSpec::parse("db=postgress:postgresql://reader:hunter2@db.example/app")
+            .err()
+            .unwrap_or_default();
+        assert!(error.contains("<connection string>"), "{error}");
         assert!(!error.contains("hunter2"), "{error}");
     }
 
