@@ -263,6 +263,9 @@ fn observer_for(store: &JailedStore, budget: Budget) -> Box<dyn Observer> {
         StoreKind::Fs => {
             Box::new(witness_observers::fs::FsObserver::new(&store.path).with_budget(budget))
         }
+        StoreKind::Postgres => Box::new(witness_postgres::PostgresObserver::new(
+            &crate::jail::postgres_socket_dir(&store.path),
+        )),
     }
 }
 
