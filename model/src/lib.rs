@@ -4,8 +4,9 @@
 //! exactly the published JSON: the audit ([`audit`], `mcp-witness.audit/v1`),
 //! the plan ([`plan`]), a case study ([`case`]), the experiments
 //! ([`experiments`], E1–E3), manifest pins and their drift ([`manifest`]),
-//! the guidance report ([`guidance`]) and the agent run ([`agent`],
-//! `mcp-witness.agent-run/v1`, with its golden cases and traces). [`schema`]
+//! the guidance report ([`guidance`]), the agent run ([`agent`],
+//! `mcp-witness.agent-run/v1`, with its golden cases and traces) and what
+//! the witness proxy records and `trace check` judges ([`proxy`]). [`schema`]
 //! names them all and gives their JSON Schemas; [`exit`] is the one rule for
 //! the exit code every command returns and some documents record. [`vocab`]
 //! holds the words they share: operations, probe statuses, verdicts, tool
@@ -25,5 +26,6 @@ pub mod experiments;
 pub mod guidance;
 pub mod manifest;
 pub mod plan;
+pub mod proxy;
 pub mod schema;
 pub mod vocab;

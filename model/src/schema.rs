@@ -15,6 +15,10 @@ use crate::guidance::{GUIDANCE_SCHEMA, GuidanceReport};
 use crate::manifest::diff::{DIFF_SCHEMA, ManifestDiff};
 use crate::manifest::{PIN_SCHEMA, Pin};
 use crate::plan::{PLAN_SCHEMA, PlanPreview};
+use crate::proxy::{
+    CONVERSATION_SCHEMA, ConversationLine, PROXY_TRACE_SCHEMA, TRACE_CHECK_SCHEMA, TraceCheckDocument,
+    TraceEntry,
+};
 
 /// One versioned document.
 #[derive(Clone, Copy, Debug)]
@@ -52,7 +56,7 @@ fn schema_of<T: JsonSchema>() -> Schema {
 }
 
 /// Every versioned document, in the order `--help` lists them.
-pub const DOCUMENTS: [Document; 10] = [
+pub const DOCUMENTS: [Document; 13] = [
     Document {
         name: "audit",
         id: AUDIT_SCHEMA,
@@ -112,6 +116,24 @@ pub const DOCUMENTS: [Document; 10] = [
         id: AGENT_RUN_SCHEMA,
         written_by: "`agent run --format json`, `agent run --out`: agent-run.json",
         schema: schema_of::<AgentRunDocument>,
+    },
+    Document {
+        name: "proxy-trace",
+        id: PROXY_TRACE_SCHEMA,
+        written_by: "`proxy --trace FILE`: one line of the trace (JSON lines)",
+        schema: schema_of::<TraceEntry>,
+    },
+    Document {
+        name: "conversation",
+        id: CONVERSATION_SCHEMA,
+        written_by: "a host, or `trace import`: one line of a conversation file (JSON lines)",
+        schema: schema_of::<ConversationLine>,
+    },
+    Document {
+        name: "trace-check",
+        id: TRACE_CHECK_SCHEMA,
+        written_by: "`trace check --format json`, `trace check --out`: trace-check.json",
+        schema: schema_of::<TraceCheckDocument>,
     },
 ];
 
