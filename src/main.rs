@@ -57,6 +57,12 @@ enum Command {
     /// Agent runs: golden cases driven by a model (or a script) against a jailed server.
     #[command(subcommand)]
     Agent(cli::agent::AgentCommand),
+    /// The witness proxy: stand between a real host and its server, forward
+    /// everything unchanged, observe the stores around every tool call.
+    Proxy(cli::proxy::ProxyArgs),
+    /// Recorded proxy traces: judge one, or import a host's conversation.
+    #[command(subcommand)]
+    Trace(cli::trace::TraceCommand),
 }
 
 fn main() -> ExitCode {
@@ -81,5 +87,7 @@ fn run(command: Command) -> anyhow::Result<witness_model::exit::ExitStatus> {
         Command::Report(args) => cli::report::run(args),
         Command::Schema(args) => cli::schema::run(args),
         Command::Agent(command) => cli::agent::run(command),
+        Command::Proxy(args) => cli::proxy::run(args),
+        Command::Trace(command) => cli::trace::run(command),
     }
 }

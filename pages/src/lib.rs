@@ -33,6 +33,7 @@ pub mod manifest;
 pub mod markdown;
 pub mod plan;
 pub mod text;
+pub mod trace_check;
 
 use std::fmt::Write as _;
 use std::path::{Component, Path, PathBuf};
@@ -52,6 +53,7 @@ const MACROS: &str = include_str!("../../reports/templates/macros.html.j2");
 const AUDIT: &str = include_str!("../../reports/templates/audit.html.j2");
 const INDEX: &str = include_str!("../../reports/templates/index.html.j2");
 const AGENT_RUN: &str = include_str!("../../reports/templates/agent-run.html.j2");
+const TRACE_CHECK: &str = include_str!("../../reports/templates/trace-check.html.j2");
 
 /// The template environment: embedded templates, HTML autoescape for
 /// `*.html.j2`, strict undefined values, the escaping formatter.
@@ -76,6 +78,7 @@ fn environment() -> Result<Environment<'static>> {
         ("audit.html.j2", AUDIT),
         ("index.html.j2", INDEX),
         ("agent-run.html.j2", AGENT_RUN),
+        ("trace-check.html.j2", TRACE_CHECK),
     ] {
         env.add_template(name, source)
             .map_err(|e| anyhow!("template {name}: {e:#}"))?;

@@ -9,9 +9,11 @@ pub mod guidance;
 pub mod lab;
 pub mod manifest;
 pub mod plan;
+pub mod proxy;
 pub mod report;
 pub mod schema;
 pub mod testbed;
+pub mod trace;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -122,3 +122,89 @@ fn undecidable(
 
 #[cfg(test)]
 mod tests;
+
+/// What `trace check` was given.
+pub struct CheckInput<'a> {
+    /// The trace file's text and name (never its directory).
+    pub trace: (&'a str, &'a str),
+    pub case: Option<&'a GoldenCase>,
+    /// The conversation's text, file name and format (`mcp-witness.conversation/v1`
+    /// or the host transcript it was imported from), already in
+    /// conversation lines.
+    pub conversation: Option<(&'a [witness_model::proxy::ConversationLine], &'a str, &'a str)>,
+    pub generator: &'a str,
+}
+
+/// The case a trace is held to when none is given: nothing expected, no
+/// budget; consent and say vs do still read the conversation.
+pub fn no_case() -> GoldenCase {
+    GoldenCase {
+        id: "no-case".into(),
+        title: "no golden case: only what any client is held to".into(),
+        budget: u32::MAX,
+        stores: Vec::new(),
+        env: Default::default(),
+        turns: Vec::new(),
+        expect: Default::default(),
+        facts: Vec::new(),
+        scope: None,
+        accountability: None,
+        claims: None,
+        judge: None,
+    }
+}
+
+/// The trace-check document. Everything is read through one redactor that
+/// first learns from the whole trace and conversation, as audits do.
+pub fn document(input: &CheckInput<'_>) -> Result<witness_model::proxy::TraceCheckDocument, CheckError> {
+    use witness_model::proxy::{CheckedCase, CheckedConversation, CheckedTrace, TRACE_CHECK_SCHEMA};
+    let mut redactor = witness_engine::redact::Redactor::default();
+    let text = crate::record::redact_lines(input.trace.0, &mut redactor);
+    let recorded = read_trace(&text)?;
+    let conversation: Option<Vec<witness_model::proxy::ConversationLine>> =
+        input.conversation.map(|(lines, _, _)| {
+            let mut known = serde_json::to_value(lines).unwrap_or_default();
+            redactor.learn(&known);
+            known = redactor.value(&known);
+            serde_json::from_value(known).unwrap_or_else(|_| lines.to_vec())
+        });
+    let assembled = assemble(&recorded, conversation.as_deref())?;
+    let fallback = no_case();
+    let case = input.case.unwrap_or(&fallback);
+    let judged = judge(case, &assembled);
+    let status = witness_trace::status(judged.outcome, &judged.verdicts);
+    let exit_code = match status {
+        witness_model::agent::RunStatus::Pass => 0,
+        witness_model::agent::RunStatus::Fail => 1,
+        witness_model::agent::RunStatus::Untestable => 3,
+    };
+    Ok(witness_model::proxy::TraceCheckDocument {
+        schema: TRACE_CHECK_SCHEMA.into(),
+        generator: input.generator.into(),
+        source: CheckedTrace {
+            file: input.trace.1.into(),
+            lines: recorded.lines,
+            host_transport: recorded.header.host_transport.clone(),
+            server_transport: recorded.header.server.transport.clone(),
+            live: recorded.header.live,
+            ended: recorded.ended().map(str::to_owned),
+            torn_last_line: recorded.torn,
+        },
+        case: input.case.map(|c| CheckedCase {
+            id: c.id.clone(),
+            title: c.title.clone(),
+            budget: c.budget,
+        }),
+        conversation: input.conversation.map(|(_, file, format)| CheckedConversation {
+            file: file.into(),
+            format: format.into(),
+            turns: assembled.turns,
+        }),
+        outcome: judged.outcome,
+        status,
+        verdicts: judged.verdicts,
+        ambiguous: assembled.ambiguous.clone(),
+        trace: assembled.trace,
+        exit_code,
+    })
+}
