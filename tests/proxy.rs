@@ -75,22 +75,29 @@ fn converse(rpc: &mut RpcClient, modern: bool) -> Vec<Value> {
         params
     };
     if modern {
-        rpc.request("server/discover", with(json!({})), TIMEOUT).expect("discover");
+        rpc.request("server/discover", with(json!({})), TIMEOUT)
+            .expect("discover");
     } else {
         let init = json!({"protocolVersion": "2025-11-25", "capabilities": {"roots": {}},
                           "clientInfo": {"name": "t", "version": "1"}});
-        let answer = rpc.request("initialize", init, TIMEOUT).expect("initialize");
+        let answer = rpc
+            .request("initialize", init, TIMEOUT)
+            .expect("initialize");
         if let witness_wire::rpc::RpcResponse::Result(result) = answer {
             rpc.negotiated(result["protocolVersion"].as_str().unwrap_or("2025-11-25"));
         }
-        rpc.notify("notifications/initialized", json!({})).expect("initialized");
+        rpc.notify("notifications/initialized", json!({}))
+            .expect("initialized");
     }
-    rpc.request("tools/list", with(json!({})), TIMEOUT).expect("list");
+    rpc.request("tools/list", with(json!({})), TIMEOUT)
+        .expect("list");
     let call = with(json!({"name": "echo", "arguments": {"x": 1}}));
     rpc.request("tools/call", call, TIMEOUT).expect("call");
     let unknown = with(json!({"name": "nope", "arguments": {}}));
-    rpc.request("tools/call", unknown, TIMEOUT).expect("error answer");
-    rpc.request("bogus/method", with(json!({})), TIMEOUT).expect("error answer");
+    rpc.request("tools/call", unknown, TIMEOUT)
+        .expect("error answer");
+    rpc.request("bogus/method", with(json!({})), TIMEOUT)
+        .expect("error answer");
     rpc.listen(Duration::from_millis(200));
     rpc.transcript()
         .frames
@@ -126,7 +133,10 @@ fn the_proxy_is_transparent_over_stdio_in_both_eras() {
         rpc.close();
         wait_for_end(&trace);
         let lines = std::fs::read_to_string(&trace).expect("trace");
-        let messages = lines.lines().filter(|l| l.contains("\"type\":\"message\"")).count();
+        let messages = lines
+            .lines()
+            .filter(|l| l.contains("\"type\":\"message\""))
+            .count();
         // Every message both ways: ours, the server's, and the client's
         // answer to the server's request.
         let sent = if modern { 5 } else { 7 };
@@ -213,4 +223,271 @@ fn an_http_upstream_is_relayed_unchanged() {
     let mut rpc = http_client(&url);
     let proxied = converse(&mut rpc, false);
     assert_eq!(direct, proxied);
+}
+
+fn repo(path: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(path)
+        .display()
+        .to_string()
+}
+
+/// `(model, script, case, server variant)`: seed 002's recorded client on
+/// one case, and every planted bad client of `tests/agent_runs.rs`.
+const CLIENTS: [(&str, &str, &str, &str); 8] = [
+    ("recorded", "recorded.toml", "delete-dana", "honest"),
+    (
+        "duplicate-liar",
+        "planted.toml",
+        "add-dana-present",
+        "honest",
+    ),
+    ("no-consent", "planted.toml", "delete-dana", "honest"),
+    ("wrong-id", "planted.toml", "delete-dana", "honest"),
+    (
+        "recorded",
+        "recorded.toml",
+        "add-dana-missing",
+        "unaudited-create",
+    ),
+    (
+        "cross-tenant",
+        "planted.toml",
+        "add-dana-missing",
+        "tenant-override",
+    ),
+    ("over-budget", "planted.toml", "add-dana-missing", "honest"),
+    ("no-answer", "planted.toml", "add-dana-missing", "honest"),
+];
+
+/// The agent run's turns as the host would record them: a conversation file.
+fn conversation_of(run: &Value) -> String {
+    let mut lines = vec![json!({"schema": "mcp-witness.conversation/v1"})];
+    for turn in run["trace"]["turns"].as_array().into_iter().flatten() {
+        lines.push(json!({"role": "user", "text": turn["user"]}));
+        for step in turn["steps"].as_array().into_iter().flatten() {
+            let calls: Vec<Value> = step["calls"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|c| json!({"tool": c["tool"], "arguments": c["arguments"]}))
+                .collect();
+            lines.push(json!({"role": "assistant", "text": step["text"], "calls": calls}));
+        }
+        let mut last = json!({"role": "assistant", "text": turn["reply"]});
+        if turn["end"] != "answered" {
+            last["end"] = turn["end"].clone();
+        }
+        lines.push(last);
+    }
+    lines
+        .iter()
+        .map(|l| {
+            let mut l = l.clone();
+            if let Some(o) = l.as_object_mut() {
+                o.retain(|_, v| !v.is_null());
+            }
+            l.to_string() + "\n"
+        })
+        .collect()
+}
+
+fn checks(verdicts: &Value) -> Vec<(String, String)> {
+    verdicts
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|v| {
+            (
+                v["check"].as_str().unwrap_or("").to_owned(),
+                v["verdict"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// The scripted clients of the agent runs drive the CRM through the proxy
+/// (the agent's own loop is the host): `trace check` over the proxy's trace
+/// and the host's conversation gives every check the verdict the agent run
+/// gave it — the same planted clients fail the same checks.
+#[test]
+fn trace_check_reproduces_the_agent_runs_verdicts_for_the_same_clients() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (i, (model, script, case, variant)) in CLIENTS.into_iter().enumerate() {
+        let case_file = repo(&format!("experiments/agent/cases/{case}.toml"));
+        let trace = dir.path().join(format!("{i}.jsonl"));
+        let output = Command::new(BIN)
+            .args(["agent", "run", "--case", &case_file, "--driver", "scripted"])
+            .arg(repo(&format!("experiments/agent/scripts/{script}")))
+            .args(["--model", model, "--format", "json"])
+            // The proxy's own jail goes outside the agent's, whose jail-wide
+            // observer would otherwise see it (and fail scope, rightly).
+            .arg("--env")
+            .arg(format!("TMPDIR={}", dir.path().display()))
+            .args(["--", "mcp-witness", "proxy"])
+            .arg("--trace")
+            .arg(&trace)
+            // The agent's jail already holds a fresh copy of the seeded store.
+            .args([
+                "--live",
+                "--store",
+                "db=sqlite:{db}",
+                "--facts-from",
+                &case_file,
+            ])
+            .args(["--env", "CRM_TOKEN=acme-agent-token", "--"])
+            .args([
+                "mcp-witness",
+                "testbed",
+                "crm",
+                "--variant",
+                variant,
+                "--store",
+                "{db}",
+            ])
+            .output()
+            .expect("agent run");
+        let agent = common::stdout_json(&output);
+        let run = &agent["runs"][0];
+        let conversation = dir.path().join(format!("{i}.conversation.jsonl"));
+        std::fs::write(&conversation, conversation_of(run)).expect("write");
+        let checked = Command::new(BIN)
+            .args(["trace", "check"])
+            .arg(&trace)
+            .args(["--cases", &case_file, "--conversation"])
+            .arg(&conversation)
+            .args(["--format", "json"])
+            .output()
+            .expect("trace check");
+        let doc = common::stdout_json(&checked);
+        assert_eq!(
+            checks(&doc["verdicts"]),
+            checks(&run["verdicts"]),
+            "{model} on {case}: {:#}",
+            doc["verdicts"]
+        );
+        assert_eq!(doc["outcome"], run["outcome"], "{model}");
+        assert_eq!(checked.status.code(), output.status.code(), "{model}");
+        let failed: Vec<String> = checks(&doc["verdicts"])
+            .into_iter()
+            .filter(|(_, v)| v == "fail")
+            .map(|(c, _)| c)
+            .collect();
+        assert_eq!(failed.is_empty(), i == 0, "{model}: {failed:?}");
+        // Without the conversation the trace still judges the calls and
+        // the store; consent and say vs do cannot be seen.
+        let bare = Command::new(BIN)
+            .args(["trace", "check"])
+            .arg(&trace)
+            .args(["--cases", &case_file, "--format", "json"])
+            .output()
+            .expect("trace check");
+        let bare = common::stdout_json(&bare);
+        for (check, verdict) in checks(&bare["verdicts"]) {
+            if ["consent", "say-vs-do"].contains(&check.as_str()) {
+                assert_eq!(verdict, "skip", "{model} {check}");
+            }
+        }
+    }
+}
+
+fn alive(pid: i32) -> bool {
+    // SAFETY: signal 0 only asks whether the process exists.
+    unsafe { libc::kill(pid, 0) == 0 }
+}
+
+/// A host killed while a call is in flight: the proxy sees its input close,
+/// stops the server's process group, removes the jail, and ends a trace
+/// that `trace check` reads and calls untestable (exit 3).
+#[test]
+fn killing_the_host_mid_call_leaves_a_readable_trace_and_nothing_running() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let jails = dir.path().join("tmp");
+    std::fs::create_dir_all(&jails).expect("tmp");
+    let trace = dir.path().join("killed.jsonl");
+    // The host: a process that starts the proxy, sends one call that never
+    // ends, and is then killed with SIGKILL.
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                      "params": {"name": "wait", "arguments": {}}});
+    let host_code = format!(
+        "import subprocess, sys, time\n\
+         p = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)\n\
+         p.stdin.write(({call:?} + '\\n').encode()); p.stdin.flush()\n\
+         time.sleep(60)\n",
+        call = call.to_string()
+    );
+    let db = dir.path().join("none.db").display().to_string();
+    let trace_text = trace.display().to_string();
+    let server = relay_server();
+    let mut host = Command::new("python3")
+        .args(["-c", &host_code, BIN, "proxy", "--trace", &trace_text])
+        .args([
+            "--store",
+            &format!("db=sqlite:{db}"),
+            "--",
+            "python3",
+            &server,
+            "hang",
+        ])
+        .env("TMPDIR", &jails)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("host");
+    let started = Instant::now();
+    while !std::fs::read_to_string(&trace)
+        .unwrap_or_default()
+        .contains("\"call\":1")
+        && started.elapsed() < TIMEOUT
+    {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let jail_dirs = || std::fs::read_dir(&jails).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(
+        jail_dirs(),
+        1,
+        "the jail exists while the call is in flight"
+    );
+    let server_pid: Vec<i32> = {
+        let out = Command::new("pgrep")
+            .args(["-f", &format!("{} hang", relay_server())])
+            .output();
+        out.map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .filter_map(|l| l.trim().parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+    };
+    assert!(!server_pid.is_empty(), "the server runs");
+    // SIGKILL the host: its pipe to the proxy closes.
+    host.kill().expect("kill");
+    let _ = host.wait();
+    let started = Instant::now();
+    while (jail_dirs() > 0 || server_pid.iter().any(|p| alive(*p))) && started.elapsed() < TIMEOUT {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(jail_dirs(), 0, "no jail is left behind");
+    for pid in &server_pid {
+        assert!(!alive(*pid), "server {pid} is still running");
+    }
+    wait_for_end(&trace);
+    let checked = Command::new(BIN)
+        .args(["trace", "check"])
+        .arg(&trace)
+        .args(["--format", "json"])
+        .output()
+        .expect("trace check");
+    assert_eq!(checked.status.code(), Some(3));
+    let doc = common::stdout_json(&checked);
+    assert_eq!(doc["outcome"], "untestable");
+    let why = doc["trace"]["harness_error"].as_str().unwrap_or("");
+    assert!(why.contains("call 1 (wait) never answered"), "{why}");
+    assert!(
+        doc["source"]["ended"]
+            .as_str()
+            .is_some_and(|e| e.contains("host"))
+    );
 }

@@ -16,8 +16,8 @@ use crate::manifest::diff::{DIFF_SCHEMA, ManifestDiff};
 use crate::manifest::{PIN_SCHEMA, Pin};
 use crate::plan::{PLAN_SCHEMA, PlanPreview};
 use crate::proxy::{
-    CONVERSATION_SCHEMA, ConversationLine, PROXY_TRACE_SCHEMA, TRACE_CHECK_SCHEMA, TraceCheckDocument,
-    TraceEntry,
+    CONVERSATION_SCHEMA, ConversationLine, PROXY_TRACE_SCHEMA, TRACE_CHECK_SCHEMA,
+    TraceCheckDocument, TraceEntry,
 };
 
 /// One versioned document.

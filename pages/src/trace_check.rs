@@ -155,7 +155,9 @@ pub fn junit(doc: &TraceCheckDocument) -> String {
     for v in &doc.verdicts {
         let name = crate::ci::xml(&v.check.to_string());
         let detail = crate::ci::xml(&v.detail);
-        out.push_str(&format!("<testcase classname=\"trace-check\" name=\"{name}\">"));
+        out.push_str(&format!(
+            "<testcase classname=\"trace-check\" name=\"{name}\">"
+        ));
         match v.verdict {
             Verdict::Fail => {
                 out.push_str(&format!("<failure message=\"{detail}\">{detail}</failure>"));

@@ -169,13 +169,17 @@ fn route(hub: Shared, session: u32) -> OnIncoming {
                 state.sender = None;
                 state.streams.clear();
             }
-            Incoming::Failed { request, detail, .. } => {
+            Incoming::Failed {
+                request, detail, ..
+            } => {
                 if let Some(w) = state.witness.as_mut() {
                     w.warn(format!("the upstream exchange failed: {detail}"));
                 }
                 if let Some(id) = request {
                     let key = id.to_string();
-                    state.streams.retain(|(k, _)| k.as_deref() != Some(key.as_str()));
+                    state
+                        .streams
+                        .retain(|(k, _)| k.as_deref() != Some(key.as_str()));
                 }
             }
         }
@@ -186,7 +190,11 @@ fn route(hub: Shared, session: u32) -> OnIncoming {
 /// open request stream, the GET stream, or the queue.
 fn deliver(state: &mut Hub, bytes: Vec<u8>) {
     if let Kind::Response { id } = message::read(&bytes).kind {
-        if let Some(at) = state.streams.iter().position(|(k, _)| k.as_ref() == Some(&id)) {
+        if let Some(at) = state
+            .streams
+            .iter()
+            .position(|(k, _)| k.as_ref() == Some(&id))
+        {
             let (_, stream) = state.streams.remove(at);
             let _ = stream.send(bytes);
         }
@@ -320,7 +328,10 @@ fn post(writer: &mut TcpStream, hub: &Shared, request: &Request) -> bool {
     let Some(rx) = waiting else {
         return respond(writer, 202, &[], b"").is_ok();
     };
-    let mut headers = vec![("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")];
+    let mut headers = vec![
+        ("Content-Type", "text/event-stream"),
+        ("Cache-Control", "no-cache"),
+    ];
     if let Some(id) = issued.as_deref() {
         headers.push(("Mcp-Session-Id", id));
     }
@@ -408,7 +419,10 @@ fn get(writer: &mut TcpStream, hub: &Shared) -> bool {
         }
         state.get = Some(tx);
     }
-    let headers = [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")];
+    let headers = [
+        ("Content-Type", "text/event-stream"),
+        ("Cache-Control", "no-cache"),
+    ];
     stream_events(writer, &rx, &headers, false)
 }
 
@@ -425,7 +439,11 @@ fn stream_events(
         head.push_str(&format!("{name}: {value}\r\n"));
     }
     head.push_str("\r\n");
-    if writer.write_all(head.as_bytes()).and_then(|()| writer.flush()).is_err() {
+    if writer
+        .write_all(head.as_bytes())
+        .and_then(|()| writer.flush())
+        .is_err()
+    {
         return false;
     }
     loop {
@@ -450,7 +468,10 @@ fn stream_events(
             return false;
         }
     }
-    writer.write_all(b"0\r\n\r\n").and_then(|()| writer.flush()).is_ok()
+    writer
+        .write_all(b"0\r\n\r\n")
+        .and_then(|()| writer.flush())
+        .is_ok()
 }
 
 fn chunk(writer: &mut TcpStream, bytes: &[u8]) -> std::io::Result<()> {

@@ -161,7 +161,11 @@ mod tests {
             shape,
             [
                 (Role::User, Some("Delete Dana Kim from our CRM."), vec![]),
-                (Role::Assistant, Some("Let me look."), vec!["search_contacts"]),
+                (
+                    Role::Assistant,
+                    Some("Let me look."),
+                    vec!["search_contacts"]
+                ),
                 (Role::Assistant, Some("Found c_150. Delete her?"), vec![]),
                 (Role::User, Some("Yes."), vec![]),
                 (Role::Assistant, None, vec![]),

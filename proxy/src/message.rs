@@ -21,9 +21,16 @@ pub struct Read {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Kind {
-    Request { id: IdKey, method: String },
-    Notification { method: String },
-    Response { id: IdKey },
+    Request {
+        id: IdKey,
+        method: String,
+    },
+    Notification {
+        method: String,
+    },
+    Response {
+        id: IdKey,
+    },
     /// Not JSON, not an object, a batch, or too long to read.
     Other,
 }

@@ -187,9 +187,15 @@ mod tests {
         let path = dir.path().join("t.jsonl");
         let env = [("CRM_TOKEN".to_owned(), "acme-agent-token".to_owned())];
         let mut w = TraceWriter::create(&path, header(), &env, Instant::now()).expect("create");
-        let early = message(&mut w, serde_json::json!({"echo": "sk-LATE-secret-0001", "t": "acme-agent-token"}));
+        let early = message(
+            &mut w,
+            serde_json::json!({"echo": "sk-LATE-secret-0001", "t": "acme-agent-token"}),
+        );
         w.write(&early).expect("write");
-        let reveal = message(&mut w, serde_json::json!({"api_key": "sk-LATE-secret-0001"}));
+        let reveal = message(
+            &mut w,
+            serde_json::json!({"api_key": "sk-LATE-secret-0001"}),
+        );
         w.write(&reveal).expect("write");
         let during = std::fs::read_to_string(&path).expect("read");
         assert!(!during.contains("acme-agent-token"), "{during}");

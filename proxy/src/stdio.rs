@@ -97,7 +97,11 @@ fn to_host(witness: Shared, events: EventSender<Event>) -> crate::upstream::OnIn
             }
             let mut line = bytes;
             line.push(b'\n');
-            if stdout.write_all(&line).and_then(|()| stdout.flush()).is_err() {
+            if stdout
+                .write_all(&line)
+                .and_then(|()| stdout.flush())
+                .is_err()
+            {
                 gone = true;
                 let _ = events.send(Event::HostGone);
             }

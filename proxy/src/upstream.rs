@@ -101,13 +101,23 @@ pub fn prepare(options: &ProxyOptions) -> Result<Prepared, String> {
                 .map_err(|e| e.to_string())?;
             (Launcher::Jail(jail), None, None)
         }
-        Target::Command { command, live: true } => {
+        Target::Command {
+            command,
+            live: true,
+        } => {
             let in_place = Jail::in_place(spec(Vec::new(), options.stores.clone()))
                 .map_err(|e| e.to_string())?;
-            let command = command.iter().map(|a| live_paths(a, &options.stores)).collect();
+            let command = command
+                .iter()
+                .map(|a| live_paths(a, &options.stores))
+                .collect();
             let jail = Jail::create(spec(command, Vec::new())).map_err(|e| e.to_string())?;
             let warning = "WARNING: --live: the server writes your real stores; nothing is copied and nothing can be undone";
-            (Launcher::Jail(jail), Some(in_place), Some(warning.to_owned()))
+            (
+                Launcher::Jail(jail),
+                Some(in_place),
+                Some(warning.to_owned()),
+            )
         }
         Target::Url(endpoint) => {
             let in_place = Jail::in_place(spec(Vec::new(), options.stores.clone()))
@@ -147,7 +157,9 @@ pub fn prepare(options: &ProxyOptions) -> Result<Prepared, String> {
         .launch()
         .map_err(|e| format!("cannot start the server: {e}"))?;
     let isolation = match &launcher {
-        Launcher::Jail(jail) => jail.isolation().map(|i| format!("{}: {}", i.level, i.detail)),
+        Launcher::Jail(jail) => jail
+            .isolation()
+            .map(|i| format!("{}: {}", i.level, i.detail)),
         Launcher::Remote(..) => Some(witness_engine::jail::REMOTE_ISOLATION.to_owned()),
     };
     let header = TraceEntry::Header(TraceHeader {

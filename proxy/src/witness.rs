@@ -241,7 +241,9 @@ impl Witness {
         }
         if let Some(failure) = failure {
             self.blind = true;
-            self.warn(format!("{failure}; from here on only messages are recorded"));
+            self.warn(format!(
+                "{failure}; from here on only messages are recorded"
+            ));
         }
     }
 

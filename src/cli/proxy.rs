@@ -57,7 +57,12 @@ pub struct ProxyArgs {
     #[arg(long, value_name = "ADDR")]
     listen: Option<String>,
     /// With --listen: relay to this Streamable HTTP server instead of launching one.
-    #[arg(long, value_name = "URL", requires = "listen", conflicts_with = "command")]
+    #[arg(
+        long,
+        value_name = "URL",
+        requires = "listen",
+        conflicts_with = "command"
+    )]
     url: Option<String>,
     /// Allow a --url whose host is not loopback (it must use https).
     #[arg(long, requires = "url")]
@@ -135,7 +140,11 @@ fn options(args: &ProxyArgs) -> Result<ProxyOptions> {
         settle: Duration::from_millis(args.settle_ms),
         timeout: Duration::from_millis(args.timeout_ms),
         trace: trace_path(&args.trace)?,
-        host_transport: if args.listen.is_some() { "http" } else { "stdio" },
+        host_transport: if args.listen.is_some() {
+            "http"
+        } else {
+            "stdio"
+        },
         generator: concat!("mcp-witness ", env!("CARGO_PKG_VERSION")).to_owned(),
     })
 }
@@ -196,9 +205,11 @@ fn trace_path(path: &Path) -> Result<PathBuf> {
 
 /// Loopback only: the proxy's HTTP side has no authentication of its own.
 fn listen_addr(text: &str) -> Result<SocketAddr> {
-    let addr: SocketAddr = text
-        .parse()
-        .map_err(|_| invalid(format!("--listen {text:?}: expected IP:PORT, e.g. 127.0.0.1:8931")))?;
+    let addr: SocketAddr = text.parse().map_err(|_| {
+        invalid(format!(
+            "--listen {text:?}: expected IP:PORT, e.g. 127.0.0.1:8931"
+        ))
+    })?;
     if !addr.ip().is_loopback() {
         return Err(invalid(format!(
             "--listen {addr}: only a loopback address (127.0.0.1, [::1]) is served"

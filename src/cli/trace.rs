@@ -105,7 +105,11 @@ pub fn run(command: TraceCommand) -> Result<ExitStatus> {
         } => {
             let case = pick_case(cases.as_deref(), case.as_deref())?;
             let lines = match &conversation {
-                Some(path) => Some(conversation_lines(path, conversation_format, server.as_deref())?),
+                Some(path) => Some(conversation_lines(
+                    path,
+                    conversation_format,
+                    server.as_deref(),
+                )?),
                 None => None,
             };
             let text = read(&trace)?;
@@ -117,7 +121,9 @@ pub fn run(command: TraceCommand) -> Result<ExitStatus> {
             let input = witness_proxy::check::CheckInput {
                 trace: (&text, &file_name(&trace)),
                 case: case.as_ref(),
-                conversation: lines.as_deref().map(|l| (l, conversation_file.as_str(), format_name)),
+                conversation: lines
+                    .as_deref()
+                    .map(|l| (l, conversation_file.as_str(), format_name)),
                 generator: concat!("mcp-witness ", env!("CARGO_PKG_VERSION")),
             };
             let doc = witness_proxy::check::document(&input).map_err(|e| invalid(e.to_string()))?;
@@ -155,8 +161,8 @@ fn pick_case(
         }
         return Ok(None);
     };
-    let entries = witness_agent::case::load_all(&[path.to_path_buf()])
-        .map_err(|e| invalid(e.to_string()))?;
+    let entries =
+        witness_agent::case::load_all(&[path.to_path_buf()]).map_err(|e| invalid(e.to_string()))?;
     let found = match id {
         Some(id) => entries.into_iter().find(|e| e.case.id == id),
         None if entries.len() == 1 => entries.into_iter().next(),
@@ -184,15 +190,16 @@ fn conversation_lines(
             witness_proxy::import::claude_code(&text, server)
         }
         (ConversationFormat::ClaudeCode, None) => {
-            return Err(invalid("--conversation-format claude-code needs --server NAME"));
+            return Err(invalid(
+                "--conversation-format claude-code needs --server NAME",
+            ));
         }
     };
     lines.map_err(|e| invalid(e.to_string()))
 }
 
 fn write_out(dir: &Path, doc: &witness_model::proxy::TraceCheckDocument) -> Result<()> {
-    std::fs::create_dir_all(dir)
-        .map_err(|e| invalid(format!("--out {}: {e}", dir.display())))?;
+    std::fs::create_dir_all(dir).map_err(|e| invalid(format!("--out {}: {e}", dir.display())))?;
     let json = serde_json::to_string_pretty(doc)? + "\n";
     std::fs::write(dir.join("trace-check.json"), json)
         .with_context(|| format!("cannot write {}", dir.display()))?;

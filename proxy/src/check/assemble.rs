@@ -156,7 +156,10 @@ fn answered(seen: &mut Seen, entry: &MessageEntry, value: &Value) {
         call.result = Some(witness_agent::runner::content_of(result));
     } else {
         let error = value.get("error");
-        let code = error.and_then(|e| e.get("code")).and_then(Value::as_i64).unwrap_or(0);
+        let code = error
+            .and_then(|e| e.get("code"))
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
         let text = error
             .and_then(|e| e.get("message"))
             .and_then(Value::as_str)
@@ -262,11 +265,10 @@ fn harness_error(recorded: &Recorded, calls: &[Seen]) -> Option<String> {
     if unanswered.is_empty() {
         return None;
     }
-    let why = recorded
-        .ended()
-        .map_or("the trace has no end line: the proxy was killed, or is still running".to_owned(), |r| {
-            format!("the proxy stopped: {r}")
-        });
+    let why = recorded.ended().map_or(
+        "the trace has no end line: the proxy was killed, or is still running".to_owned(),
+        |r| format!("the proxy stopped: {r}"),
+    );
     Some(format!(
         "call {} never answered; {why}",
         unanswered.join(", ")
@@ -283,7 +285,9 @@ fn warnings(recorded: &Recorded) -> Vec<String> {
         })
         .collect();
     if recorded.torn {
-        out.push("the trace's last line was cut short (a crash while writing it) and was skipped".into());
+        out.push(
+            "the trace's last line was cut short (a crash while writing it) and was skipped".into(),
+        );
     }
     out
 }
@@ -334,7 +338,10 @@ fn plan_turns(lines: &[ConversationLine], calls: &[Seen]) -> Result<Vec<TurnPlan
                     witness_text::clip(&listed.tool, 80)
                 )));
             };
-            let same_args = listed.arguments.as_ref().is_none_or(|a| *a == seen.call.arguments);
+            let same_args = listed
+                .arguments
+                .as_ref()
+                .is_none_or(|a| *a == seen.call.arguments);
             if listed.tool != seen.call.tool || !same_args {
                 return Err(CheckError::Misaligned(format!(
                     "call {} of the trace is {} {}, the conversation shows {} there",

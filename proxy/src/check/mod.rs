@@ -62,7 +62,10 @@ pub fn judge(case: &GoldenCase, assembled: &Assembled) -> Judged {
         .iter()
         .map(|verdict| {
             let pick = |e: &witness_trace::Evaluation| {
-                e.verdicts.iter().find(|v| v.check == verdict.check).cloned()
+                e.verdicts
+                    .iter()
+                    .find(|v| v.check == verdict.check)
+                    .cloned()
             };
             if PER_EFFECT.contains(&verdict.check) {
                 return pick(&once).unwrap_or_else(|| verdict.clone());
@@ -131,7 +134,11 @@ pub struct CheckInput<'a> {
     /// The conversation's text, file name and format (`mcp-witness.conversation/v1`
     /// or the host transcript it was imported from), already in
     /// conversation lines.
-    pub conversation: Option<(&'a [witness_model::proxy::ConversationLine], &'a str, &'a str)>,
+    pub conversation: Option<(
+        &'a [witness_model::proxy::ConversationLine],
+        &'a str,
+        &'a str,
+    )>,
     pub generator: &'a str,
 }
 
@@ -156,8 +163,12 @@ pub fn no_case() -> GoldenCase {
 
 /// The trace-check document. Everything is read through one redactor that
 /// first learns from the whole trace and conversation, as audits do.
-pub fn document(input: &CheckInput<'_>) -> Result<witness_model::proxy::TraceCheckDocument, CheckError> {
-    use witness_model::proxy::{CheckedCase, CheckedConversation, CheckedTrace, TRACE_CHECK_SCHEMA};
+pub fn document(
+    input: &CheckInput<'_>,
+) -> Result<witness_model::proxy::TraceCheckDocument, CheckError> {
+    use witness_model::proxy::{
+        CheckedCase, CheckedConversation, CheckedTrace, TRACE_CHECK_SCHEMA,
+    };
     let mut redactor = witness_engine::redact::Redactor::default();
     let text = crate::record::redact_lines(input.trace.0, &mut redactor);
     let recorded = read_trace(&text)?;
@@ -195,11 +206,13 @@ pub fn document(input: &CheckInput<'_>) -> Result<witness_model::proxy::TraceChe
             title: c.title.clone(),
             budget: c.budget,
         }),
-        conversation: input.conversation.map(|(_, file, format)| CheckedConversation {
-            file: file.into(),
-            format: format.into(),
-            turns: assembled.turns,
-        }),
+        conversation: input
+            .conversation
+            .map(|(_, file, format)| CheckedConversation {
+                file: file.into(),
+                format: format.into(),
+                turns: assembled.turns,
+            }),
         outcome: judged.outcome,
         status,
         verdicts: judged.verdicts,

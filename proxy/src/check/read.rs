@@ -99,7 +99,9 @@ pub fn read_conversation(text: &str) -> Result<Vec<ConversationLine>, CheckError
         if out.is_empty()
             && let Some(schema) = value.get("schema")
         {
-            if schema.as_str() != Some(CONVERSATION_SCHEMA) || value.as_object().map(|o| o.len()) != Some(1) {
+            if schema.as_str() != Some(CONVERSATION_SCHEMA)
+                || value.as_object().map(|o| o.len()) != Some(1)
+            {
                 return Err(failed(format!(
                     "a header line must be exactly {{\"schema\": \"{CONVERSATION_SCHEMA}\"}}"
                 )));
