@@ -150,10 +150,10 @@ fn from_host(witness: &Shared, sender: &Sender, events: &EventSender<Event>) {
             w.from_host(None, &line);
         }
         let text = String::from_utf8_lossy(&line);
-        if let Err(e) = sender.send(&text) {
-            if let Some(w) = lock(witness).as_mut() {
-                w.warn(format!("cannot forward a host message to the server: {e}"));
-            }
+        if let Err(e) = sender.send(&text)
+            && let Some(w) = lock(witness).as_mut()
+        {
+            w.warn(format!("cannot forward a host message to the server: {e}"));
         }
     }
     let _ = events.send(Event::HostClosed);
