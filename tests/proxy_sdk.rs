@@ -68,7 +68,10 @@ fn drive(sdk: &Path, dir: &Path, calls: &Value, proxy: &[&str]) -> (Value, Vec<V
 
 /// `(call number, tool)` of every tools/call request in the trace, and the
 /// `(calls, object, op)` of every effect.
-fn calls_and_effects(entries: &[Value]) -> (Vec<(u64, String)>, Vec<(Value, String, String)>) {
+/// `(calls charged, object, op)`.
+type Charged = (Value, String, String);
+
+fn calls_and_effects(entries: &[Value]) -> (Vec<(u64, String)>, Vec<Charged>) {
     let calls = entries
         .iter()
         .filter(|e| e["type"] == "message" && e["from"] == "host" && e["call"].is_u64())
