@@ -198,7 +198,7 @@ fn the_proxy_is_transparent_over_http_in_both_eras() {
         let (_direct, mut rpc) = spawn("python3", &[&server], dir.path());
         let direct = converse(&mut rpc, modern);
         let trace = dir.path().join(format!("h-{modern}.jsonl"));
-        let (proxy, url) = listening(dir.path(), &trace, &["--", "python3", &server]);
+        let (mut proxy, url) = listening(dir.path(), &trace, &["--", "python3", &server]);
         let mut rpc = http_client(&url);
         let proxied = converse(&mut rpc, modern);
         assert_eq!(direct, proxied, "modern={modern}");
@@ -208,6 +208,18 @@ fn the_proxy_is_transparent_over_http_in_both_eras() {
             libc::kill(proxy.child.id() as i32, libc::SIGTERM);
         }
         wait_for_end(&trace);
+        let _ = proxy.child.wait();
+        let jails = std::fs::read_dir(dir.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with("mcp-witness-jail-")
+            })
+            .count();
+        assert_eq!(jails, 0, "the jail is removed when the proxy stops");
     }
 }
 

@@ -52,7 +52,9 @@ struct Hub {
     streams: Vec<(Option<IdKey>, Channel<Vec<u8>>)>,
     get: Option<Channel<Vec<u8>>>,
     queued: VecDeque<Vec<u8>>,
-    launcher: Launcher,
+    /// Taken when the proxy stops, so the jail is removed then, whatever
+    /// connection threads still hold the hub.
+    launcher: Option<Launcher>,
 }
 
 type Shared = Arc<Mutex<Hub>>;
@@ -86,7 +88,7 @@ pub fn run(options: &ProxyOptions, listen: SocketAddr) -> Result<Ended, String> 
         streams: Vec::new(),
         get: None,
         queued: VecDeque::new(),
-        launcher: prepared.launcher,
+        launcher: Some(prepared.launcher),
     }));
     attach(&hub, prepared.connection, 1)?;
     listener
@@ -127,6 +129,7 @@ pub fn run(options: &ProxyOptions, listen: SocketAddr) -> Result<Ended, String> 
     if let Some(w) = hub.witness.take() {
         w.finish(&reason);
     }
+    drop(hub.launcher.take());
     drop(prepared.observed_jail);
     Ok(Ended { reason })
 }
@@ -384,7 +387,10 @@ fn restart_upstream(hub: &Shared, session: u32) -> Result<(), String> {
     if let Some(old) = old {
         old.stop();
     }
-    let connection = lock(hub).launcher.launch();
+    let connection = match lock(hub).launcher.as_mut() {
+        Some(launcher) => launcher.launch(),
+        None => Err("the proxy is stopping".to_owned()),
+    };
     match connection {
         Ok(connection) => attach(hub, connection, session),
         Err(e) => {
