@@ -182,7 +182,8 @@ pub fn document(
     let assembled = assemble(&recorded, conversation.as_deref())?;
     let fallback = no_case();
     let case = input.case.unwrap_or(&fallback);
-    let judged = judge(case, &assembled);
+    let mut judged = judge(case, &assembled);
+    unrecorded_facts(case, &recorded.header.facts, &mut judged.verdicts);
     let status = witness_trace::status(judged.outcome, &judged.verdicts);
     let exit_code = match status {
         witness_model::agent::RunStatus::Pass => 0,
@@ -220,4 +221,56 @@ pub fn document(
         trace: assembled.trace,
         exit_code,
     })
+}
+
+/// A case reads row facts the proxy was not told to record: the checks that
+/// compare them cannot be judged from this trace (a missing fact would
+/// otherwise look like a missing audit row or a foreign tenant).
+fn unrecorded_facts(
+    case: &GoldenCase,
+    recorded: &[witness_model::agent::case::FactsSpec],
+    verdicts: &mut [CheckVerdict],
+) {
+    let missing: Vec<String> = case
+        .facts
+        .iter()
+        .filter_map(|want| {
+            let have = recorded
+                .iter()
+                .filter(|r| r.store == want.store && r.table == want.table)
+                .flat_map(|r| r.columns.iter())
+                .collect::<Vec<_>>();
+            let absent: Vec<&str> = want
+                .columns
+                .iter()
+                .filter(|c| !have.contains(c))
+                .map(String::as_str)
+                .collect();
+            (!absent.is_empty())
+                .then(|| format!("{}.{}: {}", want.store, want.table, absent.join(", ")))
+        })
+        .collect();
+    if missing.is_empty() {
+        return;
+    }
+    let reads = |check: AgentCheck| match check {
+        AgentCheck::Scope => case.scope.as_ref().is_some_and(|s| s.column.is_some()),
+        AgentCheck::Accountability => case
+            .accountability
+            .as_ref()
+            .is_some_and(|a| a.tool_column.is_some() || a.arguments_column.is_some()),
+        AgentCheck::SideEffects => case.expect.effects.iter().any(|e| !e.conditions.is_empty()),
+        _ => false,
+    };
+    for verdict in verdicts.iter_mut().filter(|v| reads(v.check)) {
+        if verdict.verdict == Verdict::Skip {
+            continue;
+        }
+        verdict.verdict = Verdict::Untestable;
+        verdict.detail = format!(
+            "the trace holds no row facts for {}; record them with `proxy --facts-from CASES`",
+            missing.join("; ")
+        );
+        verdict.evidence = Default::default();
+    }
 }

@@ -135,3 +135,35 @@ fn a_torn_last_line_is_skipped_and_a_torn_middle_line_is_refused() {
     let broken = text.replacen("\"seq\":2", "\"seq\":", 1);
     assert!(read_trace(&broken).is_err());
 }
+
+#[test]
+fn a_case_reading_row_facts_the_trace_lacks_is_untestable_not_failed() {
+    let mut case = case();
+    case.facts = vec![witness_model::agent::case::FactsSpec {
+        store: "db".into(),
+        table: "audit_log".into(),
+        columns: vec!["tool".into(), "arguments".into()],
+    }];
+    let trace = overlapping();
+    let input = CheckInput {
+        trace: (&trace, "t.jsonl"),
+        case: Some(&case),
+        conversation: None,
+        generator: "t",
+    };
+    let doc = match document(&input) {
+        Ok(doc) => doc,
+        Err(e) => panic!("{e}"),
+    };
+    let accountability = doc
+        .verdicts
+        .iter()
+        .find(|v| v.check == AgentCheck::Accountability)
+        .map(|v| (v.verdict, v.detail.clone()));
+    assert!(
+        accountability.as_ref().is_some_and(
+            |(v, d)| *v == Verdict::Untestable && d.contains("db.audit_log: tool, arguments")
+        ),
+        "{accountability:?}"
+    );
+}
