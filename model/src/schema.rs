@@ -55,6 +55,14 @@ fn schema_of<T: JsonSchema>() -> Schema {
     schemars::schema_for!(T)
 }
 
+/// One line of a proxy trace: one of its entry types, each an object told
+/// apart by `type` (so the line itself is always an object).
+fn trace_line_schema() -> Schema {
+    let mut schema = schema_of::<TraceEntry>();
+    schema.insert("type".to_owned(), serde_json::Value::from("object"));
+    schema
+}
+
 /// Every versioned document, in the order `--help` lists them.
 pub const DOCUMENTS: [Document; 13] = [
     Document {
@@ -121,7 +129,7 @@ pub const DOCUMENTS: [Document; 13] = [
         name: "proxy-trace",
         id: PROXY_TRACE_SCHEMA,
         written_by: "`proxy --trace FILE`: one line of the trace (JSON lines)",
-        schema: schema_of::<TraceEntry>,
+        schema: trace_line_schema,
     },
     Document {
         name: "conversation",
