@@ -24,8 +24,10 @@
 pub mod audit;
 pub mod checks;
 pub mod guidance;
+pub mod interrupt;
 pub mod jail;
 pub mod manifest;
 pub mod metadata;
 pub mod plan;
+pub mod progress;
 pub mod redact;

@@ -3,7 +3,8 @@
 //! Every versioned document lives here as typed structs that serialize to
 //! exactly the published JSON: the audit ([`audit`], `mcp-witness.audit/v1`),
 //! the plan ([`plan`]), a case study ([`case`]), the experiments
-//! ([`experiments`], E1–E3), manifest pins and their drift ([`manifest`]),
+//! ([`experiments`], E1–E3; [`coverage`], the planner on published
+//! servers), manifest pins and their drift ([`manifest`]),
 //! the guidance report ([`guidance`]), the agent run ([`agent`],
 //! `mcp-witness.agent-run/v1`, with its golden cases and traces) and what
 //! the witness proxy records and `trace check` judges ([`proxy`]). [`schema`]
@@ -21,6 +22,7 @@
 pub mod agent;
 pub mod audit;
 pub mod case;
+pub mod coverage;
 pub mod exit;
 pub mod experiments;
 pub mod guidance;

@@ -10,6 +10,7 @@ use schemars::{JsonSchema, Schema};
 use crate::agent::{AGENT_RUN_SCHEMA, AgentRunDocument};
 use crate::audit::{AUDIT_SCHEMA, AuditReport};
 use crate::case::{CASE_SCHEMA, CaseReport};
+use crate::coverage::{COVERAGE_SCHEMA, CoverageDocument};
 use crate::experiments::{E1_SCHEMA, E1Document, E2_SCHEMA, E2Document, E3_SCHEMA, E3Document};
 use crate::guidance::{GUIDANCE_SCHEMA, GuidanceReport};
 use crate::manifest::diff::{DIFF_SCHEMA, ManifestDiff};
@@ -64,7 +65,7 @@ fn trace_line_schema() -> Schema {
 }
 
 /// Every versioned document, in the order `--help` lists them.
-pub const DOCUMENTS: [Document; 13] = [
+pub const DOCUMENTS: [Document; 14] = [
     Document {
         name: "audit",
         id: AUDIT_SCHEMA,
@@ -100,6 +101,12 @@ pub const DOCUMENTS: [Document; 13] = [
         id: E3_SCHEMA,
         written_by: "`lab e3`: e3.json",
         schema: schema_of::<E3Document>,
+    },
+    Document {
+        name: "coverage",
+        id: COVERAGE_SCHEMA,
+        written_by: "`lab coverage`: coverage.json",
+        schema: schema_of::<CoverageDocument>,
     },
     Document {
         name: "manifest",

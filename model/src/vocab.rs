@@ -56,10 +56,22 @@ impl ProbeStatus {
 }
 
 /// How far the server was isolated, as the report states it.
+///
+/// `contained` is what lets the planner call destructive and unknown tools:
+/// a layer that held kept every write inside the jail (a read-only mount
+/// namespace, or Landlock) and a network namespace left the server no
+/// network. The layers themselves are listed beside the level
+/// ([`IsolationLayer`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum IsolationLevel {
-    /// Started in a new, empty network namespace.
+    /// Writes outside the jail and the network were both out of the
+    /// server's reach.
+    Contained,
+    /// Some layers held, but not enough to contain both writes and the network.
+    Partial,
+    /// Started in a new, empty network namespace and nothing else: only in
+    /// documents written before the layers were recorded; never written now.
     NetworkNamespace,
     /// No isolation beyond the jail's directories and scrubbed environment.
     None,
@@ -68,9 +80,103 @@ pub enum IsolationLevel {
 impl IsolationLevel {
     pub fn as_str(self) -> &'static str {
         match self {
+            IsolationLevel::Contained => "contained",
+            IsolationLevel::Partial => "partial",
             IsolationLevel::NetworkNamespace => "network-namespace",
             IsolationLevel::None => "none",
         }
+    }
+
+    /// Whether the planner may call destructive and unknown tools without
+    /// being told to: only where the server could not reach past the jail.
+    pub fn contains_effects(self) -> bool {
+        self == IsolationLevel::Contained
+    }
+}
+
+/// One isolation layer a launched server may be put behind. Each is a
+/// well-kept part of the system (bubblewrap's namespaces, the kernel's
+/// Landlock), never something mcp-witness emulates.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum IsolationLayer {
+    /// A user namespace (bubblewrap): root inside is nobody outside, every
+    /// capability dropped, no further user namespaces.
+    UserNamespace,
+    /// A mount namespace (bubblewrap): the host read-only, the jail the only
+    /// writable place, the stores' originals and `/run` hidden.
+    MountNamespace,
+    /// A PID namespace (bubblewrap): the server sees only its own processes,
+    /// and its whole tree ends when the audit stops it.
+    PidNamespace,
+    /// A network namespace: no interface but a loopback of its own.
+    NetworkNamespace,
+    /// Landlock file-system rules: writes outside the jail refused by the kernel.
+    LandlockFs,
+    /// Landlock network rules: TCP connect and bind refused by the kernel.
+    LandlockNet,
+    /// Landlock scopes: signals and abstract unix sockets outside the sandbox refused.
+    LandlockScope,
+}
+
+impl IsolationLayer {
+    pub const ALL: [IsolationLayer; 7] = [
+        IsolationLayer::UserNamespace,
+        IsolationLayer::MountNamespace,
+        IsolationLayer::PidNamespace,
+        IsolationLayer::NetworkNamespace,
+        IsolationLayer::LandlockFs,
+        IsolationLayer::LandlockNet,
+        IsolationLayer::LandlockScope,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IsolationLayer::UserNamespace => "user-namespace",
+            IsolationLayer::MountNamespace => "mount-namespace",
+            IsolationLayer::PidNamespace => "pid-namespace",
+            IsolationLayer::NetworkNamespace => "network-namespace",
+            IsolationLayer::LandlockFs => "landlock-fs",
+            IsolationLayer::LandlockNet => "landlock-net",
+            IsolationLayer::LandlockScope => "landlock-scope",
+        }
+    }
+
+    /// What the layer guarantees when it held, in one sentence.
+    pub fn guarantee(self) -> &'static str {
+        match self {
+            IsolationLayer::UserNamespace => {
+                "root inside is an unprivileged user outside; every capability is dropped and no further user namespace can be made"
+            }
+            IsolationLayer::MountNamespace => {
+                "the host file system is read-only, the jail is the only writable place, and the stores' originals and /run are hidden"
+            }
+            IsolationLayer::PidNamespace => {
+                "the server sees only its own processes, and its whole tree (setsid or not) ends when the audit stops it"
+            }
+            IsolationLayer::NetworkNamespace => {
+                "the server has no network: no interface but a loopback of its own"
+            }
+            IsolationLayer::LandlockFs => {
+                "the kernel refuses every write outside the jail (Landlock)"
+            }
+            IsolationLayer::LandlockNet => {
+                "the kernel refuses every TCP connect and bind (Landlock)"
+            }
+            IsolationLayer::LandlockScope => {
+                "the kernel refuses signals and abstract unix sockets that leave the sandbox (Landlock)"
+            }
+        }
+    }
+
+    /// Layers that keep writes inside the jail.
+    pub fn confines_writes(self) -> bool {
+        matches!(
+            self,
+            IsolationLayer::MountNamespace | IsolationLayer::LandlockFs
+        )
     }
 }
 
@@ -200,22 +306,31 @@ impl ToolClass {
 }
 
 /// Where an argument's value came from. A failure on a synthesized value
-/// proves nothing about the server; on a harvested one it is evidence.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+/// proves nothing about the server; on a harvested or store value (the
+/// thing demonstrably existed) it is evidence.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Provenance {
     /// Written by a person in a plan file.
     Literal,
-    /// Taken from an earlier response of the same server.
+    /// Taken from an earlier response of the same server, or from an
+    /// earlier successful call of the same plan that created it.
     Harvested,
-    /// Invented by mcp-witness from the tool's input schema.
+    /// Read out of band from a declared store before the first call: the
+    /// store's root, a path, a table, a row key or an entity name that the
+    /// baseline snapshot listed.
+    Store,
+    /// Invented by mcp-witness from the tool's input schema and description.
     Synthesized,
 }
 
 impl Provenance {
-    pub const ALL: [Provenance; 3] = [
+    pub const ALL: [Provenance; 4] = [
         Provenance::Literal,
         Provenance::Harvested,
+        Provenance::Store,
         Provenance::Synthesized,
     ];
 
@@ -223,8 +338,16 @@ impl Provenance {
         match self {
             Provenance::Literal => "literal",
             Provenance::Harvested => "harvested",
+            Provenance::Store => "store",
             Provenance::Synthesized => "synthesized",
         }
+    }
+
+    /// Whether the value existed before mcp-witness chose it: a person's,
+    /// the server's own, or the store's. A failure on such values is
+    /// evidence; on an invented one it proves nothing.
+    pub fn is_real(self) -> bool {
+        !matches!(self, Provenance::Synthesized)
     }
 }
 
@@ -664,6 +787,7 @@ display_as_str!(
     Op,
     ProbeStatus,
     IsolationLevel,
+    IsolationLayer,
     Verdict,
     ToolClass,
     Provenance,
@@ -684,6 +808,9 @@ pub enum FindingKind {
     ObserverWarning,
     /// A call failed on a value the server itself had handed out.
     HarvestedValueRejected,
+    /// A call failed on values read from a declared store (the object
+    /// demonstrably existed when the audit began).
+    StoreValueRejected,
     /// Changes appeared after a call had settled; charged to no call.
     LateEffect,
     /// A message past the size bound, cut and not parsed.
@@ -704,6 +831,13 @@ pub enum FindingKind {
     HttpExchangeFailed,
     /// More `roots/list` requests after one client message than are answered.
     RootsOverflow,
+    /// A message nested deeper than the parse bound: not read.
+    JsonTooDeep,
+    /// Something in a store that was not copied into the jail as it is: a
+    /// link that leads out of the store, a FIFO, socket or device.
+    StoreCopy,
+    /// No isolation layer kept the server's writes or network in the jail.
+    NotContained,
 }
 
 impl FindingKind {
@@ -711,6 +845,7 @@ impl FindingKind {
         match self {
             FindingKind::ObserverWarning => "observer-warning",
             FindingKind::HarvestedValueRejected => "harvested-value-rejected",
+            FindingKind::StoreValueRejected => "store-value-rejected",
             FindingKind::LateEffect => "late-effect",
             FindingKind::OversizedLine => "oversized-line",
             FindingKind::StdoutNotJson => "stdout-not-json",
@@ -721,6 +856,9 @@ impl FindingKind {
             FindingKind::FramesBudgetExceeded => "frames-budget-exceeded",
             FindingKind::HttpExchangeFailed => "http-exchange-failed",
             FindingKind::RootsOverflow => "roots-overflow",
+            FindingKind::JsonTooDeep => "json-too-deep",
+            FindingKind::StoreCopy => "store-copy",
+            FindingKind::NotContained => "not-contained",
         }
     }
 }
@@ -1071,10 +1209,21 @@ mod tests {
                 Some(json!(status.as_str()))
             );
         }
-        for level in [IsolationLevel::NetworkNamespace, IsolationLevel::None] {
+        for level in [
+            IsolationLevel::Contained,
+            IsolationLevel::Partial,
+            IsolationLevel::NetworkNamespace,
+            IsolationLevel::None,
+        ] {
             assert_eq!(
                 serde_json::to_value(level).ok(),
                 Some(json!(level.as_str()))
+            );
+        }
+        for layer in IsolationLayer::ALL {
+            assert_eq!(
+                serde_json::to_value(layer).ok(),
+                Some(json!(layer.as_str()))
             );
         }
         for verdict in Verdict::ALL {

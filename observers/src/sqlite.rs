@@ -489,6 +489,7 @@ fn read_rows(
                 digest: crate::digest_hex(&encoding),
                 size: encoding.len() as u64,
                 fields,
+                head: None,
             },
         ));
     }

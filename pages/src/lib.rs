@@ -26,6 +26,7 @@ pub mod agent;
 mod audit;
 mod charts;
 pub mod ci;
+mod coverage;
 pub mod guidance;
 mod index;
 mod lenient;
@@ -256,7 +257,13 @@ pub fn render_all(data: &Path, pages: &Path) -> Result<Rendered> {
         .iter()
         .map(|c| index::case_view(c, data, ""))
         .collect();
-    let summary = markdown::markdown(docs.e1.as_ref(), docs.e2.as_ref(), docs.e3.as_ref(), &cases);
+    let summary = markdown::markdown(
+        docs.e1.as_ref(),
+        docs.e2.as_ref(),
+        docs.e3.as_ref(),
+        &cases,
+        docs.coverage.as_ref(),
+    );
     let path = data.join("summary.md");
     write(&path, &summary)?;
     rendered.files.push(path);

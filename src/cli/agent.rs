@@ -154,7 +154,7 @@ fn run_cases(args: RunArgs) -> Result<ExitStatus> {
         replayed: matches!(args.driver.first().map(String::as_str), Some("replay")),
     };
     let mut progress = |run: &witness_model::agent::CaseRun| {
-        eprintln!(
+        errln!(
             "mcp-witness: {} · {} · run {}: {} (outcome {})",
             witness_text::clip(&run.case, 60),
             witness_text::clip(&run.model, 60),
@@ -357,8 +357,8 @@ fn write_outputs(args: &RunArgs, document: &AgentRunDocument) -> Result<()> {
         std::fs::write(&path, page).with_context(|| format!("cannot write {}", path.display()))?;
     }
     match args.format.format {
-        Format::Json => print!("{json}"),
-        Format::Text => print!("{}", witness_pages::agent::text_summary(document)),
+        Format::Json => out!("{json}"),
+        Format::Text => out!("{}", witness_pages::agent::text_summary(document)),
     }
     Ok(())
 }

@@ -27,16 +27,32 @@ Examples:
   mcp-witness audit --store mem=jsonl:memory.jsonl --env MEMORY_FILE_PATH={mem} -- node /path/to/server-memory/dist/index.js
   mcp-witness audit --plan plan.toml --format json --out results/ -- ...
 
-Without --plan every tool is called once with arguments synthesized from its
-input schema (a failure on those is `untestable`, never `fail`); tools
-declared idempotent are called twice. Two lanes of checks: the effect lane
-(EFF-xx, declarations held to observed effects) and the response lane
-(RSP-xx: outputSchema compiles and results validate, an isError result and a
-JSON-RPC error told apart, a returned cursor terminates, and whatever checks
-a plan attaches to a call). Metadata findings are reported apart and never
-fail an audit. --format junit or sarif prints the verdicts for CI systems.
+Without --plan every tool is called once. Its arguments are real where a
+real value fits: the declared stores' own paths, tables and entities
+(provenance `store`), values from the server's earlier answers and from
+the plan's own earlier calls (`harvested`); else what the schema and the
+descriptions offer, else invented (`synthesized`: a failure on those is
+`untestable`, never `fail`). Tools declared idempotent are called twice.
+
+A call that times out, sends an oversized answer or loses the transport is
+recorded, the server is started again in the same jail (the stores as the
+calls left them) and the plan goes on; the report lists every restart.
+
+The report says how many tools were exercised with a successful call, on
+what kind of values, and why the others were not. An audit where no effect
+check rests on an observation (no store declared and nothing seen in the
+jail, or --url without --store) never passes: its checks are untestable and
+it exits 3, as it does when fewer tools were exercised than --min-coverage.
+
+Two lanes of checks: the effect lane (EFF-xx, declarations held to observed
+effects) and the response lane (RSP-xx: outputSchema compiles and results
+validate, an isError result and a JSON-RPC error told apart, a returned
+cursor terminates, and whatever checks a plan attaches to a call). Metadata
+findings are reported apart and never fail an audit. --format junit or
+sarif prints the verdicts for CI systems.
+
 Exit codes: 0 passed, 1 a check of either lane failed, 2 invalid
-invocation, 3 incomplete.
+invocation, 3 incomplete or nothing concluded.
 
 With --url instead of a command, the server is already running behind a
 Streamable HTTP endpoint and is NOT jailed: its calls change its real stores.
@@ -81,6 +97,15 @@ pub struct AuditArgs {
     deterministic: bool,
     #[command(flatten)]
     destructive: DestructiveArgs,
+    /// Exit 3 (could not conclude) unless at least this percentage of the
+    /// listed tools was exercised with a successful call (0-100).
+    #[arg(long, value_name = "PERCENT", value_parser = clap::value_parser!(u8).range(0..=100))]
+    min_coverage: Option<u8>,
+    /// Start the server afresh for every call, in the same jail with the
+    /// stores as the calls before left them: for servers that misbehave in
+    /// a long session.
+    #[arg(long)]
+    session_per_call: bool,
     #[command(flatten)]
     server: ServerArgs,
 }
@@ -126,6 +151,8 @@ pub fn run(args: AuditArgs) -> Result<ExitStatus> {
         pinned_version: None,
         events: Default::default(),
         include_destructive: args.destructive.include_destructive,
+        session_per_call: args.session_per_call,
+        min_coverage: args.min_coverage,
     };
     let run = match target.remote {
         Some(endpoint) => audit::run_remote(options, endpoint),
@@ -138,17 +165,17 @@ pub fn run(args: AuditArgs) -> Result<ExitStatus> {
         write_out(out, &report, &json)?;
     }
     match args.format {
-        AuditFormat::Json => print!("{json}"),
-        AuditFormat::Text => print!("{}", witness_pages::text::text(&report)),
-        AuditFormat::Junit => print!("{}", witness_pages::ci::junit(&report)),
+        AuditFormat::Json => out!("{json}"),
+        AuditFormat::Text => out!("{}", witness_pages::text::text(&report)),
+        AuditFormat::Junit => out!("{}", witness_pages::ci::junit(&report)),
         AuditFormat::Sarif => {
             let artifact = sarif_artifact(&args, plan_text);
             let log = witness_pages::ci::sarif(&report, &artifact);
-            print!("{}", serde_json::to_string_pretty(&log)? + "\n");
+            out!("{}", serde_json::to_string_pretty(&log)? + "\n");
         }
     }
     if let Some(kept) = run.kept_jail {
-        eprintln!("mcp-witness: jail kept at {}", kept.display());
+        errln!("mcp-witness: jail kept at {}", kept.display());
     }
     crate::exit::recorded(report.exit_code)
 }
@@ -205,7 +232,7 @@ fn write_out(out: &Path, report: &AuditReport, json: &str) -> Result<()> {
             std::fs::write(&path, html)
                 .with_context(|| format!("cannot write {}", path.display()))?;
         }
-        Err(e) => eprintln!("mcp-witness: report.html not written: {e:#}"),
+        Err(e) => errln!("mcp-witness: report.html not written: {e:#}"),
     }
     Ok(())
 }

@@ -5,12 +5,14 @@
 
 pub mod agent;
 pub mod audit;
+pub mod doctor;
 pub mod guidance;
 pub mod lab;
 pub mod manifest;
 pub mod plan;
 pub mod proxy;
 pub mod report;
+pub mod sandbox;
 pub mod schema;
 pub mod testbed;
 pub mod trace;

@@ -122,12 +122,12 @@ pub fn run(command: TestbedCommand) -> Result<ExitStatus> {
         TestbedCommand::Variants { format } => match format.format {
             Format::Text => {
                 for variant in Variant::ALL {
-                    println!("{:20} {}", variant.name(), variant.summary());
+                    outln!("{:20} {}", variant.name(), variant.summary());
                 }
             }
             Format::Json => {
                 let records: Vec<VariantRecord> = Variant::ALL.into_iter().map(record).collect();
-                println!("{}", serde_json::to_string_pretty(&records)?);
+                outln!("{}", serde_json::to_string_pretty(&records)?);
             }
         },
         TestbedCommand::Seed { store } => {

@@ -35,6 +35,14 @@ impl Draft {
         }
     }
 
+    /// Marks the audit as stopped by `signal`. This reason replaces any
+    /// other: what failed after the signal (the server killed mid-call) is
+    /// its consequence, whichever was noticed first.
+    pub(super) fn interrupted(&mut self, signal: i32) {
+        self.report.complete = false;
+        self.report.incomplete_reason = Some(crate::interrupt::reason(signal));
+    }
+
     pub(super) fn is_complete(&self) -> bool {
         self.report.complete
     }

@@ -76,6 +76,12 @@ pub struct AuditOptions {
     /// Let the planner call destructive and unknown tools even when the jail
     /// has no network isolation.
     pub include_destructive: bool,
+    /// Start the server afresh (same jail, stores as left) before every
+    /// call after the first, for servers that misbehave in a long session.
+    pub session_per_call: bool,
+    /// `--min-coverage`: the percentage of listed tools that must be
+    /// exercised for the audit to conclude.
+    pub min_coverage: Option<u8>,
 }
 
 /// The audit, plus the kept jail's path when `--keep-jail` was given.
@@ -135,6 +141,9 @@ fn run_on(
         // The stores could not be observed: no server is started.
         assemble::Processes::discarded(Vec::new())
     };
+    if let Some(signal) = crate::interrupt::signal() {
+        draft.interrupted(signal);
+    }
     Ok(assemble::assemble(
         draft, processes, jail, started, &options,
     ))
@@ -220,16 +229,17 @@ fn preview_on(
     Ok(preview)
 }
 
-/// The planner's plan for this server, and the tools it leaves out: outside a
-/// network-isolated jail, tools declared destructive and tools that declare
-/// nothing are not called unless `--include-destructive` says so.
+/// The planner's plan for this server, and the tools it leaves out: unless
+/// the sandbox contained the server (writes outside the jail and the
+/// network out of its reach), tools declared destructive and tools that
+/// declare nothing are not called unless `--include-destructive` says so.
 pub fn planned(
     tools: &[ToolEntry],
     isolation: Option<&crate::jail::Isolation>,
     include_destructive: bool,
 ) -> (Plan, Vec<SkippedTool>) {
     let plan = Plan::synthesized(tools);
-    let isolated = isolation.is_some_and(|i| i.level == IsolationLevel::NetworkNamespace);
+    let isolated = isolation.is_some_and(|i| i.level.contains_effects());
     if isolated || include_destructive {
         return (plan, Vec::new());
     }
@@ -243,7 +253,7 @@ pub fn planned(
         skipped.push(SkippedTool {
             tool: tool.name.clone(),
             reason: format!(
-                "{what}, and the jail has no network isolation; --include-destructive calls it anyway"
+                "{what}, and the sandbox did not contain the server; --include-destructive calls it anyway"
             ),
         });
     }

@@ -27,7 +27,7 @@ use std::collections::BTreeMap;
 
 use witness_model::audit::{
     CallRecord, CallStatus, CheckId, CheckResult, Effect, Evidence, EvidenceEffect, Lane,
-    ProbeRecord, SkippedTool, ToolEntry, Verdict,
+    NOTHING_OBSERVED, ProbeRecord, SkippedTool, ToolEntry, Verdict,
 };
 
 /// What an evaluator reads: one tool, its calls, and the ledger around them.
@@ -179,6 +179,16 @@ fn attached_anywhere(subject: &Subject<'_>, id: CheckId) -> bool {
         .any(|c| c.expect.iter().any(|e| e.check() == id))
 }
 
+/// With no channel to observe anything, no check passes: a pass becomes
+/// `untestable` with the reason (`nothing was observed: <why>`). Nothing
+/// observed cannot have failed, so a failure stays what it is.
+pub fn without_observation(checks: &mut [CheckResult], why: &str) {
+    for check in checks.iter_mut().filter(|c| c.verdict == Verdict::Pass) {
+        check.verdict = Verdict::Untestable;
+        check.reason = format!("{NOTHING_OBSERVED}: {why}");
+    }
+}
+
 pub(crate) fn evidence_of(calls: &[&CallRecord], effects: Vec<EvidenceEffect>) -> Evidence {
     Evidence {
         calls: calls.iter().map(|c| c.id).collect(),
@@ -287,6 +297,7 @@ mod tests {
         CallRecord {
             id,
             step: id,
+            session: 0,
             tool: tool.into(),
             repeat_of: None,
             page_of: None,
@@ -296,6 +307,7 @@ mod tests {
                 value: json!("x"),
                 source,
                 from: None,
+                object: None,
                 parts: vec![],
             }],
             outcome: CallOutcome {

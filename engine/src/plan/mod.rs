@@ -40,16 +40,20 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+pub mod cues;
 pub mod harvest;
 pub mod preview;
 pub mod result;
+pub mod seeds;
+pub mod sql;
 pub mod synth;
 
 use witness_model::audit::{
     Argument, ArgumentPart, CheckId, Expectation, Origin, Provenance, ToolClass, ToolEntry,
 };
 
-use harvest::Pool;
+use cues::{PathKind, SqlKind, ToolCues};
+use harvest::{Harvested, Pool, Source};
 use result::{lookup, parse_path, result_view};
 
 /// How one argument's value is obtained.
@@ -65,17 +69,48 @@ pub enum ArgSpec {
     /// one. For a structured value, every scalar inside it is looked up the
     /// same way, by the key it sits under.
     Auto(Value),
-    /// A value the input schema itself fixes (`const`, `enum`, `default`).
-    /// Recorded as `synthesized`, but it invents nothing, so it does not
-    /// keep a read-only tool out of the harvest pass.
+    /// A value the input schema itself offers (`const`, `enum`, `default`,
+    /// `examples`, a value quoted in its description). Recorded as
+    /// `synthesized`, but it invents nothing, so it does not keep a
+    /// read-only tool out of the harvest pass.
     Pinned(Value),
+    /// A fresh name for the thing this tool makes (`witness-<tool>`); for a
+    /// path, made under the first directory store's root. Never filled from
+    /// the harvest; once a call on it succeeds, later calls that refer to
+    /// such a thing use it.
+    Fresh(Value),
+    /// A SQL statement of this kind, on a real table, written at call time.
+    Sql(SqlKind),
 }
 
 /// One planned call.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PlanStep {
     pub tool: String,
     pub args: Vec<(String, ArgSpec)>,
+    /// What the planner read from the tool's name and description to fill
+    /// its arguments (default for a plan file's steps).
+    pub cues: ToolCues,
+}
+
+/// A value a call will have made if it succeeds, to be offered to later
+/// calls as the plan's own.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Created {
+    /// The argument that named it (`path`, `branch_name`), or `table_name`
+    /// for the table a `CREATE TABLE` makes.
+    pub key: String,
+    pub value: Value,
+    pub shape: Option<PathKind>,
+}
+
+/// A step's arguments, resolved: the object sent, the ledger's record of
+/// each argument, and what the call makes if it succeeds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Resolved {
+    pub arguments: Value,
+    pub recorded: Vec<Argument>,
+    pub creates: Vec<Created>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -191,6 +226,7 @@ impl Plan {
             steps.push(PlanStep {
                 tool: call.tool,
                 args,
+                cues: ToolCues::default(),
             });
         }
         Ok(Plan {
@@ -259,27 +295,7 @@ impl Plan {
                 .iter()
                 .position(|t| removes_by_name(&t.name) && t.class != ToolClass::ReadOnly)
                 .unwrap_or(ordered.len());
-        let steps = reads
-            .into_iter()
-            .chain(ordered)
-            .map(|tool| {
-                let pinned = synth::pinned(tool.input_schema.as_ref());
-                PlanStep {
-                    tool: tool.name.clone(),
-                    args: synth::arguments(tool.input_schema.as_ref())
-                        .into_iter()
-                        .map(|(name, value)| {
-                            let spec = if pinned.contains(&name) {
-                                ArgSpec::Pinned(value)
-                            } else {
-                                ArgSpec::Auto(value)
-                            };
-                            (name, spec)
-                        })
-                        .collect(),
-                }
-            })
-            .collect();
+        let steps = reads.into_iter().chain(ordered).map(planned_step).collect();
         Plan {
             steps,
             origin: "synthesized",
@@ -323,16 +339,52 @@ impl Plan {
 pub fn satisfiable(step: &PlanStep, pool: &Pool) -> bool {
     step.args.iter().all(|(name, spec)| match spec {
         ArgSpec::Literal(_) | ArgSpec::Pinned(_) => true,
-        ArgSpec::Synthesized(_) | ArgSpec::From { .. } => false,
-        ArgSpec::Auto(fallback) => {
-            let filled = fill(&step.tool, name, fallback, pool);
-            filled.source == Provenance::Harvested
+        ArgSpec::Synthesized(_) | ArgSpec::From { .. } | ArgSpec::Fresh(_) | ArgSpec::Sql(_) => {
+            false
         }
+        ArgSpec::Auto(fallback) => fill(&step.cues, name, fallback, pool).source.is_real(),
     })
 }
 
-/// Names that say a tool lists or searches: harvested from first.
-fn lists_by_name(name: &str) -> bool {
+/// The planner's step for one tool: every required argument, each with how
+/// its value is to be had. What the schema offers is pinned; SQL is written
+/// at call time; the name of the thing a creator makes is fresh; anything
+/// else is a real value when one fits at call time, else the synthesized one.
+fn planned_step(tool: &ToolEntry) -> PlanStep {
+    let cues = ToolCues::of(tool);
+    let schema = tool.input_schema.as_ref();
+    let pinned = synth::pinned(schema);
+    let args = synth::arguments_for(schema, &tool.name)
+        .into_iter()
+        .map(|(name, value)| {
+            let spec = match cues.sql_kind(&name) {
+                _ if pinned.contains(&name) => ArgSpec::Pinned(value),
+                Some(kind) if value.is_string() => ArgSpec::Sql(kind),
+                _ if value.is_string() && cues.new_name(&name) => {
+                    // Plain invention gets the tool's own name; a value the
+                    // description shaped is kept.
+                    let fresh = if value == "witness" {
+                        Value::String(synth::fresh_name(&tool.name))
+                    } else {
+                        value
+                    };
+                    ArgSpec::Fresh(fresh)
+                }
+                _ => ArgSpec::Auto(value),
+            };
+            (name, spec)
+        })
+        .collect();
+    PlanStep {
+        tool: tool.name.clone(),
+        args,
+        cues,
+    }
+}
+
+/// Names that say a tool lists or searches: harvested from first, and asked
+/// again before the retry pass.
+pub(crate) fn lists_by_name(name: &str) -> bool {
     let lowered = name.to_ascii_lowercase();
     ["list", "search", "find", "query", "browse", "enumerate"]
         .iter()
@@ -342,11 +394,7 @@ fn lists_by_name(name: &str) -> bool {
 /// Names that say a tool makes something new: called first among writes.
 fn adds_by_name(name: &str) -> bool {
     let lowered = name.to_ascii_lowercase();
-    [
-        "create", "add", "insert", "append", "new", "save", "write", "put", "mint",
-    ]
-    .iter()
-    .any(|w| lowered.contains(w))
+    cues::CREATE_WORDS.iter().any(|w| lowered.contains(w))
 }
 
 /// Names that say a tool takes something away; used only to call such tools
@@ -442,32 +490,51 @@ fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Resolves a step's arguments against earlier results (by plan step).
-/// Returns the arguments with provenance, or why one could not be resolved.
+/// Resolves a step's arguments against earlier results (by plan step), the
+/// harvest and the stores. Gives the arguments with provenance, or why one
+/// could not be resolved.
 pub fn resolve(
     step: &PlanStep,
     results: &BTreeMap<u32, Value>,
     pool: &harvest::Pool,
-) -> Result<(Value, Vec<Argument>), String> {
+) -> Result<Resolved, String> {
     let mut object = Map::new();
-    let mut record = Vec::new();
+    let mut recorded = Vec::new();
+    let mut creates = Vec::new();
     for (name, spec) in &step.args {
-        let (value, source, from) = match spec {
-            ArgSpec::Literal(v) => (v.clone(), Provenance::Literal, None),
+        let argument = match spec {
+            ArgSpec::Literal(v) => plain(name, v.clone(), Provenance::Literal),
             ArgSpec::Synthesized(v) | ArgSpec::Pinned(v) => {
-                (v.clone(), Provenance::Synthesized, None)
+                plain(name, v.clone(), Provenance::Synthesized)
+            }
+            ArgSpec::Fresh(v) => {
+                let (value, shape) = fresh(&step.cues, name, v, pool);
+                creates.push(Created {
+                    key: name.clone(),
+                    value: value.clone(),
+                    shape,
+                });
+                plain(name, value, Provenance::Synthesized)
+            }
+            ArgSpec::Sql(kind) => {
+                let (statement, table) = sql::statement(*kind, &step.tool, pool);
+                creates.extend(table.map(|t| Created {
+                    key: "table_name".into(),
+                    value: Value::String(t),
+                    shape: None,
+                }));
+                plain(name, Value::String(statement), Provenance::Synthesized)
             }
             ArgSpec::Auto(fallback) => {
-                let filled = fill(&step.tool, name, fallback, pool);
-                object.insert(name.clone(), filled.value.clone());
-                record.push(Argument {
+                let filled = fill(&step.cues, name, fallback, pool);
+                Argument {
                     name: name.clone(),
                     value: filled.value,
                     source: filled.source,
                     from: filled.from,
+                    object: filled.object,
                     parts: filled.parts,
-                });
-                continue;
+                }
             }
             ArgSpec::From { step: from, path } => {
                 let result = results.get(from).ok_or_else(|| {
@@ -475,26 +542,58 @@ pub fn resolve(
                 })?;
                 let value = lookup(&result_view(result), path)
                     .ok_or_else(|| format!("argument {name}: call {from} has nothing at {path}"))?;
-                (
-                    value,
-                    Provenance::Harvested,
-                    Some(Origin {
+                Argument {
+                    from: Some(Origin {
                         call: format!("call {from}"),
                         path: path.clone(),
                     }),
-                )
+                    ..plain(name, value, Provenance::Harvested)
+                }
             }
         };
-        object.insert(name.clone(), value.clone());
-        record.push(Argument {
-            name: name.clone(),
-            value,
-            source,
-            from,
-            parts: Vec::new(),
-        });
+        object.insert(name.clone(), argument.value.clone());
+        recorded.push(argument);
     }
-    Ok((Value::Object(object), record))
+    Ok(Resolved {
+        arguments: Value::Object(object),
+        recorded,
+        creates,
+    })
+}
+
+fn plain(name: &str, value: Value, source: Provenance) -> Argument {
+    Argument {
+        name: name.to_owned(),
+        value,
+        source,
+        from: None,
+        object: None,
+        parts: Vec::new(),
+    }
+}
+
+/// A fresh name, made a path under the first directory store's root when
+/// the parameter asks for a path (a file gets `.txt`), and the kind of
+/// path it is.
+fn fresh(cues: &ToolCues, name: &str, value: &Value, pool: &Pool) -> (Value, Option<PathKind>) {
+    let (Some(kind), Some(text)) = (cues.path_kind(name), value.as_str()) else {
+        return (value.clone(), None);
+    };
+    let Some(root) = pool.fresh_root() else {
+        return (value.clone(), Some(kind));
+    };
+    let file = if kind == PathKind::File && !text.contains('.') {
+        format!("{text}.txt")
+    } else {
+        text.to_owned()
+    };
+    let kind = if kind == PathKind::Root {
+        PathKind::Dir
+    } else {
+        kind
+    };
+    let path = root.join(file).to_string_lossy().into_owned();
+    (Value::String(path), Some(kind))
 }
 
 /// An argument filled from the harvest where a value fits.
@@ -502,48 +601,76 @@ struct Filled {
     value: Value,
     source: Provenance,
     from: Option<Origin>,
+    object: Option<witness_model::audit::StoreObject>,
     parts: Vec<ArgumentPart>,
 }
 
-/// Replaces every scalar of `fallback` that a harvested value fits (by the
-/// key it sits under, or the array's singular name) with that value. The
-/// argument is `harvested` when every scalar in it was; otherwise it is
-/// `synthesized`, and the harvested scalars are listed as its parts.
-fn fill(tool: &str, name: &str, fallback: &Value, pool: &Pool) -> Filled {
+/// Replaces every scalar of `fallback` that a real value fits (by the key
+/// it sits under, or the array's singular name) with that value; the name
+/// of the thing a creator makes stays invented. The argument is `harvested`
+/// (or `store`, when every value came from a store) when every scalar in it
+/// was real; otherwise it is `synthesized`, and the real scalars are listed
+/// as its parts.
+fn fill(cues: &ToolCues, name: &str, fallback: &Value, pool: &Pool) -> Filled {
     if !(fallback.is_object() || fallback.is_array()) {
-        return match pool.candidate_like(tool, name, fallback) {
-            Some(h) => Filled {
-                value: h.value.clone(),
-                source: Provenance::Harvested,
-                from: Some(origin_of(h)),
-                parts: Vec::new(),
-            },
+        let found = (!cues.new_name(name))
+            .then(|| pool.candidate_like(cues, name, fallback))
+            .flatten();
+        return match found {
+            Some(h) => {
+                let (source, from, object) = provenance_of(h);
+                Filled {
+                    value: h.value.clone(),
+                    source,
+                    from,
+                    object,
+                    parts: Vec::new(),
+                }
+            }
             None => Filled {
                 value: fallback.clone(),
                 source: Provenance::Synthesized,
                 from: None,
+                object: None,
                 parts: Vec::new(),
             },
         };
     }
     let mut parts = Vec::new();
     let mut invented = 0usize;
-    let value = fill_inside(tool, name, fallback, pool, "", &mut parts, &mut invented);
-    let source = if invented == 0 && !parts.is_empty() {
-        Provenance::Harvested
-    } else {
+    let value = fill_inside(cues, name, fallback, pool, "", &mut parts, &mut invented);
+    let source = if invented > 0 || parts.is_empty() {
         Provenance::Synthesized
+    } else if parts.iter().all(|p| p.object.is_some()) {
+        Provenance::Store
+    } else {
+        Provenance::Harvested
     };
     Filled {
         value,
         source,
         from: None,
+        object: None,
         parts,
     }
 }
 
+/// The provenance a pool value gives an argument, with its origin.
+fn provenance_of(
+    h: &Harvested,
+) -> (
+    Provenance,
+    Option<Origin>,
+    Option<witness_model::audit::StoreObject>,
+) {
+    match &h.source {
+        Source::Store(object) => (Provenance::Store, None, Some(object.clone())),
+        Source::Answer | Source::Plan => (Provenance::Harvested, Some(origin_of(h)), None),
+    }
+}
+
 fn fill_inside(
-    tool: &str,
+    cues: &ToolCues,
     key: &str,
     value: &Value,
     pool: &Pool,
@@ -558,7 +685,7 @@ fn fill_inside(
                     let here = format!("{at}.{k}");
                     (
                         k.clone(),
-                        fill_inside(tool, k, v, pool, &here, parts, invented),
+                        fill_inside(cues, k, v, pool, &here, parts, invented),
                     )
                 })
                 .collect(),
@@ -571,16 +698,23 @@ fn fill_inside(
                     .enumerate()
                     .map(|(i, v)| {
                         let here = format!("{at}[{i}]");
-                        fill_inside(tool, &item_key, v, pool, &here, parts, invented)
+                        fill_inside(cues, &item_key, v, pool, &here, parts, invented)
                     })
                     .collect(),
             )
         }
-        Value::String(_) | Value::Number(_) => match pool.candidate_like(tool, key, value) {
+        Value::String(_) | Value::Number(_) if cues.new_name(key) => {
+            // The name of what a creator makes: its own, never an existing one.
+            *invented += 1;
+            value.clone()
+        }
+        Value::String(_) | Value::Number(_) => match pool.candidate_like(cues, key, value) {
             Some(h) => {
+                let (_, from, object) = provenance_of(h);
                 parts.push(ArgumentPart {
                     at: at.trim_start_matches('.').to_owned(),
-                    from: origin_of(h),
+                    from,
+                    object,
                 });
                 h.value.clone()
             }
@@ -736,6 +870,7 @@ mod tests {
                     path: "json.items[1].id".into(),
                 },
             )],
+            ..Default::default()
         };
         let mut results = BTreeMap::new();
         results.insert(
@@ -744,7 +879,12 @@ mod tests {
         );
         let pool = harvest::Pool::default();
         let resolved = resolve(&step, &results, &pool);
-        let Ok((args, record)) = resolved else {
+        let Ok(Resolved {
+            arguments: args,
+            recorded: record,
+            ..
+        }) = resolved
+        else {
             panic!("not resolved: {resolved:?}");
         };
         assert_eq!(args, json!({"key": "b"}));
@@ -883,7 +1023,12 @@ mod tests {
             &json!({"structuredContent": {"note_id": "n-7", "count": "3"}}),
         );
         let resolved = resolve(step, &BTreeMap::new(), &pool);
-        let Ok((args, record)) = resolved else {
+        let Ok(Resolved {
+            arguments: args,
+            recorded: record,
+            ..
+        }) = resolved
+        else {
             panic!("{resolved:?}");
         };
         assert_eq!(args["entityNames"], json!(["Ada"]));
@@ -905,10 +1050,11 @@ mod tests {
             obs.map(|a| a.parts),
             Some(vec![ArgumentPart {
                 at: "[0].entityName".into(),
-                from: Origin {
+                from: Some(Origin {
                     call: "call 1".into(),
                     path: "structured.entities[0].name".into()
-                }
+                }),
+                object: None,
             }])
         );
         assert_eq!(
@@ -926,5 +1072,131 @@ mod tests {
             by_name("mode").map(|a| a.source),
             Some(Provenance::Synthesized)
         );
+    }
+
+    fn step_for(plan: &Plan, tool: &str) -> PlanStep {
+        plan.steps
+            .iter()
+            .rev()
+            .find(|s| s.tool == tool)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    fn argument(resolved: &Resolved, name: &str) -> Argument {
+        resolved
+            .recorded
+            .iter()
+            .find(|a| a.name == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("no argument {name}: {resolved:?}"))
+    }
+
+    /// A directory store holding `docs/a.txt`, as the baseline names it.
+    fn seeded_pool() -> Pool {
+        use crate::jail::{JailedStore, StoreKind, StoreSpec};
+        let store = JailedStore {
+            spec: StoreSpec {
+                name: "fs".into(),
+                kind: StoreKind::Fs,
+                source: "/src".into(),
+                shown: None,
+                clock_columns: Vec::new(),
+            },
+            path: "/jail/stores/fs/tree".into(),
+            existed: true,
+        };
+        let present = [("fs", "dir/docs"), ("fs", "file/docs/a.txt")];
+        let (seeds, roots) = seeds::seeds(&[store], &present);
+        let mut pool = Pool::default();
+        pool.seed(seeds, roots);
+        pool
+    }
+
+    #[test]
+    fn reads_get_store_paths_a_creator_a_fresh_one_and_later_writes_what_it_made() {
+        let path = json!({"type": "object", "properties": {"path": {"type": "string"}},
+            "required": ["path"]});
+        let read = json!({"readOnlyHint": true});
+        let write = json!({"readOnlyHint": false, "destructiveHint": true});
+        let tools = [
+            tool("read_file", read.clone(), path.clone()),
+            tool("list_directory", read, path.clone()),
+            tool("write_file", write.clone(), path.clone()),
+            tool("edit_file", write, path),
+        ];
+        let plan = Plan::synthesized(&tools);
+        let mut pool = seeded_pool();
+        let results = BTreeMap::new();
+        let resolve_ok = |step: &PlanStep, pool: &Pool| {
+            resolve(step, &results, pool).unwrap_or_else(|e| panic!("{e}"))
+        };
+        let file = argument(&resolve_ok(&step_for(&plan, "read_file"), &pool), "path");
+        assert_eq!(file.value, json!("/jail/stores/fs/tree/docs/a.txt"));
+        assert_eq!(file.source, Provenance::Store);
+        assert_eq!(
+            file.object.map(|o| (o.store, o.object)),
+            Some(("fs".into(), "file/docs/a.txt".into()))
+        );
+        let dir = argument(
+            &resolve_ok(&step_for(&plan, "list_directory"), &pool),
+            "path",
+        );
+        assert_eq!(dir.value, json!("/jail/stores/fs/tree"), "the store's root");
+        assert!(
+            satisfiable(&step_for(&plan, "read_file"), &pool),
+            "real values only"
+        );
+        // The creator's own file: fresh, under the root, never the store's.
+        let made = resolve_ok(&step_for(&plan, "write_file"), &pool);
+        let fresh = argument(&made, "path");
+        assert_eq!(
+            fresh.value,
+            json!("/jail/stores/fs/tree/witness-write_file.txt")
+        );
+        assert_eq!(fresh.source, Provenance::Synthesized);
+        assert_eq!(made.creates.len(), 1);
+        // Once made, the next writer works on it, not on the store's file.
+        let created = &made.creates[0];
+        pool.created("write_file", 3, &created.key, &created.value, created.shape);
+        let edited = argument(&resolve_ok(&step_for(&plan, "edit_file"), &pool), "path");
+        assert_eq!(edited.value, fresh.value);
+        assert_eq!(edited.source, Provenance::Harvested);
+        assert_eq!(
+            edited.from,
+            Some(Origin {
+                call: "call 3".into(),
+                path: "arguments.path".into()
+            })
+        );
+    }
+
+    #[test]
+    fn values_the_description_offers_are_taken_before_inventing() {
+        let schema = json!({"type": "object", "properties": {
+            "timezone": {"type": "string",
+                "description": "IANA timezone name (e.g., 'America/New_York', 'Europe/London'). Use 'Etc/UTC' if none."},
+            "time": {"type": "string", "description": "Time to convert in 24-hour format (HH:MM)"},
+            "branch_type": {"type": "string", "description": "local branches ('local') or all ('all')"},
+            "name": {"type": "string"}},
+            "required": ["timezone", "time", "branch_type", "name"]});
+        let tools = [tool("convert_time", json!({"readOnlyHint": true}), schema)];
+        let plan = Plan::synthesized(&tools);
+        let resolved = resolve(
+            &step_for(&plan, "convert_time"),
+            &BTreeMap::new(),
+            &Pool::default(),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            argument(&resolved, "timezone").value,
+            json!("America/New_York")
+        );
+        assert_eq!(argument(&resolved, "time").value, json!("12:00"));
+        assert_eq!(argument(&resolved, "branch_type").value, json!("local"));
+        // Still invented, and named for its tool.
+        let name = argument(&resolved, "name");
+        assert_eq!(name.value, json!("witness-convert_time"));
+        assert_eq!(name.source, Provenance::Synthesized);
     }
 }

@@ -47,7 +47,11 @@ pub(super) fn assemble(
     let processes = transcripts::record(processes, &mut report);
     let secrets = evaluate::respond(&mut report, &latency);
     redact::redact(&mut report, &secrets);
-    evaluate::evaluate(&mut report, options.probe.name() != "null");
+    evaluate::evaluate(
+        &mut report,
+        options.probe.name() != "null",
+        options.min_coverage,
+    );
     if !options.deterministic {
         report.volatile = Volatile {
             jail: jail
@@ -124,7 +128,8 @@ mod tests {
         assert_eq!(run.report.volatile.jail.as_deref(), Some(shown.as_str()));
         assert!(run.report.volatile.elapsed_ms.is_some());
         assert_eq!(run.report.findings[0].detail, "cannot read {jail}/home/x");
-        assert_eq!(run.report.exit_code, 0);
+        // No store, no call: nothing was observed, so nothing is concluded.
+        assert_eq!(run.report.exit_code, 3);
 
         options.deterministic = true;
         options.jail.keep = false;

@@ -46,8 +46,23 @@ pub(super) fn learn(report: &AuditReport) -> Redactor {
     redactor
 }
 
-/// `report` with every secret `redactor` knows replaced by its digest.
+/// `report` with every secret `redactor` knows replaced by its digest:
+/// the places a server's words are known to reach, then every other string
+/// and key of the report (a tool's description, the server's info, a
+/// check's reason that quotes an answer).
 pub(super) fn rewrite(report: &mut AuditReport, redactor: &Redactor) {
+    rewrite_known(report, redactor);
+    if redactor.is_empty() {
+        return;
+    }
+    if let Ok(value) = serde_json::to_value(&*report)
+        && let Ok(clean) = serde_json::from_value::<AuditReport>(redactor.value(&value))
+    {
+        *report = clean;
+    }
+}
+
+fn rewrite_known(report: &mut AuditReport, redactor: &Redactor) {
     for call in &mut report.calls {
         call.response = call.response.as_ref().map(|r| redactor.value(r));
         for arg in &mut call.arguments {
