@@ -100,6 +100,9 @@ impl Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let command = cli.command;
+    // A host stops its server with a signal: for the proxy that is the
+    // ordinary end, not an interrupted run.
+    let signal_is_an_end = matches!(command, Command::Proxy(_));
     if command.launches_servers() {
         progress::install(cli.progress);
         if let Err(e) = signals::install() {
@@ -118,7 +121,7 @@ fn main() -> ExitCode {
             exit::status_of(&error)
         }
     };
-    if witness_engine::interrupt::signal().is_some() {
+    if witness_engine::interrupt::signal().is_some() && !signal_is_an_end {
         // Told to stop: whatever was concluded is not a verdict to gate on.
         status = witness_model::exit::ExitStatus::Incomplete;
     }

@@ -25,10 +25,10 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender as Channel, channel};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use witness_engine::interrupt;
 use witness_wire::{Incoming, MAX_LINE_BYTES};
 
 use crate::message::{self, IdKey, Kind};
-use crate::signals;
 use crate::stdio::Ended;
 use crate::upstream::{Launcher, OnIncoming, ProxyOptions, Sender, Upstream, prepare};
 use crate::witness::Witness;
@@ -75,9 +75,8 @@ pub fn run(options: &ProxyOptions, listen: SocketAddr) -> Result<Ended, String> 
         .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
     let prepared = prepare(options)?;
     if let Some(warning) = &prepared.warning {
-        eprintln!("mcp-witness proxy: {warning}");
+        crate::say(format_args!("{warning}"));
     }
-    signals::install();
     let hub: Shared = Arc::new(Mutex::new(Hub {
         witness: Some(prepared.witness),
         session: 1,
@@ -94,10 +93,10 @@ pub fn run(options: &ProxyOptions, listen: SocketAddr) -> Result<Ended, String> 
     listener
         .set_nonblocking(true)
         .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
-    eprintln!("mcp-witness proxy: listening on http://{bound}/mcp");
+    crate::say(format_args!("listening on http://{bound}/mcp"));
     let reason = loop {
-        if let Some(signal) = signals::caught() {
-            break format!("the proxy received {}", signals::name(signal));
+        if let Some(signal) = interrupt::signal() {
+            break crate::stopped_by(signal);
         }
         match listener.accept() {
             Ok((stream, _)) => {

@@ -25,6 +25,11 @@
 //!   very function agent runs use; [`import`] reads a conversation from a
 //!   host's own transcript.
 //!
+//! Signals are the binary's (`witness_engine::interrupt`): the first
+//! SIGTERM, SIGINT or SIGHUP kills the server at once, and the relay, seeing
+//! it, takes its last look at the stores, ends the trace and removes the
+//! jail.
+//!
 //! The proxy forwards bytes; it never speaks for the host or the server,
 //! so a host sees exactly what the server sent, in both protocol eras.
 //!
@@ -37,7 +42,21 @@ pub mod http;
 pub mod import;
 pub mod message;
 pub mod record;
-pub mod signals;
 pub mod stdio;
 pub mod upstream;
 pub mod witness;
+
+/// The trace's end reason when a signal stopped the proxy.
+pub fn stopped_by(signal: i32) -> String {
+    format!(
+        "the proxy received {}",
+        witness_engine::interrupt::signal_name(signal)
+    )
+}
+
+/// One line of the proxy's own on stderr. Failure is ignored: a host that
+/// went away may have closed the pipe, and there is nowhere left to say it.
+pub(crate) fn say(line: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "mcp-witness proxy: {line}");
+}

@@ -7,9 +7,9 @@ use std::sync::mpsc::{Sender as EventSender, channel};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use witness_engine::interrupt;
 use witness_wire::Incoming;
 
-use crate::signals;
 use crate::upstream::{ProxyOptions, Sender, Upstream, prepare};
 use crate::witness::Witness;
 
@@ -43,9 +43,8 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 pub fn run(options: &ProxyOptions) -> Result<Ended, String> {
     let prepared = prepare(options)?;
     if let Some(warning) = &prepared.warning {
-        eprintln!("mcp-witness proxy: {warning}");
+        crate::say(format_args!("{warning}"));
     }
-    signals::install();
     let witness: Shared = Arc::new(Mutex::new(Some(prepared.witness)));
     let (events, inbox) = channel();
     let upstream = Upstream::start(
@@ -59,15 +58,16 @@ pub fn run(options: &ProxyOptions) -> Result<Ended, String> {
         .spawn(move || from_host(&reader_witness, &sender, &events))
         .map_err(|e| format!("cannot start the relay: {e}"))?;
     let reason = loop {
-        match inbox.recv_timeout(Duration::from_millis(100)) {
+        let event = inbox.recv_timeout(Duration::from_millis(100));
+        // A signal kills the server at once, so its end is the signal's.
+        if let Some(signal) = interrupt::signal() {
+            break crate::stopped_by(signal);
+        }
+        match event {
             Ok(Event::HostClosed) => break "the host closed the proxy's input".to_owned(),
             Ok(Event::HostGone) => break "the host stopped reading the proxy's output".to_owned(),
             Ok(Event::ServerClosed(detail)) => break format!("the server ended: {detail}"),
-            Err(_) => {
-                if let Some(signal) = signals::caught() {
-                    break format!("the proxy received {}", signals::name(signal));
-                }
-            }
+            Err(_) => {}
         }
     };
     if let Some(w) = lock(&witness).as_mut() {

@@ -165,7 +165,7 @@ impl Witness {
         });
         self.write(&end);
         if let Err(e) = self.writer.finish() {
-            eprintln!("mcp-witness proxy: {e}");
+            crate::say(format_args!("{e}"));
         }
     }
 
@@ -252,7 +252,7 @@ impl Witness {
             && !self.write_failed
         {
             self.write_failed = true;
-            eprintln!("mcp-witness proxy: {e}; messages are still forwarded");
+            crate::say(format_args!("{e}; messages are still forwarded"));
         }
     }
 }

@@ -86,7 +86,7 @@ pub fn run(args: ProxyArgs) -> Result<ExitStatus> {
         None => witness_proxy::stdio::run(&options),
     }
     .map_err(anyhow::Error::msg)?;
-    eprintln!(
+    errln!(
         "mcp-witness proxy: {}; trace {}",
         ended.reason,
         options.trace.display()

@@ -87,9 +87,9 @@ pub fn run(command: TraceCommand) -> Result<ExitStatus> {
         } => {
             let lines = witness_proxy::import::claude_code(&read(&transcript)?, &server)
                 .map_err(|e| invalid(e.to_string()))?;
-            println!("{}", serde_json::json!({ "schema": CONVERSATION_SCHEMA }));
+            outln!("{}", serde_json::json!({ "schema": CONVERSATION_SCHEMA }));
             for line in lines {
-                println!("{}", serde_json::to_string(&line)?);
+                outln!("{}", serde_json::to_string(&line)?);
             }
             Ok(ExitStatus::Passed)
         }
@@ -131,9 +131,9 @@ pub fn run(command: TraceCommand) -> Result<ExitStatus> {
                 write_out(dir, &doc)?;
             }
             match format {
-                CheckFormat::Text => print!("{}", witness_pages::trace_check::text(&doc)),
-                CheckFormat::Json => println!("{}", serde_json::to_string_pretty(&doc)?),
-                CheckFormat::Junit => print!("{}", witness_pages::trace_check::junit(&doc)),
+                CheckFormat::Text => out!("{}", witness_pages::trace_check::text(&doc)),
+                CheckFormat::Json => outln!("{}", serde_json::to_string_pretty(&doc)?),
+                CheckFormat::Junit => out!("{}", witness_pages::trace_check::junit(&doc)),
             }
             recorded(doc.exit_code)
         }
