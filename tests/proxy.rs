@@ -208,7 +208,11 @@ fn the_proxy_is_transparent_over_http_in_both_eras() {
             libc::kill(proxy.child.id() as i32, libc::SIGTERM);
         }
         wait_for_end(&trace);
-        let _ = proxy.child.wait();
+        // A host's SIGTERM is the proxy's ordinary end: exit 0, said in the trace.
+        let status = proxy.child.wait().expect("the proxy ends");
+        assert_eq!(status.code(), Some(0), "{status:?}");
+        let ended = std::fs::read_to_string(&trace).expect("trace");
+        assert!(ended.contains("the proxy received SIGTERM"), "{ended}");
         let jails = std::fs::read_dir(dir.path())
             .into_iter()
             .flatten()
@@ -318,49 +322,35 @@ fn checks(verdicts: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The scripted clients of the agent runs drive the CRM through the proxy
-/// (the agent's own loop is the host): `trace check` over the proxy's trace
-/// and the host's conversation gives every check the verdict the agent run
-/// gave it — the same planted clients fail the same checks.
+/// Every scripted client of the agent runs, twice on the same seeded CRM:
+/// once as an agent run (judged live), once replayed by a host through the
+/// proxy — the same calls with the same arguments, in the same order, which
+/// get the same answers. `trace check` over the proxy's trace and the host's
+/// conversation gives every check the verdict the agent run gave it: the
+/// same planted clients fail the same checks.
+///
+/// The agent's own loop cannot be the proxy's host: it runs its server in
+/// a sandbox whose only writable place is its jail, where the proxy's trace
+/// and jail would be effects of the run it is judging.
 #[test]
 fn trace_check_reproduces_the_agent_runs_verdicts_for_the_same_clients() {
     let dir = tempfile::tempdir().expect("tempdir");
     for (i, (model, script, case, variant)) in CLIENTS.into_iter().enumerate() {
         let case_file = repo(&format!("experiments/agent/cases/{case}.toml"));
-        let trace = dir.path().join(format!("{i}.jsonl"));
+        let server = ["mcp-witness", "testbed", "crm", "--variant", variant];
         let output = Command::new(BIN)
             .args(["agent", "run", "--case", &case_file, "--driver", "scripted"])
             .arg(repo(&format!("experiments/agent/scripts/{script}")))
-            .args(["--model", model, "--format", "json"])
-            // The proxy's own jail goes outside the agent's, whose jail-wide
-            // observer would otherwise see it (and fail scope, rightly).
-            .arg("--env")
-            .arg(format!("TMPDIR={}", dir.path().display()))
-            .args(["--", "mcp-witness", "proxy"])
-            .arg("--trace")
-            .arg(&trace)
-            // The agent's jail already holds a fresh copy of the seeded store.
-            .args([
-                "--live",
-                "--store",
-                "db=sqlite:{db}",
-                "--facts-from",
-                &case_file,
-            ])
-            .args(["--env", "CRM_TOKEN=acme-agent-token", "--"])
-            .args([
-                "mcp-witness",
-                "testbed",
-                "crm",
-                "--variant",
-                variant,
-                "--store",
-                "{db}",
-            ])
+            .args(["--model", model, "--format", "json", "--"])
+            .args(server)
+            .args(["--store", "{db}"])
+            .env("TMPDIR", dir.path())
             .output()
             .expect("agent run");
         let agent = common::stdout_json(&output);
         let run = &agent["runs"][0];
+        let trace = dir.path().join(format!("{i}.jsonl"));
+        replay_through_proxy(dir.path(), &case_file, &server, run, &trace);
         let conversation = dir.path().join(format!("{i}.conversation.jsonl"));
         std::fs::write(&conversation, conversation_of(run)).expect("write");
         let checked = Command::new(BIN)
@@ -401,6 +391,161 @@ fn trace_check_reproduces_the_agent_runs_verdicts_for_the_same_clients() {
             }
         }
     }
+}
+
+/// A host that makes the agent run's calls through the proxy, in front of
+/// the server on a store seeded as the case seeds it; every answer must be
+/// the one the agent run got.
+fn replay_through_proxy(dir: &Path, case_file: &str, server: &[&str], run: &Value, trace: &Path) {
+    let entry = witness_agent::case::load(Path::new(case_file)).expect("the case loads");
+    let seeded = witness_agent::seed::seed(&entry).expect("the case seeds");
+    let trace_text = trace.display().to_string();
+    let mut args: Vec<String> = ["proxy", "--trace", &trace_text, "--facts-from", case_file]
+        .map(str::to_owned)
+        .to_vec();
+    for store in &seeded.stores {
+        args.push("--store".into());
+        args.push(format!("{}=sqlite:{}", store.name, store.source.display()));
+    }
+    for (key, value) in &entry.case.env {
+        args.push("--env".into());
+        args.push(format!("{key}={value}"));
+    }
+    args.push("--".into());
+    args.extend(server.iter().map(|a| (*a).to_owned()));
+    args.extend(["--store".to_owned(), "{db}".to_owned()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (mut proxy, mut rpc) = spawn(BIN, &args, dir);
+    let init = json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                      "clientInfo": {"name": "replaying-host", "version": "1"}});
+    rpc.request("initialize", init, TIMEOUT)
+        .expect("initialize");
+    rpc.notify("notifications/initialized", json!({}))
+        .expect("initialized");
+    rpc.request("tools/list", json!({}), TIMEOUT).expect("list");
+    let calls = run["trace"]["turns"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|turn| turn["steps"].as_array().into_iter().flatten())
+        .flat_map(|step| step["calls"].as_array().into_iter().flatten());
+    for call in calls {
+        if call["status"] == "not-sent" {
+            continue;
+        }
+        let params = json!({"name": call["tool"], "arguments": call["arguments"]});
+        let answer = rpc.request("tools/call", params, TIMEOUT).expect("call");
+        if let witness_wire::rpc::RpcResponse::Result(result) = answer {
+            assert_eq!(
+                Some(witness_agent::runner::content_of(&result).as_str()),
+                call["result"].as_str(),
+                "the same call gets the same answer through the proxy"
+            );
+        } else {
+            assert_eq!(call["status"], "rpc-error", "{}: {answer:?}", call["tool"]);
+        }
+    }
+    // The host is done: it closes the proxy's input, and the proxy ends.
+    rpc.close();
+    let _ = proxy.child.wait();
+    wait_for_end(trace);
+}
+
+fn published_schema(name: &str) -> Value {
+    let printed = Command::new(BIN)
+        .args(["schema", name])
+        .output()
+        .expect("runs");
+    serde_json::from_slice(&printed.stdout).expect("a schema")
+}
+
+fn assert_valid(schema: &Value, doc: &Value) {
+    let validator = jsonschema::validator_for(schema).expect("the schema compiles");
+    let errors: Vec<String> = validator
+        .iter_errors(doc)
+        .map(|e| e.to_string())
+        .take(3)
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?} in {doc}");
+}
+
+/// `--live`: the server runs in its sandbox but writes the real store (its
+/// directory is the one writable place besides the jail); the trace says
+/// so, records the effect, and the isolation is no better than partial.
+#[test]
+fn live_writes_the_real_store_and_the_trace_says_so() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&data).expect("data");
+    let db = data.join("crm.db");
+    let conn = rusqlite::Connection::open(&db).expect("db");
+    for seed in ["crm-schema.sql", "crm-tenants.sql", "acme-has-dana.sql"] {
+        let sql = std::fs::read_to_string(repo(&format!("experiments/agent/seeds/{seed}")))
+            .expect("seed");
+        conn.execute_batch(&sql).expect("seeds");
+    }
+    drop(conn);
+    let trace = dir.path().join("live.jsonl");
+    let trace_text = trace.display().to_string();
+    let store = format!("db=sqlite:{}", db.display());
+    let args = proxy_args(
+        &trace_text,
+        &[
+            "--live",
+            "--store",
+            &store,
+            "--env",
+            "CRM_TOKEN=acme-agent-token",
+            "--",
+            "mcp-witness",
+            "testbed",
+            "crm",
+            "--store",
+            "{db}",
+        ],
+    );
+    let (mut proxy, mut rpc) = spawn(BIN, &args, dir.path());
+    let init = json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                      "clientInfo": {"name": "t", "version": "1"}});
+    rpc.request("initialize", init, TIMEOUT)
+        .expect("initialize");
+    rpc.notify("notifications/initialized", json!({}))
+        .expect("initialized");
+    let call = json!({"name": "delete_contact", "arguments": {"id": "c_150"}});
+    let answer = rpc.request("tools/call", call, TIMEOUT).expect("call");
+    assert!(
+        matches!(&answer, witness_wire::rpc::RpcResponse::Result(r) if r["isError"] == false),
+        "{answer:?}"
+    );
+    rpc.close();
+    let _ = proxy.child.wait();
+    wait_for_end(&trace);
+    let conn = rusqlite::Connection::open(&db).expect("db");
+    let left: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM contacts WHERE id = 'c_150'",
+            [],
+            |r| r.get(0),
+        )
+        .expect("count");
+    assert_eq!(left, 0, "the real store was written");
+    let entries: Vec<Value> = std::fs::read_to_string(&trace)
+        .expect("trace")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON"))
+        .collect();
+    assert_eq!(entries[0]["live"], true);
+    let isolation = entries[0]["isolation"].as_str().unwrap_or("");
+    assert!(!isolation.starts_with("contained"), "{isolation}");
+    let data_dir = data.canonicalize().expect("canonical");
+    assert!(
+        isolation.contains(&data_dir.display().to_string()),
+        "{isolation}"
+    );
+    assert!(entries.iter().any(|e| e["type"] == "effect"
+        && e["calls"] == json!([1])
+        && e["effect"]["object"] == "contacts/c_150"
+        && e["effect"]["op"] == "delete"));
 }
 
 fn alive(pid: i32) -> bool {
@@ -494,6 +639,15 @@ fn killing_the_host_mid_call_leaves_a_readable_trace_and_nothing_running() {
         .expect("trace check");
     assert_eq!(checked.status.code(), Some(3));
     let doc = common::stdout_json(&checked);
+    // Every line the proxy wrote, and the check's document, are what their
+    // published schemas say.
+    let line_schema = published_schema("proxy-trace");
+    let text = std::fs::read_to_string(&trace).expect("trace");
+    for line in text.lines() {
+        let entry: Value = serde_json::from_str(line).expect("a whole JSON line");
+        assert_valid(&line_schema, &entry);
+    }
+    assert_valid(&published_schema("trace-check"), &doc);
     assert_eq!(doc["outcome"], "untestable");
     let why = doc["trace"]["harness_error"].as_str().unwrap_or("");
     assert!(why.contains("call 1 (wait) never answered"), "{why}");

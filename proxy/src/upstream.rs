@@ -11,7 +11,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use serde_json::Value;
 use witness_agent::facts::FactsReader;
 use witness_engine::audit::{ObservedSet, store_dirs};
-use witness_engine::jail::{Jail, JailSpec, StoreSpec, connect};
+use witness_engine::jail::{Jail, JailSpec, StoreKind, StoreSpec, connect};
 use witness_model::agent::case::FactsSpec;
 use witness_model::proxy::{
     PROXY_TRACE_SCHEMA, ProxiedServer, TraceEntry, TraceHeader, TracedStore,
@@ -111,7 +111,9 @@ pub fn prepare(options: &ProxyOptions) -> Result<Prepared, String> {
                 .iter()
                 .map(|a| live_paths(a, &options.stores))
                 .collect();
-            let jail = Jail::create(spec(command, Vec::new())).map_err(|e| e.to_string())?;
+            let mut jail = Jail::create(spec(command, Vec::new())).map_err(|e| e.to_string())?;
+            jail.also_writable(&live_dirs(&options.stores))
+                .map_err(|e| format!("--live: a store's directory cannot be made writable: {e}"))?;
             let warning = "WARNING: --live: the server writes your real stores; nothing is copied and nothing can be undone";
             (
                 Launcher::Jail(jail),
@@ -195,6 +197,21 @@ fn server_entry(options: &ProxyOptions) -> ProxiedServer {
         transport: transport.into(),
         env: options.env.iter().map(|(k, _)| k.clone()).collect(),
     }
+}
+
+/// Where a live server writes: a tree itself; beside a file, its directory
+/// (SQLite's journal and WAL, a JSON-lines file's replacement, are made there).
+fn live_dirs(stores: &[StoreSpec]) -> Vec<PathBuf> {
+    stores
+        .iter()
+        .map(|store| match store.kind {
+            StoreKind::Fs => store.source.clone(),
+            StoreKind::Sqlite | StoreKind::Jsonl => match store.source.parent() {
+                Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+                _ => PathBuf::from("."),
+            },
+        })
+        .collect()
 }
 
 /// `{NAME}` as the live path of store NAME (`{jail}` is left to the jail).
