@@ -189,20 +189,20 @@ mod tests {
         let mut w = TraceWriter::create(&path, header(), &env, Instant::now()).expect("create");
         let early = message(
             &mut w,
-            serde_json::json!({"echo": "sk-LATE-secret-0001", "t": "acme-agent-token"}),
+            serde_json::json!({"echo": "velvet-otter-0001", "t": "acme-agent-token"}),
         );
         w.write(&early).expect("write");
         let reveal = message(
             &mut w,
-            serde_json::json!({"api_key": "sk-LATE-secret-0001"}),
+            serde_json::json!({"api_key": "velvet-otter-0001"}),
         );
         w.write(&reveal).expect("write");
         let during = std::fs::read_to_string(&path).expect("read");
         assert!(!during.contains("acme-agent-token"), "{during}");
-        assert_eq!(during.matches("sk-LATE-secret-0001").count(), 1, "{during}");
+        assert_eq!(during.matches("velvet-otter-0001").count(), 1, "{during}");
         w.finish().expect("finish");
         let after = std::fs::read_to_string(&path).expect("read");
-        assert!(!after.contains("sk-LATE-secret-0001"), "{after}");
+        assert!(!after.contains("velvet-otter-0001"), "{after}");
         assert_eq!(after.lines().count(), 3);
         for line in after.lines() {
             assert!(serde_json::from_str::<TraceEntry>(line).is_ok(), "{line}");
