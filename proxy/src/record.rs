@@ -192,10 +192,7 @@ mod tests {
             serde_json::json!({"echo": "velvet-otter-0001", "t": "acme-agent-token"}),
         );
         w.write(&early).expect("write");
-        let reveal = message(
-            &mut w,
-            serde_json::json!({"api_key": "velvet-otter-0001"}),
-        );
+        let reveal = message(&mut w, serde_json::json!({"api_key": "velvet-otter-0001"}));
         w.write(&reveal).expect("write");
         let during = std::fs::read_to_string(&path).expect("read");
         assert!(!during.contains("acme-agent-token"), "{during}");

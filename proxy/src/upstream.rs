@@ -53,7 +53,8 @@ pub struct ProxyOptions {
 
 /// How a fresh connection to the server is made.
 pub enum Launcher {
-    Jail(Jail),
+    // Boxed: a jail is large, and the enum lives as long as the proxy.
+    Jail(Box<Jail>),
     Remote(Endpoint, Duration),
 }
 
@@ -99,7 +100,7 @@ pub fn prepare(options: &ProxyOptions) -> Result<Prepared, String> {
         } => {
             let jail = Jail::create(spec(command.clone(), options.stores.clone()))
                 .map_err(|e| e.to_string())?;
-            (Launcher::Jail(jail), None, None)
+            (Launcher::Jail(Box::new(jail)), None, None)
         }
         Target::Command {
             command,
@@ -116,7 +117,7 @@ pub fn prepare(options: &ProxyOptions) -> Result<Prepared, String> {
                 .map_err(|e| format!("--live: a store's directory cannot be made writable: {e}"))?;
             let warning = "WARNING: --live: the server writes your real stores; nothing is copied and nothing can be undone";
             (
-                Launcher::Jail(jail),
+                Launcher::Jail(Box::new(jail)),
                 Some(in_place),
                 Some(warning.to_owned()),
             )
@@ -132,8 +133,9 @@ pub fn prepare(options: &ProxyOptions) -> Result<Prepared, String> {
             )
         }
     };
-    let view = match (&observed_jail, &launcher) {
-        (Some(jail), _) | (None, Launcher::Jail(jail)) => jail,
+    let view: &Jail = match (&observed_jail, &launcher) {
+        (Some(jail), _) => jail,
+        (None, Launcher::Jail(jail)) => jail,
         (None, Launcher::Remote(..)) => return Err("no stores to observe".into()),
     };
     let mut observed = ObservedSet::for_jail(view, &store_dirs(&view.stores));
