@@ -256,3 +256,104 @@ impl Witness {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::time::Instant;
+
+    use serde_json::{Value, json};
+    use witness_engine::audit::store_dirs;
+    use witness_engine::jail::{Jail, JailSpec, StoreSpec};
+    use witness_model::proxy::{PROXY_TRACE_SCHEMA, ProxiedServer, TraceHeader};
+
+    use super::*;
+
+    fn witness(store: &Path, trace: &Path) -> (Witness, Jail) {
+        let spec = StoreSpec::parse(&format!("files=fs:{}", store.display())).expect("spec");
+        let jail = Jail::in_place(JailSpec {
+            command: Vec::new(),
+            stores: vec![spec],
+            env: Vec::new(),
+            keep: false,
+            isolate_network: false,
+        })
+        .expect("in place");
+        let mut observed = ObservedSet::for_jail(&jail, &store_dirs(&jail.stores));
+        let mut facts = FactsReader::new(Vec::new());
+        Witness::pristine(&mut observed, &mut facts).expect("pristine");
+        let header = TraceEntry::Header(TraceHeader {
+            schema: PROXY_TRACE_SCHEMA.into(),
+            generator: "test".into(),
+            started_unix_ms: 0,
+            host_transport: "stdio".into(),
+            server: ProxiedServer {
+                command: vec!["srv".into()],
+                transport: "stdio".into(),
+                env: Vec::new(),
+            },
+            live: false,
+            isolation: None,
+            stores: Vec::new(),
+            facts: Vec::new(),
+            settle_ms: 0,
+        });
+        let writer = TraceWriter::create(trace, header, &[], Instant::now()).expect("trace");
+        (Witness::new(writer, observed, facts, Duration::ZERO), jail)
+    }
+
+    fn call(id: u32) -> Vec<u8> {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": "write", "arguments": {}}})
+        .to_string()
+        .into_bytes()
+    }
+
+    fn answer(id: u32) -> Vec<u8> {
+        json!({"jsonrpc": "2.0", "id": id, "result": {"content": []}})
+            .to_string()
+            .into_bytes()
+    }
+
+    /// `(calls, ambiguous, object)` of every effect in the trace.
+    fn effects(trace: &Path) -> Vec<(Value, Value, String)> {
+        std::fs::read_to_string(trace)
+            .expect("trace")
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).expect("JSON"))
+            .filter(|e| e["type"] == "effect")
+            .map(|e| {
+                (
+                    e["calls"].clone(),
+                    e["ambiguous"].clone(),
+                    e["effect"]["object"].as_str().unwrap_or("").to_owned(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_effect_seen_while_two_calls_overlap_is_charged_to_both_as_ambiguous() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = dir.path().join("store");
+        std::fs::create_dir_all(&store).expect("store");
+        let trace = dir.path().join("t.jsonl");
+        let (mut w, _jail) = witness(&store, &trace);
+        assert_eq!(w.from_host(None, &call(1)), Some(1));
+        assert_eq!(w.from_host(None, &call(2)), Some(2));
+        // Written while both calls are in flight: either may have done it.
+        std::fs::write(store.join("both.txt"), "x").expect("write");
+        w.from_server(None, &answer(1));
+        // Written after call 1 was answered: only call 2 was in flight.
+        std::fs::write(store.join("second.txt"), "y").expect("write");
+        w.from_server(None, &answer(2));
+        w.finish("test");
+        assert_eq!(
+            effects(&trace),
+            [
+                (json!([1, 2]), json!(true), "file/both.txt".to_owned()),
+                (json!([2]), Value::Null, "file/second.txt".to_owned()),
+            ]
+        );
+    }
+}
