@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # The witness proxy's added latency per tools/call on a small unchanged
-# store: the same client makes the same read-only calls to the CRM testbed
-# directly and through `mcp-witness proxy`, and the medians are compared.
+# store, measured twice in one run: `cargo bench --bench proxy` (the wire's
+# own client, benches/proxy.rs), then here the same read-only calls to the
+# CRM testbed directly and through `mcp-witness proxy` by an independent
+# client (Python, a plain pipe), as the shell baseline.
 #
-#   bash benches/proxy.sh [BINARY] [CALLS]
+#   bash benches/proxy.sh [CALLS]
 #
-# BINARY defaults to target/release/mcp-witness (cargo build --release);
-# CALLS to 200. Prints one line per side and the difference in ms. Nothing
-# here asserts a time: the number is for docs/proxy.md ("Cost").
+# CALLS defaults to 200. Prints one line per side and the difference in ms.
+# Nothing here asserts a time: the number is for docs/proxy.md ("Cost").
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
-bin="${1:-$here/target/release/mcp-witness}"
-calls="${2:-200}"
+cd "$here"
+calls="${1:-200}"
+cargo bench --bench proxy
+target="$(cargo metadata --format-version 1 --no-deps |
+  python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
+bin="$target/release/mcp-witness"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 python3 - "$work/crm.db" "$here/experiments/agent/seeds" <<'PY'
@@ -48,6 +53,6 @@ proxied=$(CRM_TOKEN=acme-agent-token python3 "$work/client.py" "$calls" "$bin" p
   --env CRM_TOKEN=acme-agent-token -- mcp-witness testbed crm --store '{db}')
 read -r d50 d90 <<<"$direct"
 read -r p50 p90 <<<"$proxied"
-echo "direct:  median ${d50} ms, p90 ${d90} ms per call ($calls calls)"
-echo "proxied: median ${p50} ms, p90 ${p90} ms per call ($calls calls)"
-python3 -c "print(f'added by the proxy: {float($p50) - float($d50):.2f} ms median per call')"
+echo "shell/direct:  median ${d50} ms, p90 ${d90} ms per call ($calls calls)"
+echo "shell/proxied: median ${p50} ms, p90 ${p90} ms per call ($calls calls)"
+python3 -c "print(f'shell/added:    {float($p50) - float($d50):.2f} ms median per call')"
