@@ -6,13 +6,15 @@
 //! ([`experiments`], E1–E3; [`coverage`], the planner on published
 //! servers), manifest pins and their drift ([`manifest`]),
 //! the guidance report ([`guidance`]), the agent run ([`agent`],
-//! `mcp-witness.agent-run/v1`, with its golden cases and traces) and what
-//! the witness proxy records and `trace check` judges ([`proxy`]). [`schema`]
-//! names them all and gives their JSON Schemas; [`exit`] is the one rule for
-//! the exit code every command returns and some documents record. [`vocab`]
-//! holds the words they share: operations, probe statuses, verdicts, tool
-//! classes, the annotations with the specification's defaults, the check
-//! catalogs (EFF checks and agent checks) and finding kinds.
+//! `mcp-witness.agent-run/v1`, with its golden cases and traces), what the
+//! witness proxy records and `trace check` judges ([`proxy`]), and the
+//! sweep documents ([`sweep`]: a target's result, the dataset's rows, the
+//! sweep and its prevalence tables). [`schema`] names them all and gives
+//! their JSON Schemas; [`exit`] is the one rule for the exit code every
+//! command returns and some documents record. [`vocab`] holds the words
+//! they share: operations, probe statuses, verdicts, tool classes, the
+//! annotations with the specification's defaults, the check catalogs (EFF
+//! checks and agent checks) and finding kinds.
 //!
 //! Everything that reads a result — checks, detectors, pages, the lab —
 //! reads these types and nothing else. This crate must never depend on the
@@ -30,4 +32,5 @@ pub mod manifest;
 pub mod plan;
 pub mod proxy;
 pub mod schema;
+pub mod sweep;
 pub mod vocab;

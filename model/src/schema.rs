@@ -20,6 +20,9 @@ use crate::proxy::{
     CONVERSATION_SCHEMA, ConversationLine, PROXY_TRACE_SCHEMA, TRACE_CHECK_SCHEMA,
     TraceCheckDocument, TraceEntry,
 };
+use crate::sweep::{
+    SWEEP_ROW_SCHEMA, SWEEP_SCHEMA, SWEEP_TARGET_SCHEMA, SweepDocument, SweepRow, TargetResult,
+};
 
 /// One versioned document.
 #[derive(Clone, Copy, Debug)]
@@ -65,7 +68,7 @@ fn trace_line_schema() -> Schema {
 }
 
 /// Every versioned document, in the order `--help` lists them.
-pub const DOCUMENTS: [Document; 14] = [
+pub const DOCUMENTS: [Document; 17] = [
     Document {
         name: "audit",
         id: AUDIT_SCHEMA,
@@ -149,6 +152,24 @@ pub const DOCUMENTS: [Document; 14] = [
         id: TRACE_CHECK_SCHEMA,
         written_by: "`trace check --format json`, `trace check --out`: trace-check.json",
         schema: schema_of::<TraceCheckDocument>,
+    },
+    Document {
+        name: "sweep",
+        id: SWEEP_SCHEMA,
+        written_by: "`sweep`, `sweep merge`: sweep.json",
+        schema: schema_of::<SweepDocument>,
+    },
+    Document {
+        name: "sweep-row",
+        id: SWEEP_ROW_SCHEMA,
+        written_by: "`sweep`, `sweep merge`: each line of dataset.jsonl",
+        schema: schema_of::<SweepRow>,
+    },
+    Document {
+        name: "sweep-target",
+        id: SWEEP_TARGET_SCHEMA,
+        written_by: "`sweep`: targets/<key>/result.json",
+        schema: schema_of::<TargetResult>,
     },
 ];
 

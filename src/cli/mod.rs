@@ -14,6 +14,7 @@ pub mod proxy;
 pub mod report;
 pub mod sandbox;
 pub mod schema;
+pub mod sweep;
 pub mod testbed;
 pub mod trace;
 

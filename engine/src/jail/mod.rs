@@ -12,6 +12,7 @@
 pub mod copy;
 mod process;
 pub mod sandbox;
+mod stale;
 
 use std::collections::BTreeMap;
 use std::io::ErrorKind;
@@ -280,15 +281,24 @@ pub struct Jail {
     also_writable: Vec<PathBuf>,
     /// Keeps the directory known to the signal handler while it lives.
     _registration: Option<crate::interrupt::Registration>,
+    /// Tells a later audit's sweep that this jail has a live owner.
+    _lock: Option<std::fs::File>,
 }
 
 impl Jail {
     pub fn create(spec: JailSpec) -> Result<Self, JailError> {
         check_clock_columns(&spec.stores)?;
+        stale::sweep(&std::env::temp_dir());
+        let prefix = if spec.keep {
+            stale::KEPT_PREFIX
+        } else {
+            stale::PREFIX
+        };
         let dir = tempfile::Builder::new()
-            .prefix("mcp-witness-jail-")
+            .prefix(prefix)
             .tempdir()
             .map_err(JailError::Create)?;
+        let lock = (!spec.keep).then(|| stale::hold(dir.path())).flatten();
         // Canonical, so the sandbox binds it and Landlock allows it under
         // the same name the server is given.
         let root = dir
@@ -321,6 +331,7 @@ impl Jail {
             copy_warnings,
             also_writable: Vec::new(),
             _registration: registration,
+            _lock: lock,
         })
     }
 
@@ -587,6 +598,7 @@ impl Jail {
             copy_warnings: Vec::new(),
             also_writable: Vec::new(),
             _registration: None,
+            _lock: None,
         })
     }
 }
