@@ -65,7 +65,7 @@ enum Command {
     /// Audit many servers from a SWEEP.toml: installed at pinned versions, in
     /// parallel or as shards, resumable; one dataset and a prevalence page.
     Sweep(cli::sweep::SweepArgs),
-    /// Agent runs: golden cases driven by a model (or a script) against a jailed server.
+    /// Agent runs: golden cases driven by a model (or a script) against a jailed server, and their compares.
     #[command(subcommand)]
     Agent(cli::agent::AgentCommand),
     /// The witness proxy: stand between a real host and its server, forward
