@@ -30,6 +30,13 @@ pub trait Observer: Send {
     fn kind(&self) -> &'static str;
     /// Reads the store as it is now, without changing it.
     fn snapshot(&mut self) -> Result<Snapshot, ObserveError>;
+    /// The changes from `before` to `after`, two snapshots this observer
+    /// took. Most stores need nothing beyond their digests and fields
+    /// ([`diff`]); a store whose history decides whether a change destroys
+    /// anything (a git branch moved forward or back) classifies here.
+    fn diff(&mut self, before: &Snapshot, after: &Snapshot) -> Delta {
+        diff(before, after)
+    }
 }
 
 /// Why a snapshot could not be taken.

@@ -10,7 +10,7 @@
 use std::collections::BTreeSet;
 
 use witness_model::audit::{AuditReport, Effect, Finding, FindingKind, JAIL_STORE, ProbeRecord};
-use witness_observers::{Observer, Snapshot, diff};
+use witness_observers::{Observer, Snapshot};
 use witness_probes::{ObservedObject, Probe, StorePath};
 
 use crate::jail::{Jail, JailedStore, StoreKind};
@@ -86,7 +86,8 @@ impl ObservedSet {
                 source,
             })?;
             changes.extend(
-                diff(&o.last, &now)
+                o.observer
+                    .diff(&o.last, &now)
                     .changes
                     .iter()
                     .map(|c| effect_of(&o.name, c)),
