@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Installs the published MCP servers the case studies audit, at exactly the
-# versions pinned in package.json and package-lock.json. Needs Node 20+ and
-# npm.
+# versions pinned in package.json and package-lock.json (npm) and below (a
+# Python venv, PyPI). Needs Node 20+ and npm, and Python 3.10+ with venv.
 #
-#   bash experiments/cases/install.sh         # into experiments/cases/node_modules
-#   bash experiments/cases/install.sh DIR     # into DIR/node_modules
+#   bash experiments/cases/install.sh         # into experiments/cases/{node_modules,venv}
+#   bash experiments/cases/install.sh DIR     # into DIR/{node_modules,venv}
 #
 # Afterwards `mcp-witness lab cases --out OUT` can run (with `--cases-dir DIR`
 # for the second form: the pinned package.json and package-lock.json are
@@ -43,4 +43,20 @@ for bin in mcp-server-memory mcp-server-filesystem ea-database-server mcp-server
         exit 1
     fi
 done
-echo "case-study servers installed in $target/node_modules"
+# The Python servers, pinned, in their own venv (the git case study runs
+# `venv/bin/python -m mcp_server_git`).
+python_pins="mcp-server-git==2026.10.19 mcp-server-time==2026.10.19"
+if ! command -v python3 >/dev/null; then
+    echo "install.sh: python3 is needed (3.10 or later, with venv)" >&2
+    exit 1
+fi
+python3 -m venv "$target/venv"
+# shellcheck disable=SC2086 # the pins are separate words
+"$target/venv/bin/pip" install --quiet --disable-pip-version-check $python_pins
+for module in mcp_server_git mcp_server_time; do
+    if ! "$target/venv/bin/python" -c "import $module" 2>/dev/null; then
+        echo "install.sh: $module does not import after pip install" >&2
+        exit 1
+    fi
+done
+echo "case-study servers installed in $target/node_modules and $target/venv"

@@ -36,6 +36,9 @@ pub enum StoreKind {
     Sqlite,
     Fs,
     Jsonl,
+    /// A git repository (its working directory, `.git` inside), observed as
+    /// git sees it: refs, index, worktree, stash, object counts.
+    Git,
 }
 
 impl StoreKind {
@@ -44,6 +47,7 @@ impl StoreKind {
             "sqlite" => Some(Self::Sqlite),
             "fs" | "dir" => Some(Self::Fs),
             "jsonl" => Some(Self::Jsonl),
+            "git" => Some(Self::Git),
             _ => None,
         }
     }
@@ -53,6 +57,7 @@ impl StoreKind {
             Self::Sqlite => "sqlite",
             Self::Fs => "fs",
             Self::Jsonl => "jsonl",
+            Self::Git => "git",
         }
     }
 }
@@ -96,7 +101,7 @@ impl StoreSpec {
             ));
         }
         let kind = StoreKind::parse(kind).ok_or_else(|| {
-            format!("--store {text:?}: unknown kind {kind:?} (expected sqlite, fs or jsonl)")
+            format!("--store {text:?}: unknown kind {kind:?} (expected sqlite, fs, jsonl or git)")
         })?;
         if path.is_empty() {
             return Err(format!("--store {text:?}: empty path"));
@@ -233,8 +238,22 @@ impl Jail {
             };
             let existed = store.source.exists();
             let path = match store.kind {
-                StoreKind::Fs => {
-                    let tree = holder.join("tree");
+                // A repository is a tree like any other: `.git` travels inside
+                // it, byte for byte, so the copy is the same repository.
+                StoreKind::Fs | StoreKind::Git => {
+                    let tree = holder.join(if store.kind == StoreKind::Git {
+                        "repo"
+                    } else {
+                        "tree"
+                    });
+                    if store.kind == StoreKind::Git && store.source.join(".git").is_file() {
+                        // A linked worktree or a submodule: its `.git` file
+                        // names a git directory outside the copy, which the
+                        // server would then write to.
+                        return Err(copy_err(std::io::Error::other(
+                            "its .git is a file pointing to a git directory elsewhere; give the main working directory",
+                        )));
+                    }
                     if existed {
                         copy_tree(&store.source, &tree).map_err(copy_err)?;
                     } else {
@@ -609,6 +628,52 @@ mod tests {
         assert!(StoreSpec::parse("d b=sqlite:/x").is_err());
         assert!(StoreSpec::parse("db=sqlite:").is_err());
         assert!(StoreSpec::parse("jail=fs:/x").is_err());
+    }
+
+    fn git_spec(source: &Path) -> JailSpec {
+        JailSpec {
+            command: vec!["true".into()],
+            stores: vec![StoreSpec {
+                name: "repo".into(),
+                kind: StoreKind::Git,
+                source: source.to_path_buf(),
+                shown: None,
+                clock_columns: Vec::new(),
+            }],
+            env: Vec::new(),
+            keep: false,
+            isolate_network: false,
+        }
+    }
+
+    #[test]
+    fn a_git_store_is_copied_with_its_git_directory_and_a_linked_one_refused() {
+        let spec = StoreSpec::parse("repo=git:/src/project").map_err(|e| e.to_string());
+        assert_eq!(spec.map(|s| s.kind), Ok(StoreKind::Git));
+        let source = tempfile::tempdir().expect("tempdir");
+        for (path, text) in [(".git/HEAD", "ref: refs/heads/main\n"), ("a.txt", "a\n")] {
+            let file = source.path().join(path);
+            std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
+            std::fs::write(&file, text).expect("write");
+        }
+        let jail = Jail::create(git_spec(source.path())).expect("jail");
+        let copy = &jail.stores[0].path;
+        assert!(copy.ends_with("stores/repo/repo"), "{}", copy.display());
+        assert_eq!(
+            std::fs::read_to_string(copy.join(".git/HEAD"))
+                .ok()
+                .as_deref(),
+            Some("ref: refs/heads/main\n")
+        );
+        let linked = tempfile::tempdir().expect("tempdir");
+        std::fs::write(linked.path().join(".git"), "gitdir: /elsewhere\n").expect("write");
+        let refused = Jail::create(git_spec(linked.path())).map(|_| ());
+        assert!(
+            refused.as_ref().is_err_and(|e| e
+                .to_string()
+                .contains("pointing to a git directory elsewhere")),
+            "{refused:?}"
+        );
     }
 
     #[test]
