@@ -93,7 +93,8 @@ impl History<'_> {
                 _ => Some(false),
             },
             ("index" | "worktree" | "ignored", Op::Update | Op::Delete) => {
-                let blob = old?.fields.get("blob")?;
+                // The digest is `<blob> <mode>` (see read::blob_state).
+                let blob = old?.digest.split(' ').next()?;
                 let kept =
                     Oid::from_str(blob).is_ok_and(|id| self.odb.is_some_and(|db| db.exists(id)));
                 Some(!kept)

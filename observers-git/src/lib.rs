@@ -14,7 +14,7 @@
 //! | `commit/<id>` | only in a delta: a commit reachable before and from no ref, HEAD or stash after | delete: it may be lost |
 //! | `stash/<commit>` | one stash entry | pushed (create), dropped or popped (delete) |
 //! | `state/<NAME>` | `MERGE_HEAD`, `ORIG_HEAD`, … and rebase in progress | whole-file |
-//! | `index/<path>` (`index/<path>#<stage>` in a conflict) | mode and blob id, not the stat cache | staging and unstaging keep the content in the object database |
+//! | `index/<path>` (`index/<path>#<stage>` in a conflict) | blob id and mode (`<blob> 100644`), not the stat cache | staging and unstaging keep the content in the object database |
 //! | `worktree/<path>` | mode and blob id of the file's bytes, untracked included | an overwrite or delete is destructive unless the object database keeps the old content |
 //! | `ignored/<path>` | same, for files the ignore rules exclude | same |
 //! | `gitdir/<path>` | `config`, `description`, `shallow`, `hooks/*`, `info/*` | whole-file |
