@@ -149,6 +149,11 @@ fn mcp_server_git() -> Option<std::path::PathBuf> {
     case_packages().map(|dir| dir.join("venv/bin/python"))
 }
 
+/// Without a plan the planner cannot know that every tool's `repo_path` must
+/// be the repository given with `--repository`: each call is refused on its
+/// synthesized path, changes nothing, and every check is `untestable` or
+/// `skip`. What this run shows is that refusals and the copied repository
+/// (whose stale stat cache git rewrites) are never taken for effects.
 #[test]
 fn mcp_server_git_audited_by_the_planner_alone_fails_no_check() {
     let Some(python) = mcp_server_git() else {

@@ -458,9 +458,13 @@ impl Worktree<'_> {
         if let Some(w) = watch.as_deref_mut() {
             w.directory(&dir);
         }
-        let mut entries: Vec<_> = std::fs::read_dir(&dir)
-            .and_then(|it| it.collect::<Result<Vec<_>, _>>())
-            .map_err(|e| io_error(&dir, e))?;
+        let mut entries: Vec<_> =
+            match std::fs::read_dir(&dir).and_then(|it| it.collect::<Result<Vec<_>, _>>()) {
+                Ok(entries) => entries,
+                // Removed since its parent was listed: as for a file, below.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+                Err(e) => return Err(io_error(&dir, e)),
+            };
         entries.sort_by_key(|e| e.file_name());
         for entry in entries {
             let rel = rel.join(entry.file_name());
@@ -492,22 +496,13 @@ impl Worktree<'_> {
         link: bool,
         reader: &mut Reader,
     ) -> Result<(), ObserveError> {
-        let (mode, blob) = if link {
-            let target = std::fs::read_link(path).map_err(|e| io_error(path, e))?;
-            let bytes = target.as_os_str().as_encoded_bytes();
-            let blob = Oid::hash_object(ObjectType::Blob, bytes)
-                .map_err(|e| unusable(path, e.message()))?;
-            (0o120000, blob)
-        } else {
-            let meta = std::fs::symlink_metadata(path).map_err(|e| io_error(path, e))?;
-            let mode = if meta.permissions().mode() & 0o100 != 0 {
-                0o100755
-            } else {
-                0o100644
-            };
-            let blob =
-                Oid::hash_file(ObjectType::Blob, path).map_err(|e| unusable(path, e.message()))?;
-            (mode, blob)
+        let (mode, blob) = match file_blob(path, link) {
+            Ok(found) => found,
+            // Removed between the listing and the read (a server still at
+            // work): not there now, and its removal raised an event, so the
+            // next snapshot reads again.
+            Err(_) if std::fs::symlink_metadata(path).is_err() => return Ok(()),
+            Err(e) => return Err(e),
         };
         let key = rel.as_os_str().as_encoded_bytes();
         let name = rel.to_string_lossy();
@@ -521,4 +516,24 @@ impl Worktree<'_> {
         reader.put(format!("{class}/{name}"), blob_state(mode, blob));
         Ok(())
     }
+}
+
+/// Mode and blob id of one worktree file: a symbolic link is its target's
+/// bytes (never followed), a file its raw bytes, executable or not.
+fn file_blob(path: &Path, link: bool) -> Result<(u32, Oid), ObserveError> {
+    if link {
+        let target = std::fs::read_link(path).map_err(|e| io_error(path, e))?;
+        let bytes = target.as_os_str().as_encoded_bytes();
+        let blob =
+            Oid::hash_object(ObjectType::Blob, bytes).map_err(|e| unusable(path, e.message()))?;
+        return Ok((0o120000, blob));
+    }
+    let meta = std::fs::symlink_metadata(path).map_err(|e| io_error(path, e))?;
+    let mode = if meta.permissions().mode() & 0o100 != 0 {
+        0o100755
+    } else {
+        0o100644
+    };
+    let blob = Oid::hash_file(ObjectType::Blob, path).map_err(|e| unusable(path, e.message()))?;
+    Ok((mode, blob))
 }
