@@ -6,6 +6,7 @@
 //! are invalid invocations is decided by their type, here and nowhere else.
 
 use witness_engine::guidance::GuidanceError;
+use witness_engine::jail::JailError;
 use witness_engine::manifest::ManifestError;
 use witness_engine::plan::PlanError;
 use witness_lab::cases::CasesError;
@@ -53,6 +54,10 @@ fn is_invalid_invocation(cause: &(dyn std::error::Error + 'static)) -> bool {
         || cause
             .downcast_ref::<ManifestError>()
             .is_some_and(ManifestError::is_invalid)
+        // A store that cannot be one (a FIFO, a socket, a device).
+        || cause
+            .downcast_ref::<JailError>()
+            .is_some_and(JailError::is_invalid)
         || matches!(
             cause.downcast_ref::<CasesError>(),
             Some(CasesError::NotInstalled { .. })

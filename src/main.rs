@@ -8,8 +8,12 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+#[macro_use]
+mod output;
 mod cli;
 mod exit;
+mod progress;
+mod signals;
 
 const AFTER_HELP: &str = "\
 Exit codes: 0 passed · 1 completed and the target failed · 2 invalid invocation
@@ -31,6 +35,10 @@ mcp-witness audit --store db=sqlite:/tmp/new.db -- mcp-witness testbed serve --v
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Progress of long catalogs and audits on stderr: a bar on a terminal,
+    /// plain lines otherwise (only after 2 s, so short runs stay quiet).
+    #[arg(long, global = true, value_enum, default_value_t = progress::ProgressMode::Auto)]
+    progress: progress::ProgressMode,
 }
 
 #[derive(Subcommand)]
@@ -54,16 +62,59 @@ enum Command {
     Report(cli::report::ReportArgs),
     /// Print the JSON Schema of a versioned document.
     Schema(cli::schema::SchemaArgs),
+    /// Agent runs: golden cases driven by a model (or a script) against a jailed server.
+    #[command(subcommand)]
+    Agent(cli::agent::AgentCommand),
+    /// Show which isolation layers (bubblewrap namespaces, Landlock) work on this machine.
+    Doctor(cli::doctor::DoctorArgs),
+    /// Apply the jail's Landlock rules, then become PROGRAM (the jail runs this; not for people).
+    #[command(hide = true, name = "sandbox-exec")]
+    SandboxExec(cli::sandbox::SandboxExecArgs),
+}
+
+impl Command {
+    /// Whether the command launches servers: those get the signal handling
+    /// that ends them cleanly. The others (a testbed server, the sandbox
+    /// helper about to become a server) keep the default dispositions.
+    fn launches_servers(&self) -> bool {
+        matches!(
+            self,
+            Command::Audit(_)
+                | Command::Plan(_)
+                | Command::Guidance(_)
+                | Command::Lab(_)
+                | Command::Manifest(_)
+                | Command::Doctor(_)
+                | Command::Agent(_)
+        )
+    }
 }
 
 fn main() -> ExitCode {
-    let status = match run(Cli::parse().command) {
+    let cli = Cli::parse();
+    let command = cli.command;
+    if command.launches_servers() {
+        progress::install(cli.progress);
+        if let Err(e) = signals::install() {
+            errln!("mcp-witness: cannot handle signals: {e}");
+            return ExitCode::from(witness_model::exit::ExitStatus::Incomplete.code());
+        }
+        // The jail's Landlock helper is this very binary.
+        if let Ok(exe) = std::env::current_exe() {
+            witness_engine::jail::sandbox::set_helper(exe);
+        }
+    }
+    let mut status = match run(command) {
         Ok(status) => status,
         Err(error) => {
-            eprintln!("mcp-witness: {error:#}");
+            errln!("mcp-witness: {error:#}");
             exit::status_of(&error)
         }
     };
+    if witness_engine::interrupt::signal().is_some() {
+        // Told to stop: whatever was concluded is not a verdict to gate on.
+        status = witness_model::exit::ExitStatus::Incomplete;
+    }
     ExitCode::from(status.code())
 }
 
@@ -77,5 +128,8 @@ fn run(command: Command) -> anyhow::Result<witness_model::exit::ExitStatus> {
         Command::Manifest(command) => cli::manifest::run(command),
         Command::Report(args) => cli::report::run(args),
         Command::Schema(args) => cli::schema::run(args),
+        Command::Agent(command) => cli::agent::run(command),
+        Command::Doctor(args) => cli::doctor::run(args),
+        Command::SandboxExec(args) => cli::sandbox::run(args),
     }
 }

@@ -60,7 +60,8 @@ fn sqlite_testbed_save_note_declared_read_only_fails_eff01() {
     ]);
     let (code, report) = witness(&args);
     assert_eq!(code, 1, "{:#}", report["checks"]);
-    eff01_fails_with(&report, "save_note", "db:notes/witness");
+    // Invented names carry the tool that invented them.
+    eff01_fails_with(&report, "save_note", "db:notes/witness-save_note");
     // The other tools keep their honest declarations and pass.
     assert_eq!(check(&report, "EFF-01", "get_note")["verdict"], "pass");
 }
@@ -122,6 +123,10 @@ fn memory_server_create_entities_declared_read_only_fails_eff01_under_the_planne
     // No plan: the planner synthesizes an entity, and the lie is caught.
     let (code, report) = witness(&args);
     assert_eq!(code, 1, "{:#}", report["calls"]);
-    eff01_fails_with(&report, "create_entities", "mem:entity/witness");
+    eff01_fails_with(
+        &report,
+        "create_entities",
+        "mem:entity/witness-create_entities",
+    );
     assert_eq!(report["planner"]["origin"], "synthesized");
 }

@@ -45,26 +45,35 @@ fn audit_with_an_uncreatable_out_exits_2_before_launching() {
 #[test]
 fn the_marker_does_appear_when_the_server_is_launched() {
     // The control: with a usable --out the same command does run, so the
-    // marker's absence above means something.
+    // marker's absence above means something. The sandbox lets a server
+    // write only inside its jail, so the marker goes there and the jail is
+    // kept to be looked at.
     let dir = tempfile::tempdir().expect("tempdir");
-    let marker = dir.path().join("MARKER");
-    let script = touch(&marker);
     let out = dir.path().join("out");
     let out = out.to_string_lossy();
-    witness(&[
+    let output = witness(&[
         "audit",
         "--timeout-ms",
         "1000",
         "--settle-ms",
         "0",
+        "--keep-jail",
         "--out",
         &out,
         "--",
         "sh",
         "-c",
-        &script,
+        "touch {jail}/work/MARKER",
     ]);
-    assert!(marker.exists(), "the control command did not run");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let kept = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("mcp-witness: jail kept at "))
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| panic!("no kept jail in {stderr}"));
+    let ran = kept.join("work/MARKER").exists();
+    let _ = std::fs::remove_dir_all(&kept);
+    assert!(ran, "the control command did not run");
 }
 
 #[test]

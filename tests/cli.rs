@@ -2,6 +2,8 @@
 //! exit 2 before it launches or writes anything, and `testbed variants` prints
 //! the record the experiments are scored against.
 
+mod common;
+
 use std::process::{Command, Output};
 
 use serde_json::Value;
@@ -16,10 +18,15 @@ fn witness(args: &[&str]) -> Output {
 #[test]
 fn an_invalid_invocation_of_every_command_exits_2_and_launches_nothing() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let marker = dir.path().join("LAUNCHED");
-    let script = format!("touch {}", marker.display());
-    let server = ["--", "sh", "-c", script.as_str()];
-    let live = format!("live:sh -c 'touch {}'", marker.display());
+    let marker = common::LaunchMarker::new();
+    let command = marker.command();
+    // With the network, so that a launched server could tell.
+    let mut server = vec!["--no-netns", "--"];
+    server.extend(command.iter().map(String::as_str));
+    let live = format!(
+        "live:python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {}))'",
+        marker.port
+    );
     let file = dir.path().join("a-file");
     std::fs::write(&file, "not a directory").expect("written");
     let file = file.to_string_lossy().into_owned();
@@ -66,12 +73,13 @@ fn an_invalid_invocation_of_every_command_exits_2_and_launches_nothing() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
-        assert!(!marker.exists(), "{args:?} launched the server");
+        assert!(!marker.launched(), "{args:?} launched the server");
     }
     // The control: the same server command does run when the call is valid.
-    let output = witness(&[&["manifest", "pin", "--timeout-ms", "500"][..], &server].concat());
+    let control = [&["manifest", "pin", "--timeout-ms", "500"][..], &server].concat();
+    let output = witness(&control);
     assert_eq!(output.status.code(), Some(3));
-    assert!(marker.exists(), "the marker proves nothing");
+    assert!(marker.launched(), "the marker proves nothing");
 }
 
 #[test]
@@ -129,5 +137,19 @@ fn testbed_variants_as_json_is_the_full_record_of_every_variant() {
         "{lie:#}"
     );
     let planted = records.iter().filter(|r| !r["lie"].is_null()).count();
-    assert_eq!(planted, 7);
+    assert_eq!(
+        planted, 8,
+        "seven effect lies, and count_notes writing in rsp-counting-write"
+    );
+    // The response variants: each names the one check it breaks.
+    let defects: Vec<(&str, &str)> = records
+        .iter()
+        .filter_map(|r| Some((r["name"].as_str()?, r["response_defect"]["check"].as_str()?)))
+        .collect();
+    assert_eq!(defects.len(), 9, "{defects:?}");
+    assert!(defects.contains(&("rsp-looping-cursor", "pagination_terminates")));
+    assert_eq!(by_name("response-honest")["lie"], Value::Null);
+    assert!(by_name("response-honest").get("response_defect").is_none());
+    let lie = &by_name("rsp-counting-write")["lie"];
+    assert_eq!(lie["annotations"]["readOnlyHint"], true);
 }

@@ -236,8 +236,16 @@ fn audit_over_http_runs_a_plan_against_an_unjailed_server() {
         &server.url,
     ]);
     let report = parse(&output);
-    assert_eq!(output.status.code(), Some(0), "{report:#}");
+    // No store declared and no jail: nothing was observed, so no check
+    // passes and the audit concludes nothing (exit 3), though every call ran.
+    assert_eq!(output.status.code(), Some(3), "{report:#}");
     assert_eq!(report["complete"], true);
+    assert_eq!(report["summary"]["pass"], 0, "{:#}", report["checks"]);
+    assert_eq!(
+        report["coverage"]["not_concluded"],
+        "no effect check rests on an observation: nothing was observed: the server runs behind --url, and no store was declared to observe"
+    );
+    assert_eq!(report["coverage"]["exercised"], 2);
     assert_eq!(report["target"]["transport"], "http");
     assert_eq!(report["isolation"]["level"], "none");
     assert_eq!(

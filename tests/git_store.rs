@@ -149,11 +149,11 @@ fn mcp_server_git() -> Option<std::path::PathBuf> {
     case_packages().map(|dir| dir.join("venv/bin/python"))
 }
 
-/// Without a plan the planner cannot know that every tool's `repo_path` must
-/// be the repository given with `--repository`: each call is refused on its
-/// synthesized path, changes nothing, and every check is `untestable` or
-/// `skip`. What this run shows is that refusals and the copied repository
-/// (whose stale stat cache git rewrites) are never taken for effects.
+/// Without a plan the planner takes the repository's own names from the
+/// baseline snapshot: its path for every `repo_path`, its worktree files
+/// for `git_add`, its branches for `git_show` and `git_checkout`. So the
+/// honest server's tools really run (a branch made and checked out, files
+/// staged), and none of that is taken for an effect it does not have.
 #[test]
 fn mcp_server_git_audited_by_the_planner_alone_fails_no_check() {
     let Some(python) = mcp_server_git() else {
@@ -189,4 +189,21 @@ fn mcp_server_git_audited_by_the_planner_alone_fails_no_check() {
     assert!(failed.is_empty(), "{failed:#?}");
     assert_eq!(code, 0, "{:#}", report["checks"]);
     assert_eq!(report["tools"].as_array().map(Vec::len), Some(12));
+    let exercised = report["coverage"]["exercised"].as_u64().unwrap_or(0);
+    assert!(exercised >= 10, "{:#}", report["coverage"]);
+    // Something was written, and it was judged as git sees it: a new
+    // branch is a created ref, switching to it moves HEAD, and the
+    // rewritten .git/index of `git status` is nothing.
+    let branch = ops(&report, "git_create_branch");
+    assert!(
+        branch
+            .iter()
+            .any(|(o, op)| o.starts_with("ref/refs/heads/") && op == "create"),
+        "{branch:?}"
+    );
+    assert_eq!(
+        ops(&report, "git_checkout"),
+        [("HEAD".to_owned(), "update".to_owned())]
+    );
+    assert!(ops(&report, "git_status").is_empty());
 }

@@ -200,9 +200,8 @@ fn eight_roots_requests_per_client_request_are_answered_more_are_not() {
 
 #[test]
 fn invalid_options_exit_2_before_any_server_starts() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let marker = dir.path().join("launched");
-    let marker_env = format!("MARKER={}", marker.display());
+    let marker = common::LaunchMarker::new();
+    let marker_env = format!("MARKER_PORT={}", marker.port);
     let fake = fake();
     let cases: Vec<Vec<&str>> = vec![
         vec!["--settle-ms", "5001"],
@@ -212,12 +211,19 @@ fn invalid_options_exit_2_before_any_server_starts() {
         vec!["--profile", "everything"],
     ];
     for extra in cases {
-        let mut args = vec!["guidance", "--server", "fake", "--env", &marker_env];
+        let mut args = vec![
+            "guidance",
+            "--server",
+            "fake",
+            "--no-netns",
+            "--env",
+            &marker_env,
+        ];
         args.extend_from_slice(&extra);
         args.extend_from_slice(&["--", "python3", &fake, "stdio", "launch-marker"]);
         let output = witness(&args);
         assert_eq!(output.status.code(), Some(2), "{extra:?}: {output:?}");
-        assert!(!marker.exists(), "{extra:?}: the server was started");
+        assert!(!marker.launched(), "{extra:?}: the server was started");
     }
     let output = witness(&[
         "guidance",
@@ -257,7 +263,7 @@ fn invalid_options_exit_2_before_any_server_starts() {
         "launch-marker",
     ]);
     assert_eq!(output.status.code(), Some(0), "{output:?}");
-    assert!(marker.exists());
+    assert!(marker.launched());
 }
 
 fn assert_no_leak(output: &Output) {

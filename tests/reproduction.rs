@@ -10,13 +10,16 @@
 //! servers must be installed. Elsewhere, without them, the committed
 //! `case-*.json` (and the audits they name) are carried into the scratch
 //! directory, only the pages rendered from them are checked, and the test
-//! says so.
+//! says so. The coverage experiment is never rerun by lab all (a rerun
+//! gives the same numbers, not the same bytes): its committed documents are
+//! always carried over, the pages rendered from them are checked here, and
+//! `tests/lab_coverage.rs` holds a rerun to their numbers.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const REGENERATE: &str = "bash experiments/cases/install.sh && cargo run --release -- lab all --out experiments/results --pages reports";
+const REGENERATE: &str = "bash experiments/cases/install.sh && cargo run --release -- lab all --out experiments/results --pages reports (and, for the coverage experiment, lab coverage with the same --out and --pages)";
 
 fn files(root: &Path, skip: &[&str]) -> BTreeSet<PathBuf> {
     fn walk(root: &Path, dir: &Path, skip: &[&str], out: &mut BTreeSet<PathBuf>) {
@@ -150,6 +153,26 @@ fn carry_case_studies(committed: &Path, scratch: &Path) {
     }
 }
 
+/// The coverage experiment's committed documents, carried over as they are:
+/// lab all renders them, it does not rerun them.
+fn carry_coverage(committed: &Path, scratch: &Path) {
+    let document = committed.join("coverage.json");
+    if document.is_file() {
+        std::fs::copy(&document, scratch.join("coverage.json")).expect("copy coverage.json");
+    }
+    let Ok(entries) = std::fs::read_dir(committed.join("audits")) else {
+        return;
+    };
+    std::fs::create_dir_all(scratch.join("audits")).expect("mkdir");
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with("coverage-") && name.ends_with(".json") {
+            std::fs::copy(entry.path(), scratch.join("audits").join(&name))
+                .expect("copy coverage audit");
+        }
+    }
+}
+
 #[test]
 fn committed_results_and_pages_are_exactly_what_lab_all_produces() {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -159,6 +182,7 @@ fn committed_results_and_pages_are_exactly_what_lab_all_produces() {
     let data = scratch.path().join("experiments/results");
     let pages = scratch.path().join("reports");
     std::fs::create_dir_all(&data).expect("mkdir");
+    carry_coverage(&committed_data, &data);
     // Rerun where the servers are; else an empty cases directory keeps lab
     // all from running them, and the committed ones stand in.
     let cases_dir = case_servers(repo).unwrap_or_else(|| {

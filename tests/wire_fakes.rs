@@ -1,5 +1,9 @@
 //! The wire client against servers that misbehave: every run ends in a
-//! finding or `incomplete` (exit 3) within its timeout, never a panic or a hang.
+//! finding or `incomplete` (exit 3) within its timeout, never a panic or a
+//! hang. A call that loses the transport is followed by a restart in the
+//! same jail; an audit whose only call was lost concludes nothing (exit 3).
+//! The audits declare an empty directory store, so that a clean run has
+//! something observed to conclude on.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -14,8 +18,10 @@ fn fake() -> String {
         .into_owned()
 }
 
-/// Runs an audit of the fake server in `mode`; returns (exit code, report, elapsed).
+/// Runs an audit of the fake server in `mode`, with an empty directory
+/// declared as its store; returns (exit code, report, elapsed).
 fn audit(mode: &str, extra: &[&str]) -> (i32, Value, Duration) {
+    let store = tempfile::tempdir().expect("tempdir");
     let started = Instant::now();
     let output = Command::new(env!("CARGO_BIN_EXE_mcp-witness"))
         .args([
@@ -27,8 +33,10 @@ fn audit(mode: &str, extra: &[&str]) -> (i32, Value, Duration) {
             "--settle-ms",
             "0",
         ])
+        .arg(format!("--store=files=fs:{}", store.path().display()))
         .args(extra)
-        .args(["--", "python3", &fake(), mode])
+        .args(["--", "python3", &fake()])
+        .args(mode.split_whitespace())
         .output()
         .expect("mcp-witness runs");
     let elapsed = started.elapsed();
@@ -69,22 +77,41 @@ fn garbage_on_stdout_is_a_finding_and_the_audit_still_completes() {
     assert_eq!(report["era"]["protocol_version"], "2025-06-18");
 }
 
+/// The transcripts of the processes the calls went to, in order.
+fn sessions(report: &Value) -> Vec<Value> {
+    report["transcripts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|t| t["role"] == "session")
+        .cloned()
+        .collect()
+}
+
 #[test]
-fn a_server_that_dies_mid_call_ends_incomplete() {
+fn a_server_that_dies_mid_call_is_restarted_and_with_nothing_exercised_concludes_nothing() {
     let (code, report, elapsed) = audit("die-mid-call", &[]);
     assert_eq!(code, 3, "{report:#}");
-    assert_eq!(report["complete"], false);
+    assert_eq!(report["complete"], true, "the plan ran to its end");
     let call = &report["calls"][0];
     assert_eq!(call["outcome"]["status"], "transport-error");
     assert!(elapsed < Duration::from_secs(10), "took {elapsed:?}");
+    let sessions = sessions(&report);
+    assert_eq!(sessions.len(), 2, "the server was started again");
     assert!(
-        report["transcripts"]
-            .as_array()
-            .and_then(|t| t.last())
-            .and_then(|t| t["exit"].as_str())
+        sessions[0]["exit"]
+            .as_str()
             .is_some_and(|e| e.contains('7')),
         "the exit status is recorded: {:#}",
         report["transcripts"]
+    );
+    assert_eq!(report["restarts"][0]["after_call"], 1);
+    assert!(
+        report["coverage"]["not_concluded"]
+            .as_str()
+            .is_some_and(|r| r.contains("no tool was exercised")),
+        "{:#}",
+        report["coverage"]
     );
 }
 
@@ -162,16 +189,15 @@ fn an_oversized_line_is_cut_recorded_and_ends_incomplete() {
     let (code, report, _) = audit("oversized", &[]);
     assert_eq!(code, 3);
     assert!(finding_kinds(&report).contains(&"oversized-line".to_string()));
-    let session = report["transcripts"]
-        .as_array()
-        .and_then(|t| t.last())
-        .cloned()
-        .unwrap_or_default();
+    // The cut answer is in the first session's record; a second server
+    // was started after it.
+    let session = sessions(&report).first().cloned().unwrap_or_default();
     let frames = session["frames"].as_array().cloned().unwrap_or_default();
     let cut = frames
         .iter()
         .find(|f| f["truncated"] == true)
         .expect("a cut frame");
+    assert_eq!(report["restarts"].as_array().map(Vec::len), Some(1));
     assert!(cut["bytes"].as_u64().unwrap_or(0) > 9 * 1024 * 1024);
     assert_eq!(cut["text"].as_str().map(str::len), Some(8 * 1024 * 1024));
 }
@@ -200,34 +226,27 @@ fn session_stderr(report: &Value) -> String {
 
 #[test]
 fn the_whole_process_group_is_stopped_at_the_end() {
-    let (code, report, _) = audit("grandchild", &[]);
-    assert_eq!(code, 0);
-    let stderr = session_stderr(&report);
-    let pid: u32 = stderr
-        .lines()
-        .find_map(|l| l.strip_prefix("grandchild="))
-        .and_then(|p| p.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no grandchild pid in {stderr:?}"));
-    // Reaped or not, a killed process is no longer running (zombies show state Z).
-    // SIGKILL is delivered asynchronously: on a loaded machine the state can
-    // lag the audit's exit by a moment, so look for up to two seconds.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
-    let (running, status) = loop {
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-        let running = status
-            .lines()
-            .find(|l| l.starts_with("State:"))
-            .is_some_and(|l| !l.contains('Z'));
-        if !running || std::time::Instant::now() >= deadline {
-            break (running, status);
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
+    // A duration no other process on the machine sleeps: the grandchild's
+    // pid inside the sandbox means nothing outside it, its command line does.
+    let seconds = format!("300.{}", std::process::id());
+    let (code, report, _) = audit(&format!("grandchild {seconds}"), &[]);
+    assert_eq!(code, 0, "{:#}", report["incomplete_reason"]);
+    let running = || -> Vec<String> {
+        std::fs::read_dir("/proc")
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+            .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+            .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+            .filter(|c| c.trim_end() == format!("sleep {seconds}"))
+            .collect()
     };
-    assert!(!running, "grandchild {pid} outlived the audit: {status}");
+    assert!(running().is_empty(), "the grandchild outlived the audit");
 }
 
 #[test]
 fn the_server_gets_a_scrubbed_environment_inside_the_jail() {
+    let store = tempfile::tempdir().expect("tempdir");
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-witness"))
         .args([
             "audit",
@@ -238,6 +257,7 @@ fn the_server_gets_a_scrubbed_environment_inside_the_jail() {
             "--env",
             "GIVEN=yes",
         ])
+        .arg(format!("--store=files=fs:{}", store.path().display()))
         .args(["--", "python3", &fake(), "environment"])
         .env("WITNESS_TEST_SECRET", "hunter2-should-not-pass")
         .output()
@@ -277,6 +297,59 @@ fn a_server_that_stops_reading_cannot_block_the_client_past_its_timeout() {
 }
 
 #[test]
+fn a_call_that_times_out_is_followed_by_the_rest_of_the_plan_on_a_restarted_server() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let plan = dir.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        "[[call]]\ntool = \"b_wait\"\nargs = { text = \"x\" }\n[[call]]\ntool = \"a_note\"\nargs = { text = \"x\" }\n",
+    )
+    .expect("plan");
+    let (code, report, _) = audit(
+        "write-then-hang",
+        &["--plan", plan.to_str().unwrap_or_default()],
+    );
+    assert_eq!(
+        report["complete"], true,
+        "{:#}",
+        report["incomplete_reason"]
+    );
+    let calls: Vec<(&str, &str, u64)> = report["calls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            (
+                c["tool"].as_str().unwrap_or(""),
+                c["outcome"]["status"].as_str().unwrap_or(""),
+                c["session"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    assert_eq!(
+        calls,
+        [("b_wait", "transport-error", 0), ("a_note", "ok", 1)],
+        "the second call went to a new server"
+    );
+    assert_eq!(report["restarts"][0]["after_call"], 1);
+    assert_eq!(sessions(&report).len(), 2);
+    // The restarted server wrote in the same jail, and was seen doing it.
+    assert_eq!(check_verdict(&report, "EFF-01", "a_note"), "fail");
+    assert_eq!(code, 1);
+}
+
+fn check_verdict(report: &Value, id: &str, tool: &str) -> String {
+    report["checks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["id"] == id && c["tool"] == tool)
+        .and_then(|c| c["verdict"].as_str())
+        .unwrap_or("")
+        .to_owned()
+}
+
+#[test]
 fn an_incomplete_audit_exits_3_even_after_a_failure_and_still_gets_its_page() {
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("out");
@@ -289,14 +362,26 @@ fn an_incomplete_audit_exits_3_even_after_a_failure_and_still_gets_its_page() {
             "1500",
             "--settle-ms",
             "0",
+            // One start for the session (no era detection), so the restart
+            // is the second start, which the server refuses.
+            "--era",
+            "legacy",
             "--out",
         ])
         .arg(&out)
-        .args(["--", "python3", &fake(), "write-then-hang"])
+        // The server refuses to start a second time: no restart can save it.
+        .args(["--", "python3", &fake(), "write-then-hang-once"])
         .output()
         .expect("runs");
     let report: Value = serde_json::from_slice(&output.stdout).expect("report");
     assert_eq!(report["complete"], false);
+    assert!(
+        report["incomplete_reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("could not be started again")),
+        "{:#}",
+        report["incomplete_reason"]
+    );
     assert!(
         report["checks"]
             .as_array()
@@ -407,5 +492,56 @@ fn secrets_on_stderr_and_in_error_messages_are_masked() {
         report["calls"][0].to_string().contains("[secret blake3:"),
         "{:#}",
         report["calls"][0]
+    );
+}
+
+#[test]
+fn with_no_store_and_nothing_observed_no_check_passes_and_the_text_says_not_concluded() {
+    let output = Command::new(env!("CARGO_BIN_EXE_mcp-witness"))
+        .args(["audit", "--settle-ms", "0", "--era", "legacy"])
+        .args(["--", "python3", &fake(), "garbage"])
+        .output()
+        .expect("mcp-witness runs");
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(3), "{text}");
+    assert!(
+        text.contains("coverage: 1/1 tools exercised (100%)"),
+        "{text}"
+    );
+    assert!(text.contains("checks: 0 pass, 0 fail"), "{text}");
+    assert!(
+        text.contains(
+            "NOT CONCLUDED: no effect check rests on an observation: nothing was observed: no store was declared, and nothing changed in the jail's scope (exit 3)"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("PASSED"), "{text}");
+}
+
+#[test]
+fn an_audit_that_exercised_nothing_exits_3_and_says_so() {
+    let store = tempfile::tempdir().expect("tempdir");
+    let output = Command::new(env!("CARGO_BIN_EXE_mcp-witness"))
+        .args(["audit", "--settle-ms", "0", "--timeout-ms", "1500"])
+        .arg(format!("--store=files=fs:{}", store.path().display()))
+        .args(["--", "python3", &fake(), "die-mid-call"])
+        .output()
+        .expect("mcp-witness runs");
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(3), "{text}");
+    assert!(
+        text.contains("coverage: 0/1 tools exercised (0%)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  not exercised: echo: transport error"),
+        "{text}"
+    );
+    assert!(text.contains("restarted after call 1"), "{text}");
+    assert!(
+        text.contains(
+            "NOT CONCLUDED: no effect check rests on a successful observed call: no tool was exercised (exit 3)"
+        ),
+        "{text}"
     );
 }

@@ -10,8 +10,10 @@
 //!   planner, harvest of real values and schema-driven synthesis;
 //! - [`audit`]: the audit as named stages (prepare, observe, execute,
 //!   assemble), each a step with its own inputs;
-//! - [`checks`]: the EFF checks as a registry, the one place a check is
-//!   defined;
+//! - [`checks`]: the checks of both lanes (EFF and RSP) as one registry,
+//!   the one place a check is defined;
+//! - [`metadata`]: metadata findings, what a tool's own metadata says that
+//!   may mislead (never a verdict);
 //! - [`redact`]: secrets replaced by digests before anything is written;
 //! - [`manifest`] and [`guidance`]: the other two things mcp-witness does
 //!   with a server's surface (pins and drift; instruction coherence).
@@ -22,7 +24,10 @@
 pub mod audit;
 pub mod checks;
 pub mod guidance;
+pub mod interrupt;
 pub mod jail;
 pub mod manifest;
+pub mod metadata;
 pub mod plan;
+pub mod progress;
 pub mod redact;

@@ -1,4 +1,5 @@
-//! The lab: the E1–E3 experiments on the built-in testbed.
+//! The lab: the E1–E3 experiments on the built-in testbed, the case
+//! studies, and the coverage experiment on published servers.
 //!
 //! Each experiment runs real audits of the testbed (one fresh jail and server
 //! per execution), scores them, and writes a versioned JSON document plus the
@@ -6,6 +7,7 @@
 //! labelled temporary paths, so a rerun writes the same bytes.
 
 pub mod cases;
+pub mod coverage;
 pub mod detectors;
 pub mod e1;
 pub mod e2;
@@ -76,6 +78,8 @@ pub fn audit_testbed(run: TestbedRun<'_>) -> Result<AuditReport> {
         label: Some(format!("testbed/{}", run.variant)),
         pinned_version: Some(format!("mcp-witness-testbed {}", env!("CARGO_PKG_VERSION"))),
         events: run.events,
+        session_per_call: false,
+        min_coverage: None,
     };
     let outcome = audit::run(options).context("the audit could not start")?;
     let report = outcome.report;
@@ -90,6 +94,57 @@ pub fn audit_testbed(run: TestbedRun<'_>) -> Result<AuditReport> {
         );
     }
     Ok(report)
+}
+
+/// The request timeout of every audit of a published server.
+pub const PUBLISHED_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The settle window of every audit of a published server.
+pub const PUBLISHED_SETTLE: Duration = Duration::from_millis(100);
+
+/// How the lab audits a published server: in a network-isolated jail with
+/// every tool allowed (the store is a copy), a 20 s request timeout and a
+/// 100 ms settle, an injected clock, and no probe (nothing there is the
+/// testbed's authority). The case studies and the coverage experiment share
+/// it, so their numbers come from one instrument setting.
+pub struct PublishedRun<'a> {
+    pub command: Vec<String>,
+    pub stores: Vec<StoreSpec>,
+    pub env: &'a [(&'a str, &'a str)],
+    /// A plan file's calls, or `None` for the planner's.
+    pub plan: Option<Plan>,
+    pub label: String,
+    pub version: &'a str,
+}
+
+impl PublishedRun<'_> {
+    pub fn options(self) -> AuditOptions {
+        AuditOptions {
+            jail: JailSpec {
+                command: self.command,
+                stores: self.stores,
+                env: self
+                    .env
+                    .iter()
+                    .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                    .collect(),
+                keep: false,
+                isolate_network: true,
+            },
+            era: EraChoice::Auto,
+            plan: self.plan,
+            timeout: PUBLISHED_TIMEOUT,
+            settle: PUBLISHED_SETTLE,
+            deterministic: true,
+            probe: Box::new(witness_probes::NullProbe),
+            label: Some(self.label),
+            pinned_version: Some(self.version.to_owned()),
+            events: Default::default(),
+            include_destructive: true,
+            session_per_call: false,
+            min_coverage: None,
+        }
+    }
 }
 
 /// Writes `value` as pretty JSON with a trailing newline, creating the

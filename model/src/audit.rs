@@ -14,8 +14,8 @@ use serde_json::Value;
 // `CallStatus` and `Provenance` live with the other words in `vocab`; they
 // are re-exported so `audit::CallStatus` keeps naming the same type.
 pub use crate::vocab::{
-    CallStatus, CheckId, FindingKind, Hint, IsolationLevel, Op, ProbeStatus, Provenance, ToolClass,
-    Verdict,
+    CallStatus, CheckId, Expectation, FindingKind, Hint, IsolationLayer, IsolationLevel, Lane,
+    MetadataKind, Op, ProbeStatus, Provenance, ToolClass, Verdict,
 };
 
 pub const AUDIT_SCHEMA: &str = "mcp-witness.audit/v1";
@@ -43,6 +43,18 @@ impl Origin {
     }
 }
 
+/// The store object a `store` value was read from.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+pub struct StoreObject {
+    /// The declared store's name.
+    pub store: String,
+    /// The object id in that store's baseline snapshot (`file/docs/a.txt`,
+    /// `sqlite_master/table:customers`, `entity/Ada`); empty for the store
+    /// itself (its jailed root directory or file).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub object: String,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Argument {
     pub name: String,
@@ -50,19 +62,27 @@ pub struct Argument {
     pub source: Provenance,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from: Option<Origin>,
-    /// For a structured argument: the values inside it that were harvested,
-    /// by their place in the argument (`[0].entityName`). The argument counts
-    /// as `harvested` only when nothing inside it was invented.
+    /// For a `store` value: the object it was read from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub object: Option<StoreObject>,
+    /// For a structured argument: the values inside it that were harvested
+    /// or read from a store, by their place in the argument
+    /// (`[0].entityName`). The argument counts as `harvested` (or `store`)
+    /// only when nothing inside it was invented.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parts: Vec<ArgumentPart>,
 }
 
-/// One harvested value inside a structured argument.
+/// One real value inside a structured argument: harvested (`from`) or read
+/// from a store (`object`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ArgumentPart {
     /// Where inside the argument (`[0].entityName`).
     pub at: String,
-    pub from: Origin,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<Origin>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub object: Option<StoreObject>,
 }
 
 /// One observed change to one object of one store.
@@ -132,10 +152,21 @@ pub struct CallRecord {
     pub id: u32,
     /// The plan step this call carries out (`call N` in a plan refers to it).
     pub step: u32,
+    /// Which server session the call went to: 0 for the first, one more
+    /// after each restart (the n-th `session` transcript holds its frames).
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub session: u32,
     pub tool: String,
     /// Set on the identical repeat made to test an idempotence claim.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeat_of: Option<u32>,
+    /// Set on a call that follows the cursor an earlier page returned: the
+    /// id of the first call of the pagination (RSP-07).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_of: Option<u32>,
+    /// The checks a plan attached to this call (the response lane judges them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub expect: Vec<Expectation>,
     pub arguments: Vec<Argument>,
     pub outcome: Outcome,
     /// The result as served, with secrets replaced by digests.
@@ -175,8 +206,28 @@ impl CallRecord {
     pub fn used_harvested(&self) -> bool {
         self.arguments
             .iter()
-            .any(|a| a.source == Provenance::Harvested || !a.parts.is_empty())
+            .any(|a| a.source == Provenance::Harvested || a.parts.iter().any(|p| p.from.is_some()))
     }
+
+    /// Whether any argument (or part of one) was read from a declared store.
+    pub fn used_store(&self) -> bool {
+        self.arguments
+            .iter()
+            .any(|a| a.source == Provenance::Store || a.parts.iter().any(|p| p.object.is_some()))
+    }
+
+    /// The kinds of value its arguments had, each once, in vocabulary order
+    /// (empty for a call without arguments).
+    pub fn provenances(&self) -> Vec<Provenance> {
+        let mut kinds: Vec<Provenance> = self.arguments.iter().map(|a| a.source).collect();
+        kinds.sort();
+        kinds.dedup();
+        kinds
+    }
+}
+
+fn is_zero_u32(n: &u32) -> bool {
+    *n == 0
 }
 
 /// Declared annotations, as typed booleans (`None`: not declared, or not a boolean).
@@ -241,6 +292,9 @@ pub struct ToolEntry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_schema: Option<Value>,
     pub has_output_schema: bool,
+    /// The `outputSchema` as served, when there is one (RSP-04, RSP-10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
 }
 
 /// What a verdict rests on.
@@ -323,9 +377,26 @@ pub struct EraEntry {
     pub instructions_present: bool,
 }
 
+/// How the server was isolated: the level the planner decides by, one
+/// sentence, and every layer with whether it held.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct IsolationEntry {
     pub level: IsolationLevel,
+    pub detail: String,
+    /// Each layer tried, in a fixed order, and whether it held (absent in
+    /// documents written before layers were recorded).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub layers: Vec<LayerEntry>,
+}
+
+/// One isolation layer and what became of it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct LayerEntry {
+    pub layer: IsolationLayer,
+    /// The layer was in force for the server (set up before its first
+    /// instruction ran); `false` says it was not, and `detail` why.
+    pub held: bool,
+    /// What it guaranteed, or why it was not in force.
     pub detail: String,
 }
 
@@ -336,6 +407,24 @@ pub struct CatalogEntry {
     pub tools: usize,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub problem: Option<String>,
+}
+
+/// What a tool's own metadata says that may mislead a client or the model
+/// reading it. Never a verdict: it changes no check.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct MetadataFinding {
+    pub kind: MetadataKind,
+    pub tool: String,
+    /// A JSON Pointer into the tool as served (`/description`,
+    /// `/inputSchema/properties/command`).
+    pub field: String,
+    /// The exact span, escaped: invisible characters written as `\u{200b}`,
+    /// a secret-shaped string as its digest, never its value.
+    pub span: String,
+    /// Where the span starts in the field, in characters.
+    pub at: usize,
+    /// Why it was flagged, in one sentence.
+    pub detail: String,
 }
 
 /// Something observed that is worth a reader's attention but is not a check verdict.
@@ -380,6 +469,17 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+/// Verdicts of one lane, counted by kind.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct LaneSummary {
+    pub pass: usize,
+    pub fail: usize,
+    pub skip: usize,
+    pub untestable: usize,
+}
+
+/// `pass`, `fail`, `skip` and `untestable` count the effect lane, as they
+/// always have; the response lane is counted apart, under `response`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Summary {
     pub pass: usize,
@@ -395,14 +495,36 @@ pub struct Summary {
     /// working directory), over every call.
     #[serde(default)]
     pub outside_stores: usize,
+    /// Changes that appeared after a call had settled and before the next
+    /// began, anywhere observed: seen, but charged to no call. Absent when
+    /// there were none.
+    #[serde(default, skip_serializing_if = "is_zero_usize")]
+    pub late: usize,
+    /// The response lane's verdicts.
+    #[serde(default)]
+    pub response: LaneSummary,
+    /// Metadata findings (not verdicts).
+    #[serde(default)]
+    pub metadata: usize,
+}
+
+fn is_zero_usize(n: &usize) -> bool {
+    *n == 0
 }
 
 impl Summary {
     /// The summary an audit's calls and verdicts add up to: every call
-    /// counted, every verdict, and every effect charged to a call (late,
-    /// startup, shutdown and event effects are charged to none).
-    pub fn of(calls: &[CallRecord], checks: &[CheckResult]) -> Self {
+    /// counted, every verdict of both lanes, every effect charged to a call,
+    /// apart from them the late effects (startup, shutdown and event effects
+    /// are counted nowhere here), and the metadata findings.
+    pub fn of(
+        calls: &[CallRecord],
+        checks: &[CheckResult],
+        response: &[CheckResult],
+        metadata: &[MetadataFinding],
+    ) -> Self {
         let verdicts = VerdictTally::of(checks.iter().map(|c| c.verdict));
+        let answered = VerdictTally::of(response.iter().map(|c| c.verdict));
         let effects = EffectTally::of(calls.iter().flat_map(|c| &c.effects));
         Self {
             pass: verdicts.pass,
@@ -414,7 +536,20 @@ impl Summary {
             updates: effects.updates,
             deletes: effects.deletes,
             outside_stores: effects.outside_stores,
+            late: calls.iter().map(|c| c.late_effects.len()).sum(),
+            response: LaneSummary {
+                pass: answered.pass,
+                fail: answered.fail,
+                skip: answered.skip,
+                untestable: answered.untestable,
+            },
+            metadata: metadata.len(),
         }
+    }
+
+    /// Whether either lane failed: what exit code 1 means.
+    pub fn failed(&self) -> bool {
+        self.fail > 0 || self.response.fail > 0
     }
 }
 
@@ -506,6 +641,28 @@ pub struct PlannerEntry {
     /// Tools left out of the plan.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skipped: Vec<SkippedTool>,
+    /// Every call went to a freshly started server, in a new session
+    /// (`--session-per-call`), with the jail's stores as the calls before
+    /// it left them.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub session_per_call: bool,
+}
+
+/// The server started again in the same jail, on the stores as they were
+/// left, and the session established again.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Restart {
+    /// The last call made on the session that ended.
+    pub after_call: u32,
+    /// Why it ended: the call's transport failure, or a fresh session per call.
+    pub reason: String,
+    /// The session the calls after it went to (1 for the first restart).
+    pub session: u32,
+    /// Changes observed while the new server started and settled: charged
+    /// to no call (what the old one did while it was stopped is the late
+    /// effect of its last call).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub effects: Vec<Effect>,
 }
 
 /// What the jail-wide observer watched (EFF-05).
@@ -532,6 +689,19 @@ pub struct Volatile {
     /// not kept. Each entry says what kind of value was replaced and where.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub clock: Vec<ClockReplaced>,
+    /// How long the calls a plan bounded (`latency_under`) took to be
+    /// answered. The verdict is in `response`; the measurement is here
+    /// because it differs from run to run, and a deterministic run leaves
+    /// it out.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub latency: Vec<CallLatency>,
+}
+
+/// One call's measured latency.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct CallLatency {
+    pub call: u32,
+    pub ms: u64,
 }
 
 /// Server clock values of one kind, replaced by a token.
@@ -546,6 +716,201 @@ pub struct ClockReplaced {
     /// JSON pointers of the strings that held them, in document order. A
     /// replaced frame keeps its `bytes`, the size that crossed the wire.
     pub at: Vec<String>,
+}
+
+/// What an audit exercised, and whether it could conclude anything.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Coverage {
+    /// Tools the server listed.
+    pub tools: usize,
+    /// Tools with at least one successful call.
+    pub exercised: usize,
+    /// Of those, the tools whose successful call used no invented value
+    /// (every argument literal, harvested or from a store).
+    pub on_real_values: usize,
+    /// Whether the audit concluded: some effect check rests on what was
+    /// observed (a `pass` or a `fail`), and the tools exercised reach
+    /// `--min-coverage` when one was given.
+    pub concluded: bool,
+    /// Why it did not conclude, when it did not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_concluded: Option<String>,
+    /// `--min-coverage`: the percentage of listed tools that had to be
+    /// exercised for the audit to conclude.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub minimum_percent: Option<u8>,
+    /// Every listed tool, in catalog order.
+    pub by_tool: Vec<ToolCoverage>,
+}
+
+/// One tool's coverage.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ToolCoverage {
+    pub tool: String,
+    /// The call that exercised it: its first successful call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<u32>,
+    /// The kinds of value that call's arguments had (empty: no arguments).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values: Vec<Provenance>,
+    /// Why it was not exercised.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+}
+
+impl Coverage {
+    /// The coverage of `report` (its tools, calls, planner and verdicts),
+    /// held to `minimum_percent` of the listed tools when one is given.
+    pub fn of(report: &AuditReport, minimum_percent: Option<u8>) -> Self {
+        let by_tool: Vec<ToolCoverage> = report
+            .tools
+            .iter()
+            .map(|tool| tool_coverage(report, &tool.name))
+            .collect();
+        let exercised = by_tool.iter().filter(|t| t.call.is_some()).count();
+        let on_real_values = by_tool
+            .iter()
+            .filter(|t| t.call.is_some() && t.values.iter().all(|v| v.is_real()))
+            .count();
+        let tools = by_tool.len();
+        let mut coverage = Self {
+            tools,
+            exercised,
+            on_real_values,
+            concluded: true,
+            not_concluded: None,
+            minimum_percent,
+            by_tool,
+        };
+        coverage.not_concluded = coverage.why_not_concluded(&report.checks);
+        coverage.concluded = coverage.not_concluded.is_none();
+        coverage
+    }
+
+    /// The exercised share of the listed tools, in whole percent, rounded
+    /// down (100 for a server that lists nothing).
+    pub fn percent(&self) -> usize {
+        (self.exercised * 100)
+            .checked_div(self.tools)
+            .unwrap_or(100)
+    }
+
+    /// For each kind of value, how many exercised tools used it in the call
+    /// that exercised them (kinds no tool used are left out), in
+    /// vocabulary order.
+    pub fn kinds(&self) -> Vec<(Provenance, usize)> {
+        Provenance::ALL
+            .into_iter()
+            .map(|kind| {
+                let n = self
+                    .by_tool
+                    .iter()
+                    .filter(|t| t.call.is_some() && t.values.contains(&kind))
+                    .count();
+                (kind, n)
+            })
+            .filter(|(_, n)| *n > 0)
+            .collect()
+    }
+
+    /// Whether `--min-coverage` (if any) is reached, counted exactly.
+    pub fn meets_minimum(&self) -> bool {
+        self.minimum_percent
+            .is_none_or(|min| self.exercised * 100 >= usize::from(min) * self.tools)
+    }
+
+    fn why_not_concluded(&self, checks: &[CheckResult]) -> Option<String> {
+        let decided = checks
+            .iter()
+            .any(|c| matches!(c.verdict, Verdict::Pass | Verdict::Fail));
+        if !decided {
+            let observed = checks.iter().find_map(|c| {
+                c.reason
+                    .strip_prefix(NOTHING_OBSERVED)
+                    .map(|_| c.reason.clone())
+            });
+            return Some(match observed {
+                Some(reason) => format!("no effect check rests on an observation: {reason}"),
+                None if self.exercised == 0 => {
+                    "no effect check rests on a successful observed call: no tool was exercised"
+                        .to_owned()
+                }
+                None => "no effect check rests on a successful observed call".to_owned(),
+            });
+        }
+        if !self.meets_minimum() {
+            return Some(format!(
+                "{} of {} tools exercised ({}%), below --min-coverage {}%",
+                self.exercised,
+                self.tools,
+                self.percent(),
+                self.minimum_percent.unwrap_or(0)
+            ));
+        }
+        None
+    }
+}
+
+/// How every check's reason begins when there was no channel to observe
+/// anything (no store declared, nothing seen in the jail).
+pub const NOTHING_OBSERVED: &str = "nothing was observed";
+
+fn tool_coverage(report: &AuditReport, tool: &str) -> ToolCoverage {
+    let calls: Vec<&CallRecord> = report.calls.iter().filter(|c| c.tool == tool).collect();
+    if let Some(ok) = calls.iter().find(|c| c.succeeded()) {
+        return ToolCoverage {
+            tool: tool.to_owned(),
+            call: Some(ok.id),
+            values: ok.provenances(),
+            why: None,
+        };
+    }
+    let why = match (
+        calls.last(),
+        report.planner.skipped.iter().find(|s| s.tool == tool),
+    ) {
+        (None, Some(skipped)) => format!("not called: {}", skipped.reason),
+        (None, None) if report.planner.origin == "file" => "not named in the plan".to_owned(),
+        (None, None) => "not called: the audit ended before it".to_owned(),
+        (Some(last), _) => failed_call(last),
+    };
+    ToolCoverage {
+        tool: tool.to_owned(),
+        call: None,
+        values: Vec::new(),
+        why: Some(why),
+    }
+}
+
+/// `tool error on synthesized values: Entity with name witness not found`.
+fn failed_call(call: &CallRecord) -> String {
+    let mut why = call.outcome.status.phrase().to_owned();
+    if call.outcome.status != CallStatus::NotSent {
+        why.push_str(if call.arguments.is_empty() {
+            " with no arguments"
+        } else if call.used_synthesized() {
+            " on synthesized values"
+        } else {
+            " on real values"
+        });
+    }
+    let said = call.outcome.detail.clone().or_else(|| {
+        call.response
+            .as_ref()
+            .and_then(|r| r.pointer("/content/0/text"))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    });
+    if let Some(said) = said {
+        let line: String = said.split_whitespace().collect::<Vec<_>>().join(" ");
+        let clipped: String = line.chars().take(160).collect();
+        why.push_str(": ");
+        why.push_str(&clipped);
+        if clipped.len() < line.len() {
+            why.push('…');
+        }
+    }
+    why
 }
 
 /// The whole audit document.
@@ -576,12 +941,33 @@ pub struct AuditReport {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub baseline_probes: Vec<ProbeRecord>,
     pub calls: Vec<CallRecord>,
+    /// Times the server was started again in the same jail, after a call
+    /// that timed out, sent an oversized answer or lost the transport (or
+    /// before every call, with a fresh session per call).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub restarts: Vec<Restart>,
     /// Changes that appeared while the server shut down.
     pub shutdown_effects: Vec<Effect>,
+    /// The effect lane: declarations held to observed effects.
     pub checks: Vec<CheckResult>,
+    /// The response lane: what the server answered held to the protocol,
+    /// its own outputSchema and the checks a plan attached (`RSP-xx`).
+    #[serde(default)]
+    pub response: Vec<CheckResult>,
+    /// What the tools' own metadata says that may mislead (never a verdict).
+    #[serde(default)]
+    pub metadata: Vec<MetadataFinding>,
     pub findings: Vec<Finding>,
     pub summary: Summary,
-    /// 0 passed, 1 a check failed, 3 incomplete.
+    /// How many tools were exercised, on what kind of values, why the others
+    /// were not, and whether anything could be concluded. Absent only when
+    /// a plan file was carried out in full and concluded: every tool it
+    /// names was exercised ([`Coverage::of`] gives the same numbers for any
+    /// audit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<Coverage>,
+    /// 0 passed, 1 a check of either lane failed, 3 incomplete or nothing
+    /// concluded.
     pub exit_code: i32,
     pub transcripts: Vec<ProcessTranscript>,
     pub volatile: Volatile,
@@ -592,8 +978,19 @@ impl AuditReport {
         self.tools.iter().find(|t| t.name == name)
     }
 
+    /// The verdict of `id` on `tool`, in whichever lane `id` belongs to.
     pub fn check(&self, id: CheckId, tool: &str) -> Option<&CheckResult> {
-        self.checks.iter().find(|c| c.id == id && c.tool == tool)
+        self.lane(id.lane())
+            .iter()
+            .find(|c| c.id == id && c.tool == tool)
+    }
+
+    /// The verdicts of one lane.
+    pub fn lane(&self, lane: Lane) -> &[CheckResult] {
+        match lane {
+            Lane::Effect => &self.checks,
+            Lane::Response => &self.response,
+        }
     }
 
     /// The call that carried out plan step `step` (its first call: an
@@ -638,7 +1035,12 @@ mod tests {
         for path in &audits {
             let report: AuditReport = read(path);
             assert_eq!(
-                Summary::of(&report.calls, &report.checks),
+                Summary::of(
+                    &report.calls,
+                    &report.checks,
+                    &report.response,
+                    &report.metadata
+                ),
                 report.summary,
                 "{}",
                 path.display()

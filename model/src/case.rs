@@ -101,8 +101,16 @@ pub struct ObservedSummary {
     pub outside_stores: usize,
     /// Changes while the server started, before any call.
     pub at_startup: usize,
+    /// Changes that appeared between calls, charged to no call (absent when
+    /// there were none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub late: usize,
     /// Per tool: calls and the changes they made.
     pub by_tool: BTreeMap<String, ToolObserved>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

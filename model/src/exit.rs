@@ -61,6 +61,21 @@ impl ExitStatus {
         }
     }
 
+    /// One audit. An unfinished audit is incomplete whatever it saw; a
+    /// finished one fails on a failed check (that is a conclusion, however
+    /// little else was exercised), and otherwise passes only when it
+    /// concluded something: an audit where no effect check rests on an
+    /// observation, or that exercised fewer tools than `--min-coverage`
+    /// asks, could not conclude (exit 3) and never passes.
+    pub const fn of_audit(complete: bool, failed: bool, concluded: bool) -> Self {
+        match (complete, failed, concluded) {
+            (false, _, _) => ExitStatus::Incomplete,
+            (true, true, _) => ExitStatus::Failed,
+            (true, false, false) => ExitStatus::Incomplete,
+            (true, false, true) => ExitStatus::Passed,
+        }
+    }
+
     /// A run that always concludes (a comparison of two documents already in
     /// hand): failed or passed.
     pub const fn concluded(failed: bool) -> Self {
@@ -117,6 +132,20 @@ mod tests {
         assert_eq!(ExitStatus::of_run(true, true), ExitStatus::Failed);
         assert_eq!(ExitStatus::of_run(true, false), ExitStatus::Passed);
         assert_eq!(ExitStatus::concluded(true), ExitStatus::Failed);
+    }
+
+    #[test]
+    fn an_audit_that_concluded_nothing_never_passes() {
+        assert_eq!(ExitStatus::of_audit(true, false, true), ExitStatus::Passed);
+        assert_eq!(
+            ExitStatus::of_audit(true, false, false),
+            ExitStatus::Incomplete
+        );
+        assert_eq!(ExitStatus::of_audit(true, true, false), ExitStatus::Failed);
+        assert_eq!(
+            ExitStatus::of_audit(false, true, true),
+            ExitStatus::Incomplete
+        );
     }
 
     #[test]

@@ -3,20 +3,25 @@
 //! Every versioned document lives here as typed structs that serialize to
 //! exactly the published JSON: the audit ([`audit`], `mcp-witness.audit/v1`),
 //! the plan ([`plan`]), a case study ([`case`]), the experiments
-//! ([`experiments`], E1–E3), manifest pins and their drift ([`manifest`]) and
-//! the guidance report ([`guidance`]). [`schema`] names them all and gives
-//! their JSON Schemas; [`exit`] is the one rule for the exit code every
-//! command returns and some documents record. [`vocab`] holds the words they
-//! share: operations, probe statuses, verdicts, tool classes, the annotations
-//! with the specification's defaults, the check catalog and finding kinds.
+//! ([`experiments`], E1–E3; [`coverage`], the planner on published
+//! servers), manifest pins and their drift ([`manifest`]),
+//! the guidance report ([`guidance`]) and the agent run ([`agent`],
+//! `mcp-witness.agent-run/v1`, with its golden cases and traces). [`schema`]
+//! names them all and gives their JSON Schemas; [`exit`] is the one rule for
+//! the exit code every command returns and some documents record. [`vocab`]
+//! holds the words they share: operations, probe statuses, verdicts, tool
+//! classes, the annotations with the specification's defaults, the check
+//! catalogs (EFF checks and agent checks) and finding kinds.
 //!
 //! Everything that reads a result — checks, detectors, pages, the lab —
 //! reads these types and nothing else. This crate must never depend on the
 //! engine, the wire, a renderer or anything that runs a server: it is the
 //! vocabulary the others share.
 
+pub mod agent;
 pub mod audit;
 pub mod case;
+pub mod coverage;
 pub mod exit;
 pub mod experiments;
 pub mod guidance;

@@ -14,12 +14,21 @@ pub const PLAN_SCHEMA: &str = "mcp-witness.plan/v1";
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum PlannedSource {
-    /// A real value from an earlier answer when one fits, else the value shown.
+    /// A real value when one fits — from an earlier answer, from the plan's
+    /// own earlier call, or from a declared store — else the value shown.
     HarvestedElseSynthesized,
-    /// Fixed by the schema (`const`, a one-value `enum`, `default`).
+    /// Offered by the schema (`const`, an `enum`, `default`, `examples`, a
+    /// value quoted in the description).
     Schema,
     /// Invented from the input schema.
     Synthesized,
+    /// An invented name for what the tool makes (a path under the first
+    /// directory store when it is a path); later calls that refer to such
+    /// a thing use it once the call succeeded.
+    Fresh,
+    /// A SQL statement of the kind shown, written at call time on a table
+    /// that exists (the plan's own when there is one, else the store's).
+    Statement,
     /// Written in a plan file.
     Literal,
     /// A plan file's reference to an earlier call's result.
@@ -32,6 +41,8 @@ impl PlannedSource {
             PlannedSource::HarvestedElseSynthesized => "harvested-else-synthesized",
             PlannedSource::Schema => "schema",
             PlannedSource::Synthesized => "synthesized",
+            PlannedSource::Fresh => "fresh",
+            PlannedSource::Statement => "statement",
             PlannedSource::Literal => "literal",
             PlannedSource::Reference => "reference",
         }

@@ -7,8 +7,10 @@
 
 use schemars::{JsonSchema, Schema};
 
+use crate::agent::{AGENT_RUN_SCHEMA, AgentRunDocument};
 use crate::audit::{AUDIT_SCHEMA, AuditReport};
 use crate::case::{CASE_SCHEMA, CaseReport};
+use crate::coverage::{COVERAGE_SCHEMA, CoverageDocument};
 use crate::experiments::{E1_SCHEMA, E1Document, E2_SCHEMA, E2Document, E3_SCHEMA, E3Document};
 use crate::guidance::{GUIDANCE_SCHEMA, GuidanceReport};
 use crate::manifest::diff::{DIFF_SCHEMA, ManifestDiff};
@@ -51,7 +53,7 @@ fn schema_of<T: JsonSchema>() -> Schema {
 }
 
 /// Every versioned document, in the order `--help` lists them.
-pub const DOCUMENTS: [Document; 9] = [
+pub const DOCUMENTS: [Document; 11] = [
     Document {
         name: "audit",
         id: AUDIT_SCHEMA,
@@ -89,6 +91,12 @@ pub const DOCUMENTS: [Document; 9] = [
         schema: schema_of::<E3Document>,
     },
     Document {
+        name: "coverage",
+        id: COVERAGE_SCHEMA,
+        written_by: "`lab coverage`: coverage.json",
+        schema: schema_of::<CoverageDocument>,
+    },
+    Document {
         name: "manifest",
         id: PIN_SCHEMA,
         written_by: "`manifest pin`: a pin file",
@@ -105,6 +113,12 @@ pub const DOCUMENTS: [Document; 9] = [
         id: GUIDANCE_SCHEMA,
         written_by: "`guidance --format json`",
         schema: schema_of::<GuidanceReport>,
+    },
+    Document {
+        name: "agent-run",
+        id: AGENT_RUN_SCHEMA,
+        written_by: "`agent run --format json`, `agent run --out`: agent-run.json",
+        schema: schema_of::<AgentRunDocument>,
     },
 ];
 

@@ -140,6 +140,7 @@ fn pointer(id: Oid, commit: Option<Oid>) -> ObjectState {
         digest: id.to_string(),
         size: id.as_bytes().len() as u64,
         fields,
+        head: None,
     }
 }
 
@@ -435,6 +436,7 @@ pub(crate) fn blob_state(mode: u32, blob: Oid) -> ObjectState {
         size: digest.len() as u64,
         digest,
         fields: BTreeMap::new(),
+        head: None,
     }
 }
 

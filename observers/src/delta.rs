@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::Snapshot;
+use crate::{ObjectState, Snapshot};
 pub use witness_model::vocab::Op;
 
 /// One observed change to one object.
@@ -82,11 +82,12 @@ pub fn diff(before: &Snapshot, after: &Snapshot) -> Delta {
                 }
                 std::cmp::Ordering::Equal => {
                     if old_state.digest != new_state.digest {
-                        let overwrite = old_state.fields.is_empty()
-                            || old_state
-                                .fields
-                                .iter()
-                                .any(|(k, v)| new_state.fields.get(k) != Some(v));
+                        let overwrite = !appended(old_state, new_state)
+                            && (old_state.fields.is_empty()
+                                || old_state
+                                    .fields
+                                    .iter()
+                                    .any(|(k, v)| new_state.fields.get(k) != Some(v)));
                         changes.push(Change {
                             object: (*old_id).clone(),
                             op: Op::Update,
@@ -102,6 +103,19 @@ pub fn diff(before: &Snapshot, after: &Snapshot) -> Delta {
         }
     }
     Delta { changes }
+}
+
+/// Whether `after` is `before` with bytes appended: it is longer, and its
+/// first `before.size` bytes digest to what `before` digested to. An append
+/// only adds (a log line, a journal entry), so it is an additive update,
+/// never an overwrite. An observer that cannot tell (no [`crate::Head`])
+/// never claims one.
+pub fn appended(before: &ObjectState, after: &ObjectState) -> bool {
+    after.size > before.size
+        && after
+            .head
+            .as_ref()
+            .is_some_and(|h| h.len == before.size && h.digest == before.digest)
 }
 
 fn created(id: &str, digest: &str) -> Change {
@@ -141,6 +155,7 @@ mod tests {
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect::<BTreeMap<_, _>>(),
+            head: None,
         }
     }
 
@@ -177,6 +192,38 @@ mod tests {
     fn same_digest_is_no_change() {
         let s = snap(&[("a/1", state("x", &[("f", "1")]))]);
         assert!(diff(&s, &s.clone()).is_empty());
+    }
+
+    /// A whole object of `size` bytes, with the digest of its first `head`
+    /// bytes when it has one.
+    fn grown(digest: &str, size: u64, head: Option<(u64, &str)>) -> ObjectState {
+        ObjectState {
+            digest: digest.into(),
+            size,
+            fields: BTreeMap::new(),
+            head: head.map(|(len, digest)| crate::Head {
+                len,
+                digest: digest.into(),
+            }),
+        }
+    }
+
+    #[test]
+    fn an_append_is_an_additive_update_and_anything_else_an_overwrite() {
+        let before = snap(&[("file/log", grown("old", 10, None))]);
+        let appended = snap(&[("file/log", grown("new", 15, Some((10, "old"))))]);
+        let d = diff(&before, &appended);
+        assert_eq!(d.changes[0].op, Op::Update);
+        assert_eq!(d.changes[0].overwrite, Some(false), "{d:?}");
+        // The beginning changed: an overwrite, however long it grew.
+        let rewritten = snap(&[("file/log", grown("new", 15, Some((10, "other"))))]);
+        assert_eq!(diff(&before, &rewritten).changes[0].overwrite, Some(true));
+        // A head taken against some other earlier size proves nothing.
+        let stale = snap(&[("file/log", grown("new", 15, Some((8, "old"))))]);
+        assert_eq!(diff(&before, &stale).changes[0].overwrite, Some(true));
+        // No head: no claim.
+        let unknown = snap(&[("file/log", grown("new", 15, None))]);
+        assert_eq!(diff(&before, &unknown).changes[0].overwrite, Some(true));
     }
 
     #[test]

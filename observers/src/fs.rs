@@ -23,6 +23,17 @@
 //! and a literal backslash becomes `\\` (otherwise a file really named `a\xff`
 //! would collide with the byte 0xff).
 //!
+//! Two readings see past the bytes to what they mean, each in its own
+//! function so that another file observer can carry it:
+//!
+//! - a file that grew since the last snapshot, and whose first bytes are the
+//!   old content, was appended to ([`crate::appended`]): its state carries
+//!   the digest of its first old-length bytes ([`crate::Head`]), so an
+//!   appended log is an additive update, not an overwrite;
+//! - a git index (`.git/index`) is digested by what it stages, not by its
+//!   stat cache ([`crate::git_index`]): the refresh git makes on first touch
+//!   of a copied repository is not a change.
+//!
 //! Hashing a large tree on every tool call is the cost of this observer, so
 //! digests are cached per path and reused only when device, inode, size,
 //! mtime and ctime all match *and* the file's timestamps are not "racy": a
@@ -39,7 +50,7 @@
 use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::fs::{self, File, FileType, Metadata};
-use std::io::{self, BufReader};
+use std::io::{self, BufReader, Read};
 use std::path::{Component, Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -195,7 +206,7 @@ impl Observer for FsObserver {
             } else if file_type.is_file() {
                 let id = format!("file/{name}");
                 let cached = old_cache.remove(&id);
-                match observe_file(entry.path(), cached, now) {
+                match observe_file(entry.path(), &name, cached, now) {
                     FileOutcome::Cached(cache_entry) => {
                         snapshot
                             .objects
@@ -307,25 +318,27 @@ enum FileOutcome {
 ///
 /// The stamp stored with a fresh digest comes from the open handle, taken
 /// before the first byte is read, so any later write moves it (or, within one
-/// clock tick, trips the racy rule) and forces a re-hash.
-fn observe_file(path: &Path, cached: Option<CacheEntry>, now: i128) -> FileOutcome {
+/// clock tick, trips the racy rule) and forces a re-hash. `relative` is the
+/// file's name in the store (to know a git index when it sees one).
+fn observe_file(path: &Path, relative: &str, cached: Option<CacheEntry>, now: i128) -> FileOutcome {
     let listed = match fs::symlink_metadata(path) {
         Ok(meta) => meta,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return FileOutcome::Vanished,
         Err(e) => return FileOutcome::Unreadable(e.to_string()),
     };
     let listed_stamp = Stamp::of(&listed);
-    if let (Some(entry), Some(stamp)) = (cached, listed_stamp)
+    if let (Some(entry), Some(stamp)) = (cached.as_ref(), listed_stamp)
         && entry.reusable_for(&stamp)
     {
-        return FileOutcome::Cached(entry);
+        return FileOutcome::Cached(entry.clone());
     }
+    let previous = cached.map(|entry| entry.state);
     if !listed.is_file() {
         // Replaced by a link, directory or FIFO since it was listed; opening it
         // now could follow a link out of the root or block on a FIFO.
         return FileOutcome::Unreadable("replaced while being read".into());
     }
-    let file = match File::open(path) {
+    let file = match open_regular(path) {
         Ok(file) => file,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return FileOutcome::Vanished,
         Err(e) => return FileOutcome::Unreadable(e.to_string()),
@@ -344,20 +357,80 @@ fn observe_file(path: &Path, cached: Option<CacheEntry>, now: i128) -> FileOutco
         // the root): whatever was opened is not the entry that was listed.
         return FileOutcome::Unreadable("replaced while being read".into());
     }
-    let mut hasher = blake3::Hasher::new();
-    let mut reader = BufReader::with_capacity(HASH_BUFFER, file);
-    match io::copy(&mut reader, &mut hasher) {
-        Ok(size) => FileOutcome::Hashed(CacheEntry {
+    let reader = BufReader::with_capacity(HASH_BUFFER, file);
+    let state = if crate::git_index::is_index_path(relative)
+        && opened.len() <= crate::git_index::MAX_INDEX_BYTES as u64
+    {
+        index_state(reader)
+    } else {
+        content_state(reader, previous.as_ref())
+    };
+    match state {
+        Ok(state) => FileOutcome::Hashed(CacheEntry {
             stamp,
             taken_at_ns: now,
-            state: ObjectState {
-                digest: hasher.finalize().to_hex().to_string(),
-                size,
-                fields: Default::default(),
-            },
+            state,
         }),
         Err(e) => FileOutcome::Unreadable(e.to_string()),
     }
+}
+
+/// Opens a listed file for hashing without ever blocking or following a
+/// link: a FIFO a server swapped in after the listing opens at once (and is
+/// then refused as not a regular file) instead of waiting for a writer
+/// forever, and a link swapped in fails to open.
+fn open_regular(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+        .open(path)
+}
+
+/// A file's state: the blake3 of its content, and, when it is longer than
+/// it was in the `previous` snapshot, the digest of its first
+/// `previous.size` bytes, taken in the same pass, so the diff can tell an
+/// append from an overwrite.
+fn content_state(
+    mut reader: impl io::Read,
+    previous: Option<&ObjectState>,
+) -> io::Result<ObjectState> {
+    let mut hasher = blake3::Hasher::new();
+    let mut head = None;
+    let mut size = 0u64;
+    if let Some(previous) = previous {
+        size = io::copy(&mut (&mut reader).take(previous.size), &mut hasher)?;
+        if size == previous.size {
+            head = Some(crate::Head {
+                len: size,
+                digest: hasher.clone().finalize().to_hex().to_string(),
+            });
+        }
+    }
+    size += io::copy(&mut reader, &mut hasher)?;
+    // No longer than before: nothing was appended.
+    let head = head.filter(|h| size > h.len);
+    Ok(ObjectState {
+        digest: hasher.finalize().to_hex().to_string(),
+        size,
+        fields: Default::default(),
+        head,
+    })
+}
+
+/// A git index's state: the digest of what it stages, when it reads as an
+/// index; else, like any file, of its bytes.
+fn index_state(mut reader: impl io::Read) -> io::Result<ObjectState> {
+    let mut bytes = Vec::new();
+    reader.read_to_end(&mut bytes)?;
+    let digest =
+        crate::git_index::content_digest(&bytes).unwrap_or_else(|| crate::digest_hex(&bytes));
+    Ok(ObjectState {
+        digest,
+        size: bytes.len() as u64,
+        fields: Default::default(),
+        head: None,
+    })
 }
 
 fn unreadable() -> ObjectState {
@@ -365,6 +438,7 @@ fn unreadable() -> ObjectState {
         digest: UNREADABLE_DIGEST.to_owned(),
         size: 0,
         fields: Default::default(),
+        head: None,
     }
 }
 
@@ -758,6 +832,20 @@ mod tests {
     }
 
     #[test]
+    fn opening_for_a_hash_never_blocks_on_a_fifo_nor_follows_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid C string; mkfifo only creates a node.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        // Would block forever with File::open: nobody writes.
+        let opened = open_regular(&fifo).unwrap();
+        assert!(!opened.metadata().unwrap().is_file());
+        symlink(&fifo, dir.path().join("link")).unwrap();
+        assert!(open_regular(&dir.path().join("link")).is_err());
+    }
+
+    #[test]
     fn retargeting_a_link_is_an_update() {
         let dir = tempfile::tempdir().unwrap();
         let link = dir.path().join("current");
@@ -921,5 +1009,76 @@ mod tests {
         write(&dir.path().join("big"), &content);
         let snap = FsObserver::new(dir.path()).snapshot().unwrap();
         assert_eq!(snap.objects["file/big"], ObjectState::whole(&content));
+    }
+
+    fn overwrite_of(before: &Snapshot, after: &Snapshot, id: &str) -> Option<bool> {
+        diff(before, after)
+            .changes
+            .into_iter()
+            .find(|c| c.object == id)
+            .and_then(|c| c.overwrite)
+    }
+
+    #[test]
+    fn an_append_is_an_additive_update_and_a_rewrite_an_overwrite() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("logs/HEAD");
+        write(&log, b"0000 1111 first\n");
+        let mut observer = FsObserver::new(dir.path());
+        let first = observer.snapshot().unwrap();
+        let mut file = fs::OpenOptions::new().append(true).open(&log).unwrap();
+        file.write_all(b"1111 2222 second\n").unwrap();
+        drop(file);
+        let appended = observer.snapshot().unwrap();
+        assert_eq!(
+            overwrite_of(&first, &appended, "file/logs/HEAD"),
+            Some(false)
+        );
+        // Same length grown, different beginning: an overwrite.
+        write(&log, b"xxxx 1111 first\n1111 2222 second\nmore\n");
+        let rewritten = observer.snapshot().unwrap();
+        assert_eq!(
+            overwrite_of(&appended, &rewritten, "file/logs/HEAD"),
+            Some(true)
+        );
+        // Shorter: an overwrite, whatever its first bytes.
+        write(&log, b"xxxx");
+        let cut = observer.snapshot().unwrap();
+        assert_eq!(overwrite_of(&rewritten, &cut, "file/logs/HEAD"), Some(true));
+        // An append through temp file and rename (a new inode) still begins
+        // with the old content: additive.
+        rewrite_via_rename(&log, b"xxxx and more");
+        let renamed = observer.snapshot().unwrap();
+        assert_eq!(overwrite_of(&cut, &renamed, "file/logs/HEAD"), Some(false));
+        // A fresh observer knows no earlier length: it claims nothing.
+        let mut fresh = FsObserver::new(dir.path());
+        let seen = fresh.snapshot().unwrap();
+        assert!(seen.objects["file/logs/HEAD"].head.is_none());
+    }
+
+    #[test]
+    fn a_git_index_refreshed_in_a_copied_repository_is_no_change() {
+        let git = crate::testing::git;
+        let dir = tempfile::tempdir().unwrap();
+        let Some(copy) = crate::testing::copied_repository(dir.path()) else {
+            return;
+        };
+        let mut observer = FsObserver::new(&copy);
+        let before = observer.snapshot().unwrap();
+        std::thread::sleep(Duration::from_millis(1_100));
+        let index_bytes = fs::read(copy.join(".git/index")).unwrap();
+        assert!(git(&copy, &["status", "--porcelain"]));
+        assert_ne!(fs::read(copy.join(".git/index")).unwrap(), index_bytes);
+        let after = observer.snapshot().unwrap();
+        assert!(
+            diff(&before, &after).is_empty(),
+            "{:?}",
+            diff(&before, &after)
+        );
+        // Staging a change is seen.
+        write(&copy.join("a.txt"), b"two\n");
+        assert!(git(&copy, &["add", "a.txt"]));
+        let staged = observer.snapshot().unwrap();
+        assert!(ops(&after, &staged).contains(&("file/.git/index".to_string(), Op::Update)));
     }
 }

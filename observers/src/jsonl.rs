@@ -243,6 +243,7 @@ impl JsonlObserver {
                     digest: hasher.finalize().to_hex().to_string(),
                     size,
                     fields: BTreeMap::new(),
+                    head: None,
                 };
                 lines.insert(id_fallback, line_no, state);
                 continue;
@@ -406,6 +407,7 @@ fn object_state(object: &Map<String, Value>) -> ObjectState {
         digest: digest_hex(text.as_bytes()),
         size: text.len() as u64,
         fields,
+        head: None,
     }
 }
 

@@ -15,12 +15,15 @@
 
 mod delta;
 pub mod fs;
+pub mod git_index;
 pub mod jsonl;
 mod snapshot;
 pub mod sqlite;
+#[cfg(test)]
+mod testing;
 
-pub use delta::{Change, Delta, Op, diff};
-pub use snapshot::{ObjectState, Snapshot};
+pub use delta::{Change, Delta, Op, appended, diff};
+pub use snapshot::{Head, ObjectState, Snapshot};
 
 use std::path::PathBuf;
 

@@ -20,6 +20,19 @@ pub struct ObjectState {
     /// that existed changed or vanished). Empty when the object has no fields.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub fields: BTreeMap<String, String>,
+    /// For content that grew since the observer last saw it: the digest of
+    /// its first bytes, as many as there were then. When that equals the
+    /// earlier digest, the new content begins with the old: an append
+    /// (see [`crate::delta::appended`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head: Option<Head>,
+}
+
+/// The digest of an object's first `len` bytes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Head {
+    pub len: u64,
+    pub digest: String,
 }
 
 impl ObjectState {
@@ -29,6 +42,7 @@ impl ObjectState {
             digest: crate::digest_hex(bytes),
             size: bytes.len() as u64,
             fields: BTreeMap::new(),
+            head: None,
         }
     }
 }

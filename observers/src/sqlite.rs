@@ -489,6 +489,7 @@ fn read_rows(
                 digest: crate::digest_hex(&encoding),
                 size: encoding.len() as u64,
                 fields,
+                head: None,
             },
         ));
     }
@@ -548,8 +549,10 @@ fn push_len(buf: &mut Vec<u8>, len: usize) {
     buf.extend_from_slice(&(len as u64).to_le_bytes());
 }
 
-/// A key value as it appears in an object id.
-fn render_key(value: ValueRef<'_>) -> String {
+/// A key value as it appears in row ids (`table/key`): integers and reals in
+/// decimal, text as itself, a blob in hex, NULL as `NULL`. Public so that
+/// whatever else names rows (agent runs' row facts) names them alike.
+pub fn render_key(value: ValueRef<'_>) -> String {
     match value {
         ValueRef::Null => "NULL".to_owned(),
         ValueRef::Integer(i) => i.to_string(),

@@ -6,11 +6,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 use serde_json::Value;
 
+use witness_model::audit::IsolationEntry;
 use witness_model::audit::{
-    Argument, AuditReport, CallRecord, CheckResult, Effect, Origin, ProbeRecord, ToolClass,
-    ToolEntry, VerdictTally,
+    Argument, AuditReport, CallRecord, CheckResult, Effect, Lane, MetadataFinding, Origin,
+    ProbeRecord, StoreObject, ToolClass, ToolEntry, VerdictTally,
 };
-use witness_model::vocab::{CheckId, IsolationLevel, ProbeStatus};
+use witness_model::vocab::{CheckId, IsolationLayer, IsolationLevel, ProbeStatus, Provenance};
 use witness_text::clip_raw;
 
 use crate::{anchor_part, check_anchor, verdict_counts};
@@ -46,13 +47,20 @@ pub struct View {
     probe: String,
     catalog: witness_model::audit::CatalogEntry,
     summary: witness_model::audit::Summary,
-    check_ids: Vec<(String, String)>,
+    /// What was exercised; absent for a plan file carried out in full.
+    coverage: Option<crate::coverage::CoverageView>,
+    /// Whether the planner chose the arguments (the ledger then says what
+    /// a store value, and a value named by the plan's own call, are).
+    store_values: bool,
+    /// Every check with a verdict: id, anchor, lane (effect first).
+    check_ids: Vec<(String, String, String)>,
     tools: Vec<ToolView>,
     calls: Vec<CallView>,
     startup_effects: Vec<EffectView>,
     shutdown_effects: Vec<EffectView>,
     baseline_probes: Vec<ProbeView>,
     check_groups: Vec<CheckGroup>,
+    metadata: Vec<MetadataView>,
     findings: Vec<FindingView>,
     scope: Vec<String>,
     transcripts: Vec<TranscriptView>,
@@ -82,8 +90,11 @@ struct LinksView {
 
 #[derive(Serialize)]
 struct OutcomeView {
-    /// `passed`, `failed` or `incomplete`.
+    /// `passed`, `failed`, `incomplete` or `inconclusive`.
     word: String,
+    /// The style it is shown in (an inconclusive audit looks like an
+    /// incomplete one: neither is evidence against the server).
+    class: String,
     sentence: String,
     exit_code: i32,
 }
@@ -137,7 +148,13 @@ struct ArgumentView {
     name: String,
     value: String,
     source: String,
+    /// The badge's style: real values (harvested, store) share one.
+    badge: String,
     from: Option<OriginView>,
+    /// For a store value: `store fs · file/docs/a.txt`.
+    object: Option<String>,
+    /// The real values inside a structured argument, one line each.
+    parts: Vec<String>,
 }
 
 /// Where a harvested value came from. The document names a plan step
@@ -180,6 +197,9 @@ struct CallView {
     tool: String,
     tool_anchor: String,
     repeat_of: Option<u32>,
+    page_of: Option<u32>,
+    /// The plan's checks on this call, as `max_items (limit 5)`.
+    expect: Vec<String>,
     arguments: Vec<ArgumentView>,
     status: String,
     ok: bool,
@@ -193,6 +213,18 @@ struct CallView {
     probes: Vec<ProbeView>,
     events_after: Vec<String>,
     event_effects: Vec<EffectView>,
+    /// The session it went to, after a restart (0 is the first).
+    session: u32,
+    /// The restart that followed it, when one did.
+    restart: Option<RestartView>,
+}
+
+/// A restart, shown after the call it followed.
+#[derive(Serialize)]
+struct RestartView {
+    reason: String,
+    session: u32,
+    effects: Vec<EffectView>,
 }
 
 #[derive(Serialize)]
@@ -217,7 +249,20 @@ struct CheckView {
 }
 
 #[derive(Serialize)]
+struct MetadataView {
+    kind: String,
+    meaning: String,
+    tool: String,
+    tool_anchor: String,
+    field: String,
+    span: String,
+    at: usize,
+    detail: String,
+}
+
+#[derive(Serialize)]
 struct CheckGroup {
+    lane: String,
     id: String,
     anchor: String,
     holds_when: String,
@@ -292,11 +337,41 @@ fn probe(p: &ProbeRecord) -> ProbeView {
 }
 
 fn argument(report: &AuditReport, a: &Argument) -> ArgumentView {
+    let badge = match a.source {
+        Provenance::Store => Provenance::Harvested,
+        other => other,
+    };
     ArgumentView {
         name: a.name.clone(),
         value: json_text(&a.value, false, MAX_VALUE),
         source: a.source.as_str().into(),
+        badge: badge.as_str().into(),
         from: a.from.as_ref().map(|o| origin(report, o)),
+        object: a.object.as_ref().map(store_object),
+        parts: a
+            .parts
+            .iter()
+            .map(|p| {
+                let whence = match (&p.from, &p.object) {
+                    (Some(from), _) => {
+                        let o = origin(report, from);
+                        format!("{} · {}", o.step, o.path)
+                    }
+                    (None, Some(object)) => store_object(object),
+                    (None, None) => "—".into(),
+                };
+                format!("{}: {whence}", p.at)
+            })
+            .collect(),
+    }
+}
+
+/// `store fs · file/docs/a.txt`, or `store fs (its root)`.
+fn store_object(object: &StoreObject) -> String {
+    if object.object.is_empty() {
+        format!("store {} (its root)", object.store)
+    } else {
+        format!("store {} · {}", object.store, object.object)
     }
 }
 
@@ -353,7 +428,20 @@ fn hints(tool: &ToolEntry) -> Vec<HintView> {
     .collect()
 }
 
-fn call_view(report: &AuditReport, call: &CallRecord, session: Option<usize>) -> CallView {
+fn call_view(report: &AuditReport, call: &CallRecord, sessions: &[usize]) -> CallView {
+    let session = usize::try_from(call.session)
+        .ok()
+        .and_then(|n| sessions.get(n))
+        .copied();
+    let restart = report
+        .restarts
+        .iter()
+        .find(|r| r.after_call == call.id)
+        .map(|r| RestartView {
+            reason: clip_raw(&r.reason, MAX_VALUE),
+            session: r.session,
+            effects: effects(&r.effects),
+        });
     CallView {
         id: call.id,
         anchor: call_anchor(call.id),
@@ -361,6 +449,8 @@ fn call_view(report: &AuditReport, call: &CallRecord, session: Option<usize>) ->
         tool: call.tool.clone(),
         tool_anchor: tool_anchor(&call.tool),
         repeat_of: call.repeat_of,
+        page_of: call.page_of,
+        expect: call.expect.iter().map(expectation_text).collect(),
         arguments: call.arguments.iter().map(|a| argument(report, a)).collect(),
         status: call.outcome.status.phrase().into(),
         ok: call.succeeded(),
@@ -384,6 +474,72 @@ fn call_view(report: &AuditReport, call: &CallRecord, session: Option<usize>) ->
         probes: call.probes.iter().map(probe).collect(),
         events_after: call.events_after.clone(),
         event_effects: effects(&call.event_effects),
+        session: call.session,
+        restart,
+    }
+}
+
+/// How the audit ended, in a word and a sentence.
+fn outcome(report: &AuditReport) -> OutcomeView {
+    let view = |word: &str, class: &str, sentence: String| OutcomeView {
+        word: word.into(),
+        class: class.into(),
+        sentence,
+        exit_code: report.exit_code,
+    };
+    match (report.complete, report.exit_code) {
+        (false, _) => view(
+            "incomplete",
+            "incomplete",
+            "The audit could not conclude; this is not evidence against the server.".into(),
+        ),
+        (true, 1) if report.summary.fail == 0 => view(
+            "failed",
+            "failed",
+            "A response check failed: an answer broke what the protocol, the tool's own outputSchema or the plan expected.".into(),
+        ),
+        (true, 1) => view(
+            "failed",
+            "failed",
+            "At least one declaration is contradicted by what was observed.".into(),
+        ),
+        (true, 0) => view(
+            "passed",
+            "passed",
+            "No declaration was contradicted by what was observed, and no answer broke what was expected of it.".into(),
+        ),
+        (true, _) => view(
+            "inconclusive",
+            "incomplete",
+            format!(
+                "Nothing could be concluded ({}); this is not evidence against the server, nor for it.",
+                report
+                    .coverage
+                    .as_ref()
+                    .and_then(|c| c.not_concluded.as_deref())
+                    .unwrap_or("no reason recorded")
+            ),
+        ),
+    }
+}
+
+/// A plan check as the page names it: its plan name and its parameters.
+fn expectation_text(e: &witness_model::audit::Expectation) -> String {
+    let name = e.check().plan_name().unwrap_or_default();
+    let params = serde_json::to_value(e)
+        .ok()
+        .and_then(|v| v.as_object().cloned())
+        .map(|m| {
+            m.into_iter()
+                .filter(|(k, _)| k != "type")
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    if params.is_empty() {
+        format!("{name} ({})", e.check())
+    } else {
+        format!("{name} ({}; {})", e.check(), params.join(", "))
     }
 }
 
@@ -454,14 +610,7 @@ fn scope(report: &AuditReport, check_ids: &[CheckId]) -> Vec<String> {
         ));
     }
     out.push("Each call is bracketed by two snapshots: a change made and undone within one call's window, or below an observer's object granularity (e.g. an empty table's schema change in a row-level view), leaves no trace.".into());
-    if report.isolation.level == IsolationLevel::NetworkNamespace {
-        out.push("The server ran without a network (an empty network namespace): effects it would have had on remote services could not happen here, so they were neither caused nor observed.".into());
-    } else {
-        out.push(format!(
-            "The server was not network-isolated ({}): anything it reached over the network is invisible to the store observers.",
-            report.isolation.detail
-        ));
-    }
+    out.extend(isolation_limits(&report.isolation));
     if report.probe == "null" {
         out.push("No probe was used: whether created objects carry authority is unknown, and EFF-06 skips.".into());
     } else {
@@ -484,7 +633,7 @@ fn scope(report: &AuditReport, check_ids: &[CheckId]) -> Vec<String> {
     }
     let missing: Vec<&str> = CheckId::ALL
         .into_iter()
-        .filter(|id| !check_ids.contains(id))
+        .filter(|id| id.lane() == Lane::Effect && !check_ids.contains(id))
         .map(CheckId::as_str)
         .collect();
     if !missing.is_empty() {
@@ -526,10 +675,25 @@ fn scope(report: &AuditReport, check_ids: &[CheckId]) -> Vec<String> {
     out
 }
 
+fn metadata_view(f: &MetadataFinding) -> MetadataView {
+    MetadataView {
+        kind: f.kind.as_str().into(),
+        meaning: f.kind.meaning().into(),
+        tool: f.tool.clone(),
+        tool_anchor: tool_anchor(&f.tool),
+        field: clip_raw(&f.field, MAX_VALUE),
+        span: clip_raw(&f.span, MAX_VALUE),
+        at: f.at,
+        detail: clip_raw(&f.detail, MAX_VALUE),
+    }
+}
+
 pub fn view(report: &AuditReport, links: &AuditLinks) -> View {
+    // Effect lane first, then the response lane: catalog order.
     let check_ids: Vec<CheckId> = report
         .checks
         .iter()
+        .chain(&report.response)
         .map(|c| c.id)
         .collect::<BTreeSet<_>>()
         .into_iter()
@@ -575,17 +739,29 @@ pub fn view(report: &AuditReport, links: &AuditLinks) -> View {
                 .collect(),
         })
         .collect();
-    let session = report.transcripts.iter().position(|t| t.role == "session");
+    // The n-th session transcript holds the frames of the calls of session n.
+    let sessions: Vec<usize> = report
+        .transcripts
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.role == "session")
+        .map(|(p, _)| p)
+        .collect();
     let calls = report
         .calls
         .iter()
-        .map(|c| call_view(report, c, session))
+        .map(|c| call_view(report, c, &sessions))
         .collect();
     let check_groups = check_ids
         .iter()
         .map(|id| {
-            let group: Vec<&CheckResult> = report.checks.iter().filter(|c| c.id == *id).collect();
+            let group: Vec<&CheckResult> = report
+                .lane(id.lane())
+                .iter()
+                .filter(|c| c.id == *id)
+                .collect();
             CheckGroup {
+                lane: id.lane().as_str().into(),
                 id: id.as_str().into(),
                 anchor: anchor_part(id.as_str()),
                 holds_when: id.holds_when().into(),
@@ -660,24 +836,7 @@ pub fn view(report: &AuditReport, links: &AuditLinks) -> View {
             more: c.at.len().saturating_sub(MAX_CLOCK_PLACES),
         })
         .collect();
-    let outcome = match (report.complete, report.exit_code) {
-        (false, code) => OutcomeView {
-            word: "incomplete".into(),
-            sentence: "The audit could not conclude; this is not evidence against the server."
-                .into(),
-            exit_code: code,
-        },
-        (true, 1) => OutcomeView {
-            word: "failed".into(),
-            sentence: "At least one declaration is contradicted by what was observed.".into(),
-            exit_code: 1,
-        },
-        (true, code) => OutcomeView {
-            word: "passed".into(),
-            sentence: "No declaration was contradicted by what was observed.".into(),
-            exit_code: code,
-        },
-    };
+    let outcome = outcome(report);
     let command = report.target.command.join(" ");
     View {
         title: report
@@ -715,10 +874,18 @@ pub fn view(report: &AuditReport, links: &AuditLinks) -> View {
         probe: report.probe.clone(),
         catalog: report.catalog.clone(),
         summary: report.summary.clone(),
+        coverage: crate::coverage::view(report),
+        store_values: report.planner.origin != "file",
         scope: scope(report, &check_ids),
         check_ids: check_ids
             .iter()
-            .map(|id| (id.as_str().to_owned(), anchor_part(id.as_str())))
+            .map(|id| {
+                (
+                    id.as_str().to_owned(),
+                    anchor_part(id.as_str()),
+                    id.lane().as_str().to_owned(),
+                )
+            })
             .collect(),
         tools,
         calls,
@@ -726,9 +893,41 @@ pub fn view(report: &AuditReport, links: &AuditLinks) -> View {
         shutdown_effects: effects(&report.shutdown_effects),
         baseline_probes: report.baseline_probes.iter().map(probe).collect(),
         check_groups,
+        metadata: report.metadata.iter().map(metadata_view).collect(),
         findings,
         transcripts,
         volatile,
         clock,
     }
+}
+
+/// What the isolation means for what the audit could see: writes outside
+/// the jail and the network are either out of the server's reach (and so
+/// neither caused nor observed) or within it (and then invisible here).
+fn isolation_limits(isolation: &IsolationEntry) -> Vec<String> {
+    let held = |layer: IsolationLayer| isolation.layers.iter().any(|l| l.layer == layer && l.held);
+    let writes_confined = isolation
+        .layers
+        .iter()
+        .any(|l| l.held && l.layer.confines_writes());
+    let network_cut = held(IsolationLayer::NetworkNamespace)
+        || isolation.level == IsolationLevel::NetworkNamespace;
+    let mut out = Vec::new();
+    if writes_confined {
+        out.push("Writes outside the jail were refused by the sandbox (the host read-only, or Landlock): a tool could not change anything beyond the jail, so nothing there went unobserved.".to_owned());
+    } else {
+        out.push(format!(
+            "Writes outside the jail were not prevented ({}): a tool that wrote an absolute path elsewhere changed it unobserved, and passes EFF-01 all the same.",
+            isolation.detail
+        ));
+    }
+    if network_cut {
+        out.push("The server ran without a network (an empty network namespace): effects it would have had on remote services could not happen here, so they were neither caused nor observed.".into());
+    } else {
+        out.push(format!(
+            "The server was not network-isolated ({}): anything it reached over the network is invisible to the store observers.",
+            isolation.detail
+        ));
+    }
+    out
 }

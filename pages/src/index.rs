@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use witness_model::audit::{Verdict, VerdictTally};
 use witness_model::case::{CaseReport, CheckSummary};
+use witness_model::coverage::CoverageDocument;
 use witness_model::experiments::{E1Document, E2Document, E3Document};
 
 use crate::charts::{self, Chart, Group};
@@ -24,6 +25,7 @@ pub struct Documents {
     pub e2: Option<E2Document>,
     pub e3: Option<E3Document>,
     pub cases: Vec<CaseDoc>,
+    pub coverage: Option<CoverageDocument>,
 }
 
 /// One `case-<name>.json`, as found.
@@ -95,6 +97,7 @@ impl Documents {
             e2: load(data, "e2.json")?,
             e3: load(data, "e3.json")?,
             cases,
+            coverage: load(data, "coverage.json")?,
         })
     }
 }
@@ -148,6 +151,7 @@ pub struct View {
     e2: Option<E2View>,
     e3: Option<E3View>,
     cases: Vec<CaseView>,
+    coverage: Option<crate::coverage::ExperimentView>,
     plans: Vec<String>,
 }
 
@@ -785,7 +789,10 @@ pub fn case_view(case: &CaseDoc, data: &Path, data_href: &str) -> CaseView {
         "not recorded".to_string()
     } else {
         let [c, u, d, n] = counts.map(or_dash);
-        format!("{c} create · {u} update · {d} delete over {n} calls")
+        let late = a("/observed/late", |c| &c.observed.late)
+            .map(|l| format!(", and {l} late (charged to no call)"))
+            .unwrap_or_default();
+        format!("{c} create · {u} update · {d} delete over {n} calls{late}")
     };
     // Checks of the model's shape, and the ids of those of another shape,
     // which are shown as not recorded rather than left out.
@@ -848,6 +855,12 @@ pub fn view(data: &Path, data_href: &str) -> Result<View> {
             href: Some(format!("{data_href}{}", case.file)),
         });
     }
+    if docs.coverage.is_some() {
+        artifacts.push(Link {
+            text: "coverage.json".into(),
+            href: Some(format!("{data_href}coverage.json")),
+        });
+    }
     let mut reports: Vec<Link> = crate::audit_files(data, &mut Vec::new())?
         .into_iter()
         .map(|(stem, _)| Link {
@@ -894,6 +907,10 @@ pub fn view(data: &Path, data_href: &str) -> Result<View> {
             .iter()
             .map(|c| case_view(c, data, data_href))
             .collect(),
+        coverage: docs
+            .coverage
+            .as_ref()
+            .map(|d| crate::coverage::experiment_view(d, data_href)),
         plans,
     })
 }

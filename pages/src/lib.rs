@@ -7,7 +7,10 @@
 //! - [`render_index`]: the evaluation page over `e1.json`, `e2.json`,
 //!   `e3.json` and any `case-*.json` in a results directory;
 //! - [`render_all`]: both, plus `summary.md`, written to disk (what `lab` and
-//!   `report` call).
+//!   `report` call);
+//! - [`ci`]: an audit as JUnit XML and SARIF 2.1.0, for CI systems.
+//! - [`agent`]: the page and text summary of an agent run
+//!   (`mcp-witness.agent-run/v1`).
 //!
 //! Safety: templates are HTML with autoescape on, and every interpolated
 //! value goes through [`html_formatter`], which also makes invisible
@@ -19,8 +22,11 @@
 //!
 //! Rendering is deterministic: no clock, no environment, sorted inputs.
 
+pub mod agent;
 mod audit;
 mod charts;
+pub mod ci;
+mod coverage;
 pub mod guidance;
 mod index;
 mod lenient;
@@ -46,6 +52,7 @@ const STYLE: &str = include_str!("../../reports/templates/style.css");
 const MACROS: &str = include_str!("../../reports/templates/macros.html.j2");
 const AUDIT: &str = include_str!("../../reports/templates/audit.html.j2");
 const INDEX: &str = include_str!("../../reports/templates/index.html.j2");
+const AGENT_RUN: &str = include_str!("../../reports/templates/agent-run.html.j2");
 
 /// The template environment: embedded templates, HTML autoescape for
 /// `*.html.j2`, strict undefined values, the escaping formatter.
@@ -69,6 +76,7 @@ fn environment() -> Result<Environment<'static>> {
         ("macros.html.j2", MACROS),
         ("audit.html.j2", AUDIT),
         ("index.html.j2", INDEX),
+        ("agent-run.html.j2", AGENT_RUN),
     ] {
         env.add_template(name, source)
             .map_err(|e| anyhow!("template {name}: {e:#}"))?;
@@ -246,7 +254,13 @@ pub fn render_all(data: &Path, pages: &Path) -> Result<Rendered> {
         .iter()
         .map(|c| index::case_view(c, data, ""))
         .collect();
-    let summary = markdown::markdown(docs.e1.as_ref(), docs.e2.as_ref(), docs.e3.as_ref(), &cases);
+    let summary = markdown::markdown(
+        docs.e1.as_ref(),
+        docs.e2.as_ref(),
+        docs.e3.as_ref(),
+        &cases,
+        docs.coverage.as_ref(),
+    );
     let path = data.join("summary.md");
     write(&path, &summary)?;
     rendered.files.push(path);

@@ -2,6 +2,7 @@
 
 use std::fmt::Write;
 
+use witness_model::coverage::CoverageDocument;
 use witness_model::experiments::{E1Document, E2Document, E3Document};
 
 use crate::{CaseView, num};
@@ -37,6 +38,7 @@ pub fn markdown(
     e2: Option<&E2Document>,
     e3: Option<&E3Document>,
     cases: &[CaseView],
+    coverage: Option<&CoverageDocument>,
 ) -> String {
     let mut out = String::from("# mcp-witness — experiment summary\n\n");
     out.push_str(
@@ -207,5 +209,55 @@ pub fn markdown(
             }
         }
     }
+    if let Some(coverage) = coverage {
+        coverage_markdown(&mut out, coverage);
+    }
     out
+}
+
+/// The coverage experiment: one row per server, then what was not exercised.
+fn coverage_markdown(out: &mut String, doc: &CoverageDocument) {
+    out.push_str("\n## Coverage — the planner on published servers, no plan file\n\n");
+    out.push_str("| Server (pinned) | Store | Exercised | Target | Values (tools using each kind) | Failing checks (false) | Restarts | Exit |\n|---|---|---|---|---|---|---|---|\n");
+    for s in &doc.servers {
+        let values = s
+            .values
+            .iter()
+            .map(|(kind, n)| format!("{kind} in {n}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let _ = writeln!(
+            out,
+            "| {}@{} ({}) | {} | {}/{} ({}%) | {} {} | {} | {} ({}) | {} | {} |",
+            cell(&s.package),
+            cell(&s.version),
+            cell(&s.installer),
+            cell(&s.store),
+            s.exercised,
+            s.tools,
+            s.percent,
+            cell(&s.target),
+            if s.met { "met" } else { "**missed**" },
+            if values.is_empty() {
+                "no arguments".to_owned()
+            } else {
+                cell(&values)
+            },
+            s.failures.len(),
+            s.false_failures,
+            s.restarts,
+            s.exit_code
+        );
+    }
+    for s in doc.servers.iter().filter(|s| !s.not_exercised.is_empty()) {
+        let _ = writeln!(out, "\n### {} — not exercised\n", cell(&s.package));
+        for t in &s.not_exercised {
+            let _ = writeln!(
+                out,
+                "- {}: {}",
+                cell(&t.tool),
+                cell(t.why.as_deref().unwrap_or("no reason recorded"))
+            );
+        }
+    }
 }

@@ -16,6 +16,12 @@ pub fn text(plan: &PlanPreview) -> String {
     };
     let _ = writeln!(out, "plan for: {target}");
     let _ = writeln!(out, "isolation: {}", plan.isolation.as_str());
+    if !plan.isolation.contains_effects() {
+        let _ = writeln!(
+            out,
+            "NOT CONTAINED: destructive and unknown tools are left out unless --include-destructive"
+        );
+    }
     let _ = writeln!(out, "\ntools (class from annotations only):");
     for t in &plan.tools {
         let _ = writeln!(out, "  {:40} {}", clip(&t.name, 40), t.class.as_str());
@@ -99,7 +105,7 @@ mod tests {
             schema: PLAN_SCHEMA.into(),
             transport: None,
             command: vec!["server".into()],
-            isolation: IsolationLevel::NetworkNamespace,
+            isolation: IsolationLevel::Contained,
             include_destructive: false,
             tools: vec![
                 tool("list_notes", ToolClass::ReadOnly),

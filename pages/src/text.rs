@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use witness_model::audit::{AuditReport, Verdict};
+use witness_model::audit::{AuditReport, Coverage, Lane, Verdict};
 use witness_model::vocab::CheckId;
 use witness_text::clip;
 
@@ -17,6 +17,13 @@ pub fn text(report: &AuditReport) -> String {
         _ => clip(&report.target.command.join(" "), 120),
     };
     let _ = writeln!(out, "mcp-witness audit — {target}");
+    if !report.isolation.level.contains_effects() {
+        let _ = writeln!(
+            out,
+            "NOT CONTAINED: {} (writes outside the jail and the network were neither prevented nor observed)",
+            report.isolation.detail
+        );
+    }
     let era = match (&report.era.era, &report.era.protocol_version) {
         (Some(era), Some(version)) => format!("{era} ({version})"),
         _ => "no session".into(),
@@ -44,9 +51,24 @@ pub fn text(report: &AuditReport) -> String {
     let s = &report.summary;
     let _ = writeln!(
         out,
-        "calls: {}   observed: {} create / {} update / {} delete, {} outside the stores",
-        s.calls, s.creates, s.updates, s.deletes, s.outside_stores
+        "calls: {}   observed: {} create / {} update / {} delete, {} outside the stores, {} late (charged to no call)",
+        s.calls, s.creates, s.updates, s.deletes, s.outside_stores, s.late
     );
+    for restart in &report.restarts {
+        let _ = writeln!(
+            out,
+            "restarted after call {}: {} (session {})",
+            restart.after_call,
+            clip(&restart.reason, 160),
+            restart.session
+        );
+    }
+    // Recorded, or (for a plan file carried out in full) computed the same way.
+    let coverage = report
+        .coverage
+        .clone()
+        .unwrap_or_else(|| Coverage::of(report, None));
+    coverage_lines(&mut out, &coverage);
     for skipped in &report.planner.skipped {
         let _ = writeln!(
             out,
@@ -55,45 +77,13 @@ pub fn text(report: &AuditReport) -> String {
             skipped.reason
         );
     }
-    if !report.tools.is_empty() {
-        let _ = writeln!(out);
-        let width = report
-            .tools
-            .iter()
-            .map(|t| clip(&t.name, 40).chars().count())
-            .max()
-            .unwrap_or(4);
-        // One column per check the audits evaluate, from the catalog.
-        let ids = CheckId::evaluated_ids();
-        let header: Vec<&str> = ids.iter().map(|id| id.as_str()).collect();
-        let _ = writeln!(
-            out,
-            "  {:width$}  {:11}  {}",
-            "tool",
-            "class",
-            columns(&header)
-        );
-        for tool in &report.tools {
-            let cells: Vec<&str> = ids
-                .iter()
-                .map(|id| {
-                    report
-                        .check(*id, &tool.name)
-                        .map_or("-", |c| c.verdict.as_str())
-                })
-                .collect();
-            let _ = writeln!(
-                out,
-                "  {:width$}  {:11}  {}",
-                clip(&tool.name, 40),
-                tool.class.as_str(),
-                columns(&cells)
-            );
-        }
+    for lane in Lane::ALL {
+        lane_table(&mut out, report, lane);
     }
     let failures: Vec<_> = report
         .checks
         .iter()
+        .chain(&report.response)
         .filter(|c| c.verdict == Verdict::Fail)
         .collect();
     if !failures.is_empty() {
@@ -120,6 +110,19 @@ pub fn text(report: &AuditReport) -> String {
             }
         }
     }
+    if !report.metadata.is_empty() {
+        let _ = writeln!(out, "\nmetadata findings (not verdicts):");
+        for f in report.metadata.iter().take(20) {
+            let _ = writeln!(
+                out,
+                "  {} {} {}: \u{ab}{}\u{bb}",
+                f.kind.as_str(),
+                clip(&f.tool, 60),
+                clip(&f.field, 80),
+                clip(&f.span, 80)
+            );
+        }
+    }
     if !report.findings.is_empty() {
         let _ = writeln!(out, "\nfindings:");
         for f in report.findings.iter().take(20) {
@@ -131,6 +134,18 @@ pub fn text(report: &AuditReport) -> String {
         "\nchecks: {} pass, {} fail, {} skip, {} untestable",
         s.pass, s.fail, s.skip, s.untestable
     );
+    let r = &s.response;
+    let _ = writeln!(
+        out,
+        "response: {} pass, {} fail, {} skip, {} untestable; {} metadata finding(s)",
+        r.pass, r.fail, r.skip, r.untestable, s.metadata
+    );
+    ending(&mut out, report, &coverage);
+    out
+}
+
+/// The last line: how the audit ended, never PASSED when it concluded nothing.
+fn ending(out: &mut String, report: &AuditReport, coverage: &Coverage) {
     match (report.complete, report.exit_code) {
         (false, code) => {
             let _ = writeln!(
@@ -142,17 +157,99 @@ pub fn text(report: &AuditReport) -> String {
         (true, 1) => {
             let _ = writeln!(
                 out,
-                "FAILED: a declaration contradicts what was observed (exit 1)"
+                "FAILED: a check failed: a declaration contradicts what was observed, or an answer what was expected (exit 1)"
             );
         }
-        _ => {
+        (true, 0) => {
             let _ = writeln!(
                 out,
                 "PASSED: no declaration contradicted by observation (exit 0)"
             );
         }
+        (true, code) => {
+            let _ = writeln!(
+                out,
+                "NOT CONCLUDED: {} (exit {code})",
+                coverage
+                    .not_concluded
+                    .as_deref()
+                    .unwrap_or("nothing could be concluded")
+            );
+        }
     }
-    out
+}
+
+/// `coverage: 12/14 tools exercised (85%), 9 on real values only (values
+/// by kind, in so many tools: store in 8, synthesized in 5)`,
+/// then one line per tool that was not exercised, with why.
+fn coverage_lines(out: &mut String, coverage: &Coverage) {
+    let kinds: Vec<String> = coverage
+        .kinds()
+        .into_iter()
+        .map(|(kind, n)| format!("{kind} in {n}"))
+        .collect();
+    let _ = writeln!(
+        out,
+        "coverage: {}/{} tools exercised ({}%), {} on real values only{}",
+        coverage.exercised,
+        coverage.tools,
+        coverage.percent(),
+        coverage.on_real_values,
+        if kinds.is_empty() {
+            String::new()
+        } else {
+            format!(" (values by kind, in so many tools: {})", kinds.join(", "))
+        }
+    );
+    for tool in coverage.by_tool.iter().filter(|t| t.call.is_none()) {
+        let _ = writeln!(
+            out,
+            "  not exercised: {}: {}",
+            clip(&tool.tool, 60),
+            clip(tool.why.as_deref().unwrap_or(""), 200)
+        );
+    }
+}
+
+/// One lane's verdicts: a column per check the audits evaluate in it (from
+/// the catalog), a row per tool; `-` where the check did not apply.
+fn lane_table(out: &mut String, report: &AuditReport, lane: Lane) {
+    if report.tools.is_empty() || report.lane(lane).is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\n{} lane:", lane.as_str());
+    let width = report
+        .tools
+        .iter()
+        .map(|t| clip(&t.name, 40).chars().count())
+        .max()
+        .unwrap_or(4);
+    let ids = CheckId::evaluated_in(lane);
+    let header: Vec<&str> = ids.iter().map(|id| id.as_str()).collect();
+    let _ = writeln!(
+        out,
+        "  {:width$}  {:11}  {}",
+        "tool",
+        "class",
+        columns(&header)
+    );
+    for tool in &report.tools {
+        let cells: Vec<&str> = ids
+            .iter()
+            .map(|id| {
+                report
+                    .check(*id, &tool.name)
+                    .map_or("-", |c| c.verdict.as_str())
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "  {:width$}  {:11}  {}",
+            clip(&tool.name, 40),
+            tool.class.as_str(),
+            columns(&cells)
+        );
+    }
 }
 
 /// Cells ten wide, two spaces apart; the last one unpadded.
@@ -166,4 +263,55 @@ fn columns(cells: &[&str]) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use witness_model::audit::{AuditReport, Effect, Op};
+
+    use super::*;
+
+    /// A committed audit of the honest testbed: complete, exit 0.
+    fn honest() -> AuditReport {
+        let text = include_str!("../../experiments/results/audits/honest.json");
+        serde_json::from_str(text).unwrap_or_else(|e| panic!("honest.json: {e}"))
+    }
+
+    #[test]
+    fn a_late_effect_is_counted_in_the_text_summary() {
+        let mut report = honest();
+        assert!(text(&report).contains(", 0 late (charged to no call)"));
+        report.calls[0].late_effects.push(Effect {
+            store: "db".into(),
+            object: "notes/late".into(),
+            op: Op::Create,
+            overwrite: None,
+            before: None,
+            after: None,
+        });
+        report.summary = witness_model::audit::Summary::of(&report.calls, &report.checks, &[], &[]);
+        let shown = text(&report);
+        assert!(shown.contains(", 1 late (charged to no call)"), "{shown}");
+    }
+
+    #[test]
+    fn an_audit_that_concluded_nothing_never_says_passed() {
+        let mut report = honest();
+        assert!(text(&report).contains("PASSED"));
+        let mut coverage = Coverage::of(&report, Some(100));
+        coverage.concluded = false;
+        coverage.not_concluded = Some("no effect check rests on an observation".into());
+        report.coverage = Some(coverage);
+        report.exit_code = 3;
+        let shown = text(&report);
+        assert!(!shown.contains("PASSED"), "{shown}");
+        assert!(
+            shown.contains("NOT CONCLUDED: no effect check rests on an observation (exit 3)"),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("coverage: 11/11 tools exercised (100%)"),
+            "{shown}"
+        );
+    }
 }

@@ -10,7 +10,7 @@ use witness_engine::plan::Plan;
 use witness_model::audit::AuditReport;
 use witness_model::exit::ExitStatus;
 
-use super::{DestructiveArgs, EraArgs, Format, FormatArgs, ServerArgs, StoreArgs};
+use super::{DestructiveArgs, EraArgs, ServerArgs, StoreArgs};
 use crate::exit::invalid;
 
 const HELP: &str = "\
@@ -27,10 +27,32 @@ Examples:
   mcp-witness audit --store mem=jsonl:memory.jsonl --env MEMORY_FILE_PATH={mem} -- node /path/to/server-memory/dist/index.js
   mcp-witness audit --plan plan.toml --format json --out results/ -- ...
 
-Without --plan every tool is called once with arguments synthesized from its
-input schema (a failure on those is `untestable`, never `fail`); tools
-declared idempotent are called twice. Exit codes: 0 passed, 1 a check
-failed, 2 invalid invocation, 3 incomplete.
+Without --plan every tool is called once. Its arguments are real where a
+real value fits: the declared stores' own paths, tables and entities
+(provenance `store`), values from the server's earlier answers and from
+the plan's own earlier calls (`harvested`); else what the schema and the
+descriptions offer, else invented (`synthesized`: a failure on those is
+`untestable`, never `fail`). Tools declared idempotent are called twice.
+
+A call that times out, sends an oversized answer or loses the transport is
+recorded, the server is started again in the same jail (the stores as the
+calls left them) and the plan goes on; the report lists every restart.
+
+The report says how many tools were exercised with a successful call, on
+what kind of values, and why the others were not. An audit where no effect
+check rests on an observation (no store declared and nothing seen in the
+jail, or --url without --store) never passes: its checks are untestable and
+it exits 3, as it does when fewer tools were exercised than --min-coverage.
+
+Two lanes of checks: the effect lane (EFF-xx, declarations held to observed
+effects) and the response lane (RSP-xx: outputSchema compiles and results
+validate, an isError result and a JSON-RPC error told apart, a returned
+cursor terminates, and whatever checks a plan attaches to a call). Metadata
+findings are reported apart and never fail an audit. --format junit or
+sarif prints the verdicts for CI systems.
+
+Exit codes: 0 passed, 1 a check of either lane failed, 2 invalid
+invocation, 3 incomplete or nothing concluded.
 
 With --url instead of a command, the server is already running behind a
 Streamable HTTP endpoint and is NOT jailed: its calls change its real stores.
@@ -50,8 +72,11 @@ pub struct AuditArgs {
     /// Write audit.json and its effect-evidence report, report.html, into this directory.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
-    #[command(flatten)]
-    format: FormatArgs,
+    /// What to print on stdout: a text summary, the audit document, JUnit
+    /// XML (one test case per check and tool) or SARIF 2.1.0 (failures and
+    /// metadata findings, for code scanning).
+    #[arg(long, value_enum, default_value_t = AuditFormat::Text)]
+    format: AuditFormat,
     #[command(flatten)]
     era: EraArgs,
     /// Wait after each call before the post-call snapshot, in milliseconds.
@@ -72,8 +97,25 @@ pub struct AuditArgs {
     deterministic: bool,
     #[command(flatten)]
     destructive: DestructiveArgs,
+    /// Exit 3 (could not conclude) unless at least this percentage of the
+    /// listed tools was exercised with a successful call (0-100).
+    #[arg(long, value_name = "PERCENT", value_parser = clap::value_parser!(u8).range(0..=100))]
+    min_coverage: Option<u8>,
+    /// Start the server afresh for every call, in the same jail with the
+    /// stores as the calls before left them: for servers that misbehave in
+    /// a long session.
+    #[arg(long)]
+    session_per_call: bool,
     #[command(flatten)]
     server: ServerArgs,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum AuditFormat {
+    Text,
+    Json,
+    Junit,
+    Sarif,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -88,6 +130,11 @@ pub fn run(args: AuditArgs) -> Result<ExitStatus> {
     let plan = match &args.plan {
         Some(path) => Some(Plan::load(path)?),
         None => None,
+    };
+    // SARIF results point at the plan, so its text is read now, with it.
+    let plan_text = match &args.plan {
+        Some(path) if args.format == AuditFormat::Sarif => std::fs::read_to_string(path).ok(),
+        _ => None,
     };
     if let Some(out) = &args.out {
         check_out_dir(out)?;
@@ -104,6 +151,8 @@ pub fn run(args: AuditArgs) -> Result<ExitStatus> {
         pinned_version: None,
         events: Default::default(),
         include_destructive: args.destructive.include_destructive,
+        session_per_call: args.session_per_call,
+        min_coverage: args.min_coverage,
     };
     let run = match target.remote {
         Some(endpoint) => audit::run_remote(options, endpoint),
@@ -115,14 +164,32 @@ pub fn run(args: AuditArgs) -> Result<ExitStatus> {
     if let Some(out) = &args.out {
         write_out(out, &report, &json)?;
     }
-    match args.format.format {
-        Format::Json => print!("{json}"),
-        Format::Text => print!("{}", witness_pages::text::text(&report)),
+    match args.format {
+        AuditFormat::Json => out!("{json}"),
+        AuditFormat::Text => out!("{}", witness_pages::text::text(&report)),
+        AuditFormat::Junit => out!("{}", witness_pages::ci::junit(&report)),
+        AuditFormat::Sarif => {
+            let artifact = sarif_artifact(&args, plan_text);
+            let log = witness_pages::ci::sarif(&report, &artifact);
+            out!("{}", serde_json::to_string_pretty(&log)? + "\n");
+        }
     }
     if let Some(kept) = run.kept_jail {
-        eprintln!("mcp-witness: jail kept at {}", kept.display());
+        errln!("mcp-witness: jail kept at {}", kept.display());
     }
     crate::exit::recorded(report.exit_code)
+}
+
+/// What SARIF results point at: the plan the audit ran (at the `[[call]]`
+/// a plan check was attached to), else the audit document `--out` wrote,
+/// else `audit.json`, the name `--out` gives it.
+fn sarif_artifact(args: &AuditArgs, plan: Option<String>) -> witness_pages::ci::Artifact {
+    let path = match (&args.plan, &args.out) {
+        (Some(plan), _) => plan.display().to_string(),
+        (None, Some(out)) => out.join("audit.json").display().to_string(),
+        (None, None) => "audit.json".to_owned(),
+    };
+    witness_pages::ci::Artifact { path, plan }
 }
 
 fn probe(args: &AuditArgs) -> Box<dyn witness_probes::Probe> {
@@ -165,7 +232,7 @@ fn write_out(out: &Path, report: &AuditReport, json: &str) -> Result<()> {
             std::fs::write(&path, html)
                 .with_context(|| format!("cannot write {}", path.display()))?;
         }
-        Err(e) => eprintln!("mcp-witness: report.html not written: {e:#}"),
+        Err(e) => errln!("mcp-witness: report.html not written: {e:#}"),
     }
     Ok(())
 }

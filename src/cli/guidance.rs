@@ -94,8 +94,8 @@ pub fn run(args: GuidanceArgs) -> Result<ExitStatus> {
     options.validate()?;
     let report = guidance::run(&options)?;
     match args.format.format {
-        Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
-        Format::Text => print!("{}", witness_pages::guidance::text(&report)),
+        Format::Json => outln!("{}", serde_json::to_string_pretty(&report)?),
+        Format::Text => out!("{}", witness_pages::guidance::text(&report)),
     }
     crate::exit::recorded(report.exit_code)
 }

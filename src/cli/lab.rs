@@ -23,7 +23,16 @@ Experiments (all on the built-in testbed, no network, no Node):
        @executeautomation/database-server@1.1.0); install them first with
        `bash experiments/cases/install.sh` (Node 20+, npm), or for
        --cases-dir DIR with `bash experiments/cases/install.sh DIR`
-  all  every experiment above; the cases only when they are installed
+  coverage  the planner on published servers it has never seen: six pinned
+       servers (server-filesystem, server-memory, database-server,
+       server-everything from npm; mcp-server-git, mcp-server-time from PyPI)
+       audited with NO plan file on small stores it makes; tools exercised /
+       total, false failures, against the issue's targets. Install with
+       `bash experiments/cases/install.sh` (it also makes the pinned venv)
+  all  e1, e2, e3, and the cases when they are installed. Not coverage: its
+       reruns give the same numbers but not the same bytes (commit ids, the
+       servers' clocks and environment), so its committed documents are
+       carried over and rendered, and a test holds reruns to their numbers
 
 Writes DIR/<experiment>.json, DIR/summary.md and every audit behind them
 (DIR/audits/*.json), then the pages: PAGES/index.html (the evaluation page)
@@ -32,7 +41,9 @@ PAGES is --pages, or DIR itself. Links between pages and data are relative,
 so both directories can be moved together. Reruns write identical bytes.
 Exit 0 when the experiments ran; 3 when an audit could not complete. The
 case studies add 1 when a check failed in a case (it outranks a case that
-could not conclude, 3). `lab cases` without the installed servers: exit 2.
+could not conclude, 3); coverage exits 1 when a target is missed or a failing
+check is not explained as the server's real behaviour. `lab cases` and `lab
+coverage` without the installed servers: exit 2.
 
 The repository's committed results are made with:
   mcp-witness lab all --out experiments/results --pages reports";
@@ -61,6 +72,8 @@ enum Experiment {
     E3,
     /// The published servers (needs `bash experiments/cases/install.sh`).
     Cases,
+    /// The planner, with no plan file, on six published servers (same install).
+    Coverage,
     All,
 }
 
@@ -96,11 +109,15 @@ pub fn run(args: LabArgs) -> Result<ExitStatus> {
         lab::e3::run(&args.out, &progress)?;
     }
     let mut status = ExitStatus::Passed;
+    if args.experiment == Experiment::Coverage {
+        let progress = std::io::stderr().is_terminal();
+        status = lab::coverage::run_coverage_in(&cases_dir, &args.out, progress)?.status;
+    }
     if run_cases {
         let progress = std::io::stderr().is_terminal();
         status = lab::cases::run_cases_in(&cases_dir, &args.out, progress)?.status;
     } else if args.experiment == Experiment::All {
-        eprintln!(
+        errln!(
             "mcp-witness: case studies skipped: the pinned servers are not installed in {} \
              (install them with: {})",
             cases_dir.display(),

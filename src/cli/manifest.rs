@@ -145,9 +145,9 @@ pub fn run(command: ManifestCommand) -> Result<ExitStatus> {
         ManifestCommand::Fingerprint { file, full } => {
             let pin = load_pin(&file)?;
             if full {
-                println!("{}", pin.fingerprint.blake3);
+                outln!("{}", pin.fingerprint.blake3);
             } else {
-                println!("{}", pin.fingerprint.short);
+                outln!("{}", pin.fingerprint.short);
             }
             Ok(ExitStatus::Passed)
         }
@@ -212,7 +212,7 @@ fn pin(args: PinArgs) -> Result<ExitStatus> {
     match &args.out {
         Some(path) => {
             write_pin(&pin, path)?;
-            println!(
+            outln!(
                 "pinned {} tool(s) of environment {} to {}: {}",
                 pin.tools.len(),
                 pin.environment,
@@ -221,8 +221,8 @@ fn pin(args: PinArgs) -> Result<ExitStatus> {
             );
         }
         None => {
-            print!("{}", pin.to_file_text());
-            eprintln!(
+            out!("{}", pin.to_file_text());
+            errln!(
                 "mcp-witness: {} tool(s), {}",
                 pin.tools.len(),
                 pin.fingerprint.short
@@ -255,7 +255,7 @@ fn diff(args: DiffArgs) -> Result<ExitStatus> {
     );
     print_diff(args.format, &doc, [&old, &new]);
     for entry in &doc.unused_allow {
-        eprintln!(
+        errln!(
             "mcp-witness: allow entry {} {} matched no change",
             witness_text::clip(&entry.tool, 80),
             entry.class.id()
@@ -309,8 +309,8 @@ fn both_pins(
 
 fn print_diff(format: DiffFormat, doc: &ManifestDiff, [old, new]: [&Source; 2]) {
     match format {
-        DiffFormat::Text => print!("{}", render::text(doc)),
-        DiffFormat::Json => println!("{}", to_pretty(doc)),
+        DiffFormat::Text => out!("{}", render::text(doc)),
+        DiffFormat::Json => outln!("{}", to_pretty(doc)),
         DiffFormat::Sarif => {
             // The new pin's lines first: results point at it when it is a file.
             let artifacts: Vec<Artifact> = [new, old]
@@ -323,7 +323,7 @@ fn print_diff(format: DiffFormat, doc: &ManifestDiff, [old, new]: [&Source; 2]) 
                     })
                 })
                 .collect();
-            println!("{}", to_pretty(&render::sarif(doc, &artifacts)));
+            outln!("{}", to_pretty(&render::sarif(doc, &artifacts)));
         }
     }
 }

@@ -3,12 +3,15 @@
 //! flattened into each; whatever it means (a jail, an endpoint, a store) is
 //! parsed here once too, before anything is launched.
 
+pub mod agent;
 pub mod audit;
+pub mod doctor;
 pub mod guidance;
 pub mod lab;
 pub mod manifest;
 pub mod plan;
 pub mod report;
+pub mod sandbox;
 pub mod schema;
 pub mod testbed;
 

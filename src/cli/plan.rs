@@ -53,8 +53,8 @@ pub fn run(args: PlanArgs) -> Result<ExitStatus> {
     }
     .map_err(|reason| anyhow!("no plan: {reason}"))?;
     match args.format.format {
-        Format::Json => println!("{}", serde_json::to_string_pretty(&preview)?),
-        Format::Text => print!("{}", witness_pages::plan::text(&preview)),
+        Format::Json => outln!("{}", serde_json::to_string_pretty(&preview)?),
+        Format::Text => out!("{}", witness_pages::plan::text(&preview)),
     }
     Ok(ExitStatus::Passed)
 }

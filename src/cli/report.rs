@@ -45,9 +45,9 @@ pub fn run(args: ReportArgs) -> Result<ExitStatus> {
 pub fn render_pages(data: &Path, pages: &Path) -> Result<()> {
     let rendered = witness_pages::render_all(data, pages)?;
     for warning in &rendered.warnings {
-        eprintln!("mcp-witness: {warning}");
+        errln!("mcp-witness: {warning}");
     }
-    eprintln!(
+    errln!(
         "mcp-witness: results in {} (summary.md, *.json, audits/); open {} in a browser",
         data.display(),
         pages.join("index.html").display()

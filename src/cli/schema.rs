@@ -35,6 +35,6 @@ pub fn run(args: SchemaArgs) -> Result<ExitStatus> {
     // The parser admits registry names only; a miss here is a bug, not input.
     let document =
         find(&args.document).ok_or_else(|| anyhow!("no document named {:?}", args.document))?;
-    print!("{}", document.schema_text()?);
+    out!("{}", document.schema_text()?);
     Ok(ExitStatus::Passed)
 }

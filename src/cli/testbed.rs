@@ -1,4 +1,5 @@
-//! `mcp-witness testbed`: the built-in planted-lie notes server.
+//! `mcp-witness testbed`: the built-in planted-lie notes server, and the
+//! CRM agent runs drive.
 
 use std::path::PathBuf;
 
@@ -9,6 +10,7 @@ use serde_json::{Value, json};
 use witness_model::exit::ExitStatus;
 use witness_testbed::Variant;
 use witness_testbed::auth::AuthRule;
+use witness_testbed::crm::{CrmOptions, CrmVariant};
 use witness_testbed::oracle::planted_lie;
 
 use super::{Format, FormatArgs};
@@ -23,6 +25,17 @@ its annotations or only in its behaviour, and whether its response shows the
 real effect. `honest` and `cascade` plant no lie (`lie: null`).
 
 This is the experiments' ground truth: the auditor never reads it.";
+
+const CRM_HELP: &str = "\
+Variants:
+  honest            every tool sees only the token's tenant; every write is audited
+  unaudited-create  create_contact writes the contact but no audit row
+  tenant-override   create_contact accepts a tenant_id argument and writes into that tenant
+
+The token is read from the environment variable CRM_TOKEN (an agent case
+passes it with env = { CRM_TOKEN = ... }). The store's clients table holds
+each token's blake3 digest, its client and its tenant; without a known token
+every call is refused.";
 
 /// The `testbed` subcommands.
 #[derive(Subcommand)]
@@ -44,6 +57,20 @@ pub enum TestbedCommand {
     Variants {
         #[command(flatten)]
         format: FormatArgs,
+    },
+    /// Serve the CRM testbed of agent runs over stdio: tenants, contacts, an
+    /// audit log; the client's token comes from CRM_TOKEN.
+    #[command(after_help = CRM_HELP)]
+    Crm {
+        /// honest, unaudited-create or tenant-override.
+        #[arg(long, default_value = "honest")]
+        variant: String,
+        /// The SQLite store (created with its schema if missing).
+        #[arg(long, value_name = "PATH")]
+        store: PathBuf,
+        /// The injected clock, in Unix seconds (the server never reads the wall clock).
+        #[arg(long, default_value_t = witness_testbed::DEFAULT_NOW)]
+        now: i64,
     },
     /// Create a store with the fixtures the experiments start from.
     Seed {
@@ -74,15 +101,33 @@ pub fn run(command: TestbedCommand) -> Result<ExitStatus> {
             })
             .context("the testbed server stopped")?;
         }
+        TestbedCommand::Crm {
+            variant,
+            store,
+            now,
+        } => {
+            let variant = CrmVariant::from_name(&variant).ok_or_else(|| {
+                invalid(format!(
+                    "unknown CRM variant {variant:?} (expected honest, unaudited-create or tenant-override)"
+                ))
+            })?;
+            witness_testbed::crm::serve_stdio(CrmOptions {
+                variant,
+                store,
+                now,
+                token: std::env::var(witness_testbed::crm::TOKEN_ENV).ok(),
+            })
+            .context("the CRM testbed stopped")?;
+        }
         TestbedCommand::Variants { format } => match format.format {
             Format::Text => {
                 for variant in Variant::ALL {
-                    println!("{:18} {}", variant.name(), variant.summary());
+                    outln!("{:20} {}", variant.name(), variant.summary());
                 }
             }
             Format::Json => {
                 let records: Vec<VariantRecord> = Variant::ALL.into_iter().map(record).collect();
-                println!("{}", serde_json::to_string_pretty(&records)?);
+                outln!("{}", serde_json::to_string_pretty(&records)?);
             }
         },
         TestbedCommand::Seed { store } => {
@@ -101,6 +146,15 @@ struct VariantRecord {
     /// `plain`: a key outlives its grant; `cascade`: it dies with it.
     auth_rule: &'static str,
     lie: Option<LieRecord>,
+    /// For a response variant: the tool and the plan check it breaks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_defect: Option<DefectRecord>,
+}
+
+#[derive(Serialize)]
+struct DefectRecord {
+    tool: &'static str,
+    check: &'static str,
 }
 
 #[derive(Serialize)]
@@ -146,5 +200,7 @@ fn record(variant: Variant) -> VariantRecord {
             },
             response_visible: lie.response_visible,
         }),
+        response_defect: witness_testbed::oracle::response_defect(variant)
+            .map(|(tool, check)| DefectRecord { tool, check }),
     }
 }

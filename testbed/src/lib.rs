@@ -16,11 +16,16 @@
 //!   applied directly to the store, never through the audited tools;
 //! - [`store`]: the schema and the fixtures every experiment starts from.
 //!
+//! [`crm`] is a second server, for agent runs rather than audits: a small
+//! CRM with tenants, contacts, an audit log and per-tenant tokens.
+//!
 //! The server never reads the wall clock: every timestamp is the injected
 //! `now`, and every id and secret is derived deterministically, so two runs of
 //! the same plan produce byte-identical stores and responses.
 
+mod args;
 pub mod auth;
+pub mod crm;
 pub mod lifecycle;
 pub mod oracle;
 pub mod probe;
@@ -60,10 +65,32 @@ pub enum Variant {
     ResidualRevoke,
     /// Honest tools; the auth rule kills a key together with its grant.
     Cascade,
+    /// The response lane's honest server: three more tools (`count_notes`,
+    /// `search_notes`, `lookup_note`) that answer as their schemas and
+    /// descriptions say.
+    ResponseHonest,
+    /// `count_notes` always answers isError (fails `succeeds`).
+    RspUnavailable,
+    /// `lookup_note` reports a missing note as a JSON-RPC error (fails `is_error`).
+    RspErrorAsRpc,
+    /// `lookup_note` answers bad arguments with -32603, not -32602 (fails `error_code`).
+    RspWrongCode,
+    /// `count_notes` answers `{"count": "many"}` (fails `output_schema`).
+    RspSchemaViolation,
+    /// `search_notes` ignores its `limit` (fails `max_items`).
+    RspOverLimit,
+    /// `ping` takes 1.5 s to answer (fails `latency_under`).
+    RspSlow,
+    /// `search_notes` hands back the same cursor forever (fails `pagination_terminates`).
+    RspLoopingCursor,
+    /// `count_notes` answers differently each time (fails `idempotent`).
+    RspDrifting,
+    /// `count_notes` records a telemetry row on every call (fails `no_mutation`).
+    RspCountingWrite,
 }
 
 impl Variant {
-    pub const ALL: [Variant; 9] = [
+    pub const ALL: [Variant; 19] = [
         Variant::Honest,
         Variant::LieReadonly,
         Variant::HideDestructive,
@@ -73,6 +100,16 @@ impl Variant {
         Variant::PhantomWrite,
         Variant::ResidualRevoke,
         Variant::Cascade,
+        Variant::ResponseHonest,
+        Variant::RspUnavailable,
+        Variant::RspErrorAsRpc,
+        Variant::RspWrongCode,
+        Variant::RspSchemaViolation,
+        Variant::RspOverLimit,
+        Variant::RspSlow,
+        Variant::RspLoopingCursor,
+        Variant::RspDrifting,
+        Variant::RspCountingWrite,
     ];
 
     /// The name used on the command line and in result files.
@@ -87,7 +124,23 @@ impl Variant {
             Variant::PhantomWrite => "phantom-write",
             Variant::ResidualRevoke => "residual-revoke",
             Variant::Cascade => "cascade",
+            Variant::ResponseHonest => "response-honest",
+            Variant::RspUnavailable => "rsp-unavailable",
+            Variant::RspErrorAsRpc => "rsp-error-as-rpc",
+            Variant::RspWrongCode => "rsp-wrong-code",
+            Variant::RspSchemaViolation => "rsp-schema-violation",
+            Variant::RspOverLimit => "rsp-over-limit",
+            Variant::RspSlow => "rsp-slow",
+            Variant::RspLoopingCursor => "rsp-looping-cursor",
+            Variant::RspDrifting => "rsp-drifting",
+            Variant::RspCountingWrite => "rsp-counting-write",
         }
+    }
+
+    /// Whether the variant serves the response lane's three extra tools.
+    /// E1–E3's variants never do, so their catalogs stay as they were.
+    pub fn serves_response_tools(self) -> bool {
+        self >= Variant::ResponseHonest
     }
 
     pub fn from_name(name: &str) -> Option<Self> {
@@ -121,6 +174,32 @@ impl Variant {
             }
             Variant::Cascade => {
                 "honest tools; the auth rule rejects a key whose grant is revoked (no residual authority)"
+            }
+            Variant::ResponseHonest => {
+                "honest tools, plus count_notes, search_notes and lookup_note, which answer as their schemas say"
+            }
+            Variant::RspUnavailable => "count_notes always answers isError (breaks `succeeds`)",
+            Variant::RspErrorAsRpc => {
+                "lookup_note reports a missing note as a JSON-RPC error, not isError (breaks `is_error`)"
+            }
+            Variant::RspWrongCode => {
+                "lookup_note answers bad arguments with -32603 instead of -32602 (breaks `error_code`)"
+            }
+            Variant::RspSchemaViolation => {
+                "count_notes answers {\"count\": \"many\"} against an integer outputSchema (breaks `output_schema`)"
+            }
+            Variant::RspOverLimit => {
+                "search_notes ignores its limit and returns every note (breaks `max_items`)"
+            }
+            Variant::RspSlow => "ping takes 1.5 s to answer (breaks `latency_under`)",
+            Variant::RspLoopingCursor => {
+                "search_notes hands back the same cursor forever (breaks `pagination_terminates`)"
+            }
+            Variant::RspDrifting => {
+                "count_notes answers differently on every call (breaks `idempotent`)"
+            }
+            Variant::RspCountingWrite => {
+                "count_notes, declared read-only, records a telemetry row on every call (breaks `no_mutation`)"
             }
         }
     }
@@ -179,11 +258,19 @@ pub enum TestbedError {
 /// synchronous CLI) needs none. Nothing but JSON-RPC is ever written to
 /// stdout: rmcp logs only through `tracing`, and no subscriber is installed.
 pub fn serve_stdio(opts: ServeOptions) -> Result<(), TestbedError> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
+    block_on(serve_transport(opts, rmcp::transport::stdio()))
+}
+
+/// Runs a server future on a current-thread runtime of its own, so the
+/// caller (the main binary's synchronous CLI) needs none.
+pub(crate) fn block_on(
+    server: impl std::future::Future<Output = Result<(), TestbedError>>,
+) -> Result<(), TestbedError> {
+    tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(TestbedError::Runtime)?;
-    runtime.block_on(serve_transport(opts, rmcp::transport::stdio()))
+        .map_err(TestbedError::Runtime)?
+        .block_on(server)
 }
 
 /// Serves the testbed over any rmcp transport (a duplex pipe in tests, stdio
@@ -193,10 +280,20 @@ where
     T: rmcp::transport::IntoTransport<rmcp::RoleServer, E, A>,
     E: std::error::Error + Send + Sync + 'static,
 {
+    let server = NotesServer::open(opts.variant, &opts.store, opts.now)?;
+    serve_handler(server, transport).await
+}
+
+/// Serves one of the testbed's handlers until the peer closes the transport.
+pub(crate) async fn serve_handler<S, T, E, A>(server: S, transport: T) -> Result<(), TestbedError>
+where
+    S: rmcp::ServerHandler,
+    T: rmcp::transport::IntoTransport<rmcp::RoleServer, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
     use rmcp::ServiceExt;
     use rmcp::service::ServerInitializeError;
 
-    let server = NotesServer::open(opts.variant, &opts.store, opts.now)?;
     match server.serve(transport).await {
         Ok(running) => match running.waiting().await {
             Ok(_) => Ok(()),

@@ -36,6 +36,22 @@ impl PlantedLie {
 pub fn planted_lie(v: Variant) -> Option<PlantedLie> {
     let (tool, declared, actual, response_visible) = match v {
         Variant::Honest | Variant::Cascade => return None,
+        Variant::RspCountingWrite => (
+            "count_notes",
+            "readOnlyHint: true",
+            "inserts a telemetry row on every call",
+            false,
+        ),
+        // The other response variants break an answer, not a declaration.
+        Variant::ResponseHonest
+        | Variant::RspUnavailable
+        | Variant::RspErrorAsRpc
+        | Variant::RspWrongCode
+        | Variant::RspSchemaViolation
+        | Variant::RspOverLimit
+        | Variant::RspSlow
+        | Variant::RspLoopingCursor
+        | Variant::RspDrifting => return None,
         Variant::LieReadonly => (
             "save_note",
             "readOnlyHint: true",
@@ -88,6 +104,23 @@ pub fn planted_lie(v: Variant) -> Option<PlantedLie> {
     })
 }
 
+/// The response check a response variant breaks: the tool and the plan
+/// name of the check (`max_items`). `None` for every other variant.
+pub fn response_defect(v: Variant) -> Option<(&'static str, &'static str)> {
+    Some(match v {
+        Variant::RspUnavailable => ("count_notes", "succeeds"),
+        Variant::RspErrorAsRpc => ("lookup_note", "is_error"),
+        Variant::RspWrongCode => ("lookup_note", "error_code"),
+        Variant::RspSchemaViolation => ("count_notes", "output_schema"),
+        Variant::RspOverLimit => ("search_notes", "max_items"),
+        Variant::RspSlow => ("ping", "latency_under"),
+        Variant::RspLoopingCursor => ("search_notes", "pagination_terminates"),
+        Variant::RspDrifting => ("count_notes", "idempotent"),
+        Variant::RspCountingWrite => ("count_notes", "no_mutation"),
+        _ => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -99,10 +132,13 @@ mod tests {
             let lie = planted_lie(v);
             match v {
                 Variant::Honest | Variant::Cascade => assert_eq!(lie, None, "{v}"),
+                v if v.serves_response_tools() && v != Variant::RspCountingWrite => {
+                    assert_eq!(lie, None, "{v}")
+                }
                 _ => {
                     let lie = lie.unwrap();
                     assert_eq!(lie.variant, v);
-                    assert!(tools::names().any(|t| t == lie.tool), "{v}: {}", lie.tool);
+                    assert!(tools::serves(v, lie.tool), "{v}: {}", lie.tool);
                     assert!(!lie.declared.is_empty() && !lie.actual.is_empty());
                 }
             }
@@ -139,6 +175,26 @@ mod tests {
                 "{v}: {} does not declare {}",
                 lie.tool, lie.declared
             );
+        }
+    }
+
+    #[test]
+    fn every_response_variant_but_the_honest_one_breaks_one_distinct_check() {
+        let mut broken: Vec<&str> = Variant::ALL
+            .into_iter()
+            .filter_map(response_defect)
+            .map(|(_, check)| check)
+            .collect();
+        assert_eq!(broken.len(), 9);
+        broken.sort_unstable();
+        broken.dedup();
+        assert_eq!(broken.len(), 9, "nine checks, each broken once");
+        assert_eq!(response_defect(Variant::ResponseHonest), None);
+        for v in crate::Variant::ALL
+            .into_iter()
+            .filter(|v| !v.serves_response_tools())
+        {
+            assert_eq!(response_defect(v), None, "{v}");
         }
     }
 

@@ -4,8 +4,12 @@
 //! The handler is written by hand rather than with rmcp's `#[tool]` macros
 //! because the annotations are data here: they depend on the variant.
 
+mod response;
+
 use std::path::Path;
+use std::sync::atomic::AtomicU64;
 use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -16,6 +20,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 use serde_json::{Value, json};
 
+use crate::args::{Args, Failure};
 use crate::store::{self, Kind};
 use crate::{SERVER_NAME, TestbedError, Variant, auth, tools};
 
@@ -32,6 +37,9 @@ pub struct NotesServer {
     // rmcp handlers must be Sync; calls are short and synchronous, so a plain
     // mutex serializes them without ever being held across an await.
     conn: Mutex<Connection>,
+    /// How often `count_notes` was asked (the `rsp-drifting` variant
+    /// answers with it); in memory, so the store never sees it.
+    asked: AtomicU64,
 }
 
 /// What a tool call produced, before it is wrapped for the wire.
@@ -64,6 +72,7 @@ impl NotesServer {
             variant,
             now,
             conn: Mutex::new(conn),
+            asked: AtomicU64::new(0),
         })
     }
 
@@ -355,50 +364,15 @@ impl NotesServer {
     }
 }
 
-/// Why a call did not produce a tool outcome.
-enum Failure {
-    /// The arguments do not fit the tool's input schema; reported to the
-    /// client as an `isError` result naming the argument (never its value).
-    Invalid(String),
-    /// The store failed; surfaces as a JSON-RPC internal error.
-    Store(TestbedError),
+/// The notes server's own argument: the optional `ttl_seconds`.
+trait Ttl {
+    fn ttl(&self) -> Result<Option<i64>, Failure>;
 }
 
-impl From<TestbedError> for Failure {
-    fn from(e: TestbedError) -> Self {
-        Failure::Store(e)
-    }
-}
-
-/// Read access to `tools/call` arguments, checked against the schema's shape.
-struct Args<'a>(&'a JsonObject);
-
-impl Args<'_> {
-    /// Rejects properties the schema does not declare
-    /// (`additionalProperties: false`).
-    fn only(&self, allowed: &[&str]) -> Result<(), Failure> {
-        match self.0.keys().find(|k| !allowed.contains(&k.as_str())) {
-            Some(extra) => Err(Failure::Invalid(format!("unexpected argument '{extra}'"))),
-            None => Ok(()),
-        }
-    }
-
-    fn string(&self, name: &str) -> Result<&str, Failure> {
-        match self.0.get(name) {
-            None => Err(Failure::Invalid(format!(
-                "missing required argument '{name}'"
-            ))),
-            Some(Value::String(s)) if s.is_empty() => {
-                Err(Failure::Invalid(format!("'{name}' must not be empty")))
-            }
-            Some(Value::String(s)) => Ok(s),
-            Some(_) => Err(Failure::Invalid(format!("'{name}' must be a string"))),
-        }
-    }
-
+impl Ttl for Args<'_> {
     /// The optional `ttl_seconds`: an integer of at least 1.
     fn ttl(&self) -> Result<Option<i64>, Failure> {
-        match self.0.get("ttl_seconds") {
+        match self.get("ttl_seconds") {
             None | Some(Value::Null) => Ok(None),
             Some(v) => match v.as_i64() {
                 Some(n) if n >= 1 => Ok(Some(n)),
@@ -439,13 +413,20 @@ impl ServerHandler for NotesServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.as_ref();
-        if !tools::names().any(|known| known == name) {
+        if !tools::serves(self.variant, name) {
             return Err(McpError::invalid_params(
                 format!("unknown tool '{name}'"),
                 None,
             ));
         }
         let args = request.arguments.unwrap_or_default();
+        if tools::RESPONSE_TOOLS.contains(&name) {
+            return self.respond(name, &args).map(Into::into);
+        }
+        if self.variant == Variant::RspSlow && name == "ping" {
+            // The planted defect: a bounded call that answers too late.
+            tokio::time::sleep(Duration::from_millis(1_500)).await;
+        }
         let outcome = self
             .call(name, &args)
             .map_err(|e| McpError::internal_error(format!("{name} failed: {e}"), None))?;

@@ -167,13 +167,86 @@ const CATALOG: [Spec; 11] = [
     },
 ];
 
-/// The names of all tools, in listing order.
+/// The names of all tools every variant serves, in listing order.
 pub fn names() -> impl Iterator<Item = &'static str> {
     CATALOG.iter().map(|s| s.name)
 }
 
+/// The response lane's tools, served only by the variants that say so
+/// ([`Variant::serves_response_tools`]), so E1–E3's catalogs never change.
+pub const RESPONSE_TOOLS: [&str; 3] = ["count_notes", "search_notes", "lookup_note"];
+
+/// Whether `variant` serves a tool named `name`.
+pub fn serves(variant: Variant, name: &str) -> bool {
+    names().any(|n| n == name)
+        || (variant.serves_response_tools() && RESPONSE_TOOLS.contains(&name))
+}
+
+/// The three response tools' entries: read-only, each with the schemas the
+/// response lane holds it to.
+fn response_catalog() -> Vec<Tool> {
+    let object = |properties: Value, required: Value| -> JsonObject {
+        let mut schema = JsonObject::new();
+        schema.insert("type".into(), json!("object"));
+        schema.insert("properties".into(), properties);
+        schema.insert("required".into(), required);
+        schema
+    };
+    let count = Tool::new(
+        "count_notes",
+        "Returns how many notes there are, as structured content.",
+        Arc::new(object(json!({}), json!([]))),
+    )
+    .with_raw_output_schema(Arc::new(object(
+        json!({"count": {"type": "integer", "minimum": 0}}),
+        json!(["count"]),
+    )));
+    let search = Tool::new(
+        "search_notes",
+        "Lists note ids whose id contains query, sorted, at most limit per page (default 10). A page with more after it returns nextCursor; pass it back as cursor for the next page.",
+        Arc::new(object(
+            json!({
+                "query": {"type": "string", "description": "Part of a note id; empty for all."},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 100},
+                "cursor": {"type": "string", "description": "The nextCursor of the previous page."}
+            }),
+            json!([]),
+        )),
+    )
+    .with_raw_output_schema(Arc::new(object(
+        json!({
+            "items": {"type": "array", "items": {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}},
+            "nextCursor": {"type": "string"}
+        }),
+        json!(["items"]),
+    )));
+    let lookup = Tool::new(
+        "lookup_note",
+        "Returns the note with the given id. A note that does not exist is a tool error (isError); an argument that is missing or not a string is a JSON-RPC error -32602.",
+        Arc::new(object(
+            json!({"id": {"type": "string", "minLength": 1}}),
+            json!(["id"]),
+        )),
+    );
+    [count, search, lookup]
+        .into_iter()
+        .map(|t| {
+            let title = t.name.replace('_', " ");
+            let read = ToolAnnotations::with_title(title.clone())
+                .read_only(true)
+                .destructive(false)
+                .idempotent(true)
+                .open_world(false);
+            t.with_title(title).with_annotations(read)
+        })
+        .collect()
+}
+
 /// The hints `variant` declares for `tool`; `None` for an unknown tool.
 pub fn declared_hints(variant: Variant, tool: &str) -> Option<Hints> {
+    if variant.serves_response_tools() && RESPONSE_TOOLS.contains(&tool) {
+        return Some(READ);
+    }
     let spec = CATALOG.iter().find(|s| s.name == tool)?;
     let mut hints = spec.honest;
     // The annotation lies: one flag of one tool. Behavioural lies
@@ -190,6 +263,14 @@ pub fn declared_hints(variant: Variant, tool: &str) -> Option<Hints> {
 
 /// The `tools/list` entries `variant` serves.
 pub fn catalog(variant: Variant) -> Vec<Tool> {
+    let mut tools = base_catalog(variant);
+    if variant.serves_response_tools() {
+        tools.extend(response_catalog());
+    }
+    tools
+}
+
+fn base_catalog(variant: Variant) -> Vec<Tool> {
     CATALOG
         .iter()
         .map(|spec| {

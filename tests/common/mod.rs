@@ -32,6 +32,17 @@ pub fn witness(args: &[String]) -> (i32, Value) {
     (output.status.code().unwrap_or(-1), json)
 }
 
+/// A finished run's stdout as JSON, or a panic showing what it printed.
+pub fn stdout_json(output: &std::process::Output) -> Value {
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })
+}
+
 pub fn check<'a>(report: &'a Value, id: &str, tool: &str) -> &'a Value {
     report["checks"]
         .as_array()
@@ -119,5 +130,47 @@ impl Drop for HttpFake {
             libc::kill(-pid, libc::SIGKILL);
         }
         let _ = self.child.wait();
+    }
+}
+
+/// Tells whether a server command was launched: the command connects to
+/// this loopback listener. (A marker file outside the jail cannot serve:
+/// the sandbox refuses that write. A connection gets through only with
+/// `--no-netns`, which a control run passes.)
+pub struct LaunchMarker {
+    listener: std::net::TcpListener,
+    pub port: String,
+}
+
+impl LaunchMarker {
+    pub fn new() -> Self {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("listen");
+        listener.set_nonblocking(true).expect("nonblocking");
+        let port = listener.local_addr().expect("addr").port().to_string();
+        Self { listener, port }
+    }
+
+    /// A shell-free command that connects once and exits.
+    pub fn command(&self) -> Vec<String> {
+        s(&[
+            "python3",
+            "-c",
+            "import socket, sys; socket.create_connection(('127.0.0.1', int(sys.argv[1])))",
+            &self.port,
+        ])
+    }
+
+    /// Whether anything connected (waiting up to half a second).
+    pub fn launched(&self) -> bool {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_millis(500);
+        loop {
+            if self.listener.accept().is_ok() {
+                return true;
+            }
+            if std::time::Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
     }
 }

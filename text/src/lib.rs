@@ -30,13 +30,16 @@ pub fn clip_raw(s: &str, max: usize) -> String {
 }
 
 /// Characters that change how text reads without being seen: bidi controls
-/// (which can reorder what a reader sees), zero-width characters and the
-/// control characters of terminals. Newlines and tabs are ordinary text.
+/// (which can reorder what a reader sees), zero-width characters, invisible
+/// operators, tag characters (which spell ASCII no one sees) and the control
+/// characters of terminals. Newlines and tabs are ordinary text.
 pub fn is_invisible(c: char) -> bool {
     let bidi = matches!(c,
         '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}');
-    let zero_width = matches!(c, '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FEFF}');
-    (c.is_control() && c != '\n' && c != '\t') || bidi || zero_width
+    let zero_width = matches!(c,
+        '\u{200B}'..='\u{200D}' | '\u{2060}'..='\u{2064}' | '\u{180E}' | '\u{FEFF}');
+    let tags = matches!(c, '\u{E0000}'..='\u{E007F}');
+    (c.is_control() && c != '\n' && c != '\t') || bidi || zero_width || tags
 }
 
 /// A character as it may be printed on a terminal.
@@ -64,6 +67,10 @@ mod tests {
         assert_eq!(clip_raw("héllo", 2), "hé…");
         assert_eq!(clip_raw("x\u{202E}y", 10), "x\u{202E}y");
         assert!(is_invisible('\u{202E}') && is_invisible('\u{200B}') && is_invisible('\u{1b}'));
+        assert!(
+            is_invisible('\u{E0041}'),
+            "a tag character spells an unseen A"
+        );
         assert!(!is_invisible('\n') && !is_invisible('é'));
     }
 }

@@ -548,15 +548,16 @@ impl Exchange {
 }
 
 fn is_answer(bytes: &[u8], id: i64) -> bool {
-    let Ok(value) = serde_json::from_slice::<Value>(bytes) else {
+    let Ok(value) = crate::json::parse(bytes) else {
+        // Unreadable: the client's reader decides what it was.
         return false;
     };
     if value.get("method").is_some() {
         return false;
     }
+    // The same value of the same type as was sent (see rpc::id_matches).
     match value.get("id") {
         Some(Value::Number(n)) => n.as_i64() == Some(id),
-        Some(Value::String(s)) => s.parse::<i64>().ok() == Some(id),
         _ => false,
     }
 }

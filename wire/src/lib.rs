@@ -24,12 +24,16 @@
 //!   keeps its `seq`, `dir`, `t_us` and `bytes`, its text becomes a marker
 //!   with its blake3 digest, and one `frames-budget-exceeded` finding is
 //!   recorded (see [`transcript`]);
+//! - a message is read up to [`json::MAX_JSON_DEPTH`] levels of nesting (a
+//!   deeper one is a `json-too-deep` finding, and ends the request it
+//!   answers at once), and kept up to [`json::KEPT_DEPTH`] levels;
 //! - every request has a timeout, and on HTTP every exchange, body included,
 //!   ends at that timeout however long the server keeps its stream open.
 
 pub mod clock;
 pub mod connection;
 pub mod http;
+pub mod json;
 pub mod rpc;
 pub mod session;
 pub mod stdio;

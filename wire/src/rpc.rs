@@ -272,15 +272,37 @@ impl RpcClient {
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return None;
         }
-        let value: Value = match serde_json::from_slice(&bytes) {
+        let value: Value = match crate::json::parse(&bytes) {
             Ok(value) => value,
-            Err(e) => {
+            Err(crate::json::Unreadable::NotJson(e)) => {
                 self.transcript.finding(
                     WireFindingKind::StdoutNotJson,
                     Some(seq),
                     format!("a line on stdout is not JSON ({e}); stdout must carry only JSON-RPC"),
                 );
                 return None;
+            }
+            Err(crate::json::Unreadable::TooDeep { depth, id }) => {
+                self.transcript.finding(
+                    WireFindingKind::JsonTooDeep,
+                    Some(seq),
+                    format!(
+                        "a message nested {depth} levels deep was not read (the bound is {} levels)",
+                        crate::json::MAX_JSON_DEPTH
+                    ),
+                );
+                // The answer we wait for, unreadable: say so now rather
+                // than wait out the timeout.
+                let ours = waiting_for
+                    .is_some_and(|want| id.as_ref().is_some_and(|id| id_matches(id, want)));
+                return ours.then(|| RpcResponse::Error {
+                    code: 0,
+                    message: format!(
+                        "unreadable response: nested {depth} levels deep, past the bound of {}",
+                        crate::json::MAX_JSON_DEPTH
+                    ),
+                    data: None,
+                });
             }
         };
         let Some(object) = value.as_object() else {
@@ -397,11 +419,12 @@ impl RpcClient {
     }
 }
 
+/// Whether a response's `id` is the one we sent. We send numbers, and
+/// JSON-RPC requires the same value of the same type back: the string
+/// `"1"` is not the number 1 (a decoy answer must not be taken for ours).
 fn id_matches(id: &Value, want: i64) -> bool {
     match id {
         Value::Number(n) => n.as_i64() == Some(want),
-        // Some servers echo numeric ids as strings.
-        Value::String(s) => s.parse::<i64>().ok() == Some(want),
         _ => false,
     }
 }

@@ -59,6 +59,8 @@ pub enum WireFindingKind {
     HttpExchangeFailed,
     /// More `roots/list` requests after one client message than are answered.
     RootsOverflow,
+    /// A message nested deeper than [`crate::json::MAX_JSON_DEPTH`]: not read.
+    JsonTooDeep,
 }
 
 /// Something the wire showed that a well-behaved server would not do.

@@ -5,16 +5,25 @@
 //! the finished [`AuditReport`]. The type says which of the two a function
 //! holds, so nothing half-built is ever returned to a caller.
 
+use std::collections::BTreeMap;
+
 use witness_model::audit::AuditReport;
 
 /// A report under construction.
 pub(super) struct Draft {
     pub(super) report: AuditReport,
+    /// How long each call took to be answered, in milliseconds, by call id:
+    /// what the response lane's `latency_under` reads. Wall-clock, so it
+    /// stays out of the document but for the audit's volatile values.
+    pub(super) latency: BTreeMap<u32, u64>,
 }
 
 impl Draft {
     pub(super) fn new(report: AuditReport) -> Self {
-        Self { report }
+        Self {
+            report,
+            latency: BTreeMap::new(),
+        }
     }
 
     /// Marks the audit as unable to conclude. The first reason is kept: it is
@@ -24,6 +33,14 @@ impl Draft {
             self.report.complete = false;
             self.report.incomplete_reason = Some(reason);
         }
+    }
+
+    /// Marks the audit as stopped by `signal`. This reason replaces any
+    /// other: what failed after the signal (the server killed mid-call) is
+    /// its consequence, whichever was noticed first.
+    pub(super) fn interrupted(&mut self, signal: i32) {
+        self.report.complete = false;
+        self.report.incomplete_reason = Some(crate::interrupt::reason(signal));
     }
 
     pub(super) fn is_complete(&self) -> bool {

@@ -249,6 +249,8 @@ pub(super) fn options() -> AuditOptions {
         pinned_version: None,
         events: BTreeMap::new(),
         include_destructive: false,
+        session_per_call: false,
+        min_coverage: None,
     }
 }
 
@@ -282,13 +284,17 @@ pub(super) fn call(
     CallRecord {
         id,
         step: id,
+        session: 0,
         tool: tool.into(),
         repeat_of: None,
+        page_of: None,
+        expect: Vec::new(),
         arguments: vec![Argument {
             name: "id".into(),
             value: json!("witness"),
             source,
             from: None,
+            object: None,
             parts: Vec::new(),
         }],
         outcome: Outcome {

@@ -17,7 +17,9 @@
 //!   repeat for tools declared idempotent, an experiment's events, and the
 //!   late effects between calls; shutdown last;
 //! - `observe`: what execute snapshots and probes with, and how it tells
-//!   a call's own effects from late ones (charged to nobody);
+//!   a call's own effects from late ones (charged to nobody); its
+//!   [`ObservedSet`] is public, for agent runs that drive a jailed server
+//!   themselves;
 //! - `assemble`: transcripts, redaction, the checks and the exit code, and
 //!   the jail's path written as `{jail}`.
 //!
@@ -51,6 +53,7 @@ use witness_wire::session::Session;
 use crate::jail::{Jail, JailSpec, JailedStore};
 use crate::plan::Plan;
 use execute::tool_entry;
+pub use observe::{ObserveError, ObservedSet, store_dirs};
 
 /// An out-of-band event an experiment applies between two calls. It gets the
 /// jailed stores and returns a description for the ledger.
@@ -73,6 +76,12 @@ pub struct AuditOptions {
     /// Let the planner call destructive and unknown tools even when the jail
     /// has no network isolation.
     pub include_destructive: bool,
+    /// Start the server afresh (same jail, stores as left) before every
+    /// call after the first, for servers that misbehave in a long session.
+    pub session_per_call: bool,
+    /// `--min-coverage`: the percentage of listed tools that must be
+    /// exercised for the audit to conclude.
+    pub min_coverage: Option<u8>,
 }
 
 /// The audit, plus the kept jail's path when `--keep-jail` was given.
@@ -132,6 +141,9 @@ fn run_on(
         // The stores could not be observed: no server is started.
         assemble::Processes::discarded(Vec::new())
     };
+    if let Some(signal) = crate::interrupt::signal() {
+        draft.interrupted(signal);
+    }
     Ok(assemble::assemble(
         draft, processes, jail, started, &options,
     ))
@@ -217,16 +229,17 @@ fn preview_on(
     Ok(preview)
 }
 
-/// The planner's plan for this server, and the tools it leaves out: outside a
-/// network-isolated jail, tools declared destructive and tools that declare
-/// nothing are not called unless `--include-destructive` says so.
+/// The planner's plan for this server, and the tools it leaves out: unless
+/// the sandbox contained the server (writes outside the jail and the
+/// network out of its reach), tools declared destructive and tools that
+/// declare nothing are not called unless `--include-destructive` says so.
 pub fn planned(
     tools: &[ToolEntry],
     isolation: Option<&crate::jail::Isolation>,
     include_destructive: bool,
 ) -> (Plan, Vec<SkippedTool>) {
     let plan = Plan::synthesized(tools);
-    let isolated = isolation.is_some_and(|i| i.level == IsolationLevel::NetworkNamespace);
+    let isolated = isolation.is_some_and(|i| i.level.contains_effects());
     if isolated || include_destructive {
         return (plan, Vec::new());
     }
@@ -240,7 +253,7 @@ pub fn planned(
         skipped.push(SkippedTool {
             tool: tool.name.clone(),
             reason: format!(
-                "{what}, and the jail has no network isolation; --include-destructive calls it anyway"
+                "{what}, and the sandbox did not contain the server; --include-destructive calls it anyway"
             ),
         });
     }

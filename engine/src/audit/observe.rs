@@ -19,10 +19,10 @@ use crate::jail::{Jail, JailedStore, StoreKind};
 /// and the observer's reason. Reports say `cannot observe the stores: {this}`.
 #[derive(Debug, thiserror::Error)]
 #[error("{store}: {source}")]
-pub(super) struct ObserveError {
-    pub(super) store: String,
+pub struct ObserveError {
+    pub store: String,
     #[source]
-    pub(super) source: witness_observers::ObserveError,
+    pub source: witness_observers::ObserveError,
 }
 
 /// One observed store and what the audit last saw of it.
@@ -37,13 +37,15 @@ struct Observed {
 }
 
 /// Every store the audit watches, in the order their changes are listed.
-pub(super) struct ObservedSet {
+/// Public so that other drivers of a jailed server (agent runs) observe it
+/// exactly as an audit does, rather than with a second observer loop.
+pub struct ObservedSet {
     stores: Vec<Observed>,
 }
 
 impl ObservedSet {
     /// Observers in the given order, each starting from an empty snapshot.
-    pub(super) fn new(observers: Vec<(String, Box<dyn Observer>)>) -> Self {
+    pub fn new(observers: Vec<(String, Box<dyn Observer>)>) -> Self {
         let stores = observers
             .into_iter()
             .map(|(name, observer)| Observed {
@@ -61,7 +63,7 @@ impl ObservedSet {
     /// rest of the jail (HOME, TMPDIR, the working directory): a change there
     /// is an effect outside every declared store (EFF-05). `excluded` are the
     /// jail's directories the stores' own observers already cover.
-    pub(super) fn for_jail(jail: &Jail, excluded: &[String]) -> Self {
+    pub fn for_jail(jail: &Jail, excluded: &[String]) -> Self {
         let mut observers: Vec<(String, Box<dyn Observer>)> = jail
             .stores
             .iter()
@@ -79,7 +81,7 @@ impl ObservedSet {
     /// `changes`, and makes the new snapshots the reference. Stops at the
     /// first store that cannot be read: the changes of the stores read before
     /// it stay appended, as a call's record shows them.
-    pub(super) fn snapshot(&mut self, changes: &mut Vec<Effect>) -> Result<(), ObserveError> {
+    pub fn snapshot(&mut self, changes: &mut Vec<Effect>) -> Result<(), ObserveError> {
         for o in &mut self.stores {
             let now = o.observer.snapshot().map_err(|source| ObserveError {
                 store: o.name.clone(),
@@ -104,7 +106,7 @@ impl ObservedSet {
 
     /// Reports each warning not reported yet, as a finding with the call it
     /// first appeared after (`None`: before any call, or at shutdown).
-    pub(super) fn report_warnings(&mut self, findings: &mut Vec<Finding>, call: Option<u32>) {
+    pub fn report_warnings(&mut self, findings: &mut Vec<Finding>, call: Option<u32>) {
         for o in &mut self.stores {
             for warning in o.fresh.drain(..) {
                 findings.push(Finding {
@@ -144,6 +146,17 @@ impl ObservedSet {
             })
             .collect()
     }
+}
+
+/// The jail directories the stores' own observers cover (`stores/NAME`),
+/// sorted: what the jail-wide observer leaves out.
+pub fn store_dirs(stores: &[JailedStore]) -> Vec<String> {
+    let mut dirs: Vec<String> = stores
+        .iter()
+        .map(|s| format!("stores/{}", s.spec.name))
+        .collect();
+    dirs.sort();
+    dirs
 }
 
 fn observer_for(store: &JailedStore) -> Box<dyn Observer> {

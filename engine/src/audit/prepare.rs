@@ -31,6 +31,15 @@ pub(super) fn prepare(options: &AuditOptions, remote: bool) -> Result<Prepared, 
         Jail::create(options.jail.clone())?
     };
     let mut draft = Draft::new(skeleton(options, &jail.stores));
+    // What the copies could not carry over faithfully, before anything runs.
+    draft
+        .report
+        .findings
+        .extend(jail.copy_warnings().iter().map(|warning| Finding {
+            kind: FindingKind::StoreCopy,
+            detail: warning.clone(),
+            call: None,
+        }));
     if remote {
         // Nothing was launched: the command is not what ran.
         draft.report.target.command = Vec::new();
@@ -65,6 +74,7 @@ pub(super) fn skeleton(options: &AuditOptions, stores: &[JailedStore]) -> AuditR
         isolation: IsolationEntry {
             level: IsolationLevel::None,
             detail: "the server was never started".into(),
+            layers: Vec::new(),
         },
         stores: stores.iter().map(store_entry).collect(),
         jail_scope: jail_scope(stores),
@@ -82,10 +92,14 @@ pub(super) fn skeleton(options: &AuditOptions, stores: &[JailedStore]) -> AuditR
         startup_effects: Vec::new(),
         baseline_probes: Vec::new(),
         calls: Vec::new(),
+        restarts: Vec::new(),
         shutdown_effects: Vec::new(),
         checks: Vec::new(),
+        response: Vec::new(),
+        metadata: Vec::new(),
         findings: Vec::new(),
         summary: Summary::default(),
+        coverage: None,
         exit_code: 0,
         transcripts: Vec::new(),
         volatile: Volatile::default(),
@@ -115,15 +129,10 @@ fn store_entry(store: &JailedStore) -> StoreEntry {
 /// The jail-wide observer watches the whole jail but the stores' own
 /// directories, which their observers report.
 fn jail_scope(stores: &[JailedStore]) -> JailScope {
-    let mut excluded: Vec<String> = stores
-        .iter()
-        .map(|s| format!("stores/{}", s.spec.name))
-        .collect();
-    excluded.sort();
     JailScope {
         observer: "fs".into(),
         watched: vec!["home".into(), "tmp".into(), "work".into(), "stores".into()],
-        excluded,
+        excluded: super::observe::store_dirs(stores),
     }
 }
 

@@ -1,24 +1,33 @@
-//! The effect lane: declarations held to observed effects.
+//! The two lanes of checks: the effect lane (declarations held to observed
+//! effects, `EFF-xx`) and the response lane (answers held to the protocol,
+//! the tool's own outputSchema and the checks a plan attached, `RSP-xx`).
 //!
 //! Every check is one entry of [`REGISTRY`]: its id (whose one-sentence
-//! text, and the annotations it tests, are the model's check catalog,
-//! `witness_model::vocab::CheckId`) and its evaluator. [`evaluate`] runs the
-//! registry; nothing else decides which checks exist. A check the catalog
-//! lists but audits do not evaluate yet (EFF-04) has no entry, and a unit
-//! test keeps the registry and the catalog in step.
+//! text, lane and annotations are the model's check catalog,
+//! `witness_model::vocab::CheckId`) and its evaluator. [`evaluate_lane`]
+//! runs the registry; nothing else decides which checks exist. A check the
+//! catalog lists but audits do not evaluate yet (EFF-04) has no entry, and a
+//! unit test keeps the registry and the catalog in step.
 //!
 //! Verdicts rest only on the ledger. A call that failed on synthesized
 //! arguments and changed nothing makes a check `untestable`: such a failure
 //! proves nothing about the server. An observed effect is evidence whatever
-//! the call's outcome, so a read-only tool that writes and then errors still fails.
+//! the call's outcome, so a read-only tool that writes and then errors still
+//! fails. A response check that would fail on calls whose arguments were all
+//! synthesized is `untestable` too ([`response`]).
 
 mod authority;
 mod effects;
+pub mod paging;
+mod response;
+pub mod schema;
 mod scope;
 
+use std::collections::BTreeMap;
+
 use witness_model::audit::{
-    CallRecord, CallStatus, CheckId, CheckResult, Effect, Evidence, EvidenceEffect, ProbeRecord,
-    SkippedTool, ToolEntry, Verdict,
+    CallRecord, CallStatus, CheckId, CheckResult, Effect, Evidence, EvidenceEffect, Lane,
+    NOTHING_OBSERVED, ProbeRecord, SkippedTool, ToolEntry, Verdict,
 };
 
 /// What an evaluator reads: one tool, its calls, and the ledger around them.
@@ -32,6 +41,8 @@ pub struct Subject<'a> {
     pub baseline: &'a [ProbeRecord],
     /// Whether a probe that can tell authority apart was used.
     pub probe_active: bool,
+    /// How long each call took to be answered, in milliseconds, by call id.
+    pub latency: &'a BTreeMap<u32, u64>,
 }
 
 /// A verdict, the sentence behind it, and its evidence.
@@ -40,39 +51,61 @@ pub type Outcome = (Verdict, String, Evidence);
 /// How one check reads a [`Subject`].
 pub type Evaluator = fn(&Subject<'_>) -> Outcome;
 
-/// One check: its catalog id and its evaluator.
+/// One check: its catalog id, its evaluator, and whether it reads calls
+/// (a check that reads only the catalog, RSP-10, is judged for a tool the
+/// planner left out too).
 pub struct Check {
     pub id: CheckId,
     pub evaluate: Evaluator,
+    pub reads_calls: bool,
+}
+
+const fn check(id: CheckId, evaluate: Evaluator) -> Check {
+    Check {
+        id,
+        evaluate,
+        reads_calls: true,
+    }
 }
 
 /// Every check audits evaluate, in catalog order.
-pub const REGISTRY: [Check; 5] = [
+pub const REGISTRY: [Check; 16] = [
+    check(CheckId::Eff01, effects::read_only),
+    check(CheckId::Eff02, effects::destructive),
+    check(CheckId::Eff03, effects::idempotent),
+    check(CheckId::Eff05, scope::inside_stores),
+    check(CheckId::Eff06, authority::accounted),
+    check(CheckId::Rsp01, response::outcome::succeeds),
+    check(CheckId::Rsp02, response::outcome::is_error),
+    check(CheckId::Rsp03, response::outcome::error_code),
+    check(CheckId::Rsp04, response::structured::validates),
+    check(CheckId::Rsp05, response::limits::max_items),
+    check(CheckId::Rsp06, response::limits::latency_under),
+    check(CheckId::Rsp07, response::pages::terminates),
+    check(CheckId::Rsp08, response::repeat::same_result),
+    check(CheckId::Rsp09, response::repeat::no_mutation),
     Check {
-        id: CheckId::Eff01,
-        evaluate: effects::read_only,
+        id: CheckId::Rsp10,
+        evaluate: response::structured::compiles,
+        reads_calls: false,
     },
-    Check {
-        id: CheckId::Eff02,
-        evaluate: effects::destructive,
-    },
-    Check {
-        id: CheckId::Eff03,
-        evaluate: effects::idempotent,
-    },
-    Check {
-        id: CheckId::Eff05,
-        evaluate: scope::inside_stores,
-    },
-    Check {
-        id: CheckId::Eff06,
-        evaluate: authority::accounted,
-    },
+    check(CheckId::Rsp11, response::outcome::one_channel),
 ];
 
-/// Every registered check for every tool, ordered by check id then tool
-/// name. A tool the planner left out gets `skip` with the planner's reason
-/// on every check.
+/// Everything the checks read: the catalog, the ledger and what the audit
+/// measured beside it.
+pub struct Ledger<'a> {
+    pub tools: &'a [ToolEntry],
+    pub calls: &'a [CallRecord],
+    pub baseline: &'a [ProbeRecord],
+    pub probe_active: bool,
+    pub skipped: &'a [SkippedTool],
+    pub latency: &'a BTreeMap<u32, u64>,
+}
+
+/// The effect lane for every tool, ordered by check id then tool name. A
+/// tool the planner left out gets `skip` with the planner's reason on every
+/// check.
 pub fn evaluate(
     tools: &[ToolEntry],
     calls: &[CallRecord],
@@ -80,21 +113,46 @@ pub fn evaluate(
     probe_active: bool,
     skipped: &[SkippedTool],
 ) -> Vec<CheckResult> {
-    let mut sorted: Vec<&ToolEntry> = tools.iter().collect();
+    let latency = BTreeMap::new();
+    let ledger = Ledger {
+        tools,
+        calls,
+        baseline,
+        probe_active,
+        skipped,
+        latency: &latency,
+    };
+    evaluate_lane(Lane::Effect, &ledger)
+}
+
+/// Every registered check of `lane` for every tool it applies to, ordered
+/// by check id then tool name. A check every audit runs applies to every
+/// tool; a check only a plan attaches applies to the tools whose calls a
+/// plan attached it to.
+pub fn evaluate_lane(lane: Lane, ledger: &Ledger<'_>) -> Vec<CheckResult> {
+    let mut sorted: Vec<&ToolEntry> = ledger.tools.iter().collect();
     sorted.sort_by(|a, b| a.name.cmp(&b.name));
     let mut out = Vec::new();
-    for check in &REGISTRY {
+    for check in REGISTRY.iter().filter(|c| c.id.lane() == lane) {
         for tool in &sorted {
             let subject = Subject {
                 tool,
-                calls: calls.iter().filter(|c| c.tool == tool.name).collect(),
-                all: calls,
-                baseline,
-                probe_active,
+                calls: ledger
+                    .calls
+                    .iter()
+                    .filter(|c| c.tool == tool.name)
+                    .collect(),
+                all: ledger.calls,
+                baseline: ledger.baseline,
+                probe_active: ledger.probe_active,
+                latency: ledger.latency,
             };
-            let left_out = skipped.iter().find(|s| s.tool == tool.name);
+            if !check.id.runs_without_plan() && !attached_anywhere(&subject, check.id) {
+                continue;
+            }
+            let left_out = ledger.skipped.iter().find(|s| s.tool == tool.name);
             let (verdict, reason, evidence) = match left_out {
-                Some(left_out) if subject.calls.is_empty() => (
+                Some(left_out) if subject.calls.is_empty() && check.reads_calls => (
                     Verdict::Skip,
                     format!("not called: {}", left_out.reason),
                     evidence_of(&subject.calls, vec![]),
@@ -111,6 +169,24 @@ pub fn evaluate(
         }
     }
     out
+}
+
+/// Whether a plan attached `id` to any call of the subject's tool.
+fn attached_anywhere(subject: &Subject<'_>, id: CheckId) -> bool {
+    subject
+        .calls
+        .iter()
+        .any(|c| c.expect.iter().any(|e| e.check() == id))
+}
+
+/// With no channel to observe anything, no check passes: a pass becomes
+/// `untestable` with the reason (`nothing was observed: <why>`). Nothing
+/// observed cannot have failed, so a failure stays what it is.
+pub fn without_observation(checks: &mut [CheckResult], why: &str) {
+    for check in checks.iter_mut().filter(|c| c.verdict == Verdict::Pass) {
+        check.verdict = Verdict::Untestable;
+        check.reason = format!("{NOTHING_OBSERVED}: {why}");
+    }
 }
 
 pub(crate) fn evidence_of(calls: &[&CallRecord], effects: Vec<EvidenceEffect>) -> Evidence {
@@ -186,6 +262,14 @@ mod tests {
     fn the_registry_evaluates_exactly_the_catalog_checks_marked_evaluated() {
         let registered: Vec<CheckId> = REGISTRY.iter().map(|c| c.id).collect();
         assert_eq!(registered, CheckId::evaluated_ids());
+        for lane in Lane::ALL {
+            let of_lane: Vec<CheckId> = REGISTRY
+                .iter()
+                .map(|c| c.id)
+                .filter(|id| id.lane() == lane)
+                .collect();
+            assert_eq!(of_lane, CheckId::evaluated_in(lane), "{lane:?}");
+        }
     }
 
     fn tool(name: &str, annotations: serde_json::Value) -> ToolEntry {
@@ -199,6 +283,7 @@ mod tests {
             annotations: Some(annotations),
             input_schema: None,
             has_output_schema: false,
+            output_schema: None,
         }
     }
 
@@ -212,13 +297,17 @@ mod tests {
         CallRecord {
             id,
             step: id,
+            session: 0,
             tool: tool.into(),
             repeat_of: None,
+            page_of: None,
+            expect: Vec::new(),
             arguments: vec![Argument {
                 name: "id".into(),
                 value: json!("x"),
                 source,
                 from: None,
+                object: None,
                 parts: vec![],
             }],
             outcome: CallOutcome {
@@ -485,10 +574,42 @@ mod tests {
             reason: "destructive, and the jail has no network isolation".into(),
         }];
         let checks = evaluate(&tools, &[], &[], false, &skipped);
-        assert_eq!(checks.len(), REGISTRY.len());
+        assert_eq!(checks.len(), CheckId::evaluated_in(Lane::Effect).len());
         for check in &checks {
             assert_eq!(check.verdict, Verdict::Skip);
             assert!(check.reason.contains("no network isolation"), "{check:?}");
         }
+    }
+
+    fn respond(tools: &[ToolEntry], calls: &[CallRecord]) -> Vec<CheckResult> {
+        let latency = BTreeMap::new();
+        let ledger = Ledger {
+            tools,
+            calls,
+            baseline: &[],
+            probe_active: false,
+            skipped: &[],
+            latency: &latency,
+        };
+        evaluate_lane(Lane::Response, &ledger)
+    }
+
+    #[test]
+    fn rsp10_and_rsp11_fail_on_a_broken_schema_and_an_ambiguous_error() {
+        let mut broken = tool("count", json!({"readOnlyHint": true}));
+        broken.output_schema = Some(json!({"type": "integr"}));
+        let mut call = call(1, "count", CallStatus::Ok, Provenance::Literal, &[]);
+        call.response = Some(json!({"isError": "true", "content": []}));
+        let checks = respond(&[broken], &[call.clone()]);
+        assert_eq!(verdict(&checks, "RSP-10", "count"), Verdict::Fail);
+        assert_eq!(verdict(&checks, "RSP-04", "count"), Verdict::Untestable);
+        assert_eq!(verdict(&checks, "RSP-11", "count"), Verdict::Fail);
+        // The same answer to invented arguments proves nothing.
+        call.arguments[0].source = Provenance::Synthesized;
+        let mut fine = tool("count", json!({"readOnlyHint": true}));
+        fine.output_schema = Some(json!({"type": "object"}));
+        let checks = respond(&[fine], &[call]);
+        assert_eq!(verdict(&checks, "RSP-11", "count"), Verdict::Untestable);
+        assert_eq!(verdict(&checks, "RSP-10", "count"), Verdict::Pass);
     }
 }

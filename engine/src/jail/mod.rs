@@ -2,25 +2,34 @@
 //!
 //! Every audit gets a fresh temporary directory holding copies of the declared
 //! stores, a working directory, `HOME` and `TMPDIR`. The server starts there
-//! with a scrubbed environment, in its own process group (so all of it can be
-//! stopped), and in a new network namespace where the kernel allows it. The
-//! report records which isolation was achieved; nothing pretends otherwise.
+//! with a scrubbed environment, in the sandbox this machine offers
+//! ([`sandbox`]: bubblewrap's namespaces and Landlock, each where it works),
+//! and in its own process group. The report records every isolation layer
+//! and whether it held; nothing pretends otherwise. The stores are copied so
+//! that the copy cannot lead out ([`copy`]), and a live jail is known to the
+//! signal handler ([`crate::interrupt`]) so that no signal strands it.
+
+pub mod copy;
+mod process;
+pub mod sandbox;
 
 use std::collections::BTreeMap;
 use std::io::ErrorKind;
+use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::Serialize;
 
-use witness_model::vocab::IsolationLevel;
+use witness_model::audit::LayerEntry;
+use witness_model::vocab::{IsolationLayer, IsolationLevel};
 use witness_observers::sqlite::ClockColumn;
 use witness_text::clip;
 use witness_wire::clock::Clock;
-use witness_wire::connection::{Connection, Process};
+use witness_wire::connection::Connection;
 use witness_wire::http::{Endpoint, HttpTransport};
 use witness_wire::rpc::RpcClient;
 use witness_wire::stdio::StdioTransport;
@@ -147,6 +156,29 @@ pub struct JailedStore {
 pub struct Isolation {
     pub level: IsolationLevel,
     pub detail: String,
+    /// Every layer, in [`IsolationLayer::ALL`] order, and whether it held.
+    pub layers: Vec<LayerEntry>,
+}
+
+impl Isolation {
+    /// The isolation the layers add up to.
+    pub fn of_layers(layers: Vec<LayerEntry>) -> Self {
+        let (level, detail) = sandbox::level_of(&layers);
+        Self {
+            level,
+            detail,
+            layers,
+        }
+    }
+
+    /// No layer, for a reason that applies to all of them.
+    pub fn none(detail: &str) -> Self {
+        Self {
+            level: IsolationLevel::None,
+            detail: detail.into(),
+            layers: Vec::new(),
+        }
+    }
 }
 
 /// Why a jail could not be made.
@@ -154,15 +186,28 @@ pub struct Isolation {
 pub enum JailError {
     #[error("cannot create the jail: {0}")]
     Create(std::io::Error),
-    #[error("cannot copy store {name} from {path}: {source}")]
+    /// The cause is in the text, not in the error chain: shown with `{:#}`
+    /// it would be said twice.
+    #[error("cannot copy store {name} from {path}: {error}")]
     Copy {
         name: String,
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("store {name}: clock columns are declared, but only a SQLite store has columns")]
     ClockColumns { name: String },
+}
+
+impl JailError {
+    /// Whether the user named something that cannot be a store (a FIFO, a
+    /// socket, a device): an invalid invocation rather than a failure.
+    pub fn is_invalid(&self) -> bool {
+        match self {
+            JailError::Copy { error, .. } => error.kind() == ErrorKind::InvalidInput,
+            JailError::ClockColumns { .. } => true,
+            JailError::Create(_) => false,
+        }
+    }
 }
 
 /// Why a server could not be launched in the jail. The texts are those a
@@ -179,6 +224,8 @@ pub enum LaunchError {
     },
     #[error("the server's pipes could not be opened")]
     Pipes,
+    #[error("interrupted by {0} before the server was started")]
+    Interrupted(String),
 }
 
 /// What to launch and with what.
@@ -214,6 +261,10 @@ pub struct Jail {
     pub stores: Vec<JailedStore>,
     spec: JailSpec,
     isolation: Option<Isolation>,
+    /// What the copies left out or changed (links out, special files).
+    copy_warnings: Vec<String>,
+    /// Keeps the directory known to the signal handler while it lives.
+    _registration: Option<crate::interrupt::Registration>,
 }
 
 impl Jail {
@@ -223,76 +274,26 @@ impl Jail {
             .prefix("mcp-witness-jail-")
             .tempdir()
             .map_err(JailError::Create)?;
-        let root = dir.path().to_path_buf();
+        // Canonical, so the sandbox binds it and Landlock allows it under
+        // the same name the server is given.
+        let root = dir
+            .path()
+            .canonicalize()
+            .unwrap_or_else(|_| dir.path().to_path_buf());
+        let registration = (!spec.keep).then(|| crate::interrupt::register_jail(root.clone()));
         for sub in ["work", "home", "tmp", "stores"] {
             std::fs::create_dir_all(root.join(sub)).map_err(JailError::Create)?;
         }
         let mut stores = Vec::new();
+        let mut copy_warnings = Vec::new();
         for store in &spec.stores {
-            let holder = root.join("stores").join(&store.name);
-            std::fs::create_dir_all(&holder).map_err(JailError::Create)?;
-            let copy_err = |source| JailError::Copy {
-                name: store.name.clone(),
-                path: store.source.clone(),
-                source,
-            };
-            let existed = store.source.exists();
-            let path = match store.kind {
-                // A repository is a tree like any other: `.git` travels inside
-                // it, byte for byte, so the copy is the same repository.
-                StoreKind::Fs | StoreKind::Git => {
-                    let tree = holder.join(if store.kind == StoreKind::Git {
-                        "repo"
-                    } else {
-                        "tree"
-                    });
-                    if store.kind == StoreKind::Git && store.source.join(".git").is_file() {
-                        // A linked worktree or a submodule: its `.git` file
-                        // names a git directory outside the copy, which the
-                        // server would then write to.
-                        return Err(copy_err(std::io::Error::other(
-                            "its .git is a file pointing to a git directory elsewhere; give the main working directory",
-                        )));
-                    }
-                    if existed {
-                        copy_tree(&store.source, &tree).map_err(copy_err)?;
-                    } else {
-                        std::fs::create_dir_all(&tree).map_err(copy_err)?;
-                    }
-                    tree
-                }
-                StoreKind::Sqlite | StoreKind::Jsonl => {
-                    let file_name = store
-                        .source
-                        .file_name()
-                        .map(|n| n.to_owned())
-                        .unwrap_or_else(|| "store".into());
-                    let target = holder.join(file_name);
-                    if existed {
-                        std::fs::copy(&store.source, &target).map_err(copy_err)?;
-                        if store.kind == StoreKind::Sqlite {
-                            // A store mid-transaction travels with its companions.
-                            for suffix in ["-wal", "-journal"] {
-                                let from = with_suffix(&store.source, suffix);
-                                if from.exists() {
-                                    std::fs::copy(&from, with_suffix(&target, suffix))
-                                        .map_err(copy_err)?;
-                                }
-                            }
-                        }
-                    }
-                    target
-                }
-            };
-            stores.push(JailedStore {
-                spec: store.clone(),
-                path,
-                existed,
-            });
+            let (jailed, warnings) = copy_in(&root, store)?;
+            copy_warnings.extend(warnings);
+            stores.push(jailed);
         }
         let (dir, root) = if spec.keep {
             let kept = dir.keep();
-            (None, kept)
+            (None, kept.canonicalize().unwrap_or(kept))
         } else {
             (Some(dir), root)
         };
@@ -302,7 +303,15 @@ impl Jail {
             stores,
             spec,
             isolation: None,
+            copy_warnings,
+            _registration: registration,
         })
+    }
+
+    /// What the store copies left out or changed, one line each, prefixed
+    /// with the store's name.
+    pub fn copy_warnings(&self) -> &[String] {
+        &self.copy_warnings
     }
 
     pub fn root(&self) -> &Path {
@@ -354,55 +363,162 @@ impl Jail {
         env
     }
 
-    /// Starts one server process in the jail.
+    /// Starts one server process in the jail, in the strongest sandbox this
+    /// machine offers (see [`sandbox`]).
     pub fn launch(&mut self, clock: Arc<dyn Clock>) -> Result<Connection, LaunchError> {
+        if let Some(signal) = crate::interrupt::signal() {
+            return Err(LaunchError::Interrupted(crate::interrupt::signal_name(
+                signal,
+            )));
+        }
         let Some((program, args)) = self.spec.command.split_first() else {
             return Err(LaunchError::NoCommand);
         };
         let program = resolve_program(program);
         let args: Vec<String> = args.iter().map(|a| self.expand(a)).collect();
-        let env = self.environment();
-        let build = || {
-            let mut cmd = Command::new(&program);
-            cmd.args(&args)
-                .env_clear()
-                .envs(&env)
-                .current_dir(self.root.join("work"))
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .process_group(0);
-            cmd
-        };
+        let network = self.spec.isolate_network;
+        let decision = sandbox::decide(sandbox::availability(), &self.root, network);
         let spawn_error = |source| LaunchError::Spawn {
             program: program.clone(),
             source,
         };
-        let (isolation, spawned) = if self.spec.isolate_network {
-            spawn_isolated(build()).map_err(spawn_error)?
-        } else {
-            let isolation = Isolation {
-                level: IsolationLevel::None,
-                detail: "network isolation was not requested".into(),
-            };
-            (isolation, None)
+        let (mut child, init, layers) = match &decision.bwrap {
+            Some(bwrap) => self
+                .spawn_bwrap(bwrap, &decision, &program, &args)
+                .map_err(spawn_error)?,
+            None => self
+                .spawn_direct(&decision, &program, &args)
+                .map_err(spawn_error)?,
         };
-        self.isolation = Some(isolation);
-        let mut child = match spawned {
-            Some(child) => child,
-            None => build().spawn().map_err(spawn_error)?,
-        };
+        self.isolation = Some(Isolation::of_layers(layers));
         let (Some(stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
-            kill_group(child.id());
+            drop(process::JailedProcess::new(child, init));
             return Err(LaunchError::Pipes);
         };
         let transport = StdioTransport::new(stdin, stdout, stderr, clock);
         Ok(Connection::launched(
             RpcClient::new(transport),
-            Box::new(JailedProcess { child }),
+            Box::new(process::JailedProcess::new(child, init)),
         ))
+    }
+
+    /// The command with the environment, working directory and pipes every
+    /// server gets, in a process group of its own.
+    fn base_command(&self, mut cmd: Command) -> Command {
+        cmd.env_clear()
+            .envs(self.environment())
+            .current_dir(self.root.join("work"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        cmd
+    }
+
+    /// The server inside bubblewrap (and Landlock inside that, where it
+    /// works). Gives the child, the namespace's init, and the layers.
+    fn spawn_bwrap(
+        &self,
+        bwrap: &Path,
+        decision: &sandbox::Decision,
+        program: &Path,
+        args: &[String],
+    ) -> std::io::Result<Spawned> {
+        let info = sandbox::InfoPipe::new()?;
+        let info_fd = info.write.as_raw_fd();
+        let network = self.spec.isolate_network;
+        let mut cmd = sandbox::bwrap_command(
+            bwrap,
+            decision,
+            &self.root,
+            network,
+            &self.originals(),
+            info_fd,
+        );
+        cmd.arg(program).args(args);
+        let mut cmd = self.base_command(cmd);
+        // SAFETY: fcntl(2) is async-signal-safe; it lets bubblewrap (only)
+        // inherit the write end of the info pipe.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::fcntl(info_fd, libc::F_SETFD, 0) == 0 {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::last_os_error())
+                }
+            });
+        }
+        let child = cmd.spawn()?;
+        let init = info
+            .child_pid(Duration::from_secs(5))
+            .and_then(|pid| sandbox::pidfd_open(pid).map(|fd| (pid, fd)));
+        Ok((child, init, decision.layers.clone()))
+    }
+
+    /// The server without bubblewrap: Landlock through the helper where it
+    /// works, and a network namespace where the kernel lets us make one.
+    fn spawn_direct(
+        &self,
+        decision: &sandbox::Decision,
+        program: &Path,
+        args: &[String],
+    ) -> std::io::Result<Spawned> {
+        let build = || {
+            let cmd = match decision.helper.as_ref().filter(|_| decision.landlock.any()) {
+                Some(helper) => {
+                    let mut cmd = Command::new(helper);
+                    cmd.args(decision.landlock.to_args())
+                        .arg(program)
+                        .args(args);
+                    cmd
+                }
+                None => {
+                    let mut cmd = Command::new(program);
+                    cmd.args(args);
+                    cmd
+                }
+            };
+            self.base_command(cmd)
+        };
+        let mut layers = decision.layers.clone();
+        if !decision.direct_netns {
+            return Ok((build().spawn()?, None, layers));
+        }
+        let (netns, spawned) = spawn_isolated(build())?;
+        let child = match spawned {
+            Some(child) => child,
+            None => build().spawn()?,
+        };
+        if let Some(entry) = layers
+            .iter_mut()
+            .find(|l| l.layer == IsolationLayer::NetworkNamespace)
+        {
+            *entry = sandbox::layer_entry(IsolationLayer::NetworkNamespace, netns);
+        }
+        Ok((child, None, layers))
+    }
+
+    /// The stores' original files, hidden from the server in the sandbox.
+    /// A tree (a repository too) is left visible (read-only): it may hold the
+    /// server's own code.
+    fn originals(&self) -> Vec<PathBuf> {
+        let mut files = Vec::new();
+        for store in &self.stores {
+            if matches!(store.spec.kind, StoreKind::Fs | StoreKind::Git) || !store.existed {
+                continue;
+            }
+            for suffix in ["", "-wal", "-journal", "-shm"] {
+                let path = with_suffix(&store.spec.source, suffix);
+                if let Ok(real) = path.canonicalize()
+                    && real.metadata().is_ok_and(|m| m.is_file())
+                {
+                    files.push(real);
+                }
+            }
+        }
+        files
     }
 
     /// A jail for a remote server (`--url`): nothing is copied and nothing is
@@ -428,10 +544,9 @@ impl Jail {
             root,
             stores,
             spec,
-            isolation: Some(Isolation {
-                level: IsolationLevel::None,
-                detail: REMOTE_ISOLATION.into(),
-            }),
+            isolation: Some(Isolation::none(REMOTE_ISOLATION)),
+            copy_warnings: Vec::new(),
+            _registration: None,
         })
     }
 }
@@ -448,10 +563,15 @@ pub fn connect(endpoint: &Endpoint, clock: Arc<dyn Clock>, timeout: Duration) ->
     )))
 }
 
-/// Spawns `cmd` in a new network namespace. When the kernel refuses one, no
-/// child is started and the isolation says why: the caller starts the
-/// server without it. Any other failure to spawn is an error.
-fn spawn_isolated(mut cmd: Command) -> std::io::Result<(Isolation, Option<Child>)> {
+/// A spawned server: the child, the sandbox's PID-namespace init (pid and
+/// pidfd) when there is one, and the layers it got.
+type Spawned = (Child, Option<(i32, std::os::fd::OwnedFd)>, Vec<LayerEntry>);
+
+/// Spawns `cmd` in a new network namespace (root only, without
+/// bubblewrap). When the kernel refuses one, no child is started and the
+/// error says why: the caller starts the server without it. Any other
+/// failure to spawn is an error.
+fn spawn_isolated(mut cmd: Command) -> std::io::Result<(Result<(), String>, Option<Child>)> {
     // SAFETY: unshare(2) is async-signal-safe and touches only the child.
     unsafe {
         cmd.pre_exec(|| {
@@ -463,27 +583,15 @@ fn spawn_isolated(mut cmd: Command) -> std::io::Result<(Isolation, Option<Child>
         });
     }
     match cmd.spawn() {
-        Ok(child) => {
-            let isolation = Isolation {
-                level: IsolationLevel::NetworkNamespace,
-                detail: "server started in a new, empty network namespace (no interfaces up)"
-                    .into(),
-            };
-            Ok((isolation, Some(child)))
-        }
+        Ok(child) => Ok((Ok(()), Some(child))),
         Err(e)
             if e.kind() == ErrorKind::PermissionDenied
                 || e.raw_os_error() == Some(libc::EPERM)
                 || e.raw_os_error() == Some(libc::EINVAL)
                 || e.raw_os_error() == Some(libc::ENOSPC) =>
         {
-            let isolation = Isolation {
-                level: IsolationLevel::None,
-                detail: format!(
-                    "the kernel refused a network namespace ({e}); the server had the host's network"
-                ),
-            };
-            Ok((isolation, None))
+            let why = format!("the kernel refused a network namespace ({e})");
+            Ok((Err(why), None))
         }
         Err(e) => Err(e),
     }
@@ -515,95 +623,76 @@ fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
     PathBuf::from(name)
 }
 
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
-        let kind = entry.file_type()?;
-        let target = to.join(entry.file_name());
-        if kind.is_dir() {
-            copy_tree(&entry.path(), &target)?;
-        } else if kind.is_symlink() {
-            std::os::unix::fs::symlink(std::fs::read_link(entry.path())?, &target)?;
-        } else {
-            std::fs::copy(entry.path(), &target)?;
-        }
-    }
-    Ok(())
-}
-
-fn kill_group(pid: u32) {
-    if let Ok(pid) = i32::try_from(pid) {
-        // SAFETY: kill(2) with a negative pid signals the process group we created.
-        unsafe {
-            libc::kill(-pid, libc::SIGKILL);
-        }
-    }
-}
-
-/// A server process started in the jail, in a process group of its own so
-/// that everything it starts can be stopped with it. Dropping it kills the
-/// whole group.
-struct JailedProcess {
-    child: Child,
-}
-
-impl Process for JailedProcess {
-    /// Waits for the server to leave on its own (its stdin is closed), then
-    /// insists: SIGTERM, SIGKILL, always to the whole group so no grandchild
-    /// outlives the audit.
-    fn stop(&mut self) -> Option<ExitStatus> {
-        let status = self
-            .wait_for(Duration::from_millis(1_000))
-            .or_else(|| {
-                self.signal(libc::SIGTERM);
-                self.wait_for(Duration::from_millis(500))
-            })
-            .or_else(|| {
-                self.signal(libc::SIGKILL);
-                self.wait_for(Duration::from_millis(500))
+/// Copies one declared store into the jail; gives the jailed store and
+/// what the copy had to leave out, each line prefixed with the store.
+fn copy_in(root: &Path, store: &StoreSpec) -> Result<(JailedStore, Vec<String>), JailError> {
+    let holder = root.join("stores").join(&store.name);
+    std::fs::create_dir_all(&holder).map_err(JailError::Create)?;
+    let copy_err = |error| JailError::Copy {
+        name: store.name.clone(),
+        path: store.source.clone(),
+        error,
+    };
+    // A link the user named counts by what it names.
+    let existed = std::fs::metadata(&store.source).is_ok();
+    let mut warnings = Vec::new();
+    let path = match store.kind {
+        // A repository is a tree like any other: `.git` travels inside it,
+        // byte for byte, so the copy is the same repository.
+        StoreKind::Fs | StoreKind::Git => {
+            let tree = holder.join(if store.kind == StoreKind::Git {
+                "repo"
+            } else {
+                "tree"
             });
-        // Whatever else is in the group goes too.
-        kill_group(self.child.id());
-        status
-    }
-
-    fn exited(&mut self) -> Option<ExitStatus> {
-        self.child.try_wait().ok().flatten()
-    }
-}
-
-impl JailedProcess {
-    fn wait_for(&mut self, limit: Duration) -> Option<ExitStatus> {
-        let deadline = Instant::now() + limit;
-        loop {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                return Some(status);
+            if store.kind == StoreKind::Git && store.source.join(".git").is_file() {
+                // A linked worktree or a submodule: its `.git` file names a
+                // git directory outside the copy, which the server would
+                // then write to.
+                return Err(copy_err(std::io::Error::other(
+                    "its .git is a file pointing to a git directory elsewhere; give the main working directory",
+                )));
             }
-            if Instant::now() >= deadline {
-                return None;
+            if existed {
+                warnings = copy::copy_tree(&store.source, &tree).map_err(copy_err)?;
+            } else {
+                std::fs::create_dir_all(&tree).map_err(copy_err)?;
             }
-            std::thread::sleep(Duration::from_millis(10));
+            tree
         }
-    }
-
-    fn signal(&self, signal: i32) {
-        if let Ok(pid) = i32::try_from(self.child.id()) {
-            // SAFETY: signals the process group created for this child.
-            unsafe {
-                libc::kill(-pid, signal);
+        StoreKind::Sqlite | StoreKind::Jsonl => {
+            let file_name = store
+                .source
+                .file_name()
+                .map(|n| n.to_owned())
+                .unwrap_or_else(|| "store".into());
+            let target = holder.join(file_name);
+            if existed {
+                copy::copy_store_file(&store.source, &target).map_err(copy_err)?;
+                if store.kind == StoreKind::Sqlite {
+                    // A store mid-transaction travels with its companions.
+                    for suffix in ["-wal", "-journal"] {
+                        let from = with_suffix(&store.source, suffix);
+                        if from.exists() {
+                            copy::copy_store_file(&from, &with_suffix(&target, suffix))
+                                .map_err(copy_err)?;
+                        }
+                    }
+                }
             }
+            target
         }
-    }
-}
-
-impl Drop for JailedProcess {
-    fn drop(&mut self) {
-        if self.exited().is_none() {
-            kill_group(self.child.id());
-            let _ = self.child.wait();
-        }
-    }
+    };
+    let warnings = warnings
+        .into_iter()
+        .map(|w| format!("store {}: {w}", store.name))
+        .collect();
+    let jailed = JailedStore {
+        spec: store.clone(),
+        path,
+        existed,
+    };
+    Ok((jailed, warnings))
 }
 
 #[cfg(test)]

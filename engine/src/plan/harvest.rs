@@ -1,13 +1,32 @@
-//! The harvest: real values taken from a server's own answers.
+//! The harvest: real values taken from a server's own answers, from the
+//! plan's own earlier calls, and from the declared stores.
 //!
 //! A call that fails on an invented id proves nothing; the same failure on an
 //! id the server itself returned a moment earlier is a confirmed defect. So
 //! before inventing an argument, the planner looks here for an id-shaped value
-//! the server already handed out, and records where it came from.
+//! the server already handed out, a name an earlier call of the plan made, or
+//! a path, table or entity the store held before the first call, and records
+//! where it came from.
+
+use std::path::PathBuf;
 
 use serde_json::Value;
+use witness_model::audit::StoreObject;
 
+use super::cues::{PathKind, ToolCues};
 use super::result::result_view;
+
+/// Where a value in the pool came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// An earlier answer of the server; `path` is where in its result.
+    Answer,
+    /// An earlier successful call of this plan that made it; `path` is the
+    /// argument that named it (`arguments.path`).
+    Plan,
+    /// The baseline snapshot of a declared store: the object it named.
+    Store(StoreObject),
+}
 
 /// One value found in a response, with its origin.
 #[derive(Clone, Debug, PartialEq)]
@@ -25,12 +44,54 @@ pub struct Harvested {
     /// The key of the collection or object it sat in (`entities` for
     /// `structured.entities[0].name`), when there was one.
     pub collection: Option<String>,
+    pub source: Source,
+    /// For a path: what it is (a file, a directory, the store's root).
+    pub shape: Option<PathKind>,
+}
+
+impl Harvested {
+    /// A value a declared store's baseline named.
+    pub fn seeded(key: &str, value: Value, object: StoreObject, collection: Option<&str>) -> Self {
+        Self {
+            key: key.to_owned(),
+            value,
+            tool: String::new(),
+            step: 0,
+            path: object.object.clone(),
+            collection: collection.map(str::to_owned),
+            source: Source::Store(object),
+            shape: None,
+        }
+    }
+
+    /// A path a declared store's baseline listed, and what it is.
+    pub fn seeded_path(value: String, shape: PathKind, object: StoreObject) -> Self {
+        Self {
+            shape: Some(shape),
+            ..Self::seeded("path", Value::String(value), object, None)
+        }
+    }
+
+    /// Whether a path names something hidden (a component starting with
+    /// `.`, such as `.git/HEAD`): offered only when nothing else is.
+    fn hidden(&self) -> bool {
+        let Source::Store(object) = &self.source else {
+            return false;
+        };
+        object
+            .object
+            .split_once('/')
+            .is_some_and(|(_, path)| path.split('/').any(|c| c.starts_with('.')))
+    }
 }
 
 /// Every harvested value, in the order found.
 #[derive(Clone, Debug, Default)]
 pub struct Pool {
     items: Vec<Harvested>,
+    /// Directory stores' jailed roots, in declaration order: where a fresh
+    /// path is made.
+    roots: Vec<PathBuf>,
 }
 
 /// Keys whose values are identifiers worth reusing.
@@ -60,6 +121,44 @@ const MAX_ITEMS: usize = 50;
 impl Pool {
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
+    }
+
+    /// Every value, oldest first.
+    pub(super) fn items(&self) -> std::slice::Iter<'_, Harvested> {
+        self.items.iter()
+    }
+
+    /// Adds what the declared stores held before the first call.
+    pub fn seed(&mut self, seeds: Vec<Harvested>, roots: Vec<PathBuf>) {
+        self.items.extend(seeds);
+        self.roots.extend(roots);
+    }
+
+    /// The first directory store's root, where fresh paths are made.
+    pub fn fresh_root(&self) -> Option<&PathBuf> {
+        self.roots.first()
+    }
+
+    /// Records a value a successful call of step `step` made under argument
+    /// `key`: later calls that refer to such a thing use it.
+    pub fn created(
+        &mut self,
+        tool: &str,
+        step: u32,
+        key: &str,
+        value: &Value,
+        shape: Option<PathKind>,
+    ) {
+        self.items.push(Harvested {
+            key: key.to_owned(),
+            value: value.clone(),
+            tool: tool.to_owned(),
+            step,
+            path: format!("arguments.{key}"),
+            collection: None,
+            source: Source::Plan,
+            shape,
+        });
     }
 
     /// Collects the id-shaped values of a successful call's result.
@@ -161,18 +260,67 @@ impl Pool {
             step,
             path: path.to_owned(),
             collection: collection.map(str::to_owned),
+            source: Source::Answer,
+            shape: None,
         });
     }
 
     /// Like [`Self::candidate`], but only a value of the same JSON kind as
-    /// `like` (a string for a string, a number for a number) fits.
-    pub fn candidate_like(&self, tool: &str, param: &str, like: &Value) -> Option<&Harvested> {
+    /// `like` (a string for a string, a number for a number) fits, and a
+    /// parameter that asks for a path gets one of the kind it asks for.
+    pub fn candidate_like(&self, cues: &ToolCues, param: &str, like: &Value) -> Option<&Harvested> {
         let same_kind = |h: &Harvested| match like {
             Value::String(_) => h.value.is_string(),
             Value::Number(_) => h.value.is_number(),
             _ => false,
         };
-        self.find(tool, param, &same_kind)
+        if like.is_string()
+            && let Some(kind) = cues.path_kind(param)
+            && let Some(found) = self.path(cues, kind)
+        {
+            return Some(found);
+        }
+        self.find(&cues.tool, param, &same_kind)
+    }
+
+    /// A path of the kind asked for. A tool that may change things gets
+    /// what the plan itself made first, so the store's own files stay for
+    /// the reads; a read-only tool gets what the store held first. Among
+    /// store paths, hidden ones (`.git/...`) come last, and the earliest
+    /// in the snapshot's order wins.
+    fn path(&self, cues: &ToolCues, kind: PathKind) -> Option<&Harvested> {
+        let fits = |h: &Harvested| {
+            matches!(
+                (kind, h.shape),
+                (PathKind::Root, Some(PathKind::Root))
+                    | (PathKind::Dir, Some(PathKind::Dir | PathKind::Root))
+                    | (PathKind::File, Some(PathKind::File))
+            )
+        };
+        let made = || {
+            self.items
+                .iter()
+                .rev()
+                .find(|h| h.source == Source::Plan && fits(h))
+        };
+        let held = || {
+            let stored = |hidden: bool| {
+                self.items.iter().find(|h| {
+                    matches!(h.source, Source::Store(_)) && fits(h) && h.hidden() == hidden
+                })
+            };
+            // The root first for a directory: it is the one every server
+            // that was given the store can reach.
+            let root = (kind == PathKind::Dir)
+                .then(|| self.items.iter().find(|h| h.shape == Some(PathKind::Root)))
+                .flatten();
+            root.or_else(|| stored(false)).or_else(|| stored(true))
+        };
+        if cues.read_only {
+            held().or_else(made)
+        } else {
+            made().or_else(held)
+        }
     }
 
     /// The most recent harvested value that fits parameter `param` of `tool`.
@@ -226,11 +374,18 @@ impl Pool {
         if generic {
             let noun = tool.rsplit('_').next().unwrap_or(tool).to_ascii_lowercase();
             let noun = noun.trim_end_matches('s').to_owned();
-            if noun.len() >= 3 {
-                return newest(&|h| {
+            if noun.len() >= 3
+                && let Some(h) = newest(&|h| {
                     matches!(h.key.as_str(), "id" | "name" | "key" | "[]")
                         && h.tool.to_ascii_lowercase().contains(&noun)
-                });
+                })
+            {
+                return Some(h);
+            }
+            // A bare `name` with no answer about the tool's noun: a name the
+            // store held (an entity's), which at least exists.
+            if param == "name" {
+                return newest(&|h| h.key == "name" && matches!(h.source, Source::Store(_)));
             }
         }
         None
@@ -358,8 +513,12 @@ mod tests {
         );
         assert!(pool.candidate("x", "relationName").is_none());
         // A number never stands in for a string, nor the reverse.
+        let cues = ToolCues {
+            tool: "add_observations".into(),
+            ..ToolCues::default()
+        };
         assert!(
-            pool.candidate_like("add_observations", "entityName", &json!(1))
+            pool.candidate_like(&cues, "entityName", &json!(1))
                 .is_none()
         );
         assert_eq!(singular("entities"), "entity");

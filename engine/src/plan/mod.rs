@@ -17,6 +17,17 @@
 //! args.key_id = { from = "call 2", path = "json.id" }
 //! ```
 //!
+//! A call may carry checks (seed 000's check types), judged by the response
+//! lane: a name, or a table whose `type` is the name and whose other keys
+//! are its parameters:
+//!
+//! ```toml
+//! [[call]]
+//! tool = "search_notes"
+//! args = { query = "a" }
+//! checks = ["succeeds", "output_schema", { type = "max_items", limit = 50 }]
+//! ```
+//!
 //! An inline table with exactly the keys `from` and `path` is a reference; any
 //! other table is a literal object. `path` is read against a view of the
 //! earlier result: `structured` (its `structuredContent`), `text` (its first
@@ -29,14 +40,20 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+pub mod cues;
 pub mod harvest;
 pub mod preview;
 pub mod result;
+pub mod seeds;
+pub mod sql;
 pub mod synth;
 
-use witness_model::audit::{Argument, ArgumentPart, Origin, Provenance, ToolClass, ToolEntry};
+use witness_model::audit::{
+    Argument, ArgumentPart, CheckId, Expectation, Origin, Provenance, ToolClass, ToolEntry,
+};
 
-use harvest::Pool;
+use cues::{PathKind, SqlKind, ToolCues};
+use harvest::{Harvested, Pool, Source};
 use result::{lookup, parse_path, result_view};
 
 /// How one argument's value is obtained.
@@ -52,17 +69,48 @@ pub enum ArgSpec {
     /// one. For a structured value, every scalar inside it is looked up the
     /// same way, by the key it sits under.
     Auto(Value),
-    /// A value the input schema itself fixes (`const`, `enum`, `default`).
-    /// Recorded as `synthesized`, but it invents nothing, so it does not
-    /// keep a read-only tool out of the harvest pass.
+    /// A value the input schema itself offers (`const`, `enum`, `default`,
+    /// `examples`, a value quoted in its description). Recorded as
+    /// `synthesized`, but it invents nothing, so it does not keep a
+    /// read-only tool out of the harvest pass.
     Pinned(Value),
+    /// A fresh name for the thing this tool makes (`witness-<tool>`); for a
+    /// path, made under the first directory store's root. Never filled from
+    /// the harvest; once a call on it succeeds, later calls that refer to
+    /// such a thing use it.
+    Fresh(Value),
+    /// A SQL statement of this kind, on a real table, written at call time.
+    Sql(SqlKind),
 }
 
 /// One planned call.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PlanStep {
     pub tool: String,
     pub args: Vec<(String, ArgSpec)>,
+    /// What the planner read from the tool's name and description to fill
+    /// its arguments (default for a plan file's steps).
+    pub cues: ToolCues,
+}
+
+/// A value a call will have made if it succeeds, to be offered to later
+/// calls as the plan's own.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Created {
+    /// The argument that named it (`path`, `branch_name`), or `table_name`
+    /// for the table a `CREATE TABLE` makes.
+    pub key: String,
+    pub value: Value,
+    pub shape: Option<PathKind>,
+}
+
+/// A step's arguments, resolved: the object sent, the ledger's record of
+/// each argument, and what the call makes if it succeeds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Resolved {
+    pub arguments: Value,
+    pub recorded: Vec<Argument>,
+    pub creates: Vec<Created>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -79,6 +127,8 @@ pub struct Plan {
     /// filled without inventing anything. The steps after them call every
     /// tool not already called in that pass.
     pub harvest: usize,
+    /// The checks a plan file attaches, by plan step (`call N`, from 1).
+    pub expect: BTreeMap<u32, Vec<Expectation>>,
 }
 
 #[derive(Deserialize)]
@@ -94,7 +144,12 @@ struct CallFile {
     tool: String,
     #[serde(default)]
     args: BTreeMap<String, toml::Value>,
+    #[serde(default)]
+    checks: Vec<toml::Value>,
 }
+
+/// Pages a pagination check may follow at most (the catalog's own bound).
+pub const MAX_PAGES: u32 = 20;
 
 /// Why a plan file was refused. One line each, for exit code 2.
 #[derive(Debug, thiserror::Error)]
@@ -129,8 +184,20 @@ impl Plan {
             return Err("it lists no [[call]]".into());
         }
         let mut steps = Vec::new();
+        let mut expect = BTreeMap::new();
         for (i, call) in file.call.into_iter().enumerate() {
             let this = i as u32 + 1;
+            let checks = call
+                .checks
+                .iter()
+                .enumerate()
+                .map(|(n, c)| {
+                    expectation(c).map_err(|e| format!("call {this} check {}: {e}", n + 1))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            if !checks.is_empty() {
+                expect.insert(this, checks);
+            }
             let mut args = Vec::new();
             for (name, value) in call.args {
                 let spec = match reference(&value) {
@@ -159,6 +226,7 @@ impl Plan {
             steps.push(PlanStep {
                 tool: call.tool,
                 args,
+                cues: ToolCues::default(),
             });
         }
         Ok(Plan {
@@ -166,6 +234,7 @@ impl Plan {
             origin: "file",
             retry_at: None,
             harvest: 0,
+            expect,
         })
     }
 
@@ -226,32 +295,13 @@ impl Plan {
                 .iter()
                 .position(|t| removes_by_name(&t.name) && t.class != ToolClass::ReadOnly)
                 .unwrap_or(ordered.len());
-        let steps = reads
-            .into_iter()
-            .chain(ordered)
-            .map(|tool| {
-                let pinned = synth::pinned(tool.input_schema.as_ref());
-                PlanStep {
-                    tool: tool.name.clone(),
-                    args: synth::arguments(tool.input_schema.as_ref())
-                        .into_iter()
-                        .map(|(name, value)| {
-                            let spec = if pinned.contains(&name) {
-                                ArgSpec::Pinned(value)
-                            } else {
-                                ArgSpec::Auto(value)
-                            };
-                            (name, spec)
-                        })
-                        .collect(),
-                }
-            })
-            .collect();
+        let steps = reads.into_iter().chain(ordered).map(planned_step).collect();
         Plan {
             steps,
             origin: "synthesized",
             retry_at: Some(retry_at),
             harvest,
+            expect: BTreeMap::new(),
         }
     }
 
@@ -289,16 +339,52 @@ impl Plan {
 pub fn satisfiable(step: &PlanStep, pool: &Pool) -> bool {
     step.args.iter().all(|(name, spec)| match spec {
         ArgSpec::Literal(_) | ArgSpec::Pinned(_) => true,
-        ArgSpec::Synthesized(_) | ArgSpec::From { .. } => false,
-        ArgSpec::Auto(fallback) => {
-            let filled = fill(&step.tool, name, fallback, pool);
-            filled.source == Provenance::Harvested
+        ArgSpec::Synthesized(_) | ArgSpec::From { .. } | ArgSpec::Fresh(_) | ArgSpec::Sql(_) => {
+            false
         }
+        ArgSpec::Auto(fallback) => fill(&step.cues, name, fallback, pool).source.is_real(),
     })
 }
 
-/// Names that say a tool lists or searches: harvested from first.
-fn lists_by_name(name: &str) -> bool {
+/// The planner's step for one tool: every required argument, each with how
+/// its value is to be had. What the schema offers is pinned; SQL is written
+/// at call time; the name of the thing a creator makes is fresh; anything
+/// else is a real value when one fits at call time, else the synthesized one.
+fn planned_step(tool: &ToolEntry) -> PlanStep {
+    let cues = ToolCues::of(tool);
+    let schema = tool.input_schema.as_ref();
+    let pinned = synth::pinned(schema);
+    let args = synth::arguments_for(schema, &tool.name)
+        .into_iter()
+        .map(|(name, value)| {
+            let spec = match cues.sql_kind(&name) {
+                _ if pinned.contains(&name) => ArgSpec::Pinned(value),
+                Some(kind) if value.is_string() => ArgSpec::Sql(kind),
+                _ if value.is_string() && cues.new_name(&name) => {
+                    // Plain invention gets the tool's own name; a value the
+                    // description shaped is kept.
+                    let fresh = if value == "witness" {
+                        Value::String(synth::fresh_name(&tool.name))
+                    } else {
+                        value
+                    };
+                    ArgSpec::Fresh(fresh)
+                }
+                _ => ArgSpec::Auto(value),
+            };
+            (name, spec)
+        })
+        .collect();
+    PlanStep {
+        tool: tool.name.clone(),
+        args,
+        cues,
+    }
+}
+
+/// Names that say a tool lists or searches: harvested from first, and asked
+/// again before the retry pass.
+pub(crate) fn lists_by_name(name: &str) -> bool {
     let lowered = name.to_ascii_lowercase();
     ["list", "search", "find", "query", "browse", "enumerate"]
         .iter()
@@ -308,11 +394,7 @@ fn lists_by_name(name: &str) -> bool {
 /// Names that say a tool makes something new: called first among writes.
 fn adds_by_name(name: &str) -> bool {
     let lowered = name.to_ascii_lowercase();
-    [
-        "create", "add", "insert", "append", "new", "save", "write", "put", "mint",
-    ]
-    .iter()
-    .any(|w| lowered.contains(w))
+    cues::CREATE_WORDS.iter().any(|w| lowered.contains(w))
 }
 
 /// Names that say a tool takes something away; used only to call such tools
@@ -324,6 +406,70 @@ fn removes_by_name(name: &str) -> bool {
     ]
     .iter()
     .any(|w| lowered.contains(w))
+}
+
+/// One entry of a call's `checks`: a check's plan name, or a table whose
+/// `type` is the name and whose other keys are its parameters.
+fn expectation(value: &toml::Value) -> Result<Expectation, String> {
+    let table = match value {
+        toml::Value::String(name) => {
+            let mut table = toml::Table::new();
+            table.insert("type".into(), toml::Value::String(name.clone()));
+            table
+        }
+        toml::Value::Table(table) => table.clone(),
+        _ => return Err("must be a check name or a table with `type`".into()),
+    };
+    let name = table
+        .get("type")
+        .and_then(toml::Value::as_str)
+        .ok_or("a check table needs `type`")?
+        .to_owned();
+    let known: Vec<&str> = CheckId::ALL
+        .into_iter()
+        .filter_map(CheckId::plan_name)
+        .collect();
+    if !known.contains(&name.as_str()) {
+        return Err(format!(
+            "unknown check type {name:?} (one of {})",
+            known.join(", ")
+        ));
+    }
+    let parsed: Expectation = toml::Value::Table(table)
+        .try_into()
+        .map_err(|e: toml::de::Error| format!("{name}: {}", one_line(e.message())))?;
+    validate_expectation(&parsed).map_err(|e| format!("{name}: {e}"))?;
+    Ok(parsed)
+}
+
+/// Bounds a parsed check's parameters must keep.
+fn validate_expectation(expectation: &Expectation) -> Result<(), String> {
+    let path_ok = |path: &Option<String>, key: &str| match path {
+        Some(p) => parse_path(p)
+            .map(|_| ())
+            .map_err(|e| format!("{key} {p:?}: {e}")),
+        None => Ok(()),
+    };
+    match expectation {
+        Expectation::LatencyUnder { ms } if *ms == 0 => Err("ms must be at least 1".into()),
+        Expectation::MaxItems { path, .. } => path_ok(path, "path"),
+        Expectation::PaginationTerminates {
+            cursor,
+            next,
+            items,
+            max_pages,
+        } => {
+            if max_pages.is_some_and(|n| !(2..=MAX_PAGES).contains(&n)) {
+                return Err(format!("max_pages must be 2 to {MAX_PAGES}"));
+            }
+            if cursor.as_deref().is_some_and(str::is_empty) {
+                return Err("cursor must name a parameter".into());
+            }
+            path_ok(next, "next")?;
+            path_ok(items, "items")
+        }
+        _ => Ok(()),
+    }
 }
 
 fn reference(value: &toml::Value) -> Option<(String, String)> {
@@ -344,32 +490,51 @@ fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Resolves a step's arguments against earlier results (by plan step).
-/// Returns the arguments with provenance, or why one could not be resolved.
+/// Resolves a step's arguments against earlier results (by plan step), the
+/// harvest and the stores. Gives the arguments with provenance, or why one
+/// could not be resolved.
 pub fn resolve(
     step: &PlanStep,
     results: &BTreeMap<u32, Value>,
     pool: &harvest::Pool,
-) -> Result<(Value, Vec<Argument>), String> {
+) -> Result<Resolved, String> {
     let mut object = Map::new();
-    let mut record = Vec::new();
+    let mut recorded = Vec::new();
+    let mut creates = Vec::new();
     for (name, spec) in &step.args {
-        let (value, source, from) = match spec {
-            ArgSpec::Literal(v) => (v.clone(), Provenance::Literal, None),
+        let argument = match spec {
+            ArgSpec::Literal(v) => plain(name, v.clone(), Provenance::Literal),
             ArgSpec::Synthesized(v) | ArgSpec::Pinned(v) => {
-                (v.clone(), Provenance::Synthesized, None)
+                plain(name, v.clone(), Provenance::Synthesized)
+            }
+            ArgSpec::Fresh(v) => {
+                let (value, shape) = fresh(&step.cues, name, v, pool);
+                creates.push(Created {
+                    key: name.clone(),
+                    value: value.clone(),
+                    shape,
+                });
+                plain(name, value, Provenance::Synthesized)
+            }
+            ArgSpec::Sql(kind) => {
+                let (statement, table) = sql::statement(*kind, &step.tool, pool);
+                creates.extend(table.map(|t| Created {
+                    key: "table_name".into(),
+                    value: Value::String(t),
+                    shape: None,
+                }));
+                plain(name, Value::String(statement), Provenance::Synthesized)
             }
             ArgSpec::Auto(fallback) => {
-                let filled = fill(&step.tool, name, fallback, pool);
-                object.insert(name.clone(), filled.value.clone());
-                record.push(Argument {
+                let filled = fill(&step.cues, name, fallback, pool);
+                Argument {
                     name: name.clone(),
                     value: filled.value,
                     source: filled.source,
                     from: filled.from,
+                    object: filled.object,
                     parts: filled.parts,
-                });
-                continue;
+                }
             }
             ArgSpec::From { step: from, path } => {
                 let result = results.get(from).ok_or_else(|| {
@@ -377,26 +542,58 @@ pub fn resolve(
                 })?;
                 let value = lookup(&result_view(result), path)
                     .ok_or_else(|| format!("argument {name}: call {from} has nothing at {path}"))?;
-                (
-                    value,
-                    Provenance::Harvested,
-                    Some(Origin {
+                Argument {
+                    from: Some(Origin {
                         call: format!("call {from}"),
                         path: path.clone(),
                     }),
-                )
+                    ..plain(name, value, Provenance::Harvested)
+                }
             }
         };
-        object.insert(name.clone(), value.clone());
-        record.push(Argument {
-            name: name.clone(),
-            value,
-            source,
-            from,
-            parts: Vec::new(),
-        });
+        object.insert(name.clone(), argument.value.clone());
+        recorded.push(argument);
     }
-    Ok((Value::Object(object), record))
+    Ok(Resolved {
+        arguments: Value::Object(object),
+        recorded,
+        creates,
+    })
+}
+
+fn plain(name: &str, value: Value, source: Provenance) -> Argument {
+    Argument {
+        name: name.to_owned(),
+        value,
+        source,
+        from: None,
+        object: None,
+        parts: Vec::new(),
+    }
+}
+
+/// A fresh name, made a path under the first directory store's root when
+/// the parameter asks for a path (a file gets `.txt`), and the kind of
+/// path it is.
+fn fresh(cues: &ToolCues, name: &str, value: &Value, pool: &Pool) -> (Value, Option<PathKind>) {
+    let (Some(kind), Some(text)) = (cues.path_kind(name), value.as_str()) else {
+        return (value.clone(), None);
+    };
+    let Some(root) = pool.fresh_root() else {
+        return (value.clone(), Some(kind));
+    };
+    let file = if kind == PathKind::File && !text.contains('.') {
+        format!("{text}.txt")
+    } else {
+        text.to_owned()
+    };
+    let kind = if kind == PathKind::Root {
+        PathKind::Dir
+    } else {
+        kind
+    };
+    let path = root.join(file).to_string_lossy().into_owned();
+    (Value::String(path), Some(kind))
 }
 
 /// An argument filled from the harvest where a value fits.
@@ -404,48 +601,76 @@ struct Filled {
     value: Value,
     source: Provenance,
     from: Option<Origin>,
+    object: Option<witness_model::audit::StoreObject>,
     parts: Vec<ArgumentPart>,
 }
 
-/// Replaces every scalar of `fallback` that a harvested value fits (by the
-/// key it sits under, or the array's singular name) with that value. The
-/// argument is `harvested` when every scalar in it was; otherwise it is
-/// `synthesized`, and the harvested scalars are listed as its parts.
-fn fill(tool: &str, name: &str, fallback: &Value, pool: &Pool) -> Filled {
+/// Replaces every scalar of `fallback` that a real value fits (by the key
+/// it sits under, or the array's singular name) with that value; the name
+/// of the thing a creator makes stays invented. The argument is `harvested`
+/// (or `store`, when every value came from a store) when every scalar in it
+/// was real; otherwise it is `synthesized`, and the real scalars are listed
+/// as its parts.
+fn fill(cues: &ToolCues, name: &str, fallback: &Value, pool: &Pool) -> Filled {
     if !(fallback.is_object() || fallback.is_array()) {
-        return match pool.candidate_like(tool, name, fallback) {
-            Some(h) => Filled {
-                value: h.value.clone(),
-                source: Provenance::Harvested,
-                from: Some(origin_of(h)),
-                parts: Vec::new(),
-            },
+        let found = (!cues.new_name(name))
+            .then(|| pool.candidate_like(cues, name, fallback))
+            .flatten();
+        return match found {
+            Some(h) => {
+                let (source, from, object) = provenance_of(h);
+                Filled {
+                    value: h.value.clone(),
+                    source,
+                    from,
+                    object,
+                    parts: Vec::new(),
+                }
+            }
             None => Filled {
                 value: fallback.clone(),
                 source: Provenance::Synthesized,
                 from: None,
+                object: None,
                 parts: Vec::new(),
             },
         };
     }
     let mut parts = Vec::new();
     let mut invented = 0usize;
-    let value = fill_inside(tool, name, fallback, pool, "", &mut parts, &mut invented);
-    let source = if invented == 0 && !parts.is_empty() {
-        Provenance::Harvested
-    } else {
+    let value = fill_inside(cues, name, fallback, pool, "", &mut parts, &mut invented);
+    let source = if invented > 0 || parts.is_empty() {
         Provenance::Synthesized
+    } else if parts.iter().all(|p| p.object.is_some()) {
+        Provenance::Store
+    } else {
+        Provenance::Harvested
     };
     Filled {
         value,
         source,
         from: None,
+        object: None,
         parts,
     }
 }
 
+/// The provenance a pool value gives an argument, with its origin.
+fn provenance_of(
+    h: &Harvested,
+) -> (
+    Provenance,
+    Option<Origin>,
+    Option<witness_model::audit::StoreObject>,
+) {
+    match &h.source {
+        Source::Store(object) => (Provenance::Store, None, Some(object.clone())),
+        Source::Answer | Source::Plan => (Provenance::Harvested, Some(origin_of(h)), None),
+    }
+}
+
 fn fill_inside(
-    tool: &str,
+    cues: &ToolCues,
     key: &str,
     value: &Value,
     pool: &Pool,
@@ -460,7 +685,7 @@ fn fill_inside(
                     let here = format!("{at}.{k}");
                     (
                         k.clone(),
-                        fill_inside(tool, k, v, pool, &here, parts, invented),
+                        fill_inside(cues, k, v, pool, &here, parts, invented),
                     )
                 })
                 .collect(),
@@ -473,16 +698,23 @@ fn fill_inside(
                     .enumerate()
                     .map(|(i, v)| {
                         let here = format!("{at}[{i}]");
-                        fill_inside(tool, &item_key, v, pool, &here, parts, invented)
+                        fill_inside(cues, &item_key, v, pool, &here, parts, invented)
                     })
                     .collect(),
             )
         }
-        Value::String(_) | Value::Number(_) => match pool.candidate_like(tool, key, value) {
+        Value::String(_) | Value::Number(_) if cues.new_name(key) => {
+            // The name of what a creator makes: its own, never an existing one.
+            *invented += 1;
+            value.clone()
+        }
+        Value::String(_) | Value::Number(_) => match pool.candidate_like(cues, key, value) {
             Some(h) => {
+                let (_, from, object) = provenance_of(h);
                 parts.push(ArgumentPart {
                     at: at.trim_start_matches('.').to_owned(),
-                    from: origin_of(h),
+                    from,
+                    object,
                 });
                 h.value.clone()
             }
@@ -557,6 +789,66 @@ mod tests {
     }
 
     #[test]
+    fn calls_carry_checks_by_name_or_table_and_bad_ones_are_refused_in_one_line() {
+        let plan = Plan::parse(include_str!("../../../experiments/response/plan.toml"));
+        let plan = match plan {
+            Ok(p) => p,
+            Err(e) => panic!("{e}"),
+        };
+        assert_eq!(
+            plan.expect.get(&5),
+            Some(&vec![
+                Expectation::Succeeds,
+                Expectation::MaxItems {
+                    limit: 2,
+                    path: None
+                },
+                Expectation::PaginationTerminates {
+                    cursor: None,
+                    next: None,
+                    items: None,
+                    max_pages: None
+                },
+            ])
+        );
+        assert_eq!(
+            plan.expect.get(&7),
+            Some(&vec![Expectation::ErrorCode { code: -32602 }])
+        );
+        assert!(!plan.expect.contains_key(&1), "save_note carries none");
+        for (bad, says) in [
+            ("checks = [\"nope\"]", "unknown check type \"nope\""),
+            (
+                "checks = [{ type = \"max_items\", limt = 3 }]",
+                "unknown field `limt`",
+            ),
+            (
+                "checks = [{ type = \"latency_under\", ms = 0 }]",
+                "ms must be at least 1",
+            ),
+            (
+                "checks = [{ type = \"max_items\", limit = 3, path = \"body\" }]",
+                "path \"body\"",
+            ),
+            (
+                "checks = [{ type = \"pagination_terminates\", max_pages = 99 }]",
+                "max_pages",
+            ),
+            ("checks = [3]", "a check name or a table"),
+        ] {
+            let text = format!("[[call]]\ntool = \"t\"\n{bad}\n");
+            match Plan::parse(&text) {
+                Ok(_) => panic!("accepted {bad}"),
+                Err(e) => {
+                    assert!(e.contains(says), "{bad}: {e}");
+                    assert!(e.starts_with("call 1 check 1: "), "{e}");
+                    assert!(!e.contains('\n'), "one line: {e}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn references_must_point_backwards_and_paths_must_parse() {
         let forward =
             "[[call]]\ntool = \"a\"\nargs.x = { from = \"call 1\", path = \"json.id\" }\n";
@@ -578,6 +870,7 @@ mod tests {
                     path: "json.items[1].id".into(),
                 },
             )],
+            ..Default::default()
         };
         let mut results = BTreeMap::new();
         results.insert(
@@ -586,7 +879,12 @@ mod tests {
         );
         let pool = harvest::Pool::default();
         let resolved = resolve(&step, &results, &pool);
-        let Ok((args, record)) = resolved else {
+        let Ok(Resolved {
+            arguments: args,
+            recorded: record,
+            ..
+        }) = resolved
+        else {
             panic!("not resolved: {resolved:?}");
         };
         assert_eq!(args, json!({"key": "b"}));
@@ -613,6 +911,7 @@ mod tests {
             annotations: Some(annotations),
             input_schema: Some(schema),
             has_output_schema: false,
+            output_schema: None,
         }
     }
 
@@ -724,7 +1023,12 @@ mod tests {
             &json!({"structuredContent": {"note_id": "n-7", "count": "3"}}),
         );
         let resolved = resolve(step, &BTreeMap::new(), &pool);
-        let Ok((args, record)) = resolved else {
+        let Ok(Resolved {
+            arguments: args,
+            recorded: record,
+            ..
+        }) = resolved
+        else {
             panic!("{resolved:?}");
         };
         assert_eq!(args["entityNames"], json!(["Ada"]));
@@ -746,10 +1050,11 @@ mod tests {
             obs.map(|a| a.parts),
             Some(vec![ArgumentPart {
                 at: "[0].entityName".into(),
-                from: Origin {
+                from: Some(Origin {
                     call: "call 1".into(),
                     path: "structured.entities[0].name".into()
-                }
+                }),
+                object: None,
             }])
         );
         assert_eq!(
@@ -767,5 +1072,131 @@ mod tests {
             by_name("mode").map(|a| a.source),
             Some(Provenance::Synthesized)
         );
+    }
+
+    fn step_for(plan: &Plan, tool: &str) -> PlanStep {
+        plan.steps
+            .iter()
+            .rev()
+            .find(|s| s.tool == tool)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    fn argument(resolved: &Resolved, name: &str) -> Argument {
+        resolved
+            .recorded
+            .iter()
+            .find(|a| a.name == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("no argument {name}: {resolved:?}"))
+    }
+
+    /// A directory store holding `docs/a.txt`, as the baseline names it.
+    fn seeded_pool() -> Pool {
+        use crate::jail::{JailedStore, StoreKind, StoreSpec};
+        let store = JailedStore {
+            spec: StoreSpec {
+                name: "fs".into(),
+                kind: StoreKind::Fs,
+                source: "/src".into(),
+                shown: None,
+                clock_columns: Vec::new(),
+            },
+            path: "/jail/stores/fs/tree".into(),
+            existed: true,
+        };
+        let present = [("fs", "dir/docs"), ("fs", "file/docs/a.txt")];
+        let (seeds, roots) = seeds::seeds(&[store], &present);
+        let mut pool = Pool::default();
+        pool.seed(seeds, roots);
+        pool
+    }
+
+    #[test]
+    fn reads_get_store_paths_a_creator_a_fresh_one_and_later_writes_what_it_made() {
+        let path = json!({"type": "object", "properties": {"path": {"type": "string"}},
+            "required": ["path"]});
+        let read = json!({"readOnlyHint": true});
+        let write = json!({"readOnlyHint": false, "destructiveHint": true});
+        let tools = [
+            tool("read_file", read.clone(), path.clone()),
+            tool("list_directory", read, path.clone()),
+            tool("write_file", write.clone(), path.clone()),
+            tool("edit_file", write, path),
+        ];
+        let plan = Plan::synthesized(&tools);
+        let mut pool = seeded_pool();
+        let results = BTreeMap::new();
+        let resolve_ok = |step: &PlanStep, pool: &Pool| {
+            resolve(step, &results, pool).unwrap_or_else(|e| panic!("{e}"))
+        };
+        let file = argument(&resolve_ok(&step_for(&plan, "read_file"), &pool), "path");
+        assert_eq!(file.value, json!("/jail/stores/fs/tree/docs/a.txt"));
+        assert_eq!(file.source, Provenance::Store);
+        assert_eq!(
+            file.object.map(|o| (o.store, o.object)),
+            Some(("fs".into(), "file/docs/a.txt".into()))
+        );
+        let dir = argument(
+            &resolve_ok(&step_for(&plan, "list_directory"), &pool),
+            "path",
+        );
+        assert_eq!(dir.value, json!("/jail/stores/fs/tree"), "the store's root");
+        assert!(
+            satisfiable(&step_for(&plan, "read_file"), &pool),
+            "real values only"
+        );
+        // The creator's own file: fresh, under the root, never the store's.
+        let made = resolve_ok(&step_for(&plan, "write_file"), &pool);
+        let fresh = argument(&made, "path");
+        assert_eq!(
+            fresh.value,
+            json!("/jail/stores/fs/tree/witness-write_file.txt")
+        );
+        assert_eq!(fresh.source, Provenance::Synthesized);
+        assert_eq!(made.creates.len(), 1);
+        // Once made, the next writer works on it, not on the store's file.
+        let created = &made.creates[0];
+        pool.created("write_file", 3, &created.key, &created.value, created.shape);
+        let edited = argument(&resolve_ok(&step_for(&plan, "edit_file"), &pool), "path");
+        assert_eq!(edited.value, fresh.value);
+        assert_eq!(edited.source, Provenance::Harvested);
+        assert_eq!(
+            edited.from,
+            Some(Origin {
+                call: "call 3".into(),
+                path: "arguments.path".into()
+            })
+        );
+    }
+
+    #[test]
+    fn values_the_description_offers_are_taken_before_inventing() {
+        let schema = json!({"type": "object", "properties": {
+            "timezone": {"type": "string",
+                "description": "IANA timezone name (e.g., 'America/New_York', 'Europe/London'). Use 'Etc/UTC' if none."},
+            "time": {"type": "string", "description": "Time to convert in 24-hour format (HH:MM)"},
+            "branch_type": {"type": "string", "description": "local branches ('local') or all ('all')"},
+            "name": {"type": "string"}},
+            "required": ["timezone", "time", "branch_type", "name"]});
+        let tools = [tool("convert_time", json!({"readOnlyHint": true}), schema)];
+        let plan = Plan::synthesized(&tools);
+        let resolved = resolve(
+            &step_for(&plan, "convert_time"),
+            &BTreeMap::new(),
+            &Pool::default(),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            argument(&resolved, "timezone").value,
+            json!("America/New_York")
+        );
+        assert_eq!(argument(&resolved, "time").value, json!("12:00"));
+        assert_eq!(argument(&resolved, "branch_type").value, json!("local"));
+        // Still invented, and named for its tool.
+        let name = argument(&resolved, "name");
+        assert_eq!(name.value, json!("witness-convert_time"));
+        assert_eq!(name.source, Provenance::Synthesized);
     }
 }

@@ -27,6 +27,11 @@ pub fn preview(
                     ArgSpec::Auto(v) => (PlannedSource::HarvestedElseSynthesized, v.clone()),
                     ArgSpec::Pinned(v) => (PlannedSource::Schema, v.clone()),
                     ArgSpec::Synthesized(v) => (PlannedSource::Synthesized, v.clone()),
+                    ArgSpec::Fresh(v) => (PlannedSource::Fresh, v.clone()),
+                    ArgSpec::Sql(kind) => (
+                        PlannedSource::Statement,
+                        Value::String(kind.keyword().to_owned()),
+                    ),
                     ArgSpec::Literal(v) => (PlannedSource::Literal, v.clone()),
                     ArgSpec::From { step, path } => (
                         PlannedSource::Reference,

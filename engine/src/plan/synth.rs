@@ -1,9 +1,17 @@
-//! Argument synthesis from a tool's input schema.
+//! Argument synthesis from a tool's input schema and its descriptions.
 //!
 //! Synthesized values are the weakest evidence there is: a call that fails on
 //! them proves nothing about the server (its checks become `untestable`). They
 //! are deterministic, so reruns send the same bytes, and plain, so a reader
 //! recognises them (`"witness"`, `1`, `true`).
+//!
+//! Before inventing, synthesis takes what the schema offers: `const`, the
+//! first of an `enum`, `default`, the first of `examples`, a value quoted
+//! in the property's description (`IANA timezone name (e.g.,
+//! 'America/New_York')`), a format the description spells out (`HH:MM`),
+//! then a `format`. What is still invented is plain, and a name (a
+//! parameter that names or identifies a thing) carries the tool's name, so
+//! two tools never share one invented name: `witness-create_directory`.
 
 use std::collections::HashSet;
 
@@ -27,17 +35,20 @@ const MAX_STRING_LEN: usize = 4_096;
 /// Most items a synthesized array holds, whatever `minItems` says.
 const MAX_ITEMS: u64 = 4;
 
-/// What is left of the output budget while one synthesis runs.
+/// What is left of the output budget while one synthesis runs, and the
+/// tool it runs for (whose name invented names carry).
 struct Budget {
     nodes: usize,
     bytes: usize,
+    tool: String,
 }
 
 impl Budget {
-    fn new() -> Self {
+    fn new(tool: &str) -> Self {
         Budget {
             nodes: MAX_NODES,
             bytes: MAX_BYTES,
+            tool: tool.to_owned(),
         }
     }
 
@@ -96,17 +107,44 @@ fn charge(value: &Value, nodes: &mut usize, bytes: &mut usize) -> bool {
 
 /// Values for the required properties of an object schema, in property order.
 pub fn arguments(schema: Option<&Value>) -> Vec<(String, Value)> {
+    arguments_for(schema, "")
+}
+
+/// [`arguments`] for tool `tool`: the names it invents carry the tool's name.
+pub fn arguments_for(schema: Option<&Value>, tool: &str) -> Vec<(String, Value)> {
     let Some(schema) = schema else {
         return Vec::new();
     };
-    let Value::Object(object) = value_for(schema, schema, "", 0, &mut Budget::new()) else {
+    let Value::Object(object) = value_for(schema, schema, "", 0, &mut Budget::new(tool)) else {
         return Vec::new();
     };
     object.into_iter().collect()
 }
 
-/// The required properties whose value the schema itself fixes (`const`, an
-/// `enum`, a `default`): choosing them invents nothing.
+/// An invented name for tool `tool`: `witness-<tool>`, reduced to letters,
+/// digits, `-` and `_` so it is usable as a file, branch or entity name.
+pub fn fresh_name(tool: &str) -> String {
+    let tool: String = tool
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(48)
+        .collect();
+    if tool.is_empty() {
+        "witness".to_owned()
+    } else {
+        format!("witness-{tool}")
+    }
+}
+
+/// The properties whose value the schema itself offers (`const`, an `enum`,
+/// a `default`, `examples`, a value quoted in the description): choosing
+/// them invents nothing.
 pub fn pinned(schema: Option<&Value>) -> Vec<String> {
     let Some(root) = schema else {
         return Vec::new();
@@ -124,6 +162,8 @@ pub fn pinned(schema: Option<&Value>) -> Vec<String> {
             ["const", "enum", "default"]
                 .iter()
                 .any(|k| sub.get(*k).is_some())
+                || example(sub).is_some()
+                || quoted_example(description(sub)).is_some()
         })
         .map(|(name, _)| name.clone())
         .collect()
@@ -151,6 +191,7 @@ fn value_for(schema: &Value, root: &Value, name: &str, depth: usize, budget: &mu
             .and_then(Value::as_array)
             .and_then(|e| e.first())
             .or_else(|| object.get("default"))
+            .or_else(|| example(schema))
     });
     if let Some(fixed) = fixed {
         return if budget.afford(fixed) {
@@ -180,7 +221,7 @@ fn value_for(schema: &Value, root: &Value, name: &str, depth: usize, budget: &mu
         "boolean" => Value::Bool(true),
         "null" => Value::Null,
         _ => {
-            let value = Value::String(string_for(object, name));
+            let value = Value::String(string_for(object, name, &budget.tool));
             if budget.afford(&value) {
                 value
             } else {
@@ -320,7 +361,109 @@ fn number_in_range(object: &Map<String, Value>) -> f64 {
     }
 }
 
-fn string_for(object: &Map<String, Value>, name: &str) -> String {
+/// The first of a schema's `examples` (or its `example`).
+fn example(schema: &Value) -> Option<&Value> {
+    schema
+        .get("examples")
+        .and_then(Value::as_array)
+        .and_then(|e| e.first())
+        .or_else(|| schema.get("example"))
+}
+
+fn description(schema: &Value) -> &str {
+    schema
+        .get("description")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+/// A value quoted in a description: the first one after `e.g.`, `for
+/// example`, `such as` or `like` when there is one, else the first quoted
+/// at all (`'local'` in "local branches ('local')"). A quote opens after a
+/// space or bracket and closes before one (or punctuation), so an
+/// apostrophe inside a word never opens one.
+pub fn quoted_example(text: &str) -> Option<String> {
+    let quoted = quoted_values(text);
+    let lowered = text.to_lowercase();
+    let cue = ["e.g.", "for example", "such as", "like "]
+        .iter()
+        .filter_map(|c| lowered.find(c))
+        .min();
+    cue.and_then(|at| quoted.iter().find(|(pos, _)| *pos > at))
+        .or_else(|| quoted.first())
+        .map(|(_, value)| value.clone())
+}
+
+/// Every quoted value in `text`, with the byte offset of its opening quote.
+fn quoted_values(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let (at, c) = chars[i];
+        let opens = matches!(c, '\'' | '"' | '`')
+            && (i == 0 || matches!(chars[i - 1].1, ' ' | '(' | '[' | '{' | ',' | ':' | '='));
+        if !opens {
+            i += 1;
+            continue;
+        }
+        let close = (i + 1..chars.len()).find(|&j| {
+            chars[j].1 == c && chars.get(j + 1).is_none_or(|(_, n)| !n.is_alphanumeric())
+        });
+        match close {
+            Some(j) => {
+                let value: String = chars[i + 1..j].iter().map(|(_, c)| *c).collect();
+                if !value.trim().is_empty() && value.chars().count() <= 80 && !value.contains('\n')
+                {
+                    out.push((at, value));
+                }
+                i = j + 1;
+            }
+            None => i += 1,
+        }
+    }
+    out
+}
+
+/// A value in the format a description spells out (`HH:MM`, `YYYY-MM-DD`,
+/// `ISO 8601`), longest spelling first.
+fn templated(text: &str) -> Option<&'static str> {
+    const TEMPLATES: [(&str, &str); 6] = [
+        ("YYYY-MM-DDTHH:MM:SS", "2026-01-01T12:00:00"),
+        ("YYYY-MM-DD", "2026-01-01"),
+        ("HH:MM:SS", "12:00:00"),
+        ("HH:MM", "12:00"),
+        ("ISO 8601", "2026-01-01T12:00:00Z"),
+        ("ISO-8601", "2026-01-01T12:00:00Z"),
+    ];
+    TEMPLATES
+        .iter()
+        .find(|(spelled, _)| text.contains(spelled))
+        .map(|(_, value)| *value)
+}
+
+/// Whether a parameter names or identifies a thing (`name`, `branch_name`,
+/// `entityName`, `id`, `key`, `path`): an invented value for it is a name.
+fn names_a_thing(name: &str) -> bool {
+    let lowered = name.to_ascii_lowercase();
+    matches!(lowered.as_str(), "id" | "name" | "key" | "path" | "title")
+        || lowered.ends_with("name")
+        || lowered.ends_with("_id")
+        || name.ends_with("Id")
+        || name.ends_with("ID")
+}
+
+fn string_for(object: &Map<String, Value>, name: &str, tool: &str) -> String {
+    let described = object
+        .get("description")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if let Some(value) = quoted_example(described) {
+        return value;
+    }
+    if let Some(value) = templated(described) {
+        return value.to_owned();
+    }
     let by_format = match object.get("format").and_then(Value::as_str) {
         Some("uri" | "url" | "iri") => Some("https://example.invalid/witness"),
         Some("email") => Some("witness@example.invalid"),
@@ -346,6 +489,8 @@ fn string_for(object: &Map<String, Value>, name: &str) -> String {
     let lowered = name.to_ascii_lowercase();
     let mut value = if lowered.contains("url") || lowered.contains("uri") {
         "https://example.invalid/witness".to_string()
+    } else if names_a_thing(name) {
+        fresh_name(tool)
     } else {
         "witness".to_string()
     };

@@ -2,13 +2,12 @@
 //! case document and its audit.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::Value;
 
-use witness_engine::audit::{self, AuditOptions, EraChoice};
-use witness_engine::jail::{JailSpec, StoreKind, StoreSpec};
+use witness_engine::audit::{self, AuditOptions};
+use witness_engine::jail::{StoreKind, StoreSpec};
 use witness_engine::plan::Plan;
 use witness_model::audit::AuditReport;
 use witness_model::case::CaseReport;
@@ -224,41 +223,25 @@ fn audit_options(
         }
     };
     command.extend(case.args.iter().map(|a| (*a).to_owned()));
-    Ok(AuditOptions {
-        jail: JailSpec {
-            command,
-            stores: vec![StoreSpec {
-                name: case.store_name.to_owned(),
-                kind: case.store_kind,
-                source,
-                shown: Some(format!("case seed for {}", case.name)),
-                clock_columns,
-            }],
-            env: case
-                .env
-                .iter()
-                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-                .collect(),
-            keep: false,
-            isolate_network: true,
-        },
-        era: EraChoice::Auto,
+    Ok(crate::PublishedRun {
+        command,
+        stores: vec![StoreSpec {
+            name: case.store_name.to_owned(),
+            kind: case.store_kind,
+            source,
+            shown: Some(format!("case seed for {}", case.name)),
+            clock_columns,
+        }],
+        env: case.env,
         plan: Some(plan),
-        timeout: Duration::from_secs(20),
-        settle: Duration::from_millis(100),
-        deterministic: true,
-        probe: Box::new(witness_probes::NullProbe),
-        label: Some(format!(
-            "case {}: {}@{}",
-            case.name, case.package, case.version
-        )),
-        pinned_version: Some(case.version.to_owned()),
-        events: Default::default(),
-        include_destructive: true,
-    })
+        label: format!("case {}: {}@{}", case.name, case.package, case.version),
+        version: case.version,
+    }
+    .options())
 }
 
-fn replace_strings(value: &mut Value, pairs: &[(&str, &str)]) {
+/// Every string inside `value` with each `from` replaced by its `to`.
+pub(crate) fn replace_strings(value: &mut Value, pairs: &[(&str, &str)]) {
     match value {
         Value::String(s) => {
             for (from, to) in pairs {

@@ -68,6 +68,7 @@ fn observed_summary(report: &AuditReport) -> ObservedSummary {
         deletes: report.summary.deletes,
         outside_stores: report.summary.outside_stores,
         at_startup: report.startup_effects.len(),
+        late: report.summary.late,
         by_tool,
     }
 }

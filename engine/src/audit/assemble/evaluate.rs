@@ -1,16 +1,41 @@
 //! Evaluate: the ledger judged.
 //!
-//! Takes the redacted report and whether a probe that can tell authority
-//! apart was used. Gives it a finding for every call with late effects, the
-//! checks' verdicts ([`crate::checks::evaluate`]), the summary tally and the
-//! exit code.
+//! [`respond`] takes the report before redaction and the measured
+//! latencies, and gives it its metadata findings and the response lane.
+//! [`evaluate`] takes the redacted report, whether a probe that can tell
+//! authority apart was used, and `--min-coverage`. Gives it a finding for
+//! every call with late effects, the effect lane's verdicts
+//! ([`crate::checks::evaluate`]) — none of them a pass when nothing could be
+//! observed — the summary tally of both lanes, the coverage and the exit code.
 
-use witness_model::audit::{AuditReport, CallRecord, Finding, FindingKind, Summary};
+use std::collections::BTreeMap;
+
+use witness_model::audit::{
+    AuditReport, CallRecord, Coverage, Finding, FindingKind, JAIL_STORE, Lane, Summary,
+};
 use witness_model::exit::ExitStatus;
 
 use crate::checks;
 
-pub(super) fn evaluate(report: &mut AuditReport, probe_active: bool) {
+/// The metadata findings and the response lane, read from what the server
+/// really sent. Gives the secret-shaped strings the metadata holds, for
+/// redaction to learn.
+pub(super) fn respond(report: &mut AuditReport, latency: &BTreeMap<u32, u64>) -> Vec<String> {
+    let scan = crate::metadata::scan(&report.tools);
+    report.metadata = scan.findings;
+    let ledger = checks::Ledger {
+        tools: &report.tools,
+        calls: &report.calls,
+        baseline: &report.baseline_probes,
+        probe_active: false,
+        skipped: &report.planner.skipped,
+        latency,
+    };
+    report.response = checks::evaluate_lane(Lane::Response, &ledger);
+    scan.secrets
+}
+
+pub(super) fn evaluate(report: &mut AuditReport, probe_active: bool, min_coverage: Option<u8>) {
     report
         .findings
         .extend(report.calls.iter().filter_map(late_effect_finding));
@@ -21,9 +46,61 @@ pub(super) fn evaluate(report: &mut AuditReport, probe_active: bool) {
         probe_active,
         &report.planner.skipped,
     );
-    let summary = Summary::of(&report.calls, &report.checks);
-    report.exit_code = exit_code(report.complete, &summary);
+    if let Some(why) = unobserved(report) {
+        checks::without_observation(&mut report.checks, why);
+    }
+    let summary = Summary::of(
+        &report.calls,
+        &report.checks,
+        &report.response,
+        &report.metadata,
+    );
+    let coverage = Coverage::of(report, min_coverage);
+    report.exit_code = exit_code(report.complete, &summary, &coverage);
     report.summary = summary;
+    report.coverage = worth_recording(report, min_coverage).then_some(coverage);
+}
+
+/// Why nothing could have been observed, when nothing could: no store was
+/// declared, and the rest of the jail (a launched server's HOME, TMPDIR and
+/// working directory) saw no change either — or there is no jail at all.
+fn unobserved(report: &AuditReport) -> Option<&'static str> {
+    if !report.stores.is_empty() {
+        return None;
+    }
+    if report.target.transport.is_some() {
+        return Some("the server runs behind --url, and no store was declared to observe");
+    }
+    let seen = report
+        .startup_effects
+        .iter()
+        .chain(&report.shutdown_effects)
+        .chain(report.restarts.iter().flat_map(|r| &r.effects))
+        .chain(
+            report
+                .calls
+                .iter()
+                .flat_map(|c| c.effects.iter().chain(&c.late_effects)),
+        )
+        .any(|e| e.store == JAIL_STORE);
+    (!seen).then_some("no store was declared, and nothing changed in the jail's scope")
+}
+
+/// Whether the report carries its coverage: always, except for a plan file
+/// carried out in full (every tool it names exercised) that concluded with
+/// no `--min-coverage` asked. There the plan's own scope is the whole story,
+/// and [`Coverage::of`] gives the numbers to whoever wants them.
+fn worth_recording(report: &AuditReport, min_coverage: Option<u8>) -> bool {
+    let planned_in_full = report.calls.iter().all(|call| {
+        report
+            .calls
+            .iter()
+            .any(|c| c.tool == call.tool && c.succeeded())
+    });
+    report.planner.origin != "file"
+        || min_coverage.is_some()
+        || !planned_in_full
+        || report.exit_code == i32::from(ExitStatus::Incomplete.code())
 }
 
 /// Changes that landed after a call had settled are charged to no call, but
@@ -43,11 +120,15 @@ fn late_effect_finding(call: &CallRecord) -> Option<Finding> {
     })
 }
 
-/// 0 passed, 1 a check failed, 3 incomplete. An audit that could not finish
-/// exits 3 even when a check already failed: exit 1 promises a completed
-/// audit. The failing verdicts stay in the report as evidence.
-pub(super) fn exit_code(complete: bool, summary: &Summary) -> i32 {
-    ExitStatus::of_run(complete, summary.fail > 0).into()
+/// 0 passed, 1 a check of either lane failed, 3 incomplete or nothing
+/// concluded. An audit that could not finish exits 3 even when a check
+/// already failed: exit 1 promises a completed audit. The failing verdicts
+/// stay in the report as evidence. A finished audit that concluded nothing
+/// (no effect check rests on an observation, or fewer tools exercised than
+/// `--min-coverage`) exits 3 too: it never claims to have passed. Metadata
+/// findings are not verdicts and never fail an audit.
+pub(super) fn exit_code(complete: bool, summary: &Summary, coverage: &Coverage) -> i32 {
+    ExitStatus::of_audit(complete, summary.failed(), coverage.concluded).into()
 }
 
 #[cfg(test)]
@@ -98,7 +179,7 @@ mod tests {
             check(Verdict::Skip),
             check(Verdict::Untestable),
         ];
-        let summary = Summary::of(&[first, second], &checks);
+        let summary = Summary::of(&[first, second], &checks, &[], &[]);
         let expected = Summary {
             pass: 2,
             fail: 1,
@@ -109,6 +190,8 @@ mod tests {
             updates: 1,
             deletes: 1,
             outside_stores: 1,
+            late: 1,
+            ..Summary::default()
         };
         assert_eq!(summary, expected);
     }
@@ -119,15 +202,38 @@ mod tests {
             fail: 1,
             ..Summary::default()
         };
-        assert_eq!(exit_code(true, &Summary::default()), 0);
-        assert_eq!(exit_code(true, &failing), 1);
-        assert_eq!(exit_code(false, &Summary::default()), 3);
-        assert_eq!(exit_code(false, &failing), 3);
+        let concluded = Coverage {
+            concluded: true,
+            ..Coverage::default()
+        };
+        let nothing = Coverage::default();
+        assert_eq!(exit_code(true, &Summary::default(), &concluded), 0);
+        assert_eq!(exit_code(true, &failing, &concluded), 1);
+        assert_eq!(exit_code(false, &Summary::default(), &concluded), 3);
+        assert_eq!(exit_code(false, &failing, &concluded), 3);
+        assert_eq!(exit_code(true, &Summary::default(), &nothing), 3);
+        assert_eq!(
+            exit_code(true, &failing, &nothing),
+            1,
+            "a failure concludes"
+        );
+    }
+
+    fn declared_store() -> StoreEntry {
+        StoreEntry {
+            name: "db".into(),
+            kind: "sqlite".into(),
+            path: "/x.db".into(),
+            existed: true,
+            observer: "sqlite".into(),
+            clock_columns: Vec::new(),
+        }
     }
 
     /// A read-only tool that wrote: EFF-01 fails.
     fn lying_read_only() -> AuditReport {
         let mut report = fakes::report();
+        report.stores = vec![declared_store()];
         report.tools = vec![tool_entry(&fakes::listed(
             "peek",
             json!({"readOnlyHint": true}),
@@ -151,7 +257,7 @@ mod tests {
     #[test]
     fn a_failing_check_exits_1_but_an_incomplete_audit_exits_3_and_keeps_the_failure() {
         let mut report = lying_read_only();
-        evaluate(&mut report, false);
+        evaluate(&mut report, false, None);
         let eff01 = report.check(CheckId::Eff01, "peek").map(|c| c.verdict);
         assert_eq!(eff01, Some(Verdict::Fail));
         assert_eq!(report.summary.fail, 1);
@@ -173,7 +279,7 @@ mod tests {
 
         let mut report = lying_read_only();
         report.complete = false;
-        evaluate(&mut report, false);
+        evaluate(&mut report, false, None);
         assert_eq!(report.exit_code, 3);
         assert_eq!(report.summary.fail, 1, "the failure stays as evidence");
     }
@@ -183,14 +289,128 @@ mod tests {
         let mut report = lying_read_only();
         report.calls[0].effects.clear();
         report.calls[0].late_effects.clear();
-        evaluate(&mut report, false);
+        evaluate(&mut report, false, None);
         assert_eq!(report.exit_code, 0);
         assert_eq!(report.summary.fail, 0);
         assert!(report.findings.is_empty(), "{:?}", report.findings);
         assert_eq!(
             report.checks.len(),
-            crate::checks::REGISTRY.len(),
-            "every registered check, once for the one tool"
+            CheckId::evaluated_in(Lane::Effect).len(),
+            "every registered effect check, once for the one tool"
+        );
+    }
+
+    #[test]
+    fn a_response_failure_exits_1_and_is_counted_apart_from_the_effect_lane() {
+        let mut report = lying_read_only();
+        report.calls[0].effects.clear();
+        report.calls[0].late_effects.clear();
+        report.calls[0].expect = vec![Expectation::IsError];
+        report.calls[0].response = Some(json!({"content": [{"type": "text", "text": "x"}]}));
+        let secrets = respond(&mut report, &Default::default());
+        assert!(secrets.is_empty());
+        evaluate(&mut report, false, None);
+        let rsp02 = report.check(CheckId::Rsp02, "peek").map(|c| c.verdict);
+        assert_eq!(rsp02, Some(Verdict::Fail), "{:#?}", report.response);
+        assert_eq!(report.summary.fail, 0, "the effect lane's count is its own");
+        assert_eq!(report.summary.response.fail, 1);
+        assert_eq!(report.exit_code, 1);
+        // The four checks every audit runs, and the one the plan attached.
+        let ids: Vec<CheckId> = report.response.iter().map(|c| c.id).collect();
+        assert_eq!(
+            ids,
+            [
+                CheckId::Rsp02,
+                CheckId::Rsp04,
+                CheckId::Rsp07,
+                CheckId::Rsp10,
+                CheckId::Rsp11
+            ]
+        );
+        let coverage = report.coverage.as_ref();
+        assert_eq!(coverage.map(|c| (c.tools, c.exercised)), Some((1, 1)));
+    }
+
+    #[test]
+    fn with_nothing_observed_no_effect_check_passes_and_nothing_is_concluded() {
+        let mut report = lying_read_only();
+        report.stores.clear();
+        report.calls[0].effects.clear();
+        report.calls[0].late_effects.clear();
+        evaluate(&mut report, false, None);
+        assert!(
+            report.checks.iter().all(|c| c.verdict != Verdict::Pass),
+            "{:?}",
+            report.checks
+        );
+        let eff01 = report.check(CheckId::Eff01, "peek");
+        assert_eq!(eff01.map(|c| c.verdict), Some(Verdict::Untestable));
+        assert_eq!(
+            eff01.map(|c| c.reason.as_str()),
+            Some(
+                "nothing was observed: no store was declared, and nothing changed in the jail's scope"
+            )
+        );
+        assert_eq!(report.exit_code, 3);
+        let coverage = report.coverage.clone().unwrap_or_default();
+        assert!(!coverage.concluded);
+        assert_eq!(
+            coverage.not_concluded.as_deref(),
+            Some(
+                "no effect check rests on an observation: nothing was observed: no store was declared, and nothing changed in the jail's scope"
+            )
+        );
+        // Over HTTP, with no store, there is no jail to see anything in.
+        let mut remote = lying_read_only();
+        remote.stores.clear();
+        remote.target.transport = Some("http".into());
+        remote.calls[0].effects.clear();
+        remote.calls[0].late_effects.clear();
+        evaluate(&mut remote, false, None);
+        assert_eq!(remote.exit_code, 3);
+        assert!(
+            remote.checks.iter().any(|c| c.reason
+                == "nothing was observed: the server runs behind --url, and no store was declared to observe")
+        );
+        // Something seen in the jail is an observation: the checks stand.
+        let mut jailed = lying_read_only();
+        jailed.stores.clear();
+        jailed.calls[0].late_effects.clear();
+        jailed.calls[0].effects = vec![fakes::effect(JAIL_STORE, "file/home/x", Op::Create)];
+        evaluate(&mut jailed, false, None);
+        assert_eq!(
+            jailed.exit_code, 1,
+            "EFF-01 and EFF-05 fail on what was seen"
+        );
+    }
+
+    #[test]
+    fn min_coverage_is_counted_exactly_and_an_unmet_one_concludes_nothing() {
+        // One quiet call of two listed tools, judged against `minimum`.
+        let half_exercised = |minimum: u8| {
+            let mut report = lying_read_only();
+            report.calls[0].effects.clear();
+            report.calls[0].late_effects.clear();
+            report.tools.push(tool_entry(&fakes::listed(
+                "never",
+                json!({"readOnlyHint": true}),
+                &[],
+            )));
+            evaluate(&mut report, false, Some(minimum));
+            report
+        };
+        assert_eq!(half_exercised(50).exit_code, 0, "1 of 2 is 50%");
+        let report = half_exercised(51);
+        assert_eq!(report.exit_code, 3);
+        let coverage = report.coverage.unwrap_or_default();
+        assert_eq!(
+            coverage.not_concluded.as_deref(),
+            Some("1 of 2 tools exercised (50%), below --min-coverage 51%")
+        );
+        let never = coverage.by_tool.iter().find(|t| t.tool == "never");
+        assert_eq!(
+            never.and_then(|t| t.why.as_deref()),
+            Some("not called: the audit ended before it")
         );
     }
 }

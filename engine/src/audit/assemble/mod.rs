@@ -1,15 +1,19 @@
 //! Assemble: the finished report from the draft and the processes.
 //!
 //! Takes the draft, the processes the session used, and the jail. Gives the
-//! [`AuditRun`], in four steps, each its own module with its own inputs:
+//! [`AuditRun`], in these steps, each its own module with its own inputs:
 //!
 //! 1. [`transcripts`]: every process ended, its frames, stderr and exit
 //!    written into the report with what the wire found wrong;
-//! 2. [`redact`]: secrets learned from everything a server said or was
-//!    told, then replaced by digests everywhere;
-//! 3. [`evaluate`]: late-effect findings, the checks, the tally and the
-//!    exit code;
-//! 4. [`unjail`]: the jail's path written as `{jail}`.
+//! 2. [`evaluate::respond`]: the metadata findings and the response lane,
+//!    judged on what the server really answered (a digest in place of a
+//!    secret could fail a schema the secret satisfies);
+//! 3. [`redact`]: secrets learned from everything a server said or was
+//!    told, and from its metadata, then replaced by digests everywhere,
+//!    the response lane's reasons included;
+//! 4. [`evaluate`]: late-effect findings, the effect lane, the tally and
+//!    the exit code;
+//! 5. [`unjail`]: the jail's path written as `{jail}`.
 //!
 //! Only the volatile values (elapsed time, a kept jail's path) are set here,
 //! between evaluate and unjail, and only when the audit is not deterministic.
@@ -21,7 +25,7 @@ mod unjail;
 
 use std::time::Instant;
 
-use witness_model::audit::Volatile;
+use witness_model::audit::{CallLatency, Expectation, Volatile};
 
 pub(super) use transcripts::Processes;
 
@@ -38,10 +42,16 @@ pub(super) fn assemble(
     started: Instant,
     options: &AuditOptions,
 ) -> AuditRun {
+    let latency = draft.latency;
     let mut report = draft.report;
     let processes = transcripts::record(processes, &mut report);
-    redact::redact(&mut report);
-    evaluate::evaluate(&mut report, options.probe.name() != "null");
+    let secrets = evaluate::respond(&mut report, &latency);
+    redact::redact(&mut report, &secrets);
+    evaluate::evaluate(
+        &mut report,
+        options.probe.name() != "null",
+        options.min_coverage,
+    );
     if !options.deterministic {
         report.volatile = Volatile {
             jail: jail
@@ -49,6 +59,7 @@ pub(super) fn assemble(
                 .then(|| jail.root().to_string_lossy().into_owned()),
             elapsed_ms: Some(u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)),
             clock: Vec::new(),
+            latency: bounded_latencies(&report, &latency),
         };
     }
     let kept_jail = jail.kept().then(|| jail.root().to_path_buf());
@@ -56,6 +67,28 @@ pub(super) fn assemble(
     drop(processes);
     drop(jail);
     AuditRun { report, kept_jail }
+}
+
+/// The measured latency of every call a plan bounded (`latency_under`).
+fn bounded_latencies(
+    report: &witness_model::audit::AuditReport,
+    latency: &std::collections::BTreeMap<u32, u64>,
+) -> Vec<CallLatency> {
+    report
+        .calls
+        .iter()
+        .filter(|c| {
+            c.expect
+                .iter()
+                .any(|e| matches!(e, Expectation::LatencyUnder { .. }))
+        })
+        .filter_map(|c| {
+            latency.get(&c.id).map(|ms| CallLatency {
+                call: c.id,
+                ms: *ms,
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -95,7 +128,8 @@ mod tests {
         assert_eq!(run.report.volatile.jail.as_deref(), Some(shown.as_str()));
         assert!(run.report.volatile.elapsed_ms.is_some());
         assert_eq!(run.report.findings[0].detail, "cannot read {jail}/home/x");
-        assert_eq!(run.report.exit_code, 0);
+        // No store, no call: nothing was observed, so nothing is concluded.
+        assert_eq!(run.report.exit_code, 3);
 
         options.deterministic = true;
         options.jail.keep = false;

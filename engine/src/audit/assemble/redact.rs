@@ -12,9 +12,13 @@ use witness_model::audit::AuditReport;
 
 use crate::redact::Redactor;
 
-/// Learns, then rewrites.
-pub(super) fn redact(report: &mut AuditReport) {
-    let redactor = learn(report);
+/// Learns, then rewrites. `known` are secrets found elsewhere (the
+/// credential-shaped strings of the tools' metadata).
+pub(super) fn redact(report: &mut AuditReport, known: &[String]) {
+    let mut redactor = learn(report);
+    for secret in known {
+        redactor.learn_secret(secret);
+    }
     rewrite(report, &redactor);
 }
 
@@ -42,8 +46,23 @@ pub(super) fn learn(report: &AuditReport) -> Redactor {
     redactor
 }
 
-/// `report` with every secret `redactor` knows replaced by its digest.
+/// `report` with every secret `redactor` knows replaced by its digest:
+/// the places a server's words are known to reach, then every other string
+/// and key of the report (a tool's description, the server's info, a
+/// check's reason that quotes an answer).
 pub(super) fn rewrite(report: &mut AuditReport, redactor: &Redactor) {
+    rewrite_known(report, redactor);
+    if redactor.is_empty() {
+        return;
+    }
+    if let Ok(value) = serde_json::to_value(&*report)
+        && let Ok(clean) = serde_json::from_value::<AuditReport>(redactor.value(&value))
+    {
+        *report = clean;
+    }
+}
+
+fn rewrite_known(report: &mut AuditReport, redactor: &Redactor) {
     for call in &mut report.calls {
         call.response = call.response.as_ref().map(|r| redactor.value(r));
         for arg in &mut call.arguments {
@@ -61,6 +80,33 @@ pub(super) fn rewrite(report: &mut AuditReport, redactor: &Redactor) {
     }
     // Findings may quote what a server said (a catalog problem, an error).
     for finding in &mut report.findings {
+        finding.detail = redactor.text(&finding.detail);
+    }
+    rewrite_lanes(report, redactor);
+}
+
+/// The tools' metadata and what the response lane and the metadata findings
+/// quote: judged before redaction, so written through it afterwards.
+fn rewrite_lanes(report: &mut AuditReport, redactor: &Redactor) {
+    if redactor.is_empty() {
+        return;
+    }
+    for tool in &mut report.tools {
+        tool.title = tool.title.as_deref().map(|t| redactor.text(t));
+        tool.description = tool.description.as_deref().map(|d| redactor.text(d));
+        for value in [
+            &mut tool.annotations,
+            &mut tool.input_schema,
+            &mut tool.output_schema,
+        ] {
+            *value = value.as_ref().map(|v| redactor.value(v));
+        }
+    }
+    for check in &mut report.response {
+        check.reason = redactor.text(&check.reason);
+    }
+    for finding in &mut report.metadata {
+        finding.span = redactor.text(&finding.span);
         finding.detail = redactor.text(&finding.detail);
     }
 }
@@ -124,7 +170,7 @@ mod tests {
     #[test]
     fn no_secret_survives_anywhere_and_digests_stand_in_for_them() {
         let mut report = leaky();
-        redact(&mut report);
+        redact(&mut report, &[]);
         let written = serde_json::to_string(&report).unwrap_or_default();
         for secret in [IN_RESPONSE, IN_DETAIL, IN_STDERR, IN_FRAME] {
             assert!(!written.contains(secret), "{secret} survived: {written}");

@@ -26,8 +26,18 @@ impl Processes {
     }
 
     /// A session's process, after the ones its era detection discarded.
-    pub(in crate::audit) fn of(mut session: Session) -> Self {
+    pub(in crate::audit) fn of(session: Session) -> Self {
+        Self::of_sessions(session, Vec::new())
+    }
+
+    /// The processes of an audit whose server was restarted: the first
+    /// session's era detection, then every session in the order the calls
+    /// went to them (`ended` before the last one, `session`).
+    pub(in crate::audit) fn of_sessions(mut session: Session, ended: Vec<Connection>) -> Self {
         let mut processes = Self::discarded(std::mem::take(&mut session.discarded));
+        processes
+            .list
+            .extend(ended.into_iter().map(|p| ("session", p)));
         processes.list.push(("session", session.server));
         processes
     }
@@ -105,6 +115,7 @@ fn finding_kind(kind: WireFindingKind) -> FindingKind {
         WireFindingKind::FramesBudgetExceeded => FindingKind::FramesBudgetExceeded,
         WireFindingKind::HttpExchangeFailed => FindingKind::HttpExchangeFailed,
         WireFindingKind::RootsOverflow => FindingKind::RootsOverflow,
+        WireFindingKind::JsonTooDeep => FindingKind::JsonTooDeep,
     }
 }
 

@@ -3,38 +3,52 @@
 //! Each call is bracketed by snapshots: the one before it charges whatever
 //! changed since the previous call's post-snapshot to that call as late
 //! effects; the one after it gives the call's own effects, which are then
-//! probed. A tool declared idempotent is called a second time with the same
-//! arguments; an experiment's events run after the step.
+//! probed. A tool declared idempotent, or whose plan attaches `idempotent`,
+//! is called a second time with the same arguments; a returned cursor is
+//! followed page by page (read-only tools, or where a plan asks); an
+//! experiment's events run after the step. Every call's latency is measured
+//! for the response lane. A call that loses the transport (a timeout, an
+//! oversized answer, a dead server) is recorded with its finding and the
+//! server restarted ([`super::restart`]); so is every call's server, with a
+//! fresh session per call.
 
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use witness_model::audit::*;
 use witness_probes::Probe;
+use witness_wire::connection::Connection;
 use witness_wire::session::{CallOutcome, Session};
 
 use super::super::Event;
 use super::super::draft::Draft;
 use super::super::observe::{ObservedSet, probe_effects};
+use super::restart::{MAX_FAILURE_RESTARTS, Relaunch};
+use crate::checks::paging::{Paging, next_cursor};
 use crate::jail::JailedStore;
 use crate::plan::harvest::Pool;
-use crate::plan::{PlanStep, resolve};
+use crate::plan::{PlanStep, Resolved, resolve};
 
 /// What the calls read besides the session, the stores and the draft.
 pub(super) struct Context<'a> {
     /// How long a call's effects are given to land before the post-snapshot.
     pub(super) settle: Duration,
     pub(super) probe: &'a dyn Probe,
-    pub(super) stores: &'a [JailedStore],
+    pub(super) stores: Vec<JailedStore>,
     /// Events to apply after a plan step, by step.
     pub(super) events: &'a mut BTreeMap<u32, Vec<Event>>,
+    /// Every call on a freshly started server.
+    pub(super) session_per_call: bool,
 }
 
 /// The state of the call loop.
 pub(super) struct Runner<'a> {
-    pub(super) session: &'a mut Session,
+    pub(super) session: Session,
+    /// Sessions a restart ended, in order.
+    pub(super) ended: Vec<Connection>,
+    pub(super) relaunch: &'a mut dyn Relaunch,
     pub(super) observed: &'a mut ObservedSet,
     pub(super) draft: &'a mut Draft,
     /// Results by plan step (what `call N` in a plan refers to).
@@ -43,35 +57,66 @@ pub(super) struct Runner<'a> {
     next_id: u32,
     /// Plan steps carried out so far; the next one is `call steps_done + 1`.
     steps_done: u32,
-    context: Context<'a>,
+    /// The checks the plan attaches, by step.
+    pub(super) expect: BTreeMap<u32, Vec<Expectation>>,
+    /// Steps in the plan, for progress.
+    pub(super) planned: usize,
+    /// Calls made on the current session.
+    pub(super) on_session: u32,
+    /// Restarts made because a call lost the transport.
+    failure_restarts: u32,
+    pub(super) context: Context<'a>,
 }
 
-/// One call of a step: the first, or the identical repeat of `repeat_of`.
+/// One call of a step: the first, the identical repeat of `repeat_of`, or
+/// a page that follows the cursor of `page_of`.
+#[derive(Clone, Copy)]
 struct Call<'s> {
     step: &'s PlanStep,
     step_no: u32,
-    arguments: &'s Value,
-    recorded: &'s [Argument],
+    resolved: &'s Resolved,
     repeat_of: Option<u32>,
+    page_of: Option<u32>,
+    /// The plan's checks, recorded on the step's first call only.
+    expect: &'s [Expectation],
 }
 
 impl<'a> Runner<'a> {
     pub(super) fn new(
-        session: &'a mut Session,
+        session: Session,
+        relaunch: &'a mut dyn Relaunch,
         observed: &'a mut ObservedSet,
         draft: &'a mut Draft,
         context: Context<'a>,
     ) -> Self {
         Self {
             session,
+            ended: Vec::new(),
+            relaunch,
             observed,
             draft,
             results: BTreeMap::new(),
             pool: Pool::default(),
             next_id: 1,
             steps_done: 0,
+            expect: BTreeMap::new(),
+            planned: 0,
+            on_session: 0,
+            failure_restarts: 0,
             context,
         }
+    }
+
+    /// The session the calls ended on, and the ones restarts ended before it.
+    pub(super) fn into_sessions(self) -> (Session, Vec<Connection>) {
+        (self.session, self.ended)
+    }
+
+    /// Offers what the declared stores held at the baseline as real values.
+    pub(super) fn seed(&mut self) {
+        let present = self.observed.present();
+        let (seeds, roots) = crate::plan::seeds::seeds(&self.context.stores, &present);
+        self.pool.seed(seeds, roots);
     }
 
     /// Carries out a harvest-pass step and records its calls as harvest calls.
@@ -86,52 +131,130 @@ impl<'a> Runner<'a> {
         ControlFlow::Continue(())
     }
 
-    /// Carries out one plan step: the call, its identical repeat when the
-    /// tool is declared idempotent, and the experiment's events after it.
-    /// Breaks when the audit cannot go on.
+    /// Carries out one plan step: the call, the pages after it when it
+    /// returned a cursor to follow, its identical repeat when the tool is
+    /// declared idempotent or the plan asks, and the experiment's events
+    /// after it. Breaks when the audit cannot go on.
     pub(super) fn step(&mut self, step: &PlanStep) -> ControlFlow<()> {
+        if let Some(signal) = crate::interrupt::signal() {
+            // Told to stop: no further call.
+            self.draft.interrupted(signal);
+            return ControlFlow::Break(());
+        }
         self.steps_done += 1;
         let step_no = self.steps_done;
-        let (arguments, recorded) = match resolve(step, &self.results, &self.pool) {
+        let expect = self.expect.get(&step_no).cloned().unwrap_or_default();
+        let resolved = match resolve(step, &self.results, &self.pool) {
             Ok(resolved) => resolved,
             Err(reason) => {
-                self.not_sent(step, step_no, reason);
+                self.not_sent(step, step_no, reason, &expect);
                 return ControlFlow::Continue(());
             }
         };
-        let declared_idempotent = self
-            .draft
-            .report
-            .tool(&step.tool)
-            .is_some_and(|t| t.hints.idempotent == Some(true));
-        let rounds = if declared_idempotent { 2 } else { 1 };
-        let mut first_id = None;
-        for _ in 0..rounds {
-            let call = Call {
-                step,
-                step_no,
-                arguments: &arguments,
-                recorded: &recorded,
-                repeat_of: first_id,
-            };
-            let (id, status) = self.call(&call)?;
-            first_id.get_or_insert(id);
-            if status != CallStatus::Ok {
-                // A failed call is not repeated: there is no effect to compare.
-                break;
+        let call = Call {
+            step,
+            step_no,
+            resolved: &resolved,
+            repeat_of: None,
+            page_of: None,
+            expect: &expect,
+        };
+        let (first, status) = self.call(&call)?;
+        if status == CallStatus::Ok {
+            // What it made is there now: later calls may refer to it.
+            for made in &resolved.creates {
+                self.pool
+                    .created(&step.tool, step_no, &made.key, &made.value, made.shape);
             }
+            self.follow_pages(&call, first)?;
+        }
+        if self.repeats(step, &expect, status) {
+            let repeat = Call {
+                repeat_of: Some(first),
+                expect: &[],
+                ..call
+            };
+            self.call(&repeat)?;
         }
         self.events_after(step_no)
     }
 
+    /// Whether a step's first call is repeated identically: after a success
+    /// when the tool is declared idempotent (EFF-03), and after any answer
+    /// when the plan attaches `idempotent` (RSP-08: an error twice is the
+    /// same result too).
+    fn repeats(&self, step: &PlanStep, expect: &[Expectation], status: CallStatus) -> bool {
+        let declared = self
+            .draft
+            .report
+            .tool(&step.tool)
+            .is_some_and(|t| t.hints.idempotent == Some(true));
+        let asked = expect.iter().any(|e| matches!(e, Expectation::Idempotent));
+        (declared && status == CallStatus::Ok) || asked
+    }
+
+    /// Follows the cursor the first call returned, page by page, with the
+    /// same arguments and the cursor: until a result returns none, a cursor
+    /// comes back a second time, a page fails, or the page bound is reached.
+    /// RSP-07 judges the pages from the ledger.
+    fn follow_pages(&mut self, call: &Call<'_>, first: u32) -> ControlFlow<()> {
+        let paging = Paging::of(call.expect);
+        let follows = self
+            .draft
+            .report
+            .tool(&call.step.tool)
+            .is_some_and(|t| paging.follows(t));
+        if !follows {
+            return ControlFlow::Continue(());
+        }
+        let mut cursors = Vec::new();
+        let mut last = self.response_of(first);
+        for page in 2..=paging.max_pages {
+            let Some((cursor, at)) = last
+                .as_ref()
+                .and_then(|r| next_cursor(r, paging.next.as_deref()))
+            else {
+                break;
+            };
+            if cursors.contains(&cursor) {
+                break;
+            }
+            cursors.push(cursor.clone());
+            let resolved = with_cursor(call, &paging.param, cursor, &at, page - 1);
+            let next = Call {
+                resolved: &resolved,
+                page_of: Some(first),
+                expect: &[],
+                ..*call
+            };
+            let (id, status) = self.call(&next)?;
+            if status != CallStatus::Ok {
+                break;
+            }
+            last = self.response_of(id);
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn response_of(&self, id: u32) -> Option<Value> {
+        self.draft
+            .report
+            .calls
+            .iter()
+            .rev()
+            .find(|c| c.id == id)
+            .and_then(|c| c.response.clone())
+    }
+
     /// Records a step whose arguments could not be resolved: not sent.
-    fn not_sent(&mut self, step: &PlanStep, step_no: u32, reason: String) {
+    fn not_sent(&mut self, step: &PlanStep, step_no: u32, reason: String, expect: &[Expectation]) {
         let outcome = Outcome {
             status: CallStatus::NotSent,
             code: None,
             detail: Some(reason),
         };
-        let record = record(self.next_id, step_no, &step.tool, outcome);
+        let mut record = record(self.next_id, step_no, &step.tool, outcome);
+        record.expect = expect.to_vec();
         self.draft.report.calls.push(record);
         self.next_id += 1;
     }
@@ -139,21 +262,35 @@ impl<'a> Runner<'a> {
     /// Snapshot, call, settle, snapshot: one call recorded with its effects
     /// and probes. Gives its id and how it ended.
     fn call(&mut self, call: &Call<'_>) -> ControlFlow<(), (u32, CallStatus)> {
+        if self.context.session_per_call && self.on_session > 0 {
+            self.restart("a fresh session for every call (--session-per-call)".into())?;
+        }
+        crate::progress::report(crate::progress::Event::Call {
+            started: self.steps_done as usize,
+            planned: self.planned.max(self.steps_done as usize),
+            tool: &call.step.tool,
+        });
         if let Err(e) = self.observed.catch_up(&mut self.draft.report) {
             self.draft
                 .incomplete(format!("cannot observe the stores: {e}"));
             return ControlFlow::Break(());
         }
-        let frame_start = next_frame(self.session);
-        let outcome = self.session.call_tool(&call.step.tool, call.arguments);
+        self.on_session += 1;
+        let frame_start = next_frame(&self.session);
+        let sent = Instant::now();
+        let outcome = self
+            .session
+            .call_tool(&call.step.tool, &call.resolved.arguments);
+        let took = u64::try_from(sent.elapsed().as_millis()).unwrap_or(u64::MAX);
         std::thread::sleep(self.context.settle);
         self.session.server.rpc.drain();
-        let frame_end = next_frame(self.session).saturating_sub(1);
+        let frame_end = next_frame(&self.session).saturating_sub(1);
         let mut effects = Vec::new();
         let observed = self.observed.snapshot(&mut effects);
         let (outcome, response) = ledger_outcome(outcome);
         let status = outcome.status;
         if call.repeat_of.is_none()
+            && call.page_of.is_none()
             && let Some(result) = &response
         {
             self.results.insert(call.step_no, result.clone());
@@ -164,13 +301,17 @@ impl<'a> Runner<'a> {
         let id = self.next_id;
         self.next_id += 1;
         let mut record = record(id, call.step_no, &call.step.tool, outcome);
+        record.session = self.sessions();
         record.repeat_of = call.repeat_of;
-        record.arguments = call.recorded.to_vec();
+        record.page_of = call.page_of;
+        record.expect = call.expect.to_vec();
+        record.arguments = call.resolved.recorded.clone();
+        self.draft.latency.insert(id, took);
         record.response = response;
         record.frames = (frame_end >= frame_start).then_some([frame_start, frame_end]);
-        record.probes = probe_effects(self.context.probe, self.context.stores, &effects);
+        record.probes = probe_effects(self.context.probe, &self.context.stores, &effects);
         record.effects = effects;
-        self.draft.report.findings.extend(rejected_harvest(&record));
+        self.draft.report.findings.extend(rejected_values(&record));
         self.draft.report.calls.push(record);
         self.observed
             .report_warnings(&mut self.draft.report.findings, Some(id));
@@ -180,13 +321,23 @@ impl<'a> Runner<'a> {
             return ControlFlow::Break(());
         }
         if status == CallStatus::TransportError {
+            self.after_lost_transport(id, &call.step.tool)?;
+        }
+        ControlFlow::Continue((id, status))
+    }
+
+    /// A call lost the transport: the server is started again for the rest
+    /// of the plan, unless it has already been restarted too often.
+    fn after_lost_transport(&mut self, id: u32, tool: &str) -> ControlFlow<()> {
+        let reason = format!("the transport failed during call {id} ({tool})");
+        if self.failure_restarts >= MAX_FAILURE_RESTARTS {
             self.draft.incomplete(format!(
-                "the transport failed during call {id} ({}); later calls were not made",
-                call.step.tool
+                "{reason} after {MAX_FAILURE_RESTARTS} restarts; later calls were not made"
             ));
             return ControlFlow::Break(());
         }
-        ControlFlow::Continue((id, status))
+        self.failure_restarts += 1;
+        self.restart(reason)
     }
 
     /// Applies the experiment's events after step `step_no`. Their changes
@@ -197,7 +348,7 @@ impl<'a> Runner<'a> {
             return ControlFlow::Continue(());
         };
         for event in events.iter_mut() {
-            let described = match event(self.context.stores) {
+            let described = match event(&self.context.stores) {
                 Ok(text) => text,
                 Err(e) => {
                     self.draft.incomplete(format!(
@@ -223,13 +374,48 @@ impl<'a> Runner<'a> {
     }
 }
 
+/// A page's arguments: the first call's, with the cursor in `param`,
+/// recorded as harvested from the page that returned it.
+fn with_cursor(call: &Call<'_>, param: &str, cursor: Value, at: &str, from_page: u32) -> Resolved {
+    let mut arguments = call.resolved.arguments.clone();
+    if let Value::Object(map) = &mut arguments {
+        map.insert(param.to_owned(), cursor.clone());
+    }
+    let mut recorded: Vec<Argument> = call
+        .resolved
+        .recorded
+        .iter()
+        .filter(|a| a.name != param)
+        .cloned()
+        .collect();
+    recorded.push(Argument {
+        name: param.to_owned(),
+        value: cursor,
+        source: Provenance::Harvested,
+        from: Some(Origin {
+            call: format!("call {}", call.step_no),
+            path: format!("{at} (page {from_page})"),
+        }),
+        parts: Vec::new(),
+        object: None,
+    });
+    Resolved {
+        arguments,
+        recorded,
+        creates: Vec::new(),
+    }
+}
+
 /// A call record with nothing observed yet.
 fn record(id: u32, step: u32, tool: &str, outcome: Outcome) -> CallRecord {
     CallRecord {
         id,
         step,
+        session: 0,
         tool: tool.to_owned(),
         repeat_of: None,
+        page_of: None,
+        expect: Vec::new(),
         arguments: Vec::new(),
         outcome,
         response: None,
@@ -246,15 +432,7 @@ fn record(id: u32, step: u32, tool: &str, outcome: Outcome) -> CallRecord {
 /// An RPC error's message is the server's text: it is clipped.
 fn ledger_outcome(outcome: CallOutcome) -> (Outcome, Option<Value>) {
     let (status, code, detail, response) = match outcome {
-        CallOutcome::Result(result) => {
-            let is_error = result.get("isError").and_then(Value::as_bool) == Some(true);
-            let status = if is_error {
-                CallStatus::ToolError
-            } else {
-                CallStatus::Ok
-            };
-            (status, None, None, Some(result))
-        }
+        CallOutcome::Result(result) => (CallStatus::of_result(&result), None, None, Some(result)),
         CallOutcome::RpcError { code, message } => (
             CallStatus::RpcError,
             Some(code),
@@ -271,42 +449,66 @@ fn ledger_outcome(outcome: CallOutcome) -> (Outcome, Option<Value>) {
     (outcome, response)
 }
 
-/// A failure on values the server itself handed out is evidence, not noise.
-fn rejected_harvest(record: &CallRecord) -> Option<Finding> {
+/// A failure on values that exist — the server's own, or the store's — is
+/// evidence, not noise. Only when nothing in the call was invented: a
+/// failure beside an invented value may be the invented value's.
+fn rejected_values(record: &CallRecord) -> Option<Finding> {
     let failed = matches!(
         record.outcome.status,
         CallStatus::ToolError | CallStatus::RpcError
     );
-    if !failed || !record.used_harvested() {
+    if !failed || record.used_synthesized() {
         return None;
     }
+    let (kind, what, why) = if record.used_harvested() {
+        (
+            FindingKind::HarvestedValueRejected,
+            "harvested values",
+            "the value exists by the server's own account",
+        )
+    } else if record.used_store() {
+        (
+            FindingKind::StoreValueRejected,
+            "store values",
+            "the store held it when the audit began",
+        )
+    } else {
+        return None;
+    };
     Some(Finding {
-        kind: FindingKind::HarvestedValueRejected,
+        kind,
         detail: format!(
-            "call {} ({}) failed on {}: the value exists by the server's own account, so the failure is evidence, not noise",
+            "call {} ({}) failed on {what} ({}): {why}, so the failure is evidence, not noise",
             record.id,
             record.tool,
-            harvested_origins(record)
+            value_origins(record)
         ),
         call: Some(record.id),
     })
 }
 
-/// `harvested values (entityName from call 2 at structured.entities[0].name)`.
-fn harvested_origins(call: &CallRecord) -> String {
+/// `entityName from call 2 at structured.entities[0].name; path from store fs:file/a.txt`.
+fn value_origins(call: &CallRecord) -> String {
+    let shown = |from: Option<&Origin>, object: Option<&StoreObject>| match (from, object) {
+        (Some(from), _) => Some(format!("from {} at {}", from.call, from.path)),
+        (None, Some(o)) if o.object.is_empty() => {
+            Some(format!("from store {} (its root)", o.store))
+        }
+        (None, Some(o)) => Some(format!("from store {}:{}", o.store, o.object)),
+        (None, None) => None,
+    };
     let mut origins = Vec::new();
     for arg in &call.arguments {
-        if let Some(from) = &arg.from {
-            origins.push(format!("{} from {} at {}", arg.name, from.call, from.path));
+        if let Some(origin) = shown(arg.from.as_ref(), arg.object.as_ref()) {
+            origins.push(format!("{} {origin}", arg.name));
         }
         for part in &arg.parts {
-            origins.push(format!(
-                "{}{} from {} at {}",
-                arg.name, part.at, part.from.call, part.from.path
-            ));
+            if let Some(origin) = shown(part.from.as_ref(), part.object.as_ref()) {
+                origins.push(format!("{}{} {origin}", arg.name, part.at));
+            }
         }
     }
-    format!("harvested values ({})", origins.join("; "))
+    origins.join("; ")
 }
 
 /// The sequence number the session's next frame will get.
@@ -364,7 +566,7 @@ mod tests {
             call: "call 2".into(),
             path: "structured.notes[0].id".into(),
         });
-        let finding = rejected_harvest(&call).map(|f| (f.kind, f.detail, f.call));
+        let finding = rejected_values(&call).map(|f| (f.kind, f.detail, f.call));
         assert_eq!(
             finding,
             Some((
@@ -374,7 +576,7 @@ mod tests {
             ))
         );
         call.outcome.status = CallStatus::Ok;
-        assert!(rejected_harvest(&call).is_none(), "it did not fail");
+        assert!(rejected_values(&call).is_none(), "it did not fail");
         let invented = fakes::call(
             5,
             "get_note",
@@ -382,6 +584,6 @@ mod tests {
             Provenance::Synthesized,
             vec![],
         );
-        assert!(rejected_harvest(&invented).is_none());
+        assert!(rejected_values(&invented).is_none());
     }
 }

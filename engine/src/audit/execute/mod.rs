@@ -20,6 +20,7 @@
 
 mod calls;
 mod passes;
+mod restart;
 
 use std::ops::ControlFlow;
 
@@ -35,6 +36,7 @@ use super::{AuditOptions, expand_strings, planned};
 use crate::jail::{Isolation, Jail, LaunchError};
 use crate::plan::{ArgSpec, Plan};
 use calls::{Context, Runner};
+use restart::Relauncher;
 
 /// How the server is reached: launched in the jail, or connected to where
 /// it runs. Called once per process the session needs (era detection may
@@ -52,26 +54,45 @@ pub(super) struct Stage<'a> {
 
 impl Stage<'_> {
     /// Runs the conversation as far as it can go.
-    pub(super) fn execute(mut self, connect: &mut Connect<'_>) -> Processes {
+    pub(super) fn execute(self, connect: &mut Connect<'_>) -> Processes {
+        let processes = self.converse(connect);
+        crate::progress::report(crate::progress::Event::Finished);
+        processes
+    }
+
+    fn converse(mut self, connect: &mut Connect<'_>) -> Processes {
         let mut session = match self.open(connect) {
             Ok(session) => session,
             Err(discarded) => return Processes::discarded(discarded),
         };
-        if self.before_calls(&mut session).is_continue()
-            && let ControlFlow::Continue(plan) = self.choose_plan()
-        {
-            let context = Context {
-                settle: self.options.settle,
-                probe: self.options.probe.as_ref(),
-                stores: &self.jail.stores,
-                events: &mut self.options.events,
-            };
-            // A break has been recorded in the draft; what was observed up
-            // to it is still wrapped up.
-            let _ = Runner::new(&mut session, self.observed, self.draft, context).run_plan(&plan);
-            self.wrap_up(&mut session);
+        if self.before_calls(&mut session).is_break() {
+            return Processes::of(session);
         }
-        Processes::of(session)
+        let ControlFlow::Continue(plan) = self.choose_plan() else {
+            return Processes::of(session);
+        };
+        let era = session.era();
+        let context = Context {
+            settle: self.options.settle,
+            probe: self.options.probe.as_ref(),
+            stores: self.jail.stores.clone(),
+            events: &mut self.options.events,
+            session_per_call: self.options.session_per_call,
+        };
+        let mut relaunch = Relauncher {
+            jail: &mut *self.jail,
+            connect,
+            era,
+            timeout: self.options.timeout,
+        };
+        let mut runner = Runner::new(session, &mut relaunch, self.observed, self.draft, context);
+        runner.seed();
+        // A break has been recorded in the draft; what was observed up
+        // to it is still wrapped up.
+        let _ = runner.run_plan(&plan);
+        let (mut session, ended) = runner.into_sessions();
+        self.wrap_up(&mut session);
+        Processes::of_sessions(session, ended)
     }
 
     /// Opens the session. `Err` with the processes tried, when none would do.
@@ -95,8 +116,13 @@ impl Stage<'_> {
         }
     }
 
-    /// The startup snapshot, the baseline probes and the catalog.
+    /// The catalog, then the baseline: the startup snapshot, taken once
+    /// the server has started, listed its tools and settled (what it does
+    /// to its store while it starts is never charged to the first call),
+    /// and the probes of what the stores held then.
     fn before_calls(&mut self, session: &mut Session) -> ControlFlow<()> {
+        self.catalog(session)?;
+        std::thread::sleep(self.options.settle);
         let mut startup = Vec::new();
         if let Err(e) = self.observed.snapshot(&mut startup) {
             self.draft
@@ -111,6 +137,11 @@ impl Stage<'_> {
             &self.jail.stores,
             self.observed.present(),
         );
+        ControlFlow::Continue(())
+    }
+
+    /// The complete catalog, recorded; breaks when it cannot be had.
+    fn catalog(&mut self, session: &mut Session) -> ControlFlow<()> {
         let catalog = match session.list_tools() {
             Ok(catalog) => catalog,
             Err(e) => {
@@ -119,6 +150,10 @@ impl Stage<'_> {
             }
         };
         record_catalog(&mut self.draft.report, &catalog);
+        crate::progress::report(crate::progress::Event::Catalog {
+            tools: catalog.tools.len(),
+            pages: catalog.pages,
+        });
         if !catalog.complete {
             let problem = catalog.problem.clone().unwrap_or_default();
             self.draft
@@ -145,6 +180,7 @@ impl Stage<'_> {
             harvest_calls: Vec::new(),
             include_destructive,
             skipped,
+            session_per_call: self.options.session_per_call,
         };
         let unknown = plan.unknown_tools(&self.draft.report.tools);
         if !unknown.is_empty() {
@@ -200,12 +236,25 @@ pub(super) fn expand_literals(plan: Plan, expand: &dyn Fn(&str) -> String) -> Pl
     Plan { steps, ..plan }
 }
 
+/// The isolation the launch achieved; when it did not contain the server,
+/// a finding says so beside the verdicts, not only in the header.
 fn record_isolation(report: &mut AuditReport, isolation: Option<&Isolation>) {
     if let Some(i) = isolation {
         report.isolation = IsolationEntry {
             level: i.level,
             detail: i.detail.clone(),
+            layers: i.layers.clone(),
         };
+        if !i.level.contains_effects() {
+            report.findings.push(Finding {
+                kind: FindingKind::NotContained,
+                detail: format!(
+                    "{}; writes outside the jail and the network were neither prevented nor observed",
+                    i.detail
+                ),
+                call: None,
+            });
+        }
     }
 }
 
@@ -251,6 +300,7 @@ pub(super) fn tool_entry(raw: &Value) -> ToolEntry {
         annotations,
         input_schema: raw.get("inputSchema").cloned(),
         has_output_schema: raw.get("outputSchema").is_some(),
+        output_schema: raw.get("outputSchema").cloned(),
     }
 }
 
@@ -309,6 +359,7 @@ mod tests {
         PlanStep {
             tool: tool.into(),
             args: args.into_iter().map(|(n, s)| (n.to_owned(), s)).collect(),
+            ..Default::default()
         }
     }
 
@@ -398,6 +449,7 @@ mod tests {
             origin: "synthesized",
             retry_at: None,
             harvest: 2,
+            expect: BTreeMap::new(),
         };
         let report = execute(tools, handler, &store, with_plan(plan));
         assert!(report.complete, "{:?}", report.incomplete_reason);
@@ -477,6 +529,7 @@ mod tests {
             origin: "file",
             retry_at: None,
             harvest: 0,
+            expect: BTreeMap::new(),
         });
         let event: crate::audit::Event = Box::new(move |_| {
             by_experiment.write("ev/1", "z");
@@ -507,35 +560,155 @@ mod tests {
         assert!(report.calls[2].effects.is_empty());
     }
 
-    #[test]
-    fn a_lost_transport_stops_the_calls_and_the_audit_is_incomplete() {
+    /// Executes against fake servers made one per launch by `handler`, all
+    /// writing `store`; `launches` counts them.
+    fn execute_restartable(
+        tools: Vec<Value>,
+        handler: fn() -> Handler,
+        store: &Store,
+        mut options: AuditOptions,
+        launches: usize,
+    ) -> (AuditReport, usize) {
+        let Ok(mut jail) = Jail::create(options.jail.clone()) else {
+            panic!("no jail");
+        };
+        let observer: Box<dyn Observer> = Box::new(StoreObserver(store.clone()));
+        let mut observed = ObservedSet::new(vec![("db".into(), observer)]);
+        assert!(observed.snapshot(&mut Vec::new()).is_ok());
+        let mut draft = Draft::new(prepare::skeleton(&options, &jail.stores));
+        let mut started = 0usize;
+        let mut connect = |_: &mut Jail| {
+            if started == launches {
+                return Err(LaunchError::NoCommand);
+            }
+            started += 1;
+            Ok(FakeServer::new(tools.clone(), store.clone(), handler()).connection())
+        };
+        let stage = Stage {
+            jail: &mut jail,
+            observed: &mut observed,
+            draft: &mut draft,
+            options: &mut options,
+        };
+        drop(stage.execute(&mut connect));
+        (draft.report, started)
+    }
+
+    /// `hang` never answers; `after` writes `a/1`.
+    fn hanging_server() -> (Vec<Value>, Plan) {
         let tools = vec![
             fakes::listed("hang", READ(), &[]),
-            fakes::listed("after", READ(), &[]),
+            fakes::listed("after", ADD(), &[]),
         ];
-        let handler: Handler = Box::new(|tool, _, _| match tool {
-            "hang" => Reply::Silence,
-            _ => text("ok"),
-        });
         let plan = Plan {
             steps: vec![step("hang", vec![]), step("after", vec![])],
             origin: "file",
             retry_at: None,
             harvest: 0,
+            expect: BTreeMap::new(),
         };
-        let report = execute(tools, handler, &Store::default(), with_plan(plan));
+        (tools, plan)
+    }
+
+    fn hanging() -> Handler {
+        Box::new(|tool, _, store| match tool {
+            "hang" => Reply::Silence,
+            _ => {
+                store.write("a/1", "x");
+                text("ok")
+            }
+        })
+    }
+
+    #[test]
+    fn a_call_that_times_out_is_followed_by_the_rest_of_the_plan_on_a_restarted_server() {
+        let (tools, plan) = hanging_server();
+        let store = Store::default();
+        let (report, launches) = execute_restartable(tools, hanging, &store, with_plan(plan), 2);
+        assert_eq!(launches, 2);
+        assert!(report.complete, "{:?}", report.incomplete_reason);
+        assert_eq!(
+            tools_called(&report),
+            [
+                (1, 1, "hang", CallStatus::TransportError),
+                (2, 2, "after", CallStatus::Ok),
+            ]
+        );
+        assert_eq!(
+            report.calls[0].outcome.detail.as_deref(),
+            Some("no answer to tools/call within 50 ms")
+        );
+        let sessions: Vec<u32> = report.calls.iter().map(|c| c.session).collect();
+        assert_eq!(sessions, [0, 1], "the second call went to the new server");
+        assert_eq!(report.restarts.len(), 1);
+        assert_eq!(report.restarts[0].after_call, 1);
+        assert_eq!(report.restarts[0].session, 1);
+        assert_eq!(
+            report.restarts[0].reason,
+            "the transport failed during call 1 (hang)"
+        );
+        assert_eq!(report.calls[1].effects.len(), 1, "observed as ever");
+    }
+
+    #[test]
+    fn a_server_that_cannot_be_started_again_leaves_the_audit_incomplete() {
+        let (tools, plan) = hanging_server();
+        let (report, launches) =
+            execute_restartable(tools, hanging, &Store::default(), with_plan(plan), 1);
+        assert_eq!(launches, 1);
         assert_eq!(
             tools_called(&report),
             [(1, 1, "hang", CallStatus::TransportError)]
         );
         assert_eq!(
             report.incomplete_reason.as_deref(),
-            Some("the transport failed during call 1 (hang); later calls were not made")
+            Some(
+                "the transport failed during call 1 (hang); the server could not be started again: cannot start the server: no command given"
+            )
         );
-        assert_eq!(
-            report.calls[0].outcome.detail.as_deref(),
-            Some("no answer to tools/call within 50 ms")
+        assert!(report.restarts.is_empty());
+    }
+
+    #[test]
+    fn a_fresh_session_per_call_starts_the_server_again_before_every_call_but_the_first() {
+        let tools = vec![
+            fakes::listed("touch", ADD(), &[]),
+            fakes::listed("peek", READ(), &[]),
+        ];
+        fn touching() -> Handler {
+            Box::new(|tool, _, store| {
+                if tool == "touch" {
+                    store.write("t/1", "x");
+                }
+                text("ok")
+            })
+        }
+        let mut options = with_plan(Plan {
+            steps: vec![
+                step("touch", vec![]),
+                step("peek", vec![]),
+                step("peek", vec![]),
+            ],
+            origin: "file",
+            retry_at: None,
+            harvest: 0,
+            expect: Default::default(),
+        });
+        options.session_per_call = true;
+        let store = Store::default();
+        let (report, launches) = execute_restartable(tools, touching, &store, options, 5);
+        assert!(report.complete, "{:?}", report.incomplete_reason);
+        assert_eq!(launches, 3);
+        let sessions: Vec<u32> = report.calls.iter().map(|c| c.session).collect();
+        assert_eq!(sessions, [0, 1, 2]);
+        assert!(report.planner.session_per_call);
+        assert!(
+            report
+                .restarts
+                .iter()
+                .all(|r| r.reason == "a fresh session for every call (--session-per-call)")
         );
+        assert_eq!(report.calls[0].effects.len(), 1);
     }
 
     #[test]
@@ -573,6 +746,7 @@ mod tests {
             origin: "file",
             retry_at: None,
             harvest: 0,
+            expect: BTreeMap::new(),
         };
         let handler: Handler = Box::new(|_, _, _| text("ok"));
         let tools = vec![fakes::listed("real", READ(), &[])];
@@ -594,6 +768,7 @@ mod tests {
             origin: "file",
             retry_at: None,
             harvest: 0,
+            expect: BTreeMap::new(),
         });
         let event: crate::audit::Event = Box::new(|_| Err("boom".into()));
         options.events = BTreeMap::from([(1, vec![event])]);
@@ -659,6 +834,7 @@ mod tests {
             origin: "file",
             retry_at: None,
             harvest: 0,
+            expect: BTreeMap::new(),
         };
         let expanded = expand_literals(plan, &|t| jail.expand(t));
         let db = jail.stores[0].path.to_string_lossy().into_owned();

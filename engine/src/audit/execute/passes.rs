@@ -18,6 +18,8 @@ use crate::plan::{ArgSpec, Plan, PlanStep, resolve, satisfiable};
 impl Runner<'_> {
     /// Every step of `plan`, in order. Breaks when the audit cannot go on.
     pub(super) fn run_plan(&mut self, plan: &Plan) -> ControlFlow<()> {
+        self.expect = plan.expect.clone();
+        self.planned = plan.steps.len();
         let harvested = self.harvest_pass(&plan.steps[..plan.harvest])?;
         let mut steps: Vec<PlanStep> = plan.steps[plan.harvest..].to_vec();
         let mut retry_at = plan.retry_at.map(|r| r.saturating_sub(plan.harvest));
@@ -65,7 +67,12 @@ impl Runner<'_> {
         if failed_on_invention(&self.draft.report.calls) {
             // Harvest again first: the writes since the first pass may have
             // made the real values those tools need.
-            for step in reharvest_sources(&plan.steps[..plan.harvest], harvested) {
+            let sources = reharvest_sources(
+                &plan.steps[..plan.harvest],
+                harvested,
+                &self.draft.report.calls,
+            );
+            for step in sources {
                 self.harvest(step)?;
             }
         }
@@ -79,11 +86,14 @@ impl Runner<'_> {
 }
 
 /// The harvest steps asked again before a retry: the sources, listing tools
+/// (by name: a name only ever chooses what to ask, never a safety class)
 /// that need no harvested value themselves, and only those the first pass
-/// could call.
+/// called with success (one that failed, or timed out, gave no values the
+/// first time and would cost as much again).
 pub(super) fn reharvest_sources<'p>(
     harvest: &'p [PlanStep],
     harvested: &[String],
+    calls: &[CallRecord],
 ) -> Vec<&'p PlanStep> {
     harvest
         .iter()
@@ -92,7 +102,11 @@ pub(super) fn reharvest_sources<'p>(
                 .args
                 .iter()
                 .all(|(_, spec)| matches!(spec, ArgSpec::Pinned(_) | ArgSpec::Literal(_)));
-            source && harvested.contains(&step.tool)
+            let answered = calls.iter().any(|c| c.tool == step.tool && c.succeeded());
+            source
+                && answered
+                && crate::plan::lists_by_name(&step.tool)
+                && harvested.contains(&step.tool)
         })
         .collect()
 }
@@ -133,10 +147,10 @@ pub(super) fn retries(
         if mine.is_empty() || !all_failed_on_invention(mine.iter().copied()) {
             continue;
         }
-        let Ok((_, now)) = resolve(step, results, pool) else {
+        let Ok(now) = resolve(step, results, pool) else {
             continue;
         };
-        if mine.iter().any(|c| c.arguments == now) {
+        if mine.iter().any(|c| c.arguments == now.recorded) {
             continue;
         }
         out.push(step.clone());
@@ -156,14 +170,15 @@ mod tests {
         PlanStep {
             tool: tool.into(),
             args: vec![(param.into(), ArgSpec::Auto(json!("witness")))],
+            ..Default::default()
         }
     }
 
     /// A call of `step` as it was made before anything was harvested.
     fn made(id: u32, step: &PlanStep, status: CallStatus) -> CallRecord {
         let mut call = fakes::call(id, &step.tool, status, Provenance::Synthesized, vec![]);
-        if let Ok((_, arguments)) = resolve(step, &BTreeMap::new(), &Pool::default()) {
-            call.arguments = arguments;
+        if let Ok(resolved) = resolve(step, &BTreeMap::new(), &Pool::default()) {
+            call.arguments = resolved.recorded;
         }
         call
     }
@@ -177,6 +192,7 @@ mod tests {
         let literal = PlanStep {
             tool: "pin_note".into(),
             args: vec![("note_id".into(), ArgSpec::Literal(json!("x")))],
+            ..Default::default()
         };
         let calls = [
             made(1, &open, CallStatus::ToolError),
@@ -228,26 +244,58 @@ mod tests {
         let list = PlanStep {
             tool: "list_notes".into(),
             args: vec![("limit".into(), ArgSpec::Pinned(json!(10)))],
+            ..Default::default()
         };
         let search = PlanStep {
             tool: "search_notes".into(),
             args: vec![("q".into(), ArgSpec::Literal(json!("a")))],
+            ..Default::default()
         };
         let never = PlanStep {
             tool: "list_tags".into(),
             args: Vec::new(),
+            ..Default::default()
+        };
+        let stats = PlanStep {
+            tool: "stats".into(),
+            args: Vec::new(),
+            ..Default::default()
         };
         let get = auto("get_note", "note_id");
-        let harvest = [list.clone(), get, never, search.clone()];
+        let slow = PlanStep {
+            tool: "list_slowly".into(),
+            args: Vec::new(),
+            ..Default::default()
+        };
+        let harvest = [
+            list.clone(),
+            get,
+            never,
+            search.clone(),
+            slow.clone(),
+            stats.clone(),
+        ];
         let harvested = [
             "get_note".to_owned(),
             "search_notes".to_owned(),
             "list_notes".to_owned(),
+            "list_slowly".to_owned(),
+            "stats".to_owned(),
         ];
-        let sources: Vec<&str> = reharvest_sources(&harvest, &harvested)
+        let calls = [
+            made(1, &list, CallStatus::Ok),
+            made(2, &search, CallStatus::Ok),
+            made(3, &slow, CallStatus::TransportError),
+            made(4, &stats, CallStatus::Ok),
+        ];
+        let sources: Vec<&str> = reharvest_sources(&harvest, &harvested, &calls)
             .into_iter()
             .map(|s| s.tool.as_str())
             .collect();
-        assert_eq!(sources, ["list_notes", "search_notes"], "in plan order");
+        assert_eq!(
+            sources,
+            ["list_notes", "search_notes"],
+            "in plan order; not the one that never answered, nor one that lists nothing"
+        );
     }
 }

@@ -4,9 +4,14 @@
 //! `token`, `password`, `api_key`, ...) anywhere in what a server sent or what
 //! we sent it, including JSON carried inside a text content or embedded in a
 //! log line, or when it follows a credential-like key in prose (`token=...`,
-//! `password: ...`). Once known, the value is replaced wherever it appears: in
-//! frames, responses, arguments, error details, findings and stderr, so a
+//! `password: ...`), or when it has the shape of a credential wherever it
+//! stands ([`rules`]: provider tokens, JWTs, bearer tokens, private-key
+//! blocks, a high-entropy token after a credential word). Once known, the
+//! value is replaced wherever it appears, in its JSON-escaped spelling too:
+//! in frames, responses, arguments, error details, findings and stderr, so a
 //! secret echoed in prose is hidden too.
+
+pub mod rules;
 
 use std::collections::BTreeSet;
 
@@ -94,6 +99,11 @@ impl Redactor {
         if depth > MAX_DEPTH {
             return;
         }
+        // Bare shapes first, in the text as it stands: a private key inside
+        // a frame is still spelled with `\n` escapes there.
+        for (_, secret) in rules::find(text) {
+            self.insert(secret);
+        }
         if let Ok(value) = serde_json::from_str::<Value>(text) {
             self.walk(&value, depth + 1);
             return;
@@ -162,10 +172,30 @@ impl Redactor {
                     value = pair_value(text, next);
                 }
                 if value.len() >= MIN_SECRET_LEN {
-                    self.secrets.insert(value.to_owned());
+                    self.insert(value.to_owned());
                 }
             }
         }
+    }
+
+    /// Learns a secret found by other means (a credential-shaped string in
+    /// a tool's metadata).
+    pub fn learn_secret(&mut self, secret: &str) {
+        if secret.len() >= MIN_SECRET_LEN {
+            self.insert(secret.to_owned());
+        }
+    }
+
+    /// Knows `secret`, and its spelling inside a JSON string when that
+    /// differs (a private key's newlines are `\n` in a frame).
+    fn insert(&mut self, secret: String) {
+        if let Ok(quoted) = serde_json::to_string(&secret) {
+            let escaped = &quoted[1..quoted.len() - 1];
+            if escaped != secret && escaped.len() >= MIN_SECRET_LEN {
+                self.secrets.insert(escaped.to_owned());
+            }
+        }
+        self.secrets.insert(secret);
     }
 
     pub fn is_empty(&self) -> bool {
@@ -184,7 +214,7 @@ impl Redactor {
                         && let Value::String(s) = inner
                         && s.len() >= MIN_SECRET_LEN
                     {
-                        self.secrets.insert(s.clone());
+                        self.insert(s.clone());
                     }
                     self.walk(inner, depth + 1);
                 }
@@ -224,9 +254,10 @@ impl Redactor {
         match value {
             Value::String(s) => Value::String(self.text(s)),
             Value::Array(items) => Value::Array(items.iter().map(|i| self.value(i)).collect()),
+            // A key can carry a secret as well as a value can.
             Value::Object(map) => Value::Object(
                 map.iter()
-                    .map(|(k, v)| (k.clone(), self.value(v)))
+                    .map(|(k, v)| (self.text(k), self.value(v)))
                     .collect(),
             ),
             other => other.clone(),
@@ -303,6 +334,28 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32000,"message":"denied: token=sk-FFFFsecretVALUE2222"}}"#,
         );
         assert!(r.secrets.contains("sk-FFFFsecretVALUE2222"));
+    }
+
+    #[test]
+    fn bare_shapes_are_masked_in_prose_in_json_and_in_escaped_frames() {
+        let mut r = Redactor::default();
+        let key = "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----";
+        let frame = serde_json::to_string(&json!({"result": {"content": [{"type": "text",
+            "text": format!("sk-live-9fK2mQ7xL4pR8tZ1vB6n AKIAZ7Q3EXAMPLE4KEY9 Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln\n{key}")}]}}))
+        .unwrap_or_default();
+        r.learn_text(&frame);
+        let masked = r.text(&frame);
+        for secret in [
+            "sk-live-9fK2mQ7xL4pR8tZ1vB6n",
+            "AKIAZ7Q3EXAMPLE4KEY9",
+            "eyJhbGciOiJIUzI1NiJ9",
+            "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC",
+        ] {
+            assert!(!masked.contains(secret), "{secret} in {masked}");
+        }
+        let value = r.value(&json!({"AKIAZ7Q3EXAMPLE4KEY9": key}));
+        assert!(!value.to_string().contains("AKIAZ7Q3EXAMPLE4KEY9"));
+        assert!(!value.to_string().contains("MIIEvQ"));
     }
 
     #[test]

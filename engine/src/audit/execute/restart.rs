@@ -1,0 +1,105 @@
+//! One bad call does not end the audit: the server is started again in the
+//! same jail, on the stores as the calls left them, the session is
+//! established again in the era the first one found, and the plan goes on.
+//!
+//! A restart is the existing launch (the audit's `Connect`, so `Jail::launch`
+//! for a launched server and a fresh connection for one behind `--url`), never
+//! a launch path of its own. Whatever the old process did while it was being
+//! stopped is a late effect of its last call; what the new one does while it
+//! starts and settles is recorded with the restart, charged to no call.
+
+use std::ops::ControlFlow;
+use std::time::Duration;
+
+use witness_model::audit::Restart;
+use witness_wire::connection::Connection;
+use witness_wire::session::{Era, EraChoice, Session};
+
+use super::Connect;
+use super::calls::Runner;
+use crate::jail::Jail;
+
+/// Restarts after failed calls beyond which the audit gives up: a server
+/// that dies on every call is not worth a process per tool.
+pub(super) const MAX_FAILURE_RESTARTS: u32 = 10;
+
+/// Starts the server again and opens a session with it.
+pub(super) trait Relaunch {
+    /// A new session, or why none could be had with the processes tried.
+    fn relaunch(&mut self) -> Result<Session, (String, Vec<Connection>)>;
+}
+
+/// A relaunch through the audit's own `Connect`, in the era the first
+/// session established (no era detection again: one process per restart).
+pub(super) struct Relauncher<'j, 'c> {
+    pub(super) jail: &'j mut Jail,
+    pub(super) connect: &'j mut Connect<'c>,
+    pub(super) era: Era,
+    pub(super) timeout: Duration,
+}
+
+impl Relaunch for Relauncher<'_, '_> {
+    fn relaunch(&mut self) -> Result<Session, (String, Vec<Connection>)> {
+        let choice = match self.era {
+            Era::Modern => EraChoice::Modern,
+            Era::Legacy => EraChoice::Legacy,
+        };
+        let jail = &mut *self.jail;
+        let connect = &mut *self.connect;
+        let mut launch = || connect(jail).map_err(|e| e.to_string());
+        match Session::open(&mut launch, choice, self.timeout) {
+            Ok((session, _)) => Ok(session),
+            Err((error, tried)) => Err((error.to_string(), tried)),
+        }
+    }
+}
+
+impl Runner<'_> {
+    /// Ends the current session and starts a new one for the calls after
+    /// the last; breaks (the audit incomplete) when no new one can be had.
+    pub(super) fn restart(&mut self, reason: String) -> ControlFlow<()> {
+        let after_call = self.draft.last_call().unwrap_or(0);
+        self.session.server.shutdown();
+        // What the old process did while it stopped: its last call's late effects.
+        if let Err(e) = self.observed.catch_up(&mut self.draft.report) {
+            self.draft
+                .incomplete(format!("cannot observe the stores: {e}"));
+            return ControlFlow::Break(());
+        }
+        let session = match self.relaunch.relaunch() {
+            Ok(session) => session,
+            Err((error, tried)) => {
+                self.ended.extend(tried);
+                self.draft.incomplete(format!(
+                    "{reason}; the server could not be started again: {error}"
+                ));
+                return ControlFlow::Break(());
+            }
+        };
+        let mut old = std::mem::replace(&mut self.session, session);
+        // The first session's era-detection processes stay first in the record.
+        self.session.discarded = std::mem::take(&mut old.discarded);
+        self.ended.push(old.server);
+        std::thread::sleep(self.context.settle);
+        let mut effects = Vec::new();
+        if let Err(e) = self.observed.snapshot(&mut effects) {
+            self.draft
+                .incomplete(format!("cannot observe the stores: {e}"));
+            return ControlFlow::Break(());
+        }
+        let session = self.sessions();
+        self.draft.report.restarts.push(Restart {
+            after_call,
+            reason,
+            session,
+            effects,
+        });
+        self.on_session = 0;
+        ControlFlow::Continue(())
+    }
+
+    /// The number of the current session (0 before any restart).
+    pub(super) fn sessions(&self) -> u32 {
+        u32::try_from(self.ended.len()).unwrap_or(u32::MAX)
+    }
+}

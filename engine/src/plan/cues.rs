@@ -1,0 +1,412 @@
+//! What a tool's name, description and parameter names say about the values
+//! it wants: a path to something that exists, a fresh name for something it
+//! makes, SQL, or nothing in particular.
+//!
+//! These cues choose *arguments* only. A tool's safety class comes from its
+//! annotations alone and no cue here ever changes it: a tool named
+//! `create_x` that declares `readOnlyHint: true` is still read-only, and is
+//! never given a fresh name to create.
+
+use witness_model::audit::{ToolClass, ToolEntry};
+
+/// What kind of filesystem path a parameter asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum PathKind {
+    /// A regular file.
+    File,
+    /// A directory.
+    Dir,
+    /// The store's own root: a repository, a project, the allowed directory.
+    Root,
+}
+
+/// The kinds of SQL statement a planner writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SqlKind {
+    Select,
+    Insert,
+    CreateTable,
+    AlterTable,
+    DropTable,
+}
+
+impl SqlKind {
+    /// The statement's leading keywords, as a plan preview shows them.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            SqlKind::Select => "SELECT",
+            SqlKind::Insert => "INSERT",
+            SqlKind::CreateTable => "CREATE TABLE",
+            SqlKind::AlterTable => "ALTER TABLE",
+            SqlKind::DropTable => "DROP TABLE",
+        }
+    }
+}
+
+/// What the planner knows about one tool when it fills that tool's arguments.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ToolCues {
+    pub tool: String,
+    /// Declared `readOnlyHint: true`.
+    pub read_only: bool,
+    /// Declares it writes (not read-only) and its name says it makes
+    /// something new (`create_directory`, `write_file`, `git_create_branch`).
+    pub creator: bool,
+    /// The thing its name is about, singular and lowercase (`directory`,
+    /// `branch`, `entity`), when the name has one after its verb.
+    pub noun: String,
+    /// Its name speaks of directories, trees, listings or searches: a bare
+    /// `path` there is a directory.
+    pub dir_tool: bool,
+    /// Its name and description mention SQL, tables or a database, or its
+    /// name is about queries.
+    pub speaks_sql: bool,
+    /// Its name and description, lowercased (for the kind of SQL it runs).
+    pub text: String,
+}
+
+/// Words in a name that say the tool makes something new. Shared with the
+/// planner's ordering, which calls such tools first among writes.
+pub const CREATE_WORDS: [&str; 10] = [
+    "create", "add", "insert", "append", "new", "save", "write", "put", "mint", "make",
+];
+
+const DIR_WORDS: [&str; 9] = [
+    "dir", "folder", "tree", "list", "search", "find", "glob", "ls", "walk",
+];
+
+/// Parameter names (lowercased, `_` and `-` removed) that name the store's
+/// root: where a repository or project lives.
+const ROOT_PARAMS: [&str; 10] = [
+    "repopath",
+    "repo",
+    "repository",
+    "repositorypath",
+    "root",
+    "rootpath",
+    "projectpath",
+    "projectroot",
+    "workdir",
+    "workingdirectory",
+];
+
+/// Parameter names that name a place something is to be moved or copied to:
+/// always a new name.
+const NEW_PLACE_PARAMS: [&str; 6] = [
+    "destination",
+    "dest",
+    "destinationpath",
+    "newpath",
+    "topath",
+    "target_path",
+];
+
+/// Parameter names that are a path of an existing file or directory, whose
+/// kind the tool decides.
+const PATH_PARAMS: [&str; 7] = [
+    "path",
+    "paths",
+    "source",
+    "sourcepath",
+    "src",
+    "location",
+    "filepath",
+];
+
+/// Parameter names that hold SQL.
+const SQL_PARAMS: [&str; 5] = ["query", "sql", "statement", "sqlquery", "stmt"];
+
+impl ToolCues {
+    /// The cues of one listed tool.
+    pub fn of(tool: &ToolEntry) -> Self {
+        let name = tool.name.to_ascii_lowercase();
+        let words = words(&name);
+        let creator =
+            tool.class != ToolClass::ReadOnly && CREATE_WORDS.iter().any(|w| name.contains(w));
+        let noun = words
+            .iter()
+            .rposition(|w| CREATE_WORDS.contains(&w.as_str()) || is_verb(w))
+            .and_then(|i| words.get(i + 1))
+            .map(|w| crate::plan::harvest::singular(w))
+            .unwrap_or_default();
+        let description = tool.description.as_deref().unwrap_or("").to_lowercase();
+        let text = format!("{name} {description}");
+        // A tool named for queries (`read_query`, `export_query`) runs
+        // them even when its description only says "query results".
+        let speaks_sql = ["sql", "select", "insert", "table", "database"]
+            .iter()
+            .any(|w| text.contains(w))
+            || words.iter().any(|w| w == "query");
+        Self {
+            tool: tool.name.clone(),
+            read_only: tool.class == ToolClass::ReadOnly,
+            creator,
+            noun,
+            dir_tool: words
+                .iter()
+                .any(|w| DIR_WORDS.contains(&w.as_str()) || w.starts_with("dir")),
+            speaks_sql,
+            text,
+        }
+    }
+
+    /// The path a parameter (or an array's item, by its singular key) asks
+    /// for, when it asks for one.
+    pub fn path_kind(&self, key: &str) -> Option<PathKind> {
+        let flat = flat(key);
+        if ROOT_PARAMS.contains(&flat.as_str()) {
+            return Some(PathKind::Root);
+        }
+        if flat.contains("dir") || flat.contains("folder") {
+            return Some(PathKind::Dir);
+        }
+        let bare = PATH_PARAMS.contains(&flat.as_str()) || self.new_place(key);
+        if flat.contains("file") || (bare && !self.dir_tool) {
+            return Some(PathKind::File);
+        }
+        bare.then_some(PathKind::Dir)
+    }
+
+    /// Whether `key` names where something goes (`destination`): such a
+    /// value is always fresh.
+    pub fn new_place(&self, key: &str) -> bool {
+        NEW_PLACE_PARAMS.contains(&flat(key).as_str())
+    }
+
+    /// Whether `key` is the name of the new thing this tool makes, so it gets
+    /// a fresh value of its own rather than one that exists: the bare
+    /// `name`, `path`, `id`, `key`, `title` of a creator, or a
+    /// `<noun>_name` / `<noun>Id` whose noun is the tool's
+    /// (`git_create_branch`'s `branch_name`). A creator's reference to
+    /// another thing (`add_observations`'s `entityName`) is not new.
+    pub fn new_name(&self, key: &str) -> bool {
+        if self.new_place(key) {
+            return true;
+        }
+        if !self.creator {
+            return false;
+        }
+        let flat = flat(key);
+        if ["name", "path", "id", "key", "title", "filename"].contains(&flat.as_str()) {
+            return true;
+        }
+        !self.noun.is_empty()
+            && ["name", "id"].iter().any(|suffix| {
+                flat.strip_suffix(suffix)
+                    .is_some_and(|stem| crate::plan::harvest::singular(stem) == self.noun)
+            })
+    }
+
+    /// The SQL a parameter asks for, when the parameter is named for SQL
+    /// and the tool speaks of SQL, tables or a database.
+    pub fn sql_kind(&self, key: &str) -> Option<SqlKind> {
+        if !self.speaks_sql || !SQL_PARAMS.contains(&flat(key).as_str()) {
+            return None;
+        }
+        let has = |w: &str| self.text.contains(w);
+        Some(if has("create") && has("table") {
+            SqlKind::CreateTable
+        } else if has("alter") || has("add column") || (has("modify") && has("schema")) {
+            SqlKind::AlterTable
+        } else if has("insert") || has("update") || has("write") {
+            SqlKind::Insert
+        } else if has("drop") {
+            SqlKind::DropTable
+        } else {
+            SqlKind::Select
+        })
+    }
+}
+
+/// Verbs that may stand before the noun in a tool name without making
+/// anything (`delete_entities`, `git_checkout`, `describe_table`).
+fn is_verb(word: &str) -> bool {
+    [
+        "get", "read", "list", "delete", "remove", "drop", "describe", "show", "open", "search",
+        "move", "edit", "update", "alter", "export", "query", "checkout", "reset", "commit",
+    ]
+    .contains(&word)
+}
+
+/// `git_create_branch` → `git`, `create`, `branch`; `readFile` → `read`, `file`.
+fn words(name: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut previous_lower = false;
+    for c in name.chars() {
+        if !c.is_ascii_alphanumeric() {
+            if !current.is_empty() {
+                out.push(std::mem::take(&mut current));
+            }
+            previous_lower = false;
+            continue;
+        }
+        if c.is_ascii_uppercase() && previous_lower && !current.is_empty() {
+            out.push(std::mem::take(&mut current));
+        }
+        previous_lower = c.is_ascii_lowercase();
+        current.push(c.to_ascii_lowercase());
+    }
+    if !current.is_empty() {
+        out.push(current);
+    }
+    out
+}
+
+/// `repo_path` → `repopath`, `entityName` → `entityname`.
+fn flat(key: &str) -> String {
+    key.chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use witness_model::audit::Hints;
+
+    use super::*;
+
+    fn tool(name: &str, annotations: serde_json::Value, description: &str) -> ToolCues {
+        let hints = Hints::from_annotations(Some(&annotations));
+        ToolCues::of(&ToolEntry {
+            name: name.into(),
+            title: None,
+            description: Some(description.into()),
+            class: hints.class(),
+            hints,
+            annotations: Some(annotations),
+            input_schema: None,
+            has_output_schema: false,
+            output_schema: None,
+        })
+    }
+
+    fn read() -> serde_json::Value {
+        json!({"readOnlyHint": true})
+    }
+
+    fn write() -> serde_json::Value {
+        json!({"readOnlyHint": false, "destructiveHint": true})
+    }
+
+    #[test]
+    fn paths_are_files_directories_or_the_root_by_parameter_then_by_tool() {
+        let read_file = tool("read_file", read(), "");
+        assert_eq!(read_file.path_kind("path"), Some(PathKind::File));
+        assert_eq!(read_file.path_kind("paths"), Some(PathKind::File));
+        let list = tool("list_directory", read(), "");
+        assert_eq!(list.path_kind("path"), Some(PathKind::Dir));
+        let mkdir = tool("create_directory", write(), "");
+        assert_eq!(mkdir.path_kind("path"), Some(PathKind::Dir));
+        let search = tool("search_files", read(), "");
+        assert_eq!(search.path_kind("path"), Some(PathKind::Dir), "search in");
+        let git = tool("git_status", read(), "");
+        assert_eq!(git.path_kind("repo_path"), Some(PathKind::Root));
+        assert_eq!(git.path_kind("files"), Some(PathKind::File));
+        assert_eq!(git.path_kind("file"), Some(PathKind::File));
+        assert_eq!(git.path_kind("target"), None, "a revision, not a path");
+        assert_eq!(git.path_kind("message"), None);
+        let mover = tool("move_file", write(), "");
+        assert_eq!(mover.path_kind("source"), Some(PathKind::File));
+        assert_eq!(mover.path_kind("destination"), Some(PathKind::File));
+        assert_eq!(
+            tool("x", read(), "").path_kind("output_dir"),
+            Some(PathKind::Dir)
+        );
+    }
+
+    #[test]
+    fn a_creator_gets_fresh_names_for_its_own_thing_and_real_ones_for_references() {
+        let mkdir = tool(
+            "create_directory",
+            json!({"readOnlyHint": false, "destructiveHint": false}),
+            "",
+        );
+        assert!(mkdir.creator);
+        assert!(mkdir.new_name("path"));
+        let branch = tool(
+            "git_create_branch",
+            json!({"readOnlyHint": false, "destructiveHint": false}),
+            "",
+        );
+        assert_eq!(branch.noun, "branch");
+        assert!(branch.new_name("branch_name"));
+        assert!(!branch.new_name("base_branch"));
+        let observe = tool(
+            "add_observations",
+            json!({"readOnlyHint": false, "destructiveHint": false}),
+            "",
+        );
+        assert!(observe.creator);
+        assert!(!observe.new_name("entityName"), "a reference to an entity");
+        let entities = tool(
+            "create_entities",
+            json!({"readOnlyHint": false, "destructiveHint": false}),
+            "",
+        );
+        assert_eq!(entities.noun, "entity");
+        assert!(entities.new_name("name"));
+        assert!(entities.new_name("entityName"));
+        // The name never beats the annotations: a read-only "create" makes nothing.
+        let liar = tool("create_report", read(), "");
+        assert!(!liar.creator);
+        assert!(!liar.new_name("name"));
+        // Moving somewhere is always to a new place.
+        assert!(tool("move_file", write(), "").new_name("destination"));
+    }
+
+    #[test]
+    fn sql_is_written_only_for_sql_parameters_of_tools_that_speak_of_it() {
+        let unknown = json!({});
+        let kind = |name: &str, description: &str| {
+            tool(name, unknown.clone(), description).sql_kind("query")
+        };
+        assert_eq!(
+            kind("read_query", "Execute SELECT queries to read data"),
+            Some(SqlKind::Select)
+        );
+        assert_eq!(
+            kind("write_query", "Execute INSERT, UPDATE, or DELETE queries"),
+            Some(SqlKind::Insert)
+        );
+        assert_eq!(
+            kind("create_table", "Create new tables in the database"),
+            Some(SqlKind::CreateTable)
+        );
+        assert_eq!(
+            kind("alter_table", "Modify existing table schema"),
+            Some(SqlKind::AlterTable)
+        );
+        assert_eq!(
+            kind(
+                "export_query",
+                "Export query results to various formats (CSV, JSON)"
+            ),
+            Some(SqlKind::Select),
+            "named for queries"
+        );
+        assert_eq!(
+            kind("export", "Export results to various formats (CSV, JSON)"),
+            None,
+            "nothing says SQL, a table, a database or a query"
+        );
+        assert_eq!(
+            kind("search_nodes", "Search for nodes in the knowledge graph"),
+            None,
+            "a search query is not SQL"
+        );
+        assert_eq!(
+            tool("read_query", unknown, "Execute SELECT queries").sql_kind("limit"),
+            None
+        );
+    }
+
+    #[test]
+    fn names_split_into_words_on_separators_and_case() {
+        assert_eq!(words("git_create_branch"), ["git", "create", "branch"]);
+        assert_eq!(words("readFile"), ["read", "file"]);
+        assert_eq!(words("get-env"), ["get", "env"]);
+    }
+}

@@ -1,0 +1,332 @@
+//! Store-seeded values: what the declared stores held before the first
+//! call, offered to the planner as real values with provenance `store`.
+//!
+//! The baseline snapshot already names every object: a directory store's
+//! files and directories, a SQLite store's tables and row keys, a JSON-lines
+//! store's entities and relations. Those names are read from the object ids
+//! alone — the same ids every report already shows — never from the
+//! objects' contents: a column's value may be a credential, and whatever a
+//! planner sends is written into the report as an argument.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use witness_model::audit::StoreObject;
+
+use super::cues::PathKind;
+use super::harvest::Harvested;
+use crate::jail::{JailedStore, StoreKind};
+
+/// The values a store's baseline names, and the directory stores' roots.
+/// `present` is every `(store, object id)` of the baseline snapshot.
+pub fn seeds(stores: &[JailedStore], present: &[(&str, &str)]) -> (Vec<Harvested>, Vec<PathBuf>) {
+    let mut out = Vec::new();
+    let mut roots = Vec::new();
+    for store in stores {
+        let name = store.spec.name.as_str();
+        let at = |object: &str| StoreObject {
+            store: name.to_owned(),
+            object: object.to_owned(),
+        };
+        let root = store.path.to_string_lossy().into_owned();
+        match store.spec.kind {
+            // A repository's working directory is a tree too: what a git
+            // server is told to work in (`repo_path`), and where a fresh
+            // file is made.
+            StoreKind::Fs | StoreKind::Git => {
+                out.push(Harvested::seeded_path(root, PathKind::Root, at("")));
+                roots.push(store.path.clone());
+            }
+            // The store's own file: what a server was told to open.
+            StoreKind::Sqlite | StoreKind::Jsonl => {
+                out.push(Harvested::seeded_path(root, PathKind::File, at("")));
+            }
+        }
+        for (_, object) in present.iter().filter(|(s, _)| *s == name) {
+            out.extend(object_seeds(
+                store.spec.kind,
+                &store.path,
+                object,
+                at(object),
+            ));
+        }
+    }
+    (out, roots)
+}
+
+/// What one object id names, in the terms a tool's parameters use.
+fn object_seeds(kind: StoreKind, root: &Path, id: &str, at: StoreObject) -> Vec<Harvested> {
+    match kind {
+        StoreKind::Fs => fs_seed(root, id, at).into_iter().collect(),
+        StoreKind::Sqlite => sqlite_seeds(id, at),
+        StoreKind::Jsonl => jsonl_seeds(id, at),
+        StoreKind::Git => git_seeds(root, id, at),
+    }
+}
+
+/// `worktree/src/app.py` → the file's jailed path (untracked files too, not
+/// ignored ones); `ref/refs/heads/drafts` → the branch name `drafts` among
+/// `branches` and as a `revision`, git's word for anything that names a
+/// commit. Tags, remotes, the index and commit ids are not offered.
+fn git_seeds(root: &Path, id: &str, at: StoreObject) -> Vec<Harvested> {
+    if let Some(relative) = id.strip_prefix("worktree/") {
+        return fs_seed(root, &format!("file/{relative}"), at)
+            .into_iter()
+            .collect();
+    }
+    match id.strip_prefix("ref/refs/heads/") {
+        Some(branch) if !branch.is_empty() => {
+            let name = Value::String(branch.to_owned());
+            vec![
+                Harvested::seeded("name", name.clone(), at.clone(), Some("branches")),
+                Harvested::seeded("revision", name, at, None),
+            ]
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// `file/docs/a.txt` → the file's jailed path. Names the observer had to
+/// escape (a backslash, a control character, bytes that are not UTF-8) do not
+/// spell the real name, so they are not offered; links and special nodes
+/// neither.
+fn fs_seed(root: &Path, id: &str, at: StoreObject) -> Option<Harvested> {
+    let (shape, relative) = match id.split_once('/')? {
+        ("file", relative) => (PathKind::File, relative),
+        ("dir", relative) => (PathKind::Dir, relative),
+        _ => return None,
+    };
+    if relative.is_empty() || relative.contains('\\') {
+        return None;
+    }
+    let path = root.join(relative).to_string_lossy().into_owned();
+    Some(Harvested::seeded_path(path, shape, at))
+}
+
+/// `sqlite_master/table:customers` → the table's name; `customers/7` → the
+/// row key `7` (and the number 7) in the collection `customers`. SQLite's
+/// own tables, composite keys and keys the observer had to suffix are not
+/// offered.
+fn sqlite_seeds(id: &str, at: StoreObject) -> Vec<Harvested> {
+    let Some((table, key)) = id.split_once('/') else {
+        return Vec::new();
+    };
+    if table == "sqlite_master" {
+        let Some(name) = key.strip_prefix("table:") else {
+            return Vec::new();
+        };
+        if name.starts_with("sqlite_") {
+            return Vec::new();
+        }
+        let name = Value::String(name.to_owned());
+        return ["table_name", "table"]
+            .into_iter()
+            .map(|k| Harvested::seeded(k, name.clone(), at.clone(), Some("tables")))
+            .collect();
+    }
+    if table.starts_with("sqlite_") || key.contains(',') || key.contains('#') {
+        return Vec::new();
+    }
+    let mut out = vec![Harvested::seeded(
+        "id",
+        Value::String(key.to_owned()),
+        at.clone(),
+        Some(table),
+    )];
+    if let Ok(number) = key.parse::<i64>() {
+        out.push(Harvested::seeded(
+            "id",
+            Value::from(number),
+            at,
+            Some(table),
+        ));
+    }
+    out
+}
+
+/// `entity/Ada` → the name `Ada` among `entities`; `relation/Ada->Bob:knows`
+/// → its `from`, `to` and `relationType` among `relations`; `record/42` →
+/// the id `42` among `records`.
+fn jsonl_seeds(id: &str, at: StoreObject) -> Vec<Harvested> {
+    let text = |s: &str| Value::String(s.to_owned());
+    match id.split_once('/') {
+        Some(("entity", name)) if !name.is_empty() => {
+            vec![Harvested::seeded("name", text(name), at, Some("entities"))]
+        }
+        Some(("relation", rest)) => {
+            let Some((from, to_type)) = rest.split_once("->") else {
+                return Vec::new();
+            };
+            let Some((to, relation)) = to_type.rsplit_once(':') else {
+                return Vec::new();
+            };
+            [("from", from), ("to", to), ("relationType", relation)]
+                .into_iter()
+                .map(|(k, v)| Harvested::seeded(k, text(v), at.clone(), Some("relations")))
+                .collect()
+        }
+        Some((prefix, key)) if prefix != "line" && !key.is_empty() => {
+            let collection = format!("{prefix}s");
+            vec![Harvested::seeded("id", text(key), at, Some(&collection))]
+        }
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::jail::StoreSpec;
+
+    fn store(name: &str, kind: StoreKind, path: &str) -> JailedStore {
+        JailedStore {
+            spec: StoreSpec {
+                name: name.into(),
+                kind,
+                source: "/src".into(),
+                shown: None,
+                clock_columns: Vec::new(),
+            },
+            path: path.into(),
+            existed: true,
+        }
+    }
+
+    fn shown(seeds: &[Harvested]) -> Vec<(String, Value, Option<PathKind>, String)> {
+        seeds
+            .iter()
+            .map(|h| {
+                let object = match &h.source {
+                    super::super::harvest::Source::Store(o) => format!("{}:{}", o.store, o.object),
+                    other => format!("{other:?}"),
+                };
+                (h.key.clone(), h.value.clone(), h.shape, object)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_directory_store_offers_its_root_files_and_directories_as_jailed_paths() {
+        let stores = [store("fs", StoreKind::Fs, "/jail/stores/fs/tree")];
+        let present = [
+            ("fs", "dir/docs"),
+            ("fs", "file/docs/a.txt"),
+            ("fs", "file/odd\\xff"),
+            ("fs", "link/alias"),
+            ("other", "file/x"),
+        ];
+        let (seeds, roots) = seeds(&stores, &present);
+        assert_eq!(roots, [PathBuf::from("/jail/stores/fs/tree")]);
+        assert_eq!(
+            shown(&seeds),
+            [
+                (
+                    "path".into(),
+                    json!("/jail/stores/fs/tree"),
+                    Some(PathKind::Root),
+                    "fs:".into()
+                ),
+                (
+                    "path".into(),
+                    json!("/jail/stores/fs/tree/docs"),
+                    Some(PathKind::Dir),
+                    "fs:dir/docs".into()
+                ),
+                (
+                    "path".into(),
+                    json!("/jail/stores/fs/tree/docs/a.txt"),
+                    Some(PathKind::File),
+                    "fs:file/docs/a.txt".into()
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn sqlite_and_jsonl_stores_offer_tables_keys_and_entities() {
+        let stores = [
+            store("db", StoreKind::Sqlite, "/jail/stores/db/app.db"),
+            store("mem", StoreKind::Jsonl, "/jail/stores/mem/m.jsonl"),
+        ];
+        let present = [
+            ("db", "sqlite_master/table:customers"),
+            ("db", "sqlite_master/index:idx"),
+            ("db", "sqlite_master/table:sqlite_sequence"),
+            ("db", "customers/7"),
+            ("db", "pairs/1,2"),
+            ("db", "sqlite_sequence/customers"),
+            ("mem", "entity/Ada"),
+            ("mem", "relation/Ada->Charles Babbage:works with"),
+            ("mem", "line/3"),
+        ];
+        let (seeds, roots) = seeds(&stores, &present);
+        assert!(roots.is_empty());
+        let keys: Vec<(String, Value, Option<String>)> = seeds
+            .iter()
+            .map(|h| (h.key.clone(), h.value.clone(), h.collection.clone()))
+            .collect();
+        let c = |s: &str| Some(s.to_owned());
+        assert_eq!(
+            keys,
+            [
+                ("path".into(), json!("/jail/stores/db/app.db"), None),
+                ("table_name".into(), json!("customers"), c("tables")),
+                ("table".into(), json!("customers"), c("tables")),
+                ("id".into(), json!("7"), c("customers")),
+                ("id".into(), json!(7), c("customers")),
+                ("path".into(), json!("/jail/stores/mem/m.jsonl"), None),
+                ("name".into(), json!("Ada"), c("entities")),
+                ("from".into(), json!("Ada"), c("relations")),
+                ("to".into(), json!("Charles Babbage"), c("relations")),
+                ("relationType".into(), json!("works with"), c("relations")),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_git_store_offers_its_root_worktree_files_and_branch_names() {
+        let stores = [store("repo", StoreKind::Git, "/jail/stores/repo/repo")];
+        let present = [
+            ("repo", "HEAD"),
+            ("repo", "ref/refs/heads/drafts"),
+            ("repo", "ref/refs/tags/v1"),
+            ("repo", "index/src/app.py"),
+            ("repo", "worktree/src/app.py"),
+            ("repo", "ignored/trace.log"),
+            ("repo", "odb/objects"),
+        ];
+        let (seeds, roots) = seeds(&stores, &present);
+        assert_eq!(roots, [PathBuf::from("/jail/stores/repo/repo")]);
+        assert_eq!(
+            shown(&seeds),
+            [
+                (
+                    "path".into(),
+                    json!("/jail/stores/repo/repo"),
+                    Some(PathKind::Root),
+                    "repo:".into()
+                ),
+                (
+                    "name".into(),
+                    json!("drafts"),
+                    None,
+                    "repo:ref/refs/heads/drafts".into()
+                ),
+                (
+                    "revision".into(),
+                    json!("drafts"),
+                    None,
+                    "repo:ref/refs/heads/drafts".into()
+                ),
+                (
+                    "path".into(),
+                    json!("/jail/stores/repo/repo/src/app.py"),
+                    Some(PathKind::File),
+                    "repo:worktree/src/app.py".into()
+                ),
+            ]
+        );
+    }
+}

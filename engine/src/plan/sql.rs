@@ -1,0 +1,150 @@
+//! SQL for a tool that takes a statement: the plainest statement of the
+//! kind the tool runs, on a table that exists.
+//!
+//! A statement is invented (its provenance is `synthesized`), but the table
+//! it names is real: one the plan itself created when there is one, so the
+//! store's own tables keep their rows for the reads, else one the store held.
+
+use super::cues::SqlKind;
+use super::harvest::{Harvested, Pool, Source};
+use super::synth::fresh_name;
+
+/// The table a fresh `CREATE TABLE` of tool `tool` makes.
+pub fn fresh_table(tool: &str) -> String {
+    fresh_name(tool)
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect()
+}
+
+/// The statement for `kind`, written for tool `tool` against the tables in
+/// `pool`; and, for a `CREATE TABLE`, the table it makes.
+pub fn statement(kind: SqlKind, tool: &str, pool: &Pool) -> (String, Option<String>) {
+    let made = pool.newest_table(|h| h.source == Source::Plan);
+    let held = pool.newest_table(|h| matches!(h.source, Source::Store(_)));
+    match kind {
+        SqlKind::CreateTable => {
+            let table = fresh_table(tool);
+            (
+                format!(
+                    "CREATE TABLE {} (id INTEGER PRIMARY KEY, note TEXT)",
+                    quote(&table)
+                ),
+                Some(table),
+            )
+        }
+        SqlKind::Select => match held.or(made) {
+            Some(table) => (format!("SELECT * FROM {} LIMIT 5", quote(&table)), None),
+            None => ("SELECT 1".to_owned(), None),
+        },
+        SqlKind::Insert => match made.or(held) {
+            Some(table) => (
+                format!("INSERT INTO {} DEFAULT VALUES", quote(&table)),
+                None,
+            ),
+            None => ("SELECT 1".to_owned(), None),
+        },
+        SqlKind::AlterTable => match made.or(held) {
+            Some(table) => (
+                format!(
+                    "ALTER TABLE {} ADD COLUMN {} TEXT",
+                    quote(&table),
+                    quote(&fresh_table(tool))
+                ),
+                None,
+            ),
+            None => ("SELECT 1".to_owned(), None),
+        },
+        // Only ever a table the plan made: dropping the store's own would
+        // take away what every later read was to read.
+        SqlKind::DropTable => match made {
+            Some(table) => (format!("DROP TABLE {}", quote(&table)), None),
+            None => ("SELECT 1".to_owned(), None),
+        },
+    }
+}
+
+impl Pool {
+    /// The newest table name among the values `keep` accepts.
+    fn newest_table(&self, keep: impl Fn(&Harvested) -> bool) -> Option<String> {
+        self.items()
+            .rev()
+            .find(|h| h.key == "table_name" && keep(h))
+            .and_then(|h| h.value.as_str())
+            .map(str::to_owned)
+    }
+}
+
+/// A SQL identifier in double quotes, inner quotes doubled.
+fn quote(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use witness_model::audit::StoreObject;
+
+    use super::*;
+
+    fn held(table: &str) -> Harvested {
+        Harvested::seeded(
+            "table_name",
+            json!(table),
+            StoreObject {
+                store: "db".into(),
+                object: format!("sqlite_master/table:{table}"),
+            },
+            Some("tables"),
+        )
+    }
+
+    #[test]
+    fn reads_use_the_stores_tables_and_writes_the_plans_own() {
+        let mut pool = Pool::default();
+        assert_eq!(
+            statement(SqlKind::Select, "read_query", &pool).0,
+            "SELECT 1"
+        );
+        pool.seed(vec![held("customers")], Vec::new());
+        let (create, made) = statement(SqlKind::CreateTable, "create_table", &pool);
+        assert_eq!(
+            create,
+            "CREATE TABLE \"witness_create_table\" (id INTEGER PRIMARY KEY, note TEXT)"
+        );
+        assert_eq!(made.as_deref(), Some("witness_create_table"));
+        assert_eq!(
+            statement(SqlKind::Insert, "write_query", &pool).0,
+            "INSERT INTO \"customers\" DEFAULT VALUES",
+            "no table of the plan's yet"
+        );
+        assert_eq!(
+            statement(SqlKind::DropTable, "run", &pool).0,
+            "SELECT 1",
+            "never the store's own"
+        );
+        pool.created(
+            "create_table",
+            3,
+            "table_name",
+            &json!("witness_create_table"),
+            None,
+        );
+        assert_eq!(
+            statement(SqlKind::Select, "read_query", &pool).0,
+            "SELECT * FROM \"customers\" LIMIT 5"
+        );
+        assert_eq!(
+            statement(SqlKind::Insert, "write_query", &pool).0,
+            "INSERT INTO \"witness_create_table\" DEFAULT VALUES"
+        );
+        assert_eq!(
+            statement(SqlKind::AlterTable, "alter_table", &pool).0,
+            "ALTER TABLE \"witness_create_table\" ADD COLUMN \"witness_alter_table\" TEXT"
+        );
+        assert_eq!(
+            statement(SqlKind::DropTable, "run", &pool).0,
+            "DROP TABLE \"witness_create_table\""
+        );
+    }
+}

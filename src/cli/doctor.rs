@@ -1,0 +1,91 @@
+//! `mcp-witness doctor`: which isolation layers work on this machine.
+
+use anyhow::Result;
+use clap::Args;
+use serde::Serialize;
+use witness_engine::jail::sandbox::{self, Availability};
+use witness_model::exit::ExitStatus;
+use witness_model::vocab::{IsolationLayer, IsolationLevel};
+
+use super::{Format, FormatArgs};
+
+const HELP: &str = "\
+Each layer is tried for real, exactly as an audit would use it: bubblewrap
+makes its namespaces for `true`, and every Landlock rule set is enforced on
+a throwaway thread. A layer listed as working is one an audit here gets.
+
+What each layer guarantees and what stays out of reach: docs/security.md.
+Install bubblewrap (Debian: apt-get install bubblewrap) for the namespaces;
+Landlock needs a kernel with Landlock enabled: ABI 5 (Linux 6.10) for the
+file-system rules, 4 for the network rules, 6 for the scopes.
+
+Exit codes: 0 the layers contain a server here (destructive and unknown
+tools are called), 1 they do not (such tools are left out unless
+--include-destructive).";
+
+#[derive(Args)]
+#[command(after_help = HELP)]
+pub struct DoctorArgs {
+    #[command(flatten)]
+    format: FormatArgs,
+}
+
+#[derive(Serialize)]
+struct Layer {
+    layer: IsolationLayer,
+    works: bool,
+    detail: String,
+}
+
+#[derive(Serialize)]
+struct Doctor {
+    level: IsolationLevel,
+    detail: String,
+    bwrap: Option<String>,
+    layers: Vec<Layer>,
+}
+
+pub fn run(args: DoctorArgs) -> Result<ExitStatus> {
+    let available = sandbox::availability();
+    let report = doctor(available);
+    match args.format.format {
+        Format::Json => outln!("{}", serde_json::to_string_pretty(&report)?),
+        Format::Text => {
+            if let Some(path) = &report.bwrap {
+                outln!("bubblewrap: {path}");
+            }
+            for layer in &report.layers {
+                let mark = if layer.works { "works  " } else { "missing" };
+                outln!("{mark}  {:18} {}", layer.layer.as_str(), layer.detail);
+            }
+            outln!("isolation here: {} — {}", report.level, report.detail);
+        }
+    }
+    Ok(if report.level.contains_effects() {
+        ExitStatus::Passed
+    } else {
+        ExitStatus::Failed
+    })
+}
+
+fn doctor(available: &Availability) -> Doctor {
+    let layers = sandbox::layers_here(available, true);
+    let (level, detail) = sandbox::level_of(&layers);
+    Doctor {
+        level,
+        detail,
+        bwrap: available
+            .bwrap
+            .as_ref()
+            .ok()
+            .map(|p| p.display().to_string()),
+        layers: layers
+            .into_iter()
+            .map(|l| Layer {
+                layer: l.layer,
+                works: l.held,
+                detail: l.detail,
+            })
+            .collect(),
+    }
+}

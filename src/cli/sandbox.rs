@@ -1,0 +1,62 @@
+//! `mcp-witness sandbox-exec` (hidden): the last step of the jail's launch.
+//!
+//! The jail runs it, inside bubblewrap where that works, as
+//! `sandbox-exec [--write DIR]... [--fs] [--net] [--scope] -- PROGRAM ARGS`:
+//! it applies the Landlock rules to itself, every one a hard requirement,
+//! and then becomes PROGRAM (exec, same process). If a rule cannot be
+//! enforced, PROGRAM never runs: the message goes to stderr, where the
+//! audit's transcript keeps it, and the exit code is 126.
+
+use std::ffi::OsString;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::Command;
+
+use anyhow::{Result, anyhow};
+use clap::Args;
+use witness_engine::jail::sandbox::{self, LandlockRequest};
+use witness_model::exit::ExitStatus;
+
+#[derive(Args)]
+pub struct SandboxExecArgs {
+    /// A directory beneath which writes stay allowed (repeatable).
+    #[arg(long = "write", value_name = "DIR")]
+    write: Vec<PathBuf>,
+    /// Refuse writes outside the --write directories.
+    #[arg(long)]
+    fs: bool,
+    /// Refuse TCP connect and bind.
+    #[arg(long)]
+    net: bool,
+    /// Refuse signals and abstract unix sockets that leave the sandbox.
+    #[arg(long)]
+    scope: bool,
+    /// The program and its arguments.
+    #[arg(last = true, required = true, value_name = "PROGRAM")]
+    command: Vec<OsString>,
+}
+
+/// Exit code when the sandbox could not be made: the program never ran.
+const CANNOT_SANDBOX: u8 = 126;
+
+pub fn run(args: SandboxExecArgs) -> Result<ExitStatus> {
+    let request = LandlockRequest {
+        writable: args.write,
+        fs: args.fs,
+        net: args.net,
+        scope: args.scope,
+    };
+    if let Err(why) = sandbox::enforce(&request) {
+        errln!("mcp-witness sandbox-exec: {why}; the server was not started");
+        std::process::exit(i32::from(CANNOT_SANDBOX));
+    }
+    let Some((program, rest)) = args.command.split_first() else {
+        return Err(anyhow!("no program given"));
+    };
+    let error = Command::new(program).args(rest).exec();
+    errln!(
+        "mcp-witness sandbox-exec: cannot run {}: {error}",
+        PathBuf::from(program).display()
+    );
+    std::process::exit(127);
+}
