@@ -237,12 +237,12 @@ mod tests {
         }
         let pins = include_str!("../../../experiments/cases/package.json");
         let pins: Value = serde_json::from_str(pins).unwrap_or_default();
-        let script = include_str!("../../../experiments/cases/install.sh");
+        let requirements = include_str!("../../../experiments/cases/requirements.txt");
         for case in CASES.iter().filter(|c| c.runtime == Runtime::Python) {
+            let pin = format!("{}=={}", case.package, case.version);
             assert!(
-                script.contains(&format!("{}=={}", case.package, case.version)),
-                "{} is pinned in experiments/cases/install.sh",
-                case.package
+                requirements.lines().any(|l| l.trim() == pin),
+                "{pin} is pinned in experiments/cases/requirements.txt"
             );
         }
         for case in CASES.iter().filter(|c| c.runtime == Runtime::Node) {
