@@ -12,6 +12,7 @@
 pub mod copy;
 mod process;
 pub mod sandbox;
+mod stale;
 
 use std::collections::BTreeMap;
 use std::io::ErrorKind;
@@ -265,15 +266,24 @@ pub struct Jail {
     copy_warnings: Vec<String>,
     /// Keeps the directory known to the signal handler while it lives.
     _registration: Option<crate::interrupt::Registration>,
+    /// Tells a later audit's sweep that this jail has a live owner.
+    _lock: Option<std::fs::File>,
 }
 
 impl Jail {
     pub fn create(spec: JailSpec) -> Result<Self, JailError> {
         check_clock_columns(&spec.stores)?;
+        stale::sweep(&std::env::temp_dir());
+        let prefix = if spec.keep {
+            stale::KEPT_PREFIX
+        } else {
+            stale::PREFIX
+        };
         let dir = tempfile::Builder::new()
-            .prefix("mcp-witness-jail-")
+            .prefix(prefix)
             .tempdir()
             .map_err(JailError::Create)?;
+        let lock = (!spec.keep).then(|| stale::hold(dir.path())).flatten();
         // Canonical, so the sandbox binds it and Landlock allows it under
         // the same name the server is given.
         let root = dir
@@ -305,6 +315,7 @@ impl Jail {
             isolation: None,
             copy_warnings,
             _registration: registration,
+            _lock: lock,
         })
     }
 
@@ -547,6 +558,7 @@ impl Jail {
             isolation: Some(Isolation::none(REMOTE_ISOLATION)),
             copy_warnings: Vec::new(),
             _registration: None,
+            _lock: None,
         })
     }
 }
