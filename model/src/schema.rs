@@ -16,6 +16,9 @@ use crate::guidance::{GUIDANCE_SCHEMA, GuidanceReport};
 use crate::manifest::diff::{DIFF_SCHEMA, ManifestDiff};
 use crate::manifest::{PIN_SCHEMA, Pin};
 use crate::plan::{PLAN_SCHEMA, PlanPreview};
+use crate::sweep::{
+    SWEEP_ROW_SCHEMA, SWEEP_SCHEMA, SWEEP_TARGET_SCHEMA, SweepDocument, SweepRow, TargetResult,
+};
 
 /// One versioned document.
 #[derive(Clone, Copy, Debug)]
@@ -53,7 +56,7 @@ fn schema_of<T: JsonSchema>() -> Schema {
 }
 
 /// Every versioned document, in the order `--help` lists them.
-pub const DOCUMENTS: [Document; 11] = [
+pub const DOCUMENTS: [Document; 14] = [
     Document {
         name: "audit",
         id: AUDIT_SCHEMA,
@@ -119,6 +122,24 @@ pub const DOCUMENTS: [Document; 11] = [
         id: AGENT_RUN_SCHEMA,
         written_by: "`agent run --format json`, `agent run --out`: agent-run.json",
         schema: schema_of::<AgentRunDocument>,
+    },
+    Document {
+        name: "sweep",
+        id: SWEEP_SCHEMA,
+        written_by: "`sweep`, `sweep merge`: sweep.json",
+        schema: schema_of::<SweepDocument>,
+    },
+    Document {
+        name: "sweep-row",
+        id: SWEEP_ROW_SCHEMA,
+        written_by: "`sweep`, `sweep merge`: each line of dataset.jsonl",
+        schema: schema_of::<SweepRow>,
+    },
+    Document {
+        name: "sweep-target",
+        id: SWEEP_TARGET_SCHEMA,
+        written_by: "`sweep`: targets/<key>/result.json",
+        schema: schema_of::<TargetResult>,
     },
 ];
 

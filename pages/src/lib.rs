@@ -8,6 +8,8 @@
 //!   `e3.json` and any `case-*.json` in a results directory;
 //! - [`render_all`]: both, plus `summary.md`, written to disk (what `lab` and
 //!   `report` call);
+//! - [`sweep::render_dir`]: a sweep's prevalence page and its targets'
+//!   evidence pages (what `sweep` and `sweep merge` call).
 //! - [`ci`]: an audit as JUnit XML and SARIF 2.1.0, for CI systems.
 //! - [`agent`]: the page and text summary of an agent run
 //!   (`mcp-witness.agent-run/v1`).
@@ -33,6 +35,7 @@ mod lenient;
 pub mod manifest;
 pub mod markdown;
 pub mod plan;
+pub mod sweep;
 pub mod text;
 
 use std::fmt::Write as _;
@@ -52,6 +55,7 @@ const STYLE: &str = include_str!("../../reports/templates/style.css");
 const MACROS: &str = include_str!("../../reports/templates/macros.html.j2");
 const AUDIT: &str = include_str!("../../reports/templates/audit.html.j2");
 const INDEX: &str = include_str!("../../reports/templates/index.html.j2");
+const SWEEP: &str = include_str!("../../reports/templates/sweep.html.j2");
 const AGENT_RUN: &str = include_str!("../../reports/templates/agent-run.html.j2");
 
 /// The template environment: embedded templates, HTML autoescape for
@@ -76,6 +80,7 @@ fn environment() -> Result<Environment<'static>> {
         ("macros.html.j2", MACROS),
         ("audit.html.j2", AUDIT),
         ("index.html.j2", INDEX),
+        ("sweep.html.j2", SWEEP),
         ("agent-run.html.j2", AGENT_RUN),
     ] {
         env.add_template(name, source)

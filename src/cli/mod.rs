@@ -13,6 +13,7 @@ pub mod plan;
 pub mod report;
 pub mod sandbox;
 pub mod schema;
+pub mod sweep;
 pub mod testbed;
 
 use std::path::PathBuf;
