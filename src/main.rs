@@ -65,7 +65,7 @@ enum Command {
     /// Audit many servers from a SWEEP.toml: installed at pinned versions, in
     /// parallel or as shards, resumable; one dataset and a prevalence page.
     Sweep(cli::sweep::SweepArgs),
-    /// Agent runs: golden cases driven by a model (or a script) against a jailed server.
+    /// Agent runs: golden cases driven by a model (or a script) against a jailed server, and their compares.
     #[command(subcommand)]
     Agent(cli::agent::AgentCommand),
     /// Show which isolation layers (bubblewrap namespaces, Landlock) work on this machine.

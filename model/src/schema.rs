@@ -7,6 +7,7 @@
 
 use schemars::{JsonSchema, Schema};
 
+use crate::agent::compare::{AgentCompareDocument, COMPARE_SCHEMA};
 use crate::agent::{AGENT_RUN_SCHEMA, AgentRunDocument};
 use crate::audit::{AUDIT_SCHEMA, AuditReport};
 use crate::case::{CASE_SCHEMA, CaseReport};
@@ -56,7 +57,7 @@ fn schema_of<T: JsonSchema>() -> Schema {
 }
 
 /// Every versioned document, in the order `--help` lists them.
-pub const DOCUMENTS: [Document; 14] = [
+pub const DOCUMENTS: [Document; 15] = [
     Document {
         name: "audit",
         id: AUDIT_SCHEMA,
@@ -122,6 +123,12 @@ pub const DOCUMENTS: [Document; 14] = [
         id: AGENT_RUN_SCHEMA,
         written_by: "`agent run --format json`, `agent run --out`: agent-run.json",
         schema: schema_of::<AgentRunDocument>,
+    },
+    Document {
+        name: "agent-compare",
+        id: COMPARE_SCHEMA,
+        written_by: "`agent compare --format json`, `agent compare --out`: agent-compare.json",
+        schema: schema_of::<AgentCompareDocument>,
     },
     Document {
         name: "sweep",

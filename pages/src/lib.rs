@@ -12,7 +12,9 @@
 //!   evidence pages (what `sweep` and `sweep merge` call).
 //! - [`ci`]: an audit as JUnit XML and SARIF 2.1.0, for CI systems.
 //! - [`agent`]: the page and text summary of an agent run
-//!   (`mcp-witness.agent-run/v1`).
+//!   (`mcp-witness.agent-run/v1`);
+//! - [`compare`]: the page and text of an agent compare
+//!   (`mcp-witness.agent-compare/v1`).
 //!
 //! Safety: templates are HTML with autoescape on, and every interpolated
 //! value goes through [`html_formatter`], which also makes invisible
@@ -28,6 +30,7 @@ pub mod agent;
 mod audit;
 mod charts;
 pub mod ci;
+pub mod compare;
 mod coverage;
 pub mod guidance;
 mod index;
@@ -57,6 +60,8 @@ const AUDIT: &str = include_str!("../../reports/templates/audit.html.j2");
 const INDEX: &str = include_str!("../../reports/templates/index.html.j2");
 const SWEEP: &str = include_str!("../../reports/templates/sweep.html.j2");
 const AGENT_RUN: &str = include_str!("../../reports/templates/agent-run.html.j2");
+const AGENT_COMPARE: &str = include_str!("../../reports/templates/agent-compare.html.j2");
+const COMPARE_ROWS: &str = include_str!("../../reports/templates/compare-rows.html.j2");
 
 /// The template environment: embedded templates, HTML autoescape for
 /// `*.html.j2`, strict undefined values, the escaping formatter.
@@ -82,6 +87,8 @@ fn environment() -> Result<Environment<'static>> {
         ("index.html.j2", INDEX),
         ("sweep.html.j2", SWEEP),
         ("agent-run.html.j2", AGENT_RUN),
+        ("agent-compare.html.j2", AGENT_COMPARE),
+        ("compare-rows.html.j2", COMPARE_ROWS),
     ] {
         env.add_template(name, source)
             .map_err(|e| anyhow!("template {name}: {e:#}"))?;

@@ -172,8 +172,20 @@ fn store_spec(
                 StoreKind::Jsonl => format!("{}.jsonl", store.name),
                 StoreKind::Fs => "tree".into(),
                 StoreKind::Git => "repo".into(),
+                StoreKind::Postgres => format!("{}.sql", store.name),
             });
             let source = scratch.join("empty").join(&store.name).join(file);
+            // A PostgreSQL store is restored from a file that must exist:
+            // an empty script gives an empty database.
+            if kind == StoreKind::Postgres && !source.exists() {
+                let write = |r: std::io::Result<()>| {
+                    r.map_err(|e| WorkerError::Setup(format!("store {}: {e}", store.name)))
+                };
+                if let Some(parent) = source.parent() {
+                    write(std::fs::create_dir_all(parent))?;
+                }
+                write(std::fs::write(&source, ""))?;
+            }
             (source, "empty (no fixture)".to_owned())
         }
     };

@@ -83,23 +83,19 @@ impl ObservedSet {
     /// it stay appended, as a call's record shows them.
     pub fn snapshot(&mut self, changes: &mut Vec<Effect>) -> Result<(), ObserveError> {
         for o in &mut self.stores {
-            let now = o.observer.snapshot().map_err(|source| ObserveError {
-                store: o.name.clone(),
-                source,
-            })?;
-            changes.extend(
-                o.observer
-                    .diff(&o.last, &now)
-                    .changes
-                    .iter()
-                    .map(|c| effect_of(&o.name, c)),
-            );
-            for warning in &now.warnings {
+            let seen = o
+                .observer
+                .advance(&mut o.last)
+                .map_err(|source| ObserveError {
+                    store: o.name.clone(),
+                    source,
+                })?;
+            changes.extend(seen.iter().map(|c| effect_of(&o.name, c)));
+            for warning in &o.last.warnings {
                 if o.warned.insert(warning.clone()) {
                     o.fresh.push(warning.clone());
                 }
             }
-            o.last = now;
         }
         Ok(())
     }
@@ -168,6 +164,9 @@ fn observer_for(store: &JailedStore) -> Box<dyn Observer> {
         StoreKind::Jsonl => Box::new(witness_observers::jsonl::JsonlObserver::new(&store.path)),
         StoreKind::Fs => Box::new(witness_observers::fs::FsObserver::new(&store.path)),
         StoreKind::Git => Box::new(witness_observers_git::GitObserver::new(&store.path)),
+        StoreKind::Postgres => Box::new(witness_postgres::PostgresObserver::new(
+            &crate::jail::postgres_socket_dir(&store.path),
+        )),
     }
 }
 

@@ -97,9 +97,7 @@ impl Source {
             Source::Live(words) => format!("{LIVE_PREFIX}{}", join_command(words)),
             Source::Remote(url, _) => format!("{URL_PREFIX}{}", digest_query(url)),
         };
-        let mut redactor = Redactor::default();
-        redactor.learn_text(&named);
-        redactor.text(&named)
+        masked(&named)
     }
 
     /// The pin file, when this source is one.
@@ -275,9 +273,17 @@ pub fn join_command(words: &[String]) -> String {
         .join(" ")
 }
 
+/// `text` (a command line, a URL) with credential-shaped words masked as
+/// an audit masks secrets: for anything a diff shows or prints.
+pub(super) fn masked(text: &str) -> String {
+    let mut redactor = Redactor::default();
+    redactor.learn_text(text);
+    redactor.text(text)
+}
+
 /// `url` with its query replaced by a digest: two sides that differ only in
 /// their query still read as different, and no key in it is shown.
-fn digest_query(url: &str) -> String {
+pub(super) fn digest_query(url: &str) -> String {
     match url.split_once('?') {
         Some((base, query)) => {
             let digest = blake3::hash(query.as_bytes()).to_hex();

@@ -139,7 +139,9 @@ fn seed_store(case: &CaseSpec, seed: &Path) -> Result<PathBuf, String> {
         }
         StoreKind::Git => seed_repository(&seed.join("repo"), seed),
         // Not created: the store starts empty in the jail.
-        StoreKind::Jsonl | StoreKind::Sqlite => Ok(seed.join(case.store_file)),
+        StoreKind::Jsonl | StoreKind::Sqlite | StoreKind::Postgres => {
+            Ok(seed.join(case.store_file))
+        }
     }
 }
 

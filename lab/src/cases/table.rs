@@ -186,6 +186,7 @@ pub(crate) fn initial_state(case: &CaseSpec) -> &'static str {
         StoreKind::Git => {
             "seed repository: main with 2 commits; notes.txt modified, todo.txt untracked, run.log ignored"
         }
+        StoreKind::Postgres => "restored from the case's seed SQL into a throwaway cluster",
     }
 }
 
@@ -203,6 +204,9 @@ pub(crate) fn observer_description(kind: StoreKind) -> &'static str {
         }
         StoreKind::Git => {
             "git: HEAD, ref/<name>, stash/<commit>, index/<path> (mode, blob), worktree/<path> and ignored/<path> (mode, blob of the bytes), odb/objects (counts), commit/<id> when one becomes unreachable; read with libgit2, never refreshing the index"
+        }
+        StoreKind::Postgres => {
+            "postgres: <schema>.<table>/<key> per changed row from a logical replication slot, catalog/<kind>:<name> from the catalogs"
         }
     }
 }
