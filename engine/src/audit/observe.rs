@@ -263,6 +263,7 @@ fn observer_for(store: &JailedStore, budget: Budget) -> Box<dyn Observer> {
         StoreKind::Fs => {
             Box::new(witness_observers::fs::FsObserver::new(&store.path).with_budget(budget))
         }
+        StoreKind::Git => Box::new(witness_observers_git::GitObserver::new(&store.path)),
         StoreKind::Postgres => Box::new(witness_postgres::PostgresObserver::new(
             &crate::jail::postgres_socket_dir(&store.path),
         )),
