@@ -70,6 +70,9 @@ enum Command {
     /// Apply the jail's Landlock rules, then become PROGRAM (the jail runs this; not for people).
     #[command(hide = true, name = "sandbox-exec")]
     SandboxExec(cli::sandbox::SandboxExecArgs),
+    /// Make the network observer's sink inside a sandbox (the jail runs this; not for people).
+    #[command(hide = true, name = "net-sink-setup")]
+    NetSinkSetup(cli::netsink::NetSinkSetupArgs),
 }
 
 impl Command {
@@ -131,5 +134,6 @@ fn run(command: Command) -> anyhow::Result<witness_model::exit::ExitStatus> {
         Command::Agent(command) => cli::agent::run(command),
         Command::Doctor(args) => cli::doctor::run(args),
         Command::SandboxExec(args) => cli::sandbox::run(args),
+        Command::NetSinkSetup(args) => cli::netsink::run(args),
     }
 }

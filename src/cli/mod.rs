@@ -9,6 +9,7 @@ pub mod doctor;
 pub mod guidance;
 pub mod lab;
 pub mod manifest;
+pub mod netsink;
 pub mod plan;
 pub mod report;
 pub mod sandbox;
