@@ -19,6 +19,25 @@ fn attempts(calls: &[&CallRecord]) -> Vec<EvidenceNetwork> {
         .collect()
 }
 
+/// The distinct places the calls reached for, connections and datagrams
+/// before lookups, at most three named.
+fn where_to(calls: &[&CallRecord]) -> String {
+    let mut places: Vec<(bool, String)> = calls
+        .iter()
+        .flat_map(|c| &c.network)
+        .map(|a| (a.protocol == "dns", a.destination()))
+        .collect();
+    places.sort();
+    places.dedup();
+    let named: Vec<&str> = places.iter().take(3).map(|(_, d)| d.as_str()).collect();
+    let more = places.len().saturating_sub(named.len());
+    if more > 0 {
+        format!("{} and {more} more", named.join(", "))
+    } else {
+        named.join(", ")
+    }
+}
+
 /// EFF-04: declared closed world, and no outbound attempt was recorded.
 /// An open or undeclared world is not held to it: its attempts are in the
 /// ledger, and here as evidence, but are no failure.
@@ -51,10 +70,10 @@ pub(super) fn closed_world(subject: &Subject<'_>) -> Outcome {
         );
     }
     if !reached.is_empty() {
-        let first = reached[0].destination.clone();
         let reason = format!(
-            "declared openWorldHint: false, but its calls made {} outbound attempt(s), the first: {first}",
-            reached.len()
+            "declared openWorldHint: false, but its calls made {} outbound attempt(s): {}",
+            reached.len(),
+            where_to(calls)
         );
         evidence.network = reached;
         return (Verdict::Fail, reason, evidence);
