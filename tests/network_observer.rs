@@ -253,4 +253,16 @@ fn nothing_leaves_the_machine_during_an_audit() {
         call["response"]
     );
     assert_eq!(check(&report, "EFF-04", "lookup")["verdict"], "fail");
+    // The name it looked up carried a credential: only its digest remains.
+    assert!(
+        !output
+            .stdout
+            .windows(20)
+            .any(|w| w == b"AKIAQ7RT5XW2PN4KZ3ML"),
+        "a secret in a DNS label reached the report"
+    );
+    assert!(
+        seen.iter().any(|a| a.starts_with("dns [secret blake3:")),
+        "{seen:#?}"
+    );
 }

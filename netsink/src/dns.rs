@@ -30,7 +30,8 @@ impl Question {
 
 /// The first question of a query, or `None` when `message` is not one.
 /// Every byte of a name that is not a letter, digit, `-` or `_` is shown
-/// as `?`: a name is text a server chose.
+/// as `?`: a name is text a server chose. Case is kept: a secret spelled
+/// into a label must still look like one to the report's redaction.
 pub fn question(message: &[u8]) -> Option<Question> {
     if message.len() < 12 || message[2] & 0x80 != 0 {
         return None;
@@ -61,7 +62,7 @@ pub fn question(message: &[u8]) -> Option<Question> {
             label
                 .iter()
                 .map(|b| {
-                    let c = char::from(b.to_ascii_lowercase());
+                    let c = char::from(*b);
                     if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
                         c
                     } else {
@@ -125,7 +126,7 @@ mod tests {
     fn a_query_is_read_and_answered_with_the_stand_in() {
         let q = query("Hooks.Example.com", 1);
         let parsed = question(&q).expect("a question");
-        assert_eq!(parsed.name, "hooks.example.com");
+        assert_eq!(parsed.name, "Hooks.Example.com");
         let reply = answer(&q, &parsed, Ipv4Addr::new(198, 18, 0, 1));
         assert_eq!(&reply[..2], &[0x12, 0x34], "the id is kept");
         assert_eq!(u16::from_be_bytes([reply[6], reply[7]]), 1, "one answer");
