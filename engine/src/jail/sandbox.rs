@@ -199,6 +199,50 @@ fn find_bwrap() -> Result<PathBuf, String> {
         .ok_or_else(|| "bubblewrap (bwrap) is not installed".to_owned())
 }
 
+/// Makes the network observer's sink for a sandbox that runs `true`, as a
+/// launch would (bubblewrap held on `--block-fd` while the helper works),
+/// and says whether it could (what `doctor` shows).
+pub fn probe_observer(available: &Availability) -> Result<(), String> {
+    observer_possible(available, true)?;
+    let (Ok(bwrap), Some(helper)) = (&available.bwrap, &available.helper) else {
+        return Err("the network observer needs bubblewrap and its helper".into());
+    };
+    let info = InfoPipe::new().map_err(|e| e.to_string())?;
+    let block = InfoPipe::new().map_err(|e| e.to_string())?;
+    let (info_fd, block_fd) = (info.write.as_raw_fd(), block.read.as_raw_fd());
+    let mut cmd = Command::new(bwrap);
+    cmd.args(namespace_flags(true))
+        .args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"])
+        .arg("--info-fd")
+        .arg(info_fd.to_string())
+        .arg("--block-fd")
+        .arg(block_fd.to_string())
+        .args(["--", "true"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    // SAFETY: fcntl(2) is async-signal-safe; bubblewrap inherits the two ends.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || {
+            for fd in [info_fd, block_fd] {
+                if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().map_err(|e| format!("bubblewrap: {e}"))?;
+    drop(block.read);
+    let outcome = match info.child_pid(Duration::from_secs(5)) {
+        Some(pid) => super::network::start_sink(helper, pid).map(drop),
+        None => Err("bubblewrap did not report its sandbox".into()),
+    };
+    drop(block.write);
+    let _ = child.wait();
+    outcome
+}
+
 /// Runs `true` under exactly the namespaces a server gets.
 fn probe_bwrap(bwrap: &Path) -> Result<(), String> {
     let mut cmd = Command::new(bwrap);
