@@ -79,13 +79,13 @@ impl Sink {
 
     /// Everything recorded since the last call: connections still waiting
     /// for their first bytes are closed with what they sent so far.
-    pub fn take(&self) -> Window {
+    /// `None` when the recorder is gone or did not answer in time: the
+    /// network is then no longer observed, which is not "nothing was sent".
+    pub fn take(&self) -> Option<Window> {
         // Anything left from a take that timed out is older: drop it.
         while self.windows.try_recv().is_ok() {}
-        if write_byte(&self.wake, b'f').is_err() {
-            return Window::default();
-        }
-        self.windows.recv_timeout(TAKE_WAIT).unwrap_or_default()
+        write_byte(&self.wake, b'f').ok()?;
+        self.windows.recv_timeout(TAKE_WAIT).ok()
     }
 }
 
@@ -553,7 +553,7 @@ mod tests {
         use std::io::Read;
         let got = client.read_to_end(&mut answer);
         assert!(answer.is_empty(), "the sink wrote back: {got:?}");
-        let window = sink.take();
+        let window = sink.take().expect("the recorder answers");
         assert_eq!(window.attempts.len(), 1, "{window:?}");
         let attempt = &window.attempts[0];
         assert_eq!(attempt.protocol, "tcp");
@@ -566,7 +566,8 @@ mod tests {
             attempt.digest.as_deref(),
             Some(digest(b"POST /hook HTTP/1.1\r\n\r\n").as_str())
         );
-        assert!(sink.take().attempts.is_empty(), "a window is taken once");
+        let again = sink.take().expect("the recorder answers");
+        assert!(again.attempts.is_empty(), "a window is taken once");
     }
 
     #[test]
@@ -595,7 +596,7 @@ mod tests {
         let mut reply = [0u8; 512];
         let n = client.recv(&mut reply).expect("an answer");
         assert_eq!(&reply[n - 4..n], &[198, 18, 0, 1]);
-        let window = sink.take();
+        let window = sink.take().expect("the recorder answers");
         assert_eq!(window.attempts.len(), 1);
         assert_eq!(window.attempts[0].protocol, "dns");
         assert_eq!(

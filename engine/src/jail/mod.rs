@@ -357,12 +357,25 @@ impl Jail {
     /// network is not observed). The audit calls this around each call.
     pub fn network_window(&mut self) -> witness_netsink::recorder::Window {
         let mut window = std::mem::take(&mut self.carried);
-        if let Some(now) = self.sink.as_ref().map(witness_netsink::Sink::take) {
-            window.attempts.extend(now.attempts);
-            window.dropped += now.dropped;
-            window.attempts.sort();
+        if let Some(sink) = &self.sink {
+            match sink.take() {
+                Some(now) => {
+                    window.attempts.extend(now.attempts);
+                    window.dropped += now.dropped;
+                    window.attempts.sort();
+                }
+                None => self.lose_sink(),
+            }
         }
         window
+    }
+
+    /// The recorder stopped answering: from here on the network is not
+    /// observed, and the report says so rather than "nothing was sent".
+    fn lose_sink(&mut self) {
+        self.sink = None;
+        self.unobserved
+            .get_or_insert_with(|| "the network observer's recorder stopped answering".into());
     }
 
     /// `{NAME}` → jailed store path, `{jail}` → the jail root.
@@ -422,9 +435,13 @@ impl Jail {
         // The sink of a server that ended is done with; what it recorded
         // since the last window is carried into the next.
         if let Some(old) = self.sink.take() {
-            let window = old.take();
-            self.carried.attempts.extend(window.attempts);
-            self.carried.dropped += window.dropped;
+            match old.take() {
+                Some(window) => {
+                    self.carried.attempts.extend(window.attempts);
+                    self.carried.dropped += window.dropped;
+                }
+                None => self.lose_sink(),
+            }
         }
         let ((mut child, init, layers), sink) = match &decision.bwrap {
             Some(bwrap) => self
