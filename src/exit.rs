@@ -11,6 +11,7 @@ use witness_engine::manifest::ManifestError;
 use witness_engine::plan::PlanError;
 use witness_lab::cases::CasesError;
 use witness_model::exit::ExitStatus;
+use witness_sweep::SweepError;
 use witness_wire::http::EndpointError;
 
 /// An invalid invocation the binary itself found (a malformed `--store`, an
@@ -62,6 +63,10 @@ fn is_invalid_invocation(cause: &(dyn std::error::Error + 'static)) -> bool {
             cause.downcast_ref::<CasesError>(),
             Some(CasesError::NotInstalled { .. })
         )
+        // A malformed SWEEP.toml, a bad --shard, outputs that cannot merge.
+        || cause
+            .downcast_ref::<SweepError>()
+            .is_some_and(SweepError::is_invalid)
 }
 
 #[cfg(test)]
@@ -80,6 +85,7 @@ mod tests {
             EndpointError::Scheme.into(),
             GuidanceError::ServerLabel.into(),
             ManifestError::Invalid("--out is a directory".into()).into(),
+            SweepError::Shard("--shard 3/3: shard 3 of 3 does not exist".into()).into(),
         ];
         for error in &errors {
             assert_eq!(status_of(error), ExitStatus::Invalid, "{error:#}");
@@ -91,6 +97,11 @@ mod tests {
         let errors = [
             anyhow::anyhow!("no plan: tools/list failed"),
             ManifestError::Fetch("the server died".into()).into(),
+            SweepError::Io {
+                path: "out/dataset.csv".into(),
+                source: std::io::Error::other("disk full"),
+            }
+            .into(),
             anyhow::Error::from(std::io::Error::other("disk full")).context("cannot write"),
         ];
         for error in &errors {

@@ -62,7 +62,10 @@ enum Command {
     Report(cli::report::ReportArgs),
     /// Print the JSON Schema of a versioned document.
     Schema(cli::schema::SchemaArgs),
-    /// Agent runs: golden cases driven by a model (or a script) against a jailed server.
+    /// Audit many servers from a SWEEP.toml: installed at pinned versions, in
+    /// parallel or as shards, resumable; one dataset and a prevalence page.
+    Sweep(cli::sweep::SweepArgs),
+    /// Agent runs: golden cases driven by a model (or a script) against a jailed server, and their compares.
     #[command(subcommand)]
     Agent(cli::agent::AgentCommand),
     /// Show which isolation layers (bubblewrap namespaces, Landlock) work on this machine.
@@ -89,7 +92,7 @@ impl Command {
                 | Command::Manifest(_)
                 | Command::Doctor(_)
                 | Command::Agent(_)
-        )
+        ) || matches!(self, Command::Sweep(args) if args.is_worker())
     }
 }
 
@@ -131,6 +134,7 @@ fn run(command: Command) -> anyhow::Result<witness_model::exit::ExitStatus> {
         Command::Manifest(command) => cli::manifest::run(command),
         Command::Report(args) => cli::report::run(args),
         Command::Schema(args) => cli::schema::run(args),
+        Command::Sweep(args) => cli::sweep::run(args),
         Command::Agent(command) => cli::agent::run(command),
         Command::Doctor(args) => cli::doctor::run(args),
         Command::SandboxExec(args) => cli::sandbox::run(args),

@@ -834,3 +834,275 @@ fn a_recorded_http_run_replays_without_the_endpoint() {
     assert_eq!(verdicts(&a), verdicts(&b));
     assert_eq!(b["driver"], json!({"kind": "anthropic", "replayed": true}));
 }
+
+// ------------------------------------------- a manifest delta, measured
+
+/// The two HTTP APIs, as the description-reading model speaks them.
+#[derive(Clone, Copy)]
+enum Api {
+    OpenAi,
+    Anthropic,
+}
+
+impl Api {
+    fn driver(self) -> &'static str {
+        match self {
+            Self::OpenAi => "openai",
+            Self::Anthropic => "anthropic",
+        }
+    }
+
+    /// The `--base-url` the driver is given for the fake at `base`.
+    fn base_url(self, base: &str) -> String {
+        match self {
+            Self::OpenAi => format!("{base}/v1"),
+            Self::Anthropic => base.to_owned(),
+        }
+    }
+
+    /// What the request handed the model as `tool`'s description.
+    fn description(self, body: &Value, tool: &str) -> Option<String> {
+        body["tools"]
+            .as_array()?
+            .iter()
+            .map(|t| match self {
+                Self::OpenAi => &t["function"],
+                Self::Anthropic => t,
+            })
+            .find(|t| t["name"] == tool)
+            .and_then(|t| t["description"].as_str().map(str::to_owned))
+    }
+
+    /// Every tool the conversation so far called, in order.
+    fn called(self, body: &Value) -> Vec<String> {
+        let messages = body["messages"].as_array().cloned().unwrap_or_default();
+        messages
+            .iter()
+            .flat_map(|m| match self {
+                Self::OpenAi => m["tool_calls"].as_array().cloned().unwrap_or_default(),
+                Self::Anthropic => m["content"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|b| b["type"] == "tool_use")
+                    .cloned()
+                    .collect(),
+            })
+            .filter_map(|c| match self {
+                Self::OpenAi => c["function"]["name"].as_str().map(str::to_owned),
+                Self::Anthropic => c["name"].as_str().map(str::to_owned),
+            })
+            .collect()
+    }
+
+    fn answer(self, text: &str) -> String {
+        match self {
+            Self::OpenAi => openai_reply(json!({"role": "assistant", "content": text}), "stop"),
+            Self::Anthropic => anthropic_reply(json!([{"type": "text", "text": text}]), "end_turn"),
+        }
+    }
+
+    fn calls(self, calls: &[(String, &str, Value)]) -> String {
+        match self {
+            Self::OpenAi => {
+                let calls: Vec<(&str, &str, Value)> = calls
+                    .iter()
+                    .map(|(id, tool, args)| (id.as_str(), *tool, args.clone()))
+                    .collect();
+                openai_calls(&calls)
+            }
+            Self::Anthropic => {
+                let blocks: Vec<Value> = calls
+                    .iter()
+                    .map(|(id, tool, args)| {
+                        json!({"type": "tool_use", "id": id, "name": tool, "input": args})
+                    })
+                    .collect();
+                anthropic_reply(Value::Array(blocks), "tool_use")
+            }
+        }
+    }
+}
+
+/// A model behind a fake endpoint of `api` that reads the tool
+/// descriptions it is handed: on the long-cart refund it looks the order up
+/// and refunds its five items, but when `lookup_order`'s description
+/// recommends `search_orders` it searches first.
+fn description_reader(api: Api) -> Handler {
+    Arc::new(move |seen, problems| {
+        match api {
+            Api::OpenAi => check_openai(seen, problems),
+            Api::Anthropic => check_anthropic(seen, problems),
+        };
+        let hinted = api
+            .description(&seen.body, "lookup_order")
+            .is_some_and(|d| d.contains("Prefer search_orders"));
+        let called = api.called(&seen.body);
+        let has = |tool: &str| called.iter().any(|c| c == tool);
+        let reply = if has("refund_item") {
+            api.answer("I refunded all five items of order o_1004.")
+        } else if has("lookup_order") {
+            let refunds: Vec<(String, &str, Value)> = (1..=5)
+                .map(|i| {
+                    let args = json!({"order_id": "o_1004", "item_id": format!("i_1004_{i}")});
+                    (format!("call_r{i}"), "refund_item", args)
+                })
+                .collect();
+            api.calls(&refunds)
+        } else if hinted && !has("search_orders") {
+            api.calls(&[("call_s".into(), "search_orders", json!({"query": "o_1004"}))])
+        } else {
+            api.calls(&[("call_l".into(), "lookup_order", json!({"id": "o_1004"}))])
+        };
+        (200, reply)
+    })
+}
+
+/// The long-cart refund through `api`'s driver, two runs, against the
+/// CRM's edited orders desk.
+fn refunds(api: Api, base: &str, extra: &[&str], out: &Path) -> Output {
+    let case = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("experiments/agent/refund-cases/refund-long-cart.toml");
+    let key_var = match api {
+        Api::OpenAi => "OPENAI_API_KEY",
+        Api::Anthropic => "ANTHROPIC_API_KEY",
+    };
+    Command::new(env!("CARGO_BIN_EXE_mcp-witness"))
+        .args(["agent", "run", "--driver", api.driver()])
+        .args(["--model", "fake-model"])
+        .args(["--runs", "2", "--format", "json", "--base-url"])
+        .arg(api.base_url(base))
+        .arg("--case")
+        .arg(case)
+        .arg("--out")
+        .arg(out)
+        .args(extra)
+        .args(["--", "mcp-witness", "testbed", "crm", "--variant"])
+        .args(["orders-search-hint", "--store", "{db}"])
+        .env(key_var, KEY)
+        .output()
+        .expect("mcp-witness runs")
+}
+
+/// Friday's pin, the suite with it and without it through `api`'s driver
+/// against the edited server, and what each side sent: the pinned
+/// description, then the edited one. Returns the pin and the two run
+/// directories.
+fn run_both_sides(api: Api, dir: &Path) -> (String, PathBuf, PathBuf) {
+    let fake = Fake::start(description_reader(api));
+    let pin = dir.join("orders.json").display().to_string();
+    let pinned = Command::new(env!("CARGO_BIN_EXE_mcp-witness"))
+        .args(["manifest", "pin", "--out", &pin])
+        .args(["--", "mcp-witness", "testbed", "crm", "--variant", "orders"])
+        .args(["--store", "{jail}/crm.db"])
+        .output()
+        .expect("pins");
+    assert_eq!(pinned.status.code(), Some(0));
+    let (before, after) = (dir.join("before"), dir.join("after"));
+    let with_pin = refunds(api, &fake.base, &["--manifest", &pin], &before);
+    assert_eq!(
+        with_pin.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&with_pin.stderr)
+    );
+    let seen_pinned = fake.seen().len();
+    let live = refunds(api, &fake.base, &[], &after);
+    assert_eq!(
+        live.status.code(),
+        Some(1),
+        "over budget with the live manifest"
+    );
+    assert_eq!(fake.problems(), Vec::<String>::new());
+    let lookup = |s: &Seen| api.description(&s.body, "lookup_order").unwrap_or_default();
+    let seen = fake.seen();
+    assert!(
+        seen[..seen_pinned]
+            .iter()
+            .all(|s| !lookup(s).is_empty() && !lookup(s).contains("Prefer"))
+    );
+    assert!(
+        seen[seen_pinned..]
+            .iter()
+            .all(|s| lookup(s).contains("Prefer"))
+    );
+    (pin, before, after)
+}
+
+#[test]
+fn a_real_driver_measures_a_manifest_delta_with_the_same_commands() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (pin, before, after) = run_both_sides(Api::OpenAi, dir.path());
+    // Eleven tokens in and seven out per request; the detour is one more.
+    let expected = Expected {
+        input: (33.0, 44.0),
+        driver: "openai",
+    };
+    assert_measured(
+        &before,
+        &after,
+        &pin,
+        &dir.path().join("compare"),
+        &expected,
+    );
+}
+
+#[test]
+fn the_anthropic_driver_measures_the_same_delta() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (pin, before, after) = run_both_sides(Api::Anthropic, dir.path());
+    // Thirteen tokens in and five out per request; the detour is one more.
+    let expected = Expected {
+        input: (39.0, 52.0),
+        driver: "anthropic",
+    };
+    assert_measured(
+        &before,
+        &after,
+        &pin,
+        &dir.path().join("compare"),
+        &expected,
+    );
+}
+
+/// The driver each side records and the input tokens per run its endpoint
+/// reported, before and after.
+struct Expected {
+    input: (f64, f64),
+    driver: &'static str,
+}
+
+/// `agent compare` of the two runs: the drop, the tokens the endpoint
+/// reported, the new tool, and no key anywhere.
+fn assert_measured(before: &Path, after: &Path, pin: &str, out: &Path, expected: &Expected) {
+    let compare = Command::new(env!("CARGO_BIN_EXE_mcp-witness"))
+        .args(["agent", "compare", "--format", "json", "--out"])
+        .arg(out)
+        .arg(before)
+        .arg(after)
+        .output()
+        .expect("compares");
+    assert_eq!(compare.status.code(), Some(1));
+    let report = document(&compare);
+    let case = &report["cases"][0];
+    let metric = |name: &str| {
+        case["metrics"]
+            .as_array()
+            .and_then(|m| m.iter().find(|m| m["metric"] == name))
+            .cloned()
+            .unwrap_or_default()
+    };
+    assert_eq!(metric("pass_rate")["verdict"], "worse");
+    assert_eq!(metric("over_budget")["after"], 1.0);
+    assert_eq!(metric("input_tokens")["before"], expected.input.0);
+    assert_eq!(metric("input_tokens")["after"], expected.input.1);
+    assert_eq!(metric("output_tokens")["verdict"], "worse");
+    assert_eq!(case["new_tools"], json!(["search_orders"]));
+    assert_eq!(report["before"]["driver"], expected.driver);
+    assert_eq!(report["before"]["manifest"]["file"], pin);
+    let mut texts = vec![String::from_utf8_lossy(&compare.stdout).into_owned()];
+    for file in ["agent-compare.json", "agent-compare.html"] {
+        texts.push(std::fs::read_to_string(out.join(file)).unwrap_or_default());
+    }
+    assert!(texts.iter().all(|t| !t.contains(KEY)), "the key leaked");
+}

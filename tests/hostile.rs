@@ -447,6 +447,41 @@ fn a_second_signal_exits_at_once() {
     scene.assert_no_jail_left();
 }
 
+// 5d. SIGKILL cannot be handled: the sandbox dies with the auditor, and the
+// jail left in TMPDIR is removed by the next audit on the machine.
+#[test]
+fn a_jail_stranded_by_sigkill_is_removed_by_the_next_audit() {
+    let scene = Scene::new();
+    let mark = marker("sigkill");
+    let dir = tempfile::tempdir().expect("out dir");
+    let child = start_hanging_audit(&scene, &mark, &dir.path().to_string_lossy());
+    signal(&child, libc::SIGKILL);
+    let out = finish(child, Duration::from_secs(10));
+    assert!(!out.killed, "SIGKILL did not end the auditor");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !processes_with(&mark).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_no_process_left(&mark);
+    let stranded: Vec<PathBuf> = std::fs::read_dir(&scene.tmp)
+        .expect("tmp")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(stranded.len(), 1, "one jail stays behind: {stranded:?}");
+    // A jail is swept only when it is over a minute old (a starting auditor
+    // has not locked its own yet); age this one rather than wait.
+    let long_ago = std::time::SystemTime::now() - Duration::from_secs(3600);
+    std::fs::File::open(&stranded[0])
+        .and_then(|f| f.set_times(std::fs::FileTimes::new().set_modified(long_ago)))
+        .expect("age the stranded jail");
+    let quiet = hostile("quiet.py");
+    let next = scene.run(&audit_args(&[], &[&quiet]), LIMIT);
+    assert!(!next.killed, "{}", next.stderr);
+    assert!(!stranded[0].exists(), "the next audit removed it");
+    scene.assert_no_jail_left();
+}
+
 // 6. A named pipe (or a socket) in a filesystem store is skipped, never waited for.
 #[test]
 fn a_fifo_in_a_store_is_skipped_not_waited_for() {

@@ -20,7 +20,10 @@
 //!   declared row facts read out of band ([`facts`]);
 //! - [`judge`]: the answer-correctness judge, batched, failing open;
 //! - [`suite`]: every case for every model, `--runs` times, into one
-//!   `mcp-witness.agent-run/v1` document with pass rates and the gate.
+//!   `mcp-witness.agent-run/v1` document with pass rates and the gate;
+//! - [`compare`]: two such documents of the same cases, per case and
+//!   overall, each delta held to the noise floor reruns alone produce
+//!   (`mcp-witness.agent-compare/v1`).
 //!
 //! The model never decides a verdict: [`witness_trace`] derives them from
 //! the trace. Keys come from the environment, travel only in request
@@ -31,6 +34,7 @@
 
 pub mod case;
 pub mod client;
+pub mod compare;
 pub mod driver;
 pub mod facts;
 pub mod judge;

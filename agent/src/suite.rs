@@ -11,6 +11,7 @@ use witness_engine::audit::EraChoice;
 use witness_engine::jail::JailSpec;
 use witness_model::agent::trace::{Trace, TraceTurn};
 use witness_model::agent::*;
+use witness_model::manifest::{DEFAULT_ENVIRONMENT, Pin};
 use witness_model::vocab::{AgentCheck, RunOutcome, TurnEnd, Verdict};
 
 use crate::client::{Conversation, Transcript, converse};
@@ -38,6 +39,8 @@ pub struct SuiteOptions {
     pub forward_annotations: bool,
     pub judge: Option<JudgeSettings>,
     pub system_prompt: String,
+    /// The seed of a scripted model's drawn replies, recorded with the run.
+    pub seed: Option<u64>,
 }
 
 /// What one suite runs.
@@ -45,8 +48,10 @@ pub struct Suite<'a> {
     pub cases: &'a [CaseEntry],
     pub models: &'a [String],
     pub options: &'a SuiteOptions,
-    /// The tool definitions to hand the model (a recording's, say); `None`
-    /// reads them from the server.
+    /// The tool definitions to hand the model (a pinned manifest's, a
+    /// recording's); `None` hands the server's own. A pinned manifest's
+    /// (`manifest` set) are handed in the order the server lists its tools,
+    /// unless the run is a replay (a recording keeps the order it used).
     pub handed: Option<HandedTools>,
     /// The replies are a recording's.
     pub replayed: bool,
@@ -60,9 +65,16 @@ pub fn run(
     progress: &mut dyn FnMut(&CaseRun),
 ) -> Result<AgentRunDocument, String> {
     let options = suite.options;
+    // The catalog is read even when other definitions are handed: the
+    // document says what the server offered beside what the model saw.
+    let catalog = preflight(suite.cases, options)?;
+    let served = Pin::from_catalog(&catalog, DEFAULT_ENVIRONMENT, None);
     let handed = match suite.handed {
+        Some(handed) if handed.manifest.is_some() && !suite.replayed => {
+            tools::in_served_order(handed, &catalog)
+        }
         Some(handed) => handed,
-        None => preflight(suite.cases, options)?,
+        None => tools::from_catalog(&catalog, options.forward_annotations),
     };
     let mut runs = Vec::new();
     for model in suite.models {
@@ -97,6 +109,7 @@ pub fn run(
         server: ServerEntry {
             command: options.command.clone(),
             env: options.env.iter().map(|(k, _)| k.clone()).collect(),
+            manifest: Some(served.fingerprint.short),
         },
         tools: handed,
         system_prompt: options.system_prompt.clone(),
@@ -106,6 +119,7 @@ pub fn run(
             settle_ms: u64::try_from(options.settle.as_millis()).unwrap_or(u64::MAX),
             gate: options.gate,
             judge: options.judge.clone(),
+            seed: options.seed,
         },
         cases: suite.cases.to_vec(),
         runs,
@@ -146,15 +160,18 @@ fn launch(
     Ok((seeded, launch))
 }
 
-/// The server's own tool definitions, read once from a server started on
-/// the first case's seed.
-fn preflight(cases: &[CaseEntry], options: &SuiteOptions) -> Result<HandedTools, String> {
+/// The server's own catalog, read once from a server started on the first
+/// case's seed.
+fn preflight(
+    cases: &[CaseEntry],
+    options: &SuiteOptions,
+) -> Result<Vec<serde_json::Value>, String> {
     let first = cases.first().ok_or("no case to run")?;
     let (_seeded, launch) = launch(first, options)?;
-    let server = JailedServer::start(launch).map_err(|e| format!("no tool catalog: {e}"))?;
-    let handed = tools::from_catalog(&server.catalog, options.forward_annotations);
+    let mut server = JailedServer::start(launch).map_err(|e| format!("no tool catalog: {e}"))?;
+    let catalog = std::mem::take(&mut server.catalog);
     server.finish();
-    Ok(handed)
+    Ok(catalog)
 }
 
 /// One repetition of one case with one model, to its verdicts.

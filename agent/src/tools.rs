@@ -1,7 +1,9 @@
 //! The tool definitions a model is handed: a separate input of every run.
 //!
 //! By default they are the server's own `tools/list` — names, descriptions,
-//! input schemas — as any MCP host passes them. Whether annotations are
+//! input schemas — as any MCP host passes them; [`from_pin`] hands a pinned
+//! manifest's instead, while the calls still go to the live server, so two
+//! runs can differ in the definitions alone. Whether annotations are
 //! forwarded is a choice every client makes; neither model API has a field
 //! for them, so forwarding appends a line to the description. The
 //! definitions are fingerprinted, so two runs can tell whether their model
@@ -9,8 +11,8 @@
 
 use serde_json::{Value, json};
 use witness_model::agent::trace::DeclaredTool;
-use witness_model::agent::{HandedTools, ToolDefinition};
-use witness_model::manifest::canonical;
+use witness_model::agent::{HandedManifest, HandedTools, ToolDefinition};
+use witness_model::manifest::{Pin, canonical};
 use witness_model::vocab::Hint;
 
 /// What a client hands its model, from a served catalog.
@@ -21,9 +23,31 @@ pub fn from_catalog(catalog: &[Value], forward_annotations: bool) -> HandedTools
         .collect();
     HandedTools {
         source: "server".into(),
+        manifest: None,
         annotations_forwarded: forward_annotations,
         fingerprint: fingerprint(&definitions),
         definitions,
+    }
+}
+
+/// What a client would hand its model from a pinned manifest: each pinned
+/// tool read exactly as a served one (a pin keeps the wire's field names),
+/// in the pin's order (sorted by name) until [`in_served_order`] puts them
+/// in the order a server lists its tools.
+pub fn from_pin(pin: &Pin, file: &str, forward_annotations: bool) -> HandedTools {
+    let catalog: Vec<Value> = pin
+        .tools
+        .iter()
+        .filter_map(|tool| serde_json::to_value(tool).ok())
+        .collect();
+    HandedTools {
+        source: "manifest".into(),
+        manifest: Some(HandedManifest {
+            file: file.to_owned(),
+            environment: pin.environment.clone(),
+            fingerprint: pin.fingerprint.short.clone(),
+        }),
+        ..from_catalog(&catalog, forward_annotations)
     }
 }
 
@@ -54,6 +78,24 @@ fn definition(tool: &Value, forward_annotations: bool) -> ToolDefinition {
         description,
         input_schema,
     }
+}
+
+/// The definitions in the order `catalog` lists its tools, those it does not
+/// list after them (in their own order), and the fingerprint recomputed. A
+/// pin keeps no listing order, on purpose; a model reads its tools in order,
+/// so a pinned manifest compared with the live one is handed in the live
+/// order, and the two runs differ in content alone.
+pub fn in_served_order(mut handed: HandedTools, catalog: &[Value]) -> HandedTools {
+    let position = |name: &str| {
+        catalog
+            .iter()
+            .position(|tool| tool.get("name").and_then(Value::as_str) == Some(name))
+            .unwrap_or(usize::MAX)
+    };
+    // A stable sort: tools the server does not list keep the pin's order.
+    handed.definitions.sort_by_key(|d| position(&d.name));
+    handed.fingerprint = fingerprint(&handed.definitions);
+    handed
 }
 
 /// `Annotations: readOnlyHint=false, destructiveHint=true`, for the hints the
@@ -116,6 +158,40 @@ mod tests {
             from_catalog(&catalog(), false).fingerprint
         );
         assert!(plain.fingerprint.starts_with("blake3:") && plain.fingerprint.len() == 71);
+    }
+
+    #[test]
+    fn a_pin_hands_what_the_server_it_pinned_would_have_handed() {
+        let mut listed = catalog();
+        listed.push(json!({"name": "create_contact", "description": "Creates."}));
+        listed.push(json!({"name": "archive", "description": "Archives."}));
+        let pin = Pin::from_catalog(&listed, "staging", None);
+        let pinned = from_pin(&pin, "manifests/staging.json", true);
+        let names = |h: &HandedTools| -> Vec<String> {
+            h.definitions.iter().map(|d| d.name.clone()).collect()
+        };
+        assert_eq!(
+            names(&pinned),
+            ["archive", "create_contact", "delete_contact"]
+        );
+        let served = from_catalog(&listed, true);
+        let ordered = in_served_order(pinned, &listed);
+        assert_eq!(ordered.definitions, served.definitions);
+        assert_eq!(ordered.fingerprint, served.fingerprint);
+        // A tool the server no longer lists is still handed, after the rest.
+        let shorter = in_served_order(ordered.clone(), &listed[1..2]);
+        assert_eq!(
+            names(&shorter),
+            ["create_contact", "delete_contact", "archive"]
+        );
+        let pinned = ordered;
+        assert_eq!(pinned.source, "manifest");
+        let recorded = pinned.manifest.expect("the manifest is recorded");
+        assert_eq!(recorded.fingerprint, pin.fingerprint.short);
+        assert_eq!(
+            (recorded.file.as_str(), recorded.environment.as_str()),
+            ("manifests/staging.json", "staging")
+        );
     }
 
     #[test]

@@ -45,7 +45,7 @@ if [ "$target" != "$here" ]; then
 fi
 cd "$target"
 npm ci --no-audit --no-fund
-for bin in mcp-server-memory mcp-server-filesystem ea-database-server mcp-server-everything; do
+for bin in mcp-server-memory mcp-server-filesystem ea-database-server mcp-server-everything mcp-server-postgres dbhub; do
     if [ ! -e "node_modules/.bin/$bin" ]; then
         echo "install.sh: node_modules/.bin/$bin is missing after npm ci" >&2
         exit 1

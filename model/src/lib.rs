@@ -5,13 +5,15 @@
 //! the plan ([`plan`]), a case study ([`case`]), the experiments
 //! ([`experiments`], E1–E3; [`coverage`], the planner on published
 //! servers), manifest pins and their drift ([`manifest`]),
-//! the guidance report ([`guidance`]) and the agent run ([`agent`],
-//! `mcp-witness.agent-run/v1`, with its golden cases and traces). [`schema`]
-//! names them all and gives their JSON Schemas; [`exit`] is the one rule for
-//! the exit code every command returns and some documents record. [`vocab`]
-//! holds the words they share: operations, probe statuses, verdicts, tool
-//! classes, the annotations with the specification's defaults, the check
-//! catalogs (EFF checks and agent checks) and finding kinds.
+//! the guidance report ([`guidance`]), the agent run ([`agent`],
+//! `mcp-witness.agent-run/v1`, with its golden cases and traces) and the
+//! sweep documents ([`sweep`]: a target's result, the dataset's rows, the
+//! sweep and its prevalence tables). [`schema`] names them all and gives
+//! their JSON Schemas; [`exit`] is the one rule for the exit code every
+//! command returns and some documents record. [`vocab`] holds the words
+//! they share: operations, probe statuses, verdicts, tool classes, the
+//! annotations with the specification's defaults, the check catalogs (EFF
+//! checks and agent checks) and finding kinds.
 //!
 //! Everything that reads a result — checks, detectors, pages, the lab —
 //! reads these types and nothing else. This crate must never depend on the
@@ -28,4 +30,5 @@ pub mod guidance;
 pub mod manifest;
 pub mod plan;
 pub mod schema;
+pub mod sweep;
 pub mod vocab;

@@ -7,6 +7,7 @@
 
 use schemars::{JsonSchema, Schema};
 
+use crate::agent::compare::{AgentCompareDocument, COMPARE_SCHEMA};
 use crate::agent::{AGENT_RUN_SCHEMA, AgentRunDocument};
 use crate::audit::{AUDIT_SCHEMA, AuditReport};
 use crate::case::{CASE_SCHEMA, CaseReport};
@@ -16,6 +17,9 @@ use crate::guidance::{GUIDANCE_SCHEMA, GuidanceReport};
 use crate::manifest::diff::{DIFF_SCHEMA, ManifestDiff};
 use crate::manifest::{PIN_SCHEMA, Pin};
 use crate::plan::{PLAN_SCHEMA, PlanPreview};
+use crate::sweep::{
+    SWEEP_ROW_SCHEMA, SWEEP_SCHEMA, SWEEP_TARGET_SCHEMA, SweepDocument, SweepRow, TargetResult,
+};
 
 /// One versioned document.
 #[derive(Clone, Copy, Debug)]
@@ -53,7 +57,7 @@ fn schema_of<T: JsonSchema>() -> Schema {
 }
 
 /// Every versioned document, in the order `--help` lists them.
-pub const DOCUMENTS: [Document; 11] = [
+pub const DOCUMENTS: [Document; 15] = [
     Document {
         name: "audit",
         id: AUDIT_SCHEMA,
@@ -119,6 +123,30 @@ pub const DOCUMENTS: [Document; 11] = [
         id: AGENT_RUN_SCHEMA,
         written_by: "`agent run --format json`, `agent run --out`: agent-run.json",
         schema: schema_of::<AgentRunDocument>,
+    },
+    Document {
+        name: "agent-compare",
+        id: COMPARE_SCHEMA,
+        written_by: "`agent compare --format json`, `agent compare --out`: agent-compare.json",
+        schema: schema_of::<AgentCompareDocument>,
+    },
+    Document {
+        name: "sweep",
+        id: SWEEP_SCHEMA,
+        written_by: "`sweep`, `sweep merge`: sweep.json",
+        schema: schema_of::<SweepDocument>,
+    },
+    Document {
+        name: "sweep-row",
+        id: SWEEP_ROW_SCHEMA,
+        written_by: "`sweep`, `sweep merge`: each line of dataset.jsonl",
+        schema: schema_of::<SweepRow>,
+    },
+    Document {
+        name: "sweep-target",
+        id: SWEEP_TARGET_SCHEMA,
+        written_by: "`sweep`: targets/<key>/result.json",
+        schema: schema_of::<TargetResult>,
     },
 ];
 

@@ -33,6 +33,19 @@ pub trait Observer: Send {
     fn kind(&self) -> &'static str;
     /// Reads the store as it is now, without changing it.
     fn snapshot(&mut self) -> Result<Snapshot, ObserveError>;
+
+    /// Brings `last` (what this observer gave the previous time, empty the
+    /// first time) up to now and gives the changes between, ordered by
+    /// object id; `last.warnings` become the warnings of now. The default
+    /// takes a whole snapshot and diffs it; an observer that is told what
+    /// changed (a replication slot) overrides this to work in proportion to
+    /// the changes rather than to the store.
+    fn advance(&mut self, last: &mut Snapshot) -> Result<Vec<Change>, ObserveError> {
+        let now = self.snapshot()?;
+        let changes = diff(last, &now).changes;
+        *last = now;
+        Ok(changes)
+    }
 }
 
 /// Why a snapshot could not be taken.

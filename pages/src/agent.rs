@@ -48,7 +48,10 @@ struct View {
 struct ToolsView {
     fingerprint: String,
     forwarded: bool,
+    /// Where the definitions came from, in words.
     source: String,
+    /// The catalog's fingerprint as the server listed it.
+    served: Option<String>,
     definitions: Vec<(String, String, String)>,
 }
 
@@ -151,7 +154,8 @@ fn view(document: &AgentRunDocument) -> View {
         tools: ToolsView {
             fingerprint: document.tools.fingerprint.clone(),
             forwarded: document.tools.annotations_forwarded,
-            source: document.tools.source.clone(),
+            source: handed_source(&document.tools),
+            served: document.server.manifest.clone(),
             definitions: document
                 .tools
                 .definitions
@@ -188,8 +192,23 @@ fn view(document: &AgentRunDocument) -> View {
     }
 }
 
+/// `the server's tools/list`, or `the pinned manifest FILE (environment E, blake3:…)`.
+pub fn handed_source(tools: &witness_model::agent::HandedTools) -> String {
+    match &tools.manifest {
+        Some(pin) => format!(
+            "the pinned manifest {} (environment {}, {})",
+            pin.file, pin.environment, pin.fingerprint
+        ),
+        None if tools.source == "server" => "the server's tools/list".to_owned(),
+        None => tools.source.clone(),
+    }
+}
+
 fn settings_view(settings: &witness_model::agent::RunSettings) -> Vec<(String, String)> {
-    vec![
+    let seed = settings
+        .seed
+        .map(|seed| ("seed of the scripted draws".to_owned(), seed.to_string()));
+    let mut rows = vec![
         (
             "runs per case and model".to_owned(),
             settings.runs.to_string(),
@@ -209,7 +228,9 @@ fn settings_view(settings: &witness_model::agent::RunSettings) -> Vec<(String, S
                 format!("{}, {} answers per request", j.model, j.slice)
             }),
         ),
-    ]
+    ];
+    rows.extend(seed);
+    rows
 }
 
 /// One line per judge batch: what it graded, and why it could not.
@@ -407,6 +428,17 @@ pub fn text_summary(document: &AgentRunDocument) -> String {
         document.cases.len(),
         document.settings.runs
     );
+    out.push_str(&format!(
+        "tools: {} definition(s) from {}, {}{}\n",
+        document.tools.definitions.len(),
+        witness_text::clip(&handed_source(&document.tools), 200),
+        document.tools.fingerprint,
+        document
+            .server
+            .manifest
+            .as_ref()
+            .map_or(String::new(), |m| format!("; the server lists {m}"))
+    ));
     for run in &document.runs {
         let failed: Vec<String> = run
             .verdicts

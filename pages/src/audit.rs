@@ -88,6 +88,8 @@ const MAX_CLOCK_PLACES: usize = 50;
 struct LinksView {
     raw_json: Option<String>,
     index: Option<String>,
+    /// What the index link says: the evaluation page, or a sweep's page.
+    index_label: String,
 }
 
 #[derive(Serialize)]
@@ -688,6 +690,15 @@ fn scope(report: &AuditReport, check_ids: &[CheckId]) -> Vec<String> {
     out
 }
 
+impl View {
+    /// The page as part of another index than the evaluation page (a
+    /// sweep's prevalence page), which its index link then names.
+    pub fn with_index_label(mut self, label: &str) -> Self {
+        self.links.index_label = label.to_owned();
+        self
+    }
+}
+
 fn metadata_view(f: &MetadataFinding) -> MetadataView {
     MetadataView {
         kind: f.kind.as_str().into(),
@@ -862,6 +873,7 @@ pub fn view(report: &AuditReport, links: &AuditLinks) -> View {
         links: LinksView {
             raw_json: links.raw_json.clone(),
             index: links.index.clone(),
+            index_label: "evaluation page".into(),
         },
         outcome,
         target: TargetView {

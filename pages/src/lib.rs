@@ -8,9 +8,13 @@
 //!   `e3.json` and any `case-*.json` in a results directory;
 //! - [`render_all`]: both, plus `summary.md`, written to disk (what `lab` and
 //!   `report` call);
+//! - [`sweep::render_dir`]: a sweep's prevalence page and its targets'
+//!   evidence pages (what `sweep` and `sweep merge` call).
 //! - [`ci`]: an audit as JUnit XML and SARIF 2.1.0, for CI systems.
 //! - [`agent`]: the page and text summary of an agent run
-//!   (`mcp-witness.agent-run/v1`).
+//!   (`mcp-witness.agent-run/v1`);
+//! - [`compare`]: the page and text of an agent compare
+//!   (`mcp-witness.agent-compare/v1`).
 //!
 //! Safety: templates are HTML with autoescape on, and every interpolated
 //! value goes through [`html_formatter`], which also makes invisible
@@ -26,6 +30,7 @@ pub mod agent;
 mod audit;
 mod charts;
 pub mod ci;
+pub mod compare;
 mod coverage;
 pub mod guidance;
 mod index;
@@ -33,6 +38,7 @@ mod lenient;
 pub mod manifest;
 pub mod markdown;
 pub mod plan;
+pub mod sweep;
 pub mod text;
 
 use std::fmt::Write as _;
@@ -52,7 +58,10 @@ const STYLE: &str = include_str!("../../reports/templates/style.css");
 const MACROS: &str = include_str!("../../reports/templates/macros.html.j2");
 const AUDIT: &str = include_str!("../../reports/templates/audit.html.j2");
 const INDEX: &str = include_str!("../../reports/templates/index.html.j2");
+const SWEEP: &str = include_str!("../../reports/templates/sweep.html.j2");
 const AGENT_RUN: &str = include_str!("../../reports/templates/agent-run.html.j2");
+const AGENT_COMPARE: &str = include_str!("../../reports/templates/agent-compare.html.j2");
+const COMPARE_ROWS: &str = include_str!("../../reports/templates/compare-rows.html.j2");
 
 /// The template environment: embedded templates, HTML autoescape for
 /// `*.html.j2`, strict undefined values, the escaping formatter.
@@ -76,7 +85,10 @@ fn environment() -> Result<Environment<'static>> {
         ("macros.html.j2", MACROS),
         ("audit.html.j2", AUDIT),
         ("index.html.j2", INDEX),
+        ("sweep.html.j2", SWEEP),
         ("agent-run.html.j2", AGENT_RUN),
+        ("agent-compare.html.j2", AGENT_COMPARE),
+        ("compare-rows.html.j2", COMPARE_ROWS),
     ] {
         env.add_template(name, source)
             .map_err(|e| anyhow!("template {name}: {e:#}"))?;

@@ -43,6 +43,7 @@ pub fn text(doc: &ManifestDiff) -> String {
     for change in &doc.changes {
         change_text(&mut out, change);
     }
+    measurements_text(&mut out, doc);
     let s = &doc.summary;
     let _ = writeln!(
         out,
@@ -85,8 +86,31 @@ fn change_text(out: &mut String, change: &Change) {
         let _ = writeln!(out, "    {}", word_diff_text(change));
     }
     let _ = writeln!(out, "    re-run: {}", clip(&change.rerun.join("; "), 400));
+    if !change.measure.is_empty() {
+        let ids: Vec<&str> = change.measure.iter().map(|m| m.id()).collect();
+        let _ = writeln!(out, "    measure: {} (commands below)", ids.join(", "));
+    }
     if let Some(reason) = &change.allow_reason {
         let _ = writeln!(out, "    allowed: {}", clip(reason, 200));
+    }
+}
+
+/// The commands that measure the changes, once per measure.
+fn measurements_text(out: &mut String, doc: &ManifestDiff) {
+    if doc.measurements.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\nmeasure, don't guess:");
+    for measurement in &doc.measurements {
+        let _ = writeln!(
+            out,
+            "  {}: {}",
+            measurement.measure.id(),
+            clip(&measurement.what, 600)
+        );
+        for command in &measurement.commands {
+            let _ = writeln!(out, "    {}", clip(command, 400));
+        }
     }
 }
 
@@ -197,6 +221,14 @@ pub fn sarif(doc: &ManifestDiff, artifacts: &[Artifact]) -> Value {
             if !change.rerun.is_empty() {
                 let _ = write!(message, " Re-run: {}.", change.rerun.join("; "));
             }
+            let measure: Vec<&str> = change.measure.iter().map(|m| m.id()).collect();
+            if !measure.is_empty() {
+                let _ = write!(
+                    message,
+                    " Measure: {} (the text report ends with the commands).",
+                    measure.join(", ")
+                );
+            }
             let mut result = json!({
                 "ruleId": format!("manifest/{}", change.class.id()),
                 "ruleIndex": index,
@@ -207,6 +239,7 @@ pub fn sarif(doc: &ManifestDiff, artifacts: &[Artifact]) -> Value {
                 "properties": {
                     "severity": change.severity.as_str(),
                     "checks": change.checks,
+                    "measure": measure,
                     "allowed": change.allowed,
                 },
             });

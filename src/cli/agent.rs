@@ -8,7 +8,9 @@ use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use witness_agent::driver::{ApiKey, Driver, HttpOptions, anthropic, openai, replay, scripted};
 use witness_agent::suite::{self, Suite, SuiteOptions};
+use witness_agent::tools;
 use witness_engine::jail::parse_env_pairs;
+use witness_engine::manifest::load_pin;
 use witness_model::agent::{
     AGENT_RUN_SCHEMA, AgentRunDocument, CaseEntry, HandedTools, JudgeSettings,
 };
@@ -29,6 +31,11 @@ Drivers:
   --driver replay RUN.json  the replies recorded in a run document, asked in the same
                             order; its cases, models, tools and settings are reused
 
+--manifest PIN hands the model a pinned manifest's definitions (from `manifest
+pin`) while every call still goes to the server after --; the run records the
+pin's fingerprint beside the one the server lists. Run a suite once with the
+pin and once without, with --runs N on both, and `agent compare` the two.
+
 Example, a local llama.cpp, vLLM or Ollama server:
   mcp-witness agent run --case experiments/agent/cases --driver openai \\
     --base-url http://127.0.0.1:8080/v1 --model qwen2.5-7b-instruct --runs 3 --out runs/ \\
@@ -44,6 +51,8 @@ any output. Exit codes: 0 the gate passed, 1 it failed, 2 invalid invocation,
 pub enum AgentCommand {
     /// Run golden cases with a model-driven client against a jailed server.
     Run(Box<RunArgs>),
+    /// Compare two runs of the same cases: what changed, beside the noise floor.
+    Compare(super::compare::CompareArgs),
 }
 
 #[derive(Args)]
@@ -70,6 +79,13 @@ pub struct RunArgs {
     /// Append each tool's declared annotations to the description the model sees.
     #[arg(long)]
     forward_annotations: bool,
+    /// Hand the model this pinned manifest's tool definitions (names,
+    /// descriptions, schemas) instead of the server's; calls still go to the server.
+    #[arg(long, value_name = "PIN")]
+    manifest: Option<PathBuf>,
+    /// The seed of a scripted model's drawn replies (`chance`); another seed is a rerun.
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
     /// Repetitions of every case for every model.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
     runs: u32,
@@ -115,6 +131,7 @@ pub struct RunArgs {
 pub fn run(command: AgentCommand) -> Result<ExitStatus> {
     match command {
         AgentCommand::Run(args) => run_cases(*args),
+        AgentCommand::Compare(args) => super::compare::run(args),
     }
 }
 
@@ -125,6 +142,8 @@ struct Chosen {
     recording: Option<AgentRunDocument>,
     /// Models a script offers when none is named.
     scripted_models: Vec<String>,
+    /// The seed of a script's draws, when it draws (has `chance` replies).
+    seed: Option<u64>,
 }
 
 fn run_cases(args: RunArgs) -> Result<ExitStatus> {
@@ -141,10 +160,14 @@ fn run_cases(args: RunArgs) -> Result<ExitStatus> {
         mut driver,
         recording,
         scripted_models,
+        seed,
     } = chosen;
     let (cases, models, handed, options) = match recording {
         Some(document) => replay_inputs(&args, document, env)?,
-        None => fresh_inputs(&args, scripted_models, env)?,
+        None => {
+            let (cases, models, handed, options) = fresh_inputs(&args, scripted_models, env)?;
+            (cases, models, handed, SuiteOptions { seed, ..options })
+        }
     };
     let suite = Suite {
         cases: &cases,
@@ -165,6 +188,16 @@ fn run_cases(args: RunArgs) -> Result<ExitStatus> {
     };
     let document = suite::run(suite, driver.as_mut(), &mut progress)
         .map_err(|e| anyhow::anyhow!("no agent run: {e}"))?;
+    if let (Some(pinned), Some(served)) = (&document.tools.manifest, &document.server.manifest)
+        && &pinned.fingerprint != served
+    {
+        eprintln!(
+            "mcp-witness: the model was handed {} ({}) while the server lists {served}: \
+             the calls went to the server as it is now",
+            witness_text::clip(&pinned.file, 120),
+            pinned.fingerprint
+        );
+    }
     write_outputs(&args, &document)?;
     recorded(document.exit_code)
 }
@@ -172,16 +205,27 @@ fn run_cases(args: RunArgs) -> Result<ExitStatus> {
 fn choose_driver(args: &RunArgs) -> Result<Chosen> {
     let kind = args.driver.first().map(String::as_str).unwrap_or_default();
     let file = args.driver.get(1).map(PathBuf::from);
+    if args.seed.is_some() && kind != "scripted" {
+        return Err(invalid(
+            "--seed draws a scripted model's replies; it applies only to --driver scripted",
+        ));
+    }
     let chosen = |driver: Box<dyn Driver>| Chosen {
         driver,
         recording: None,
         scripted_models: Vec::new(),
+        seed: None,
     };
     match (kind, file) {
         ("scripted", Some(file)) => {
-            let script = scripted::Scripted::load(&file).map_err(|e| invalid(e.to_string()))?;
+            let seed = args.seed.unwrap_or(scripted::DEFAULT_SEED);
+            let script = scripted::Scripted::load(&file)
+                .map_err(|e| invalid(e.to_string()))?
+                .with_seed(seed);
             Ok(Chosen {
                 scripted_models: script.models(),
+                // A script without draws runs the same on every seed.
+                seed: script.draws().then_some(seed),
                 ..chosen(Box::new(script))
             })
         }
@@ -191,6 +235,7 @@ fn choose_driver(args: &RunArgs) -> Result<Chosen> {
                 driver: Box::new(replay::Replay::of(&document)),
                 recording: Some(document),
                 scripted_models: Vec::new(),
+                seed: None,
             })
         }
         ("openai", None) => Ok(chosen(Box::new(openai::OpenAi::new(http(
@@ -236,7 +281,9 @@ fn http(args: &RunArgs, default_key: &str) -> Result<HttpOptions> {
     })
 }
 
-fn read_recording(path: &Path) -> Result<AgentRunDocument> {
+/// Reads and checks an `mcp-witness.agent-run/v1` document; any problem is
+/// an invalid invocation.
+pub(crate) fn read_recording(path: &Path) -> Result<AgentRunDocument> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| invalid(format!("cannot read {}: {e}", path.display())))?;
     let document: AgentRunDocument = serde_json::from_str(&text).map_err(|e| {
@@ -291,6 +338,14 @@ fn fresh_inputs(
         model: model.clone(),
         slice: args.judge_slice,
     });
+    let handed = match &args.manifest {
+        Some(path) => {
+            let pin = load_pin(path).map_err(|e| invalid(e.to_string()))?;
+            let file = path.display().to_string();
+            Some(tools::from_pin(&pin, &file, args.forward_annotations))
+        }
+        None => None,
+    };
     let options = SuiteOptions {
         command: args.command.clone(),
         env,
@@ -304,8 +359,10 @@ fn fresh_inputs(
         forward_annotations: args.forward_annotations,
         judge,
         system_prompt: witness_agent::SYSTEM_PROMPT.to_owned(),
+        // Set from the driver choice (`run_cases`): only a drawing script has one.
+        seed: None,
     };
-    Ok((cases, models, None, options))
+    Ok((cases, models, handed, options))
 }
 
 /// Everything a replay reuses from its recording; only the server command
@@ -315,9 +372,13 @@ fn replay_inputs(
     document: AgentRunDocument,
     env: Vec<(String, String)>,
 ) -> Result<Inputs> {
-    if !args.cases.is_empty() || !args.models.is_empty() || args.judge_model.is_some() {
+    if !args.cases.is_empty()
+        || !args.models.is_empty()
+        || args.judge_model.is_some()
+        || args.manifest.is_some()
+    {
         return Err(invalid(
-            "--driver replay reuses the recording's cases, models and judge: drop --case, --model and --judge-model",
+            "--driver replay reuses the recording's cases, models, tools and judge: drop --case, --model, --manifest and --judge-model",
         ));
     }
     let settings = &document.settings;
@@ -338,6 +399,7 @@ fn replay_inputs(
         forward_annotations: document.tools.annotations_forwarded,
         judge: settings.judge.clone(),
         system_prompt: document.system_prompt.clone(),
+        seed: settings.seed,
     };
     Ok((
         document.cases,

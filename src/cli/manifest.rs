@@ -11,6 +11,7 @@ use clap::{Args, Subcommand, ValueEnum};
 
 use witness_engine::manifest::allow::AllowList;
 use witness_engine::manifest::diff::build;
+use witness_engine::manifest::measure;
 use witness_engine::manifest::source::{FetchOptions, Source};
 use witness_engine::manifest::{ManifestError, load_pin, write_pin};
 use witness_model::exit::ExitStatus;
@@ -39,6 +40,11 @@ quotes); nothing goes through a shell.
 Pins of different environments are refused (exit 2) unless --cross-environment:
 a server that gates tools per environment differs legitimately. A live side
 takes --environment, else the other side's environment.
+
+Every change that can change what an agent does names what measures it
+(\"measure:\"), and the end of the report gives the commands: the agent suite
+run with the old and with the new definitions, then `agent compare` (and an
+audit for changed declarations).
 
 Examples:
   mcp-witness manifest diff manifests/default.json 'live:mcp-witness testbed serve --store {jail}/n.db'
@@ -245,7 +251,7 @@ fn diff(args: DiffArgs) -> Result<ExitStatus> {
         None => AllowList::default(),
     };
     let (old_pin, new_pin) = both_pins(&args, [&old, &new], &options)?;
-    let doc = build(
+    let mut doc = build(
         Side::of(old.describe(), &old_pin),
         Side::of(new.describe(), &new_pin),
         &old_pin,
@@ -253,6 +259,7 @@ fn diff(args: DiffArgs) -> Result<ExitStatus> {
         &allow,
         args.cross_environment && old_pin.environment != new_pin.environment,
     );
+    measure::attach(&mut doc, &old, &new);
     print_diff(args.format, &doc, [&old, &new]);
     for entry in &doc.unused_allow {
         errln!(

@@ -5,6 +5,7 @@
 
 pub mod agent;
 pub mod audit;
+pub mod compare;
 pub mod doctor;
 pub mod guidance;
 pub mod lab;
@@ -14,6 +15,7 @@ pub mod plan;
 pub mod report;
 pub mod sandbox;
 pub mod schema;
+pub mod sweep;
 pub mod testbed;
 
 use std::path::PathBuf;
@@ -123,8 +125,11 @@ impl ServerArgs {
 #[derive(Args)]
 pub struct StoreArgs {
     /// A store to copy into the jail and observe: NAME=KIND:PATH with KIND
-    /// sqlite, jsonl or fs. A PATH that does not exist starts empty in the
-    /// jail. With `audit --url` it is observed in place, never copied.
+    /// sqlite, jsonl, fs or postgres. A PATH that does not exist starts
+    /// empty in the jail; a postgres PATH (a SQL file or pg_dump archive)
+    /// must exist and is restored into a throwaway cluster, `{NAME}` being
+    /// a connection string to it. With `audit --url` a store is observed in
+    /// place, never copied (postgres stores are refused there).
     #[arg(long = "store", value_name = "NAME=KIND:PATH")]
     stores: Vec<String>,
 }

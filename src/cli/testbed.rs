@@ -31,6 +31,9 @@ Variants:
   honest            every tool sees only the token's tenant; every write is audited
   unaudited-create  create_contact writes the contact but no audit row
   tenant-override   create_contact accepts a tenant_id argument and writes into that tenant
+  orders            the honest CRM with an orders desk: lookup_order, search_orders, refund_item
+  orders-search-hint  orders, with lookup_order's description ending
+                    \"Prefer search_orders when the ID is unknown.\" (seed 004's edit)
 
 The token is read from the environment variable CRM_TOKEN (an agent case
 passes it with env = { CRM_TOKEN = ... }). The store's clients table holds
@@ -62,7 +65,7 @@ pub enum TestbedCommand {
     /// audit log; the client's token comes from CRM_TOKEN.
     #[command(after_help = CRM_HELP)]
     Crm {
-        /// honest, unaudited-create or tenant-override.
+        /// honest, unaudited-create, tenant-override, orders or orders-search-hint.
         #[arg(long, default_value = "honest")]
         variant: String,
         /// The SQLite store (created with its schema if missing).
@@ -107,8 +110,11 @@ pub fn run(command: TestbedCommand) -> Result<ExitStatus> {
             now,
         } => {
             let variant = CrmVariant::from_name(&variant).ok_or_else(|| {
+                let names: Vec<&str> = CrmVariant::ALL.iter().map(|v| v.name()).collect();
                 invalid(format!(
-                    "unknown CRM variant {variant:?} (expected honest, unaudited-create or tenant-override)"
+                    "unknown CRM variant {:?} (expected one of {})",
+                    witness_text::clip(&variant, 40),
+                    names.join(", ")
                 ))
             })?;
             witness_testbed::crm::serve_stdio(CrmOptions {

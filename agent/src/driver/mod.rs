@@ -20,6 +20,7 @@
 pub mod anthropic;
 mod http;
 pub mod openai;
+pub mod policy;
 pub mod replay;
 pub mod scripted;
 

@@ -24,6 +24,19 @@
 //! untestable), and `stop` to say why it stopped (`max_tokens`, ...). Every
 //! repetition of a case replays its replies from the first; the judge's
 //! replies are taken in order, one per batch.
+//!
+//! Two additions model what a fixed list cannot:
+//!
+//! - `chance = P` on a reply (0 to 1) makes it occur in some repetitions
+//!   only, as a model's variation between runs does. Whether it occurs is a
+//!   draw: the top 53 bits of the first 8 bytes (little-endian) of blake3
+//!   over `seed`, the model, the case, the repetition and the reply's index,
+//!   each followed by a NUL but the last, read as a fraction of 2^53, below P.
+//!   The seed is `--seed` (default 1): one seed reproduces a run exactly,
+//!   another is a rerun.
+//! - `follows_recommendations = true` on a model makes it read the tool
+//!   definitions it is handed and follow a description's recommendation of
+//!   another tool before the scripted call (the rule is [`super::policy`]'s).
 
 use std::path::Path;
 
@@ -32,7 +45,7 @@ use serde_json::{Map, Value};
 use witness_model::agent::{ModelReply, RequestedCall};
 use witness_model::vocab::{DriverKind, StopReason};
 
-use super::{Answer, Driver, DriverError, Request, RunKey};
+use super::{Answer, Driver, DriverError, Request, RunKey, policy};
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -47,6 +60,9 @@ struct ScriptFile {
 #[serde(deny_unknown_fields)]
 struct ScriptModel {
     name: String,
+    /// Reads the handed descriptions and follows their recommendations.
+    #[serde(default)]
+    follows_recommendations: bool,
     #[serde(default, rename = "case")]
     cases: Vec<ScriptCase>,
 }
@@ -70,6 +86,9 @@ struct ScriptJudge {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ScriptReply {
+    /// The probability this reply occurs in a repetition (default 1).
+    #[serde(default)]
+    chance: Option<f64>,
     #[serde(default)]
     text: Option<String>,
     #[serde(default)]
@@ -112,12 +131,19 @@ pub enum ScriptError {
     Invalid { path: String, message: String },
 }
 
+/// The seed of the draws when none is given.
+pub const DEFAULT_SEED: u64 = 1;
+
 /// The scripted driver.
 #[derive(Debug)]
 pub struct Scripted {
     script: ScriptFile,
     queue: std::collections::VecDeque<ScriptReply>,
     judge_next: usize,
+    /// The seed of the `chance` draws.
+    seed: u64,
+    /// The current conversation's model follows recommendations.
+    follows: bool,
 }
 
 impl Scripted {
@@ -149,12 +175,39 @@ impl Scripted {
             if script.models[..i].iter().any(|m| m.name == model.name) {
                 return Err(format!("model {:?} is scripted twice", model.name));
             }
+            let chances = model.cases.iter().flat_map(|c| &c.replies);
+            if let Some(bad) = chances
+                .filter_map(|r| r.chance)
+                .find(|p| !(0.0..=1.0).contains(p))
+            {
+                return Err(format!(
+                    "model {:?}: a chance must be between 0 and 1, not {bad}",
+                    model.name
+                ));
+            }
         }
         Ok(Self {
             script,
             queue: Default::default(),
             judge_next: 0,
+            seed: DEFAULT_SEED,
+            follows: false,
         })
+    }
+
+    /// The same script drawing with another seed.
+    pub fn with_seed(self, seed: u64) -> Self {
+        Self { seed, ..self }
+    }
+
+    /// Whether any reply of the script is drawn (has a `chance`).
+    pub fn draws(&self) -> bool {
+        self.script
+            .models
+            .iter()
+            .flat_map(|m| &m.cases)
+            .flat_map(|c| &c.replies)
+            .any(|r| r.chance.is_some())
     }
 
     /// The scripted models, in file order.
@@ -170,20 +223,26 @@ impl Driver for Scripted {
 
     fn begin(&mut self, key: &RunKey) -> Result<(), DriverError> {
         self.queue.clear();
+        self.follows = false;
         match key {
-            RunKey::Case { case, model, .. } => {
-                let script = self
-                    .script
-                    .models
-                    .iter()
-                    .find(|m| &m.name == model)
+            RunKey::Case { case, model, run } => {
+                let scripted = self.script.models.iter().find(|m| &m.name == model);
+                let script = scripted
                     .and_then(|m| m.cases.iter().find(|c| &c.id == case))
                     .ok_or_else(|| {
                         DriverError::Script(format!(
                             "the script has no replies for case {case} and model {model}"
                         ))
                     })?;
-                self.queue.extend(script.replies.iter().cloned());
+                self.follows = scripted.is_some_and(|m| m.follows_recommendations);
+                let seed = self.seed;
+                let occurs = |(index, reply): &(usize, &ScriptReply)| {
+                    reply
+                        .chance
+                        .is_none_or(|p| draw(seed, model, case, *run, *index) < p)
+                };
+                let replies = script.replies.iter().enumerate().filter(occurs);
+                self.queue.extend(replies.map(|(_, r)| r.clone()));
             }
             RunKey::Judge { .. } => {
                 let replies = self
@@ -205,10 +264,39 @@ impl Driver for Scripted {
             None => Err(DriverError::Script(
                 "the script has no reply left for this conversation".into(),
             )),
-            Some(scripted) => reply_of(scripted),
+            Some(scripted) => match reply_of(scripted.clone()) {
+                Ok(reply) if self.follows => {
+                    match policy::detour(&reply.calls, request.tools, request.messages) {
+                        Some(call) => {
+                            // The scripted reply waits for the next request.
+                            self.queue.push_front(scripted);
+                            Ok(ModelReply {
+                                text: None,
+                                calls: vec![call],
+                                stop: StopReason::ToolUse,
+                                refusal: None,
+                                usage: None,
+                            })
+                        }
+                        None => Ok(reply),
+                    }
+                }
+                other => other,
+            },
         };
         Answer::new(request, reply, None)
     }
+}
+
+/// A fraction in [0, 1) drawn from the seed, the model, the case, the
+/// repetition and the reply's index: the same inputs, the same draw.
+fn draw(seed: u64, model: &str, case: &str, run: u32, index: usize) -> f64 {
+    let input = format!("{seed}\0{model}\0{case}\0{run}\0{index}");
+    let hash = blake3::hash(input.as_bytes());
+    let mut bytes = [0u8; 8];
+    bytes.copy_from_slice(&hash.as_bytes()[..8]);
+    // The top 53 bits, which an f64 holds exactly: the quotient is below 1.
+    (u64::from_le_bytes(bytes) >> 11) as f64 / 9_007_199_254_740_992.0
 }
 
 /// A scripted reply in the common form.
@@ -251,6 +339,8 @@ fn reply_of(scripted: ScriptReply) -> Result<ModelReply, DriverError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::driver::Message;
+    use witness_model::agent::ToolDefinition;
 
     const SCRIPT: &str = r#"
         [[model]]
@@ -319,6 +409,132 @@ mod tests {
         assert_eq!(
             Scripted::parse(twice).err().as_deref(),
             Some("model \"a\" is scripted twice")
+        );
+    }
+
+    const DRAWN: &str = r#"
+        [[model]]
+        name = "reader"
+        follows_recommendations = true
+        [[model.case]]
+        id = "c"
+        [[model.case.reply]]
+        calls = [{ tool = "lookup_order", args = { id = "o_1" } }]
+        [[model.case.reply]]
+        chance = 0.5
+        text = "sometimes"
+        [[model.case.reply]]
+        text = "always"
+    "#;
+
+    fn key(run: u32) -> RunKey {
+        RunKey::Case {
+            case: "c".into(),
+            model: "reader".into(),
+            run,
+        }
+    }
+
+    /// Every reply text of one repetition, without tools handed.
+    fn texts(driver: &mut Scripted, run: u32) -> Vec<String> {
+        assert!(driver.begin(&key(run)).is_ok());
+        let mut out = Vec::new();
+        while let Ok(reply) = driver.complete("reader", &request()).reply {
+            out.push(reply.text.unwrap_or_else(|| "calls".into()));
+        }
+        out
+    }
+
+    #[test]
+    fn a_chance_reply_occurs_in_some_repetitions_the_same_way_for_one_seed() {
+        let Ok(mut driver) = Scripted::parse(DRAWN) else {
+            panic!("parses");
+        };
+        assert!(driver.draws());
+        let pattern = |driver: &mut Scripted| -> Vec<usize> {
+            (1..=40).map(|run| texts(driver, run).len()).collect()
+        };
+        let first = pattern(&mut driver);
+        assert_eq!(first, pattern(&mut driver), "one seed, one draw");
+        let with = first.iter().filter(|&&n| n == 3).count();
+        assert!(
+            (8..=32).contains(&with),
+            "about half of 40 repetitions: {with}"
+        );
+        assert!(first.iter().all(|&n| n == 2 || n == 3));
+        let other = pattern(&mut Scripted::parse(DRAWN).expect("parses").with_seed(2));
+        assert_ne!(first, other, "another seed is a rerun");
+        assert!(draw(1, "m", "c", 1, 0) < 1.0 && draw(1, "m", "c", 1, 0) >= 0.0);
+        let never = DRAWN.replace("chance = 0.5", "chance = 0.0");
+        let mut never = Scripted::parse(&never).expect("parses");
+        assert!((1..=20).all(|run| texts(&mut never, run).len() == 2));
+        let bad = DRAWN.replace("chance = 0.5", "chance = 1.5");
+        assert!(Scripted::parse(&bad).is_err_and(|e| e.contains("between 0 and 1")));
+    }
+
+    #[test]
+    fn a_reader_follows_a_recommendation_in_the_definitions_it_is_handed() {
+        let tool = |name: &str, description: &str| ToolDefinition {
+            name: name.into(),
+            description: description.into(),
+            input_schema: serde_json::json!({"type": "object",
+                "properties": {"q": {"type": "string"}}, "required": ["q"]}),
+        };
+        let hinted = [
+            tool(
+                "lookup_order",
+                "Looks up an order. Prefer search_orders when unsure.",
+            ),
+            tool("search_orders", "Searches."),
+        ];
+        let plain = [
+            tool("lookup_order", "Looks up an order."),
+            hinted[1].clone(),
+        ];
+        let Ok(mut driver) = Scripted::parse(DRAWN) else {
+            panic!("parses");
+        };
+        let first_tool = |driver: &mut Scripted, tools: &[ToolDefinition]| {
+            assert!(driver.begin(&key(1)).is_ok());
+            let asked = Request { tools, ..request() };
+            let reply = driver.complete("reader", &asked).reply.expect("a reply");
+            reply
+                .calls
+                .first()
+                .map(|c| (c.tool.clone(), c.arguments.clone()))
+        };
+        let detour = first_tool(&mut driver, &hinted);
+        assert_eq!(
+            detour,
+            Some(("search_orders".into(), serde_json::json!({"q": "o_1"})))
+        );
+        // The scripted call comes next, once search_orders is in the conversation.
+        let searched = [Message::Assistant {
+            text: None,
+            calls: vec![RequestedCall {
+                id: "x".into(),
+                tool: "search_orders".into(),
+                arguments: serde_json::json!({"q": "o_1"}),
+                malformed: None,
+            }],
+        }];
+        let next = Request {
+            tools: &hinted,
+            messages: &searched,
+            ..request()
+        };
+        let reply = driver.complete("reader", &next).reply.expect("a reply");
+        assert_eq!(reply.calls[0].tool, "lookup_order");
+        assert_eq!(
+            first_tool(&mut driver, &plain).map(|c| c.0).as_deref(),
+            Some("lookup_order")
+        );
+        // A model that does not follow recommendations ignores the sentence.
+        let deaf = DRAWN.replace("follows_recommendations = true", "");
+        let mut deaf = Scripted::parse(&deaf).expect("parses");
+        assert_eq!(
+            first_tool(&mut deaf, &hinted).map(|c| c.0).as_deref(),
+            Some("lookup_order")
         );
     }
 }

@@ -10,7 +10,7 @@
 use std::collections::BTreeSet;
 
 use witness_model::audit::{AuditReport, Effect, Finding, FindingKind, JAIL_STORE, ProbeRecord};
-use witness_observers::{Observer, Snapshot, diff};
+use witness_observers::{Observer, Snapshot};
 use witness_probes::{ObservedObject, Probe, StorePath};
 
 use crate::jail::{Jail, JailedStore, StoreKind};
@@ -83,22 +83,19 @@ impl ObservedSet {
     /// it stay appended, as a call's record shows them.
     pub fn snapshot(&mut self, changes: &mut Vec<Effect>) -> Result<(), ObserveError> {
         for o in &mut self.stores {
-            let now = o.observer.snapshot().map_err(|source| ObserveError {
-                store: o.name.clone(),
-                source,
-            })?;
-            changes.extend(
-                diff(&o.last, &now)
-                    .changes
-                    .iter()
-                    .map(|c| effect_of(&o.name, c)),
-            );
-            for warning in &now.warnings {
+            let seen = o
+                .observer
+                .advance(&mut o.last)
+                .map_err(|source| ObserveError {
+                    store: o.name.clone(),
+                    source,
+                })?;
+            changes.extend(seen.iter().map(|c| effect_of(&o.name, c)));
+            for warning in &o.last.warnings {
                 if o.warned.insert(warning.clone()) {
                     o.fresh.push(warning.clone());
                 }
             }
-            o.last = now;
         }
         Ok(())
     }
@@ -166,6 +163,9 @@ fn observer_for(store: &JailedStore) -> Box<dyn Observer> {
         ),
         StoreKind::Jsonl => Box::new(witness_observers::jsonl::JsonlObserver::new(&store.path)),
         StoreKind::Fs => Box::new(witness_observers::fs::FsObserver::new(&store.path)),
+        StoreKind::Postgres => Box::new(witness_postgres::PostgresObserver::new(
+            &crate::jail::postgres_socket_dir(&store.path),
+        )),
     }
 }
 

@@ -13,6 +13,7 @@ pub mod copy;
 pub mod network;
 mod process;
 pub mod sandbox;
+mod stale;
 
 use std::collections::BTreeMap;
 use std::io::ErrorKind;
@@ -46,6 +47,9 @@ pub enum StoreKind {
     Sqlite,
     Fs,
     Jsonl,
+    /// A throwaway PostgreSQL cluster restored from a SQL file or a
+    /// `pg_dump` archive (see `witness_postgres`).
+    Postgres,
 }
 
 impl StoreKind {
@@ -54,6 +58,7 @@ impl StoreKind {
             "sqlite" => Some(Self::Sqlite),
             "fs" | "dir" => Some(Self::Fs),
             "jsonl" => Some(Self::Jsonl),
+            "postgres" | "postgresql" => Some(Self::Postgres),
             _ => None,
         }
     }
@@ -63,6 +68,7 @@ impl StoreKind {
             Self::Sqlite => "sqlite",
             Self::Fs => "fs",
             Self::Jsonl => "jsonl",
+            Self::Postgres => "postgres",
         }
     }
 }
@@ -85,31 +91,46 @@ pub struct StoreSpec {
 impl StoreSpec {
     /// Parses `NAME=KIND:PATH`. Errors are one line, for exit code 2.
     pub fn parse(text: &str) -> Result<Self, String> {
+        // A connection string may carry a password: errors show a
+        // placeholder in its place, never the text.
+        let shown = match text.find("://") {
+            Some(at) => {
+                let cut = text[..at].rfind(':').map_or(0, |i| i + 1);
+                format!("{}<connection string>", &text[..cut])
+            }
+            None => text.to_owned(),
+        };
         let (name, rest) = text
             .split_once('=')
-            .ok_or_else(|| format!("--store {text:?}: expected NAME=KIND:PATH"))?;
+            .ok_or_else(|| format!("--store {shown:?}: expected NAME=KIND:PATH"))?;
         let (kind, path) = rest
             .split_once(':')
-            .ok_or_else(|| format!("--store {text:?}: expected NAME=KIND:PATH"))?;
+            .ok_or_else(|| format!("--store {shown:?}: expected NAME=KIND:PATH"))?;
         if name.is_empty()
             || !name
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
         {
             return Err(format!(
-                "--store {text:?}: the name must be letters, digits, '_' or '-'"
+                "--store {shown:?}: the name must be letters, digits, '_' or '-'"
             ));
         }
         if name == witness_model::audit::JAIL_STORE {
             return Err(format!(
-                "--store {text:?}: the name {name:?} is reserved for the jail-wide observer"
+                "--store {shown:?}: the name {name:?} is reserved for the jail-wide observer"
             ));
         }
         let kind = StoreKind::parse(kind).ok_or_else(|| {
-            format!("--store {text:?}: unknown kind {kind:?} (expected sqlite, fs or jsonl)")
+            format!(
+                "--store {shown:?}: unknown kind {kind:?} (expected sqlite, fs, jsonl or postgres)"
+            )
         })?;
         if path.is_empty() {
-            return Err(format!("--store {text:?}: empty path"));
+            return Err(format!("--store {shown:?}: empty path"));
+        }
+        if kind == StoreKind::Postgres && witness_postgres::Source::is_live(path) {
+            // Never echo the text: it would show the password.
+            witness_postgres::Source::live(path).map_err(|e| format!("--store {name}: {e}"))?;
         }
         Ok(Self {
             name: name.into(),
@@ -141,10 +162,81 @@ pub fn parse_env_pairs(flag: &str, pairs: &[String]) -> Result<Vec<(String, Stri
 #[derive(Clone, Debug)]
 pub struct JailedStore {
     pub spec: StoreSpec,
-    /// Where the server finds it (what `{NAME}` expands to).
+    /// Where the copy is: the file or tree the server is handed, or a
+    /// PostgreSQL store's cluster directory.
     pub path: PathBuf,
     /// Whether the source existed and was copied (else the store starts empty).
     pub existed: bool,
+}
+
+impl JailedStore {
+    /// What `{NAME}` expands to: the copy's path, or for a PostgreSQL store
+    /// a connection string to its cluster's socket.
+    pub fn handle(&self) -> String {
+        match self.spec.kind {
+            StoreKind::Postgres => {
+                witness_postgres::cluster::connection_string(&postgres_socket_dir(&self.path))
+            }
+            _ => self.path.to_string_lossy().into_owned(),
+        }
+    }
+}
+
+/// Where a PostgreSQL store's cluster (in `dir`) keeps its socket.
+pub fn postgres_socket_dir(dir: &Path) -> PathBuf {
+    witness_postgres::cluster::socket_dir_of(dir)
+}
+
+/// Starts the cluster of a PostgreSQL store in `stores/NAME` and restores
+/// its source. When the auditor is root the cluster runs as an
+/// unprivileged account (PostgreSQL refuses root), which must be able to
+/// pass through the jail's root and `stores`: those become 0711 (enter,
+/// not list) and the jail's other directories 0700.
+fn start_cluster(
+    root: &Path,
+    store: &StoreSpec,
+) -> Result<(JailedStore, witness_postgres::Cluster), JailError> {
+    use std::os::unix::fs::PermissionsExt;
+    let text = store.source.to_string_lossy();
+    let cluster_error = |error| JailError::Cluster {
+        name: store.name.clone(),
+        error,
+    };
+    let source = if witness_postgres::Source::is_live(&text) {
+        witness_postgres::Source::live(&text).map_err(cluster_error)?
+    } else if store.source.exists() {
+        witness_postgres::Source::of_path(&store.source)
+    } else {
+        return Err(JailError::NoSource {
+            name: store.name.clone(),
+            path: store.source.clone(),
+        });
+    };
+    let holder = root.join("stores").join(&store.name);
+    std::fs::create_dir_all(&holder).map_err(JailError::Create)?;
+    let mode = |path: &Path, mode: u32| {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+            .map_err(JailError::Create)
+    };
+    for (dir, bits) in [
+        (root.to_path_buf(), 0o711),
+        (root.join("stores"), 0o711),
+        (holder.clone(), 0o711),
+        (root.join("work"), 0o700),
+        (root.join("home"), 0o700),
+        (root.join("tmp"), 0o700),
+    ] {
+        mode(&dir, bits)?;
+    }
+    let cluster = witness_postgres::Cluster::create(&holder, &source).map_err(cluster_error)?;
+    Ok((
+        JailedStore {
+            spec: store.clone(),
+            path: holder,
+            existed: true,
+        },
+        cluster,
+    ))
 }
 
 /// How the server was isolated, as the report states it.
@@ -192,6 +284,20 @@ pub enum JailError {
     },
     #[error("store {name}: clock columns are declared, but only a SQLite store has columns")]
     ClockColumns { name: String },
+    #[error(
+        "store {name}: {path} does not exist (a PostgreSQL store is restored from a SQL file or a pg_dump archive)"
+    )]
+    NoSource { name: String, path: PathBuf },
+    /// The cause is in the text, as for [`JailError::Copy`].
+    #[error("store {name}: cannot make its PostgreSQL cluster: {error}")]
+    Cluster {
+        name: String,
+        error: witness_postgres::ClusterError,
+    },
+    #[error(
+        "store {name}: a PostgreSQL store is a cluster of the jail's own; a remote server's database cannot be observed in place"
+    )]
+    RemotePostgres { name: String },
 }
 
 impl JailError {
@@ -200,7 +306,11 @@ impl JailError {
     pub fn is_invalid(&self) -> bool {
         match self {
             JailError::Copy { error, .. } => error.kind() == ErrorKind::InvalidInput,
-            JailError::ClockColumns { .. } => true,
+            JailError::ClockColumns { .. }
+            | JailError::NoSource { .. }
+            | JailError::RemotePostgres { .. } => true,
+            // The user's source would not restore: their input, not ours.
+            JailError::Cluster { error, .. } => error.is_source_error(),
             JailError::Create(_) => false,
         }
     }
@@ -250,8 +360,12 @@ fn check_clock_columns(stores: &[StoreSpec]) -> Result<(), JailError> {
     }
 }
 
-/// A live jail. Dropping it removes the directory unless it is kept.
+/// A live jail. Dropping it stops its PostgreSQL clusters, then removes
+/// the directory unless it is kept.
 pub struct Jail {
+    /// Declared first so they stop before the directory holding them is
+    /// removed (fields drop in order).
+    _clusters: Vec<witness_postgres::Cluster>,
     dir: Option<tempfile::TempDir>,
     root: PathBuf,
     pub stores: Vec<JailedStore>,
@@ -269,15 +383,24 @@ pub struct Jail {
     carried: witness_netsink::recorder::Window,
     /// Keeps the directory known to the signal handler while it lives.
     _registration: Option<crate::interrupt::Registration>,
+    /// Tells a later audit's sweep that this jail has a live owner.
+    _lock: Option<std::fs::File>,
 }
 
 impl Jail {
     pub fn create(spec: JailSpec) -> Result<Self, JailError> {
         check_clock_columns(&spec.stores)?;
+        stale::sweep(&std::env::temp_dir());
+        let prefix = if spec.keep {
+            stale::KEPT_PREFIX
+        } else {
+            stale::PREFIX
+        };
         let dir = tempfile::Builder::new()
-            .prefix("mcp-witness-jail-")
+            .prefix(prefix)
             .tempdir()
             .map_err(JailError::Create)?;
+        let lock = (!spec.keep).then(|| stale::hold(dir.path())).flatten();
         // Canonical, so the sandbox binds it and Landlock allows it under
         // the same name the server is given.
         let root = dir
@@ -290,7 +413,14 @@ impl Jail {
         }
         let mut stores = Vec::new();
         let mut copy_warnings = Vec::new();
+        let mut clusters = Vec::new();
         for store in &spec.stores {
+            if store.kind == StoreKind::Postgres {
+                let (jailed, cluster) = start_cluster(&root, store)?;
+                clusters.push(cluster);
+                stores.push(jailed);
+                continue;
+            }
             let (jailed, warnings) = copy_in(&root, store)?;
             copy_warnings.extend(warnings);
             stores.push(jailed);
@@ -302,6 +432,7 @@ impl Jail {
             (Some(dir), root)
         };
         Ok(Self {
+            _clusters: clusters,
             dir,
             root,
             stores,
@@ -313,6 +444,7 @@ impl Jail {
             launched: false,
             carried: Default::default(),
             _registration: registration,
+            _lock: lock,
         })
     }
 
@@ -382,10 +514,7 @@ impl Jail {
     pub fn expand(&self, text: &str) -> String {
         let mut out = text.replace("{jail}", &self.root.to_string_lossy());
         for store in &self.stores {
-            out = out.replace(
-                &format!("{{{}}}", store.spec.name),
-                &store.path.to_string_lossy(),
-            );
+            out = out.replace(&format!("{{{}}}", store.spec.name), &store.handle());
         }
         out
     }
@@ -618,6 +747,11 @@ impl Jail {
     /// launched here; each store is observed in place, where the server writes
     /// it. Observers only read, without perturbing what they read.
     pub fn in_place(spec: JailSpec) -> Result<Self, JailError> {
+        if let Some(store) = spec.stores.iter().find(|s| s.kind == StoreKind::Postgres) {
+            return Err(JailError::RemotePostgres {
+                name: store.name.clone(),
+            });
+        }
         let dir = tempfile::Builder::new()
             .prefix("mcp-witness-remote-")
             .tempdir()
@@ -633,6 +767,7 @@ impl Jail {
             })
             .collect();
         Ok(Self {
+            _clusters: Vec::new(),
             dir: Some(dir),
             root,
             stores,
@@ -644,6 +779,7 @@ impl Jail {
             launched: false,
             carried: Default::default(),
             _registration: None,
+            _lock: None,
         })
     }
 }
@@ -765,6 +901,8 @@ fn copy_in(root: &Path, store: &StoreSpec) -> Result<(JailedStore, Vec<String>),
             }
             target
         }
+        // Never copied: `start_cluster` restores it into a cluster.
+        StoreKind::Postgres => holder,
     };
     let warnings = warnings
         .into_iter()
@@ -800,6 +938,19 @@ mod tests {
         assert!(StoreSpec::parse("d b=sqlite:/x").is_err());
         assert!(StoreSpec::parse("db=sqlite:").is_err());
         assert!(StoreSpec::parse("jail=fs:/x").is_err());
+        // A live PostgreSQL source is taken without a password, and refused
+        // with one, without echoing it.
+        assert!(StoreSpec::parse("db=postgres:postgresql://reader@db.example/app").is_ok());
+        let error = StoreSpec::parse("db=postgres:postgresql://reader:hunter2@db.example/app")
+            .err()
+            .unwrap_or_default();
+        assert!(error.contains("must not carry a password"), "{error}");
+        assert!(!error.contains("hunter2"), "{error}");
+        let error = StoreSpec::parse("db=postgress:postgresql://reader:hunter2@db.example/app")
+            .err()
+            .unwrap_or_default();
+        assert!(error.contains("<connection string>"), "{error}");
+        assert!(!error.contains("hunter2"), "{error}");
     }
 
     #[test]
@@ -834,6 +985,11 @@ mod tests {
         );
         assert!(parse_env_pairs("--env", &["NOEQUALS".into()]).is_err());
         let error = parse_env_pairs("--env", &["=hunter2-secret".into()]).unwrap_err();
+        assert!(!error.contains("hunter2"), "{error}");
+        let error = StoreSpec::parse("db=postgress:postgresql://reader:hunter2@db.example/app")
+            .err()
+            .unwrap_or_default();
+        assert!(error.contains("<connection string>"), "{error}");
         assert!(!error.contains("hunter2"), "{error}");
     }
 

@@ -1,10 +1,12 @@
 //! Manifest pins at work: reading and writing pin files, fetching live
-//! catalogs ([`source`]), classifying drift ([`diff`]) and applying reviewed
-//! changes ([`allow`]). The documents themselves, and the normalization that
+//! catalogs ([`source`]), classifying drift ([`diff`]), applying reviewed
+//! changes ([`allow`]) and naming the commands that measure a change
+//! ([`measure`]). The documents themselves, and the normalization that
 //! makes a pin canonical, live in `witness_model::manifest`.
 
 pub mod allow;
 pub mod diff;
+pub mod measure;
 pub mod source;
 
 use std::path::{Path, PathBuf};

@@ -20,6 +20,7 @@ use witness_model::manifest::{Pin, ServerId};
 use witness_wire::connection::Connection;
 
 use super::ManifestError;
+use crate::redact::Redactor;
 
 /// The prefix that marks a live server in `manifest diff` arguments.
 pub const LIVE_PREFIX: &str = "live:";
@@ -86,13 +87,17 @@ impl Source {
         Ok(Source::File(PathBuf::from(argument)))
     }
 
-    /// How the source is named in reports.
+    /// How the source is named in reports. A diff is committed and shared,
+    /// so nothing secret-shaped in a command line or URL reaches it: a URL's
+    /// query (where hosted servers put their keys) is shown as a digest, and
+    /// credential-shaped words anywhere are masked like an audit's secrets.
     pub fn describe(&self) -> String {
-        match self {
-            Source::File(path) => path.display().to_string(),
+        let named = match self {
+            Source::File(path) => return path.display().to_string(),
             Source::Live(words) => format!("{LIVE_PREFIX}{}", join_command(words)),
-            Source::Remote(url, _) => format!("{URL_PREFIX}{url}"),
-        }
+            Source::Remote(url, _) => format!("{URL_PREFIX}{}", digest_query(url)),
+        };
+        masked(&named)
     }
 
     /// The pin file, when this source is one.
@@ -268,9 +273,50 @@ pub fn join_command(words: &[String]) -> String {
         .join(" ")
 }
 
+/// `text` (a command line, a URL) with credential-shaped words masked as
+/// an audit masks secrets: for anything a diff shows or prints.
+pub(super) fn masked(text: &str) -> String {
+    let mut redactor = Redactor::default();
+    redactor.learn_text(text);
+    redactor.text(text)
+}
+
+/// `url` with its query replaced by a digest: two sides that differ only in
+/// their query still read as different, and no key in it is shown.
+pub(super) fn digest_query(url: &str) -> String {
+    match url.split_once('?') {
+        Some((base, query)) => {
+            let digest = blake3::hash(query.as_bytes()).to_hex();
+            format!("{base}?[query blake3:{}]", &digest[..16])
+        }
+        None => url.to_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_described_source_shows_no_key_from_its_url_or_command() {
+        let key = "ghp_0123456789abcdefghijABCDEFGHIJ0123456789";
+        let url = format!("http://127.0.0.1:9/mcp?api_key={key}");
+        let remote = Source::parse_with(&format!("{URL_PREFIX}{url}"), false).unwrap();
+        let shown = remote.describe();
+        assert!(!shown.contains(key), "{shown}");
+        assert!(shown.starts_with("url:http://127.0.0.1:9/mcp?[query blake3:"));
+        let other = Source::parse_with("url:http://127.0.0.1:9/mcp?api_key=other", false).unwrap();
+        assert_ne!(
+            other.describe(),
+            shown,
+            "different queries must stay distinguishable"
+        );
+        let live = Source::parse(&format!("live:server --token={key}")).unwrap();
+        assert!(!live.describe().contains(key), "{}", live.describe());
+        assert!(live.describe().starts_with("live:server --token="));
+        let plain = Source::parse("live:node server.js --root /data").unwrap();
+        assert_eq!(plain.describe(), "live:node server.js --root /data");
+    }
 
     fn split(s: &str) -> Vec<String> {
         split_command(s).unwrap()

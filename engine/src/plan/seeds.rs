@@ -38,6 +38,8 @@ pub fn seeds(stores: &[JailedStore], present: &[(&str, &str)]) -> (Vec<Harvested
             StoreKind::Sqlite | StoreKind::Jsonl => {
                 out.push(Harvested::seeded_path(root, PathKind::File, at("")));
             }
+            // A cluster's directory is nothing a tool is told about.
+            StoreKind::Postgres => {}
         }
         for (_, object) in present.iter().filter(|(s, _)| *s == name) {
             out.extend(object_seeds(
@@ -57,6 +59,8 @@ fn object_seeds(kind: StoreKind, root: &Path, id: &str, at: StoreObject) -> Vec<
         StoreKind::Fs => fs_seed(root, id, at).into_iter().collect(),
         StoreKind::Sqlite => sqlite_seeds(id, at),
         StoreKind::Jsonl => jsonl_seeds(id, at),
+        // Rows are named like SQLite's (`schema.table/key`).
+        StoreKind::Postgres => sqlite_seeds(id, at),
     }
 }
 

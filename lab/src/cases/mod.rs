@@ -40,7 +40,7 @@ pub use install::{
     source_cases_dir,
 };
 pub use notes::notes;
-pub use run::{run_cases, run_cases_in};
+pub use run::{replace_strings, run_cases, run_cases_in};
 pub use summary::summarize;
 pub use table::{CASES, CaseSpec};
 

@@ -135,7 +135,9 @@ fn seed_store(case: &CaseSpec, seed: &Path) -> Result<PathBuf, String> {
             Ok(tree)
         }
         // Not created: the store starts empty in the jail.
-        StoreKind::Jsonl | StoreKind::Sqlite => Ok(seed.join(case.store_file)),
+        StoreKind::Jsonl | StoreKind::Sqlite | StoreKind::Postgres => {
+            Ok(seed.join(case.store_file))
+        }
     }
 }
 
@@ -174,8 +176,10 @@ fn audit_options(
     .options())
 }
 
-/// Every string inside `value` with each `from` replaced by its `to`.
-pub(crate) fn replace_strings(value: &mut Value, pairs: &[(&str, &str)]) {
+/// Replaces, in every string inside `value`, each `from` with its `to`, in
+/// the order given: machine paths become placeholders (`{cases}`, `{seed}`;
+/// a sweep's `{install}`, `{sweep}`).
+pub fn replace_strings(value: &mut Value, pairs: &[(&str, &str)]) {
     match value {
         Value::String(s) => {
             for (from, to) in pairs {

@@ -105,6 +105,7 @@ pub(crate) fn initial_state(case: &CaseSpec) -> &'static str {
         StoreKind::Fs => "seed tree: docs/readme.md, notes/todo.txt",
         StoreKind::Jsonl => "empty (no file; the server creates it on its first change)",
         StoreKind::Sqlite => "empty (no file; the server creates it at start)",
+        StoreKind::Postgres => "restored from the case's seed SQL into a throwaway cluster",
     }
 }
 
@@ -119,6 +120,9 @@ pub(crate) fn observer_description(kind: StoreKind) -> &'static str {
         }
         StoreKind::Sqlite => {
             "sqlite: <table>/<key> per row and sqlite_master/<type>:<name> per schema entry, read from a private copy"
+        }
+        StoreKind::Postgres => {
+            "postgres: <schema>.<table>/<key> per changed row from a logical replication slot, catalog/<kind>:<name> from the catalogs"
         }
     }
 }

@@ -4,6 +4,9 @@
 //! - [`case`]: the golden cases (TOML) a run is held to;
 //! - [`trace`]: what one run did, call by call, with the effects observed
 //!   around each call: the one input of the verdicts;
+//! - [`compare`]: two run documents of the same cases compared, each delta
+//!   held to the noise floor reruns alone produce
+//!   (`mcp-witness.agent-compare/v1`);
 //! - this module: the run document — which driver and models, which tool
 //!   definitions the model was handed (and their fingerprint), every run's
 //!   trace, model exchanges and verdicts, the judge's batches, and the pass
@@ -13,6 +16,7 @@
 //! so `--driver replay RUN.json` can run it again without a model.
 
 pub mod case;
+pub mod compare;
 pub mod trace;
 
 use std::collections::BTreeMap;
@@ -68,19 +72,38 @@ pub struct ServerEntry {
     /// Names of the variables passed with `--env` (values are never kept).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub env: Vec<String>,
+    /// The fingerprint (`blake3:` and 16 hex digits) of the catalog the
+    /// server listed, as `manifest pin` would pin it: what the server
+    /// offered, whatever the model was handed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manifest: Option<String>,
 }
 
 /// The tool definitions handed to the model.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct HandedTools {
-    /// Where they came from: `server` (its `tools/list`), or a recorded run.
+    /// Where they came from: `server` (its `tools/list`) or `manifest` (a
+    /// pinned manifest, `--manifest`; the calls still went to the server).
     pub source: String,
+    /// The pinned manifest they came from, when they came from one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manifest: Option<HandedManifest>,
     /// Whether each tool's declared annotations were appended to its
     /// description (neither API has a field for them).
     pub annotations_forwarded: bool,
     /// `blake3:` and 64 hex digits over the canonical JSON of `definitions`.
     pub fingerprint: String,
     pub definitions: Vec<ToolDefinition>,
+}
+
+/// The pinned manifest (`mcp-witness.manifest/v1`) a run handed its model.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct HandedManifest {
+    /// The pin file as it was given.
+    pub file: String,
+    pub environment: String,
+    /// The pin's fingerprint: `blake3:` and 16 hex digits.
+    pub fingerprint: String,
 }
 
 /// One tool as the model sees it.
@@ -104,6 +127,9 @@ pub struct RunSettings {
     pub gate: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge: Option<JudgeSettings>,
+    /// The seed of a scripted model's drawn replies (`--seed`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
 }
 
 /// The judge, when one was asked.

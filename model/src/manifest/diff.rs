@@ -71,6 +71,46 @@ pub enum ChangeClass {
     TitleEdited,
 }
 
+/// How a change is measured instead of guessed at: the command that shows
+/// what it does, not only that it happened.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Measure {
+    /// The agent suite run with the old definitions and with the new ones,
+    /// against the live server both times, then `agent compare`: the
+    /// behaviour delta, beside the noise floor of reruns.
+    AgentCompare,
+    /// `mcp-witness audit`: whether the server does what its new
+    /// declarations claim (the EFF checks named on the change).
+    Audit,
+}
+
+impl Measure {
+    pub fn id(self) -> &'static str {
+        match self {
+            Measure::AgentCompare => "agent-compare",
+            Measure::Audit => "audit",
+        }
+    }
+}
+
+/// One way to measure the changes of a diff: what it shows, and the
+/// commands in order. `CASES`, `DRIVER` and `SERVER` are the reader's to
+/// fill in: golden cases, a model, and the server command with the stores
+/// the cases seed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Measurement {
+    pub measure: Measure,
+    /// What it shows, in a sentence.
+    pub what: String,
+    pub commands: Vec<String>,
+}
+
+const COMPARE: &[Measure] = &[Measure::AgentCompare];
+const AUDIT_AND_COMPARE: &[Measure] = &[Measure::Audit, Measure::AgentCompare];
+
 /// One row of the triage table.
 #[derive(Debug)]
 pub struct ClassInfo {
@@ -84,6 +124,10 @@ pub struct ClassInfo {
     pub breaks: &'static str,
     /// What to re-run.
     pub rerun: &'static [&'static str],
+    /// What measures it. A definition the model reads (a name, a
+    /// description, a schema, a forwarded annotation) is measured by an agent
+    /// compare; a declaration of what the server does, by an audit.
+    pub measured_by: &'static [Measure],
 }
 
 const TRAJECTORY: &str = "trajectory suite (tool selection and ordering)";
@@ -99,6 +143,7 @@ pub const CLASSES: [ClassInfo; 17] = [
         what: "a tool is gone",
         breaks: "calls to it fail; the agent improvises with another tool",
         rerun: &["full trajectory suite", "fallback behaviour cases"],
+        measured_by: COMPARE,
     },
     ClassInfo {
         class: ChangeClass::ToolRenamed,
@@ -111,6 +156,7 @@ pub const CLASSES: [ClassInfo; 17] = [
             "fallback behaviour cases",
             "EFF checks of the new name",
         ],
+        measured_by: AUDIT_AND_COMPARE,
     },
     ClassInfo {
         class: ChangeClass::RequiredParameterAdded,
@@ -119,6 +165,7 @@ pub const CLASSES: [ClassInfo; 17] = [
         what: "a new required parameter, or an optional one made required",
         breaks: "every call that does not pass it now fails",
         rerun: &["fault-injection cases", "full suite"],
+        measured_by: COMPARE,
     },
     ClassInfo {
         class: ChangeClass::ParameterRemoved,
@@ -127,6 +174,7 @@ pub const CLASSES: [ClassInfo; 17] = [
         what: "a parameter is gone",
         breaks: "calls that pass it are rejected, or it is silently ignored",
         rerun: &["tool-call assertion cases for the tool"],
+        measured_by: COMPARE,
     },
     ClassInfo {
         class: ChangeClass::EnumValueRemoved,
@@ -135,6 +183,7 @@ pub const CLASSES: [ClassInfo; 17] = [
         what: "an allowed value is gone",
         breaks: "calls with that value are rejected",
         rerun: &["cases touching the tool", "authorization probes"],
+        measured_by: COMPARE,
     },
     ClassInfo {
         class: ChangeClass::TypeChanged,
@@ -143,6 +192,7 @@ pub const CLASSES: [ClassInfo; 17] = [
         what: "a parameter's type or format changed",
         breaks: "coercion bugs at the boundary",
         rerun: &["tool-call assertion cases for the tool"],
+        measured_by: COMPARE,
     },
     ClassInfo {
         class: ChangeClass::RequiredParameterRelaxed,
@@ -151,6 +201,7 @@ pub const CLASSES: [ClassInfo; 17] = [
         what: "a required parameter is now optional",
         breaks: "the agent silently stops passing it",
         rerun: &["cases that depend on that argument's effect"],
+        measured_by: COMPARE,
     },
     ClassInfo {
         class: ChangeClass::EnumValueAdded,
@@ -159,6 +210,7 @@ pub const CLASSES: [ClassInfo; 17] = [
         what: "a new allowed value",
         breaks: "new paths the suite never reaches",
         rerun: &["cases touching the tool", "authorization probes"],
+        measured_by: COMPARE,
     },
     ClassInfo {
         class: ChangeClass::DescriptionEdited,
@@ -167,6 +219,7 @@ pub const CLASSES: [ClassInfo; 17] = [
         what: "a tool or parameter description changed: a prompt edit by a third party",
         breaks: "tool selection, ordering and turn count",
         rerun: &[TRAJECTORY, BUDGET],
+        measured_by: COMPARE,
     },
     ClassInfo {
         class: ChangeClass::AnnotationClaimsMoreSafety,
@@ -175,6 +228,7 @@ pub const CLASSES: [ClassInfo; 17] = [
         what: "readOnlyHint or idempotentHint gained, destructiveHint or openWorldHint dropped",
         breaks: "clients may now call it without asking, so the claim must be verified",
         rerun: &["the EFF checks named for the tool", TRAJECTORY, BUDGET],
+        measured_by: AUDIT_AND_COMPARE,
     },
     ClassInfo {
         class: ChangeClass::AnnotationDeclaresLessSafety,
@@ -183,6 +237,7 @@ pub const CLASSES: [ClassInfo; 17] = [
         what: "readOnlyHint or idempotentHint dropped, destructiveHint or openWorldHint gained",
         breaks: "clients now ask before calling it; the tool may have gained an effect",
         rerun: &["the EFF checks named for the tool", TRAJECTORY, BUDGET],
+        measured_by: AUDIT_AND_COMPARE,
     },
     ClassInfo {
         class: ChangeClass::InputSchemaChanged,
@@ -191,6 +246,7 @@ pub const CLASSES: [ClassInfo; 17] = [
         what: "another input schema keyword changed (bounds, pattern, default, nesting)",
         breaks: "arguments that were valid may be rejected, or the reverse",
         rerun: &["tool-call assertion cases for the tool"],
+        measured_by: COMPARE,
     },
     ClassInfo {
         class: ChangeClass::OutputSchemaChanged,
@@ -199,6 +255,7 @@ pub const CLASSES: [ClassInfo; 17] = [
         what: "the output schema changed",
         breaks: "whatever reads the tool's structured output",
         rerun: &["cases that read the tool's structured output"],
+        measured_by: &[Measure::Audit],
     },
     ClassInfo {
         class: ChangeClass::OptionalParameterAdded,
@@ -207,6 +264,7 @@ pub const CLASSES: [ClassInfo; 17] = [
         what: "a new optional parameter",
         breaks: "the agent may start passing it",
         rerun: &["cases touching the tool"],
+        measured_by: COMPARE,
     },
     ClassInfo {
         class: ChangeClass::ToolAdded,
@@ -219,6 +277,7 @@ pub const CLASSES: [ClassInfo; 17] = [
             "security battery",
             "EFF checks of the new tool",
         ],
+        measured_by: AUDIT_AND_COMPARE,
     },
     ClassInfo {
         class: ChangeClass::AnnotationChanged,
@@ -227,6 +286,7 @@ pub const CLASSES: [ClassInfo; 17] = [
         what: "an annotation changed without changing a hint's effective value",
         breaks: "what clients display",
         rerun: &["trajectory suite, if your client shows annotations to the model"],
+        measured_by: &[],
     },
     ClassInfo {
         class: ChangeClass::TitleEdited,
@@ -235,21 +295,33 @@ pub const CLASSES: [ClassInfo; 17] = [
         what: "the display title changed",
         breaks: "what clients display",
         rerun: &["trajectory suite, if your client shows titles to the model"],
+        measured_by: &[],
     },
 ];
 
 /// The triage table as Markdown, for `docs/manifest-ci.md` (a test checks
 /// that the page carries exactly this table).
 pub fn table_markdown() -> String {
-    let mut out =
-        String::from("| class | severity | what it can break | re-run |\n|---|---|---|---|\n");
+    let mut out = String::from(
+        "| class | severity | what it can break | re-run | measured by |\n|---|---|---|---|---|\n",
+    );
     for row in &CLASSES {
+        let measured: Vec<String> = row
+            .measured_by
+            .iter()
+            .map(|m| format!("`{}`", m.id()))
+            .collect();
         out.push_str(&format!(
-            "| `{}` | {} | {} | {} |\n",
+            "| `{}` | {} | {} | {} | {} |\n",
             row.id,
             row.severity.as_str(),
             row.breaks,
-            row.rerun.join("; ")
+            row.rerun.join("; "),
+            if measured.is_empty() {
+                "—".to_owned()
+            } else {
+                measured.join(", ")
+            }
         ));
     }
     out
@@ -333,6 +405,9 @@ pub struct Change {
     /// EFF checks that verify the new declaration, by id and tool.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub checks: Vec<CheckRef>,
+    /// What measures it: entries of the document's `measurements`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub measure: Vec<Measure>,
     /// Accepted by an `--allow` entry: still reported, never fails the build.
     pub allowed: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -355,6 +430,7 @@ impl Change {
             words: Vec::new(),
             rerun: class.info().rerun.iter().map(|s| (*s).to_owned()).collect(),
             checks: Vec::new(),
+            measure: class.info().measured_by.to_vec(),
             allowed: false,
             allow_reason: None,
         }
@@ -432,6 +508,10 @@ pub struct ManifestDiff {
     /// `--allow` entries that matched no change: stale reviews to remove.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unused_allow: Vec<AllowEntry>,
+    /// How to measure the changes instead of guessing: one entry per
+    /// measure some change names, with its commands.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub measurements: Vec<Measurement>,
     /// 0 no undeclared change, 1 undeclared changes.
     pub exit_code: u8,
 }

@@ -16,8 +16,12 @@
 //!
 //! [`CrmVariant`]s plant server-side gaps an agent run must catch in the
 //! store, whatever the client said: a create that writes no audit row, and a
-//! create that trusts a tenant named in its arguments.
+//! create that trusts a tenant named in its arguments. Two more add an
+//! orders desk ([`orders`]) and differ only in one sentence of one tool's
+//! description: seed 004's weekend incident, a pair whose behaviour delta an
+//! agent compare measures.
 
+pub mod orders;
 mod server;
 
 use std::path::PathBuf;
@@ -43,13 +47,20 @@ pub enum CrmVariant {
     UnauditedCreate,
     /// `create_contact` takes an optional `tenant_id` and trusts it.
     TenantOverride,
+    /// The honest CRM with an orders desk: look up, search, refund.
+    Orders,
+    /// The same, with `lookup_order`'s description recommending
+    /// `search_orders` when the ID is unknown: the only difference.
+    OrdersSearchHint,
 }
 
 impl CrmVariant {
-    pub const ALL: [CrmVariant; 3] = [
+    pub const ALL: [CrmVariant; 5] = [
         CrmVariant::Honest,
         CrmVariant::UnauditedCreate,
         CrmVariant::TenantOverride,
+        CrmVariant::Orders,
+        CrmVariant::OrdersSearchHint,
     ];
 
     pub fn name(self) -> &'static str {
@@ -57,7 +68,14 @@ impl CrmVariant {
             CrmVariant::Honest => "honest",
             CrmVariant::UnauditedCreate => "unaudited-create",
             CrmVariant::TenantOverride => "tenant-override",
+            CrmVariant::Orders => "orders",
+            CrmVariant::OrdersSearchHint => "orders-search-hint",
         }
+    }
+
+    /// Whether it serves the orders desk.
+    pub fn has_orders(self) -> bool {
+        matches!(self, CrmVariant::Orders | CrmVariant::OrdersSearchHint)
     }
 
     pub fn from_name(name: &str) -> Option<Self> {
@@ -70,6 +88,12 @@ impl CrmVariant {
             CrmVariant::UnauditedCreate => "create_contact writes the contact but no audit row",
             CrmVariant::TenantOverride => {
                 "create_contact accepts a tenant_id argument and writes into that tenant"
+            }
+            CrmVariant::Orders => {
+                "the honest CRM with an orders desk: lookup_order, search_orders, refund_item"
+            }
+            CrmVariant::OrdersSearchHint => {
+                "orders, with lookup_order's description ending \"Prefer search_orders when the ID is unknown.\""
             }
         }
     }

@@ -1,5 +1,6 @@
-//! The CRM's rmcp handler: three tools, one transaction per call, every
-//! query scoped to the tenant the client's token names.
+//! The CRM's rmcp handler: three contact tools (and, in the orders
+//! variants, three order tools), one transaction per call, every query
+//! scoped to the tenant the client's token names.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -13,6 +14,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 use serde_json::{Value, json};
 
+use super::orders::{self, Answered};
 use super::{CrmOptions, CrmVariant, SCHEMA, token_digest};
 use crate::TestbedError;
 use crate::args::{Args, Failure};
@@ -62,6 +64,9 @@ impl CrmServer {
     pub fn open(opts: &CrmOptions) -> Result<Self, TestbedError> {
         let conn = crate::store::open_or_create(&opts.store)?;
         conn.execute_batch(SCHEMA)?;
+        if opts.variant.has_orders() {
+            conn.execute_batch(orders::ORDERS_SCHEMA)?;
+        }
         Ok(Self {
             variant: opts.variant,
             now: opts.now,
@@ -144,8 +149,43 @@ impl CrmServer {
                 a.only(&["id"])?;
                 Ok(self.delete(tx, who, a.string("id")?, args)?)
             }
+            _ if self.variant.has_orders() => self.dispatch_orders(tx, who, name, args),
             other => Err(Failure::Invalid(format!("no tool named '{other}'"))),
         }
+    }
+
+    /// The orders desk's tools; a refund is audited like any write.
+    fn dispatch_orders(
+        &self,
+        tx: &Transaction<'_>,
+        who: &Identity,
+        name: &str,
+        args: &JsonObject,
+    ) -> Result<Outcome, Failure> {
+        let a = Args(args);
+        let answered = match name {
+            "lookup_order" => {
+                a.only(&["id"])?;
+                orders::lookup(tx, &who.tenant, a.string("id")?)?
+            }
+            "search_orders" => {
+                a.only(&["query"])?;
+                orders::search(tx, &who.tenant, a.string("query")?)?
+            }
+            "refund_item" => {
+                a.only(&["order_id", "item_id"])?;
+                let (order, item) = (a.string("order_id")?, a.string("item_id")?);
+                let answered = orders::refund(tx, &who.tenant, order, item, self.now)?;
+                let outcome = match &answered {
+                    Ok(_) => "refunded".to_owned(),
+                    Err(why) => why.clone(),
+                };
+                self.audit(tx, who, "refund_item", args, &outcome)?;
+                answered
+            }
+            other => return Err(Failure::Invalid(format!("no tool named '{other}'"))),
+        };
+        Ok(outcome_of(answered))
     }
 
     fn create(
@@ -235,6 +275,13 @@ impl CrmServer {
     }
 }
 
+fn outcome_of(answered: Answered) -> Outcome {
+    match answered {
+        Ok(value) => Outcome::ok(value),
+        Err(text) => Outcome::error(text),
+    }
+}
+
 /// A contact as `create_contact` was asked for it.
 struct NewContact<'a> {
     name: &'a str,
@@ -299,11 +346,54 @@ const SPECS: [Spec; 3] = [
     ),
 ];
 
+/// The orders desk's tools (`lookup_order`'s description is the variant's).
+const ORDER_SPECS: [Spec; 3] = [
+    (
+        "lookup_order",
+        orders::LOOKUP_DESCRIPTION,
+        &[("id", "The order's ID, such as o_1001.")],
+        &["id"],
+        [true, false, true],
+    ),
+    (
+        "search_orders",
+        "Searches your orders by customer name, email address or part of an order ID, and returns each match with its ID, date and number of items.",
+        &[(
+            "query",
+            "A name, an email address, an order ID, or part of one.",
+        )],
+        &["query"],
+        [true, false, true],
+    ),
+    (
+        "refund_item",
+        "Refunds one item of an order to the customer's original payment method and returns the refund. One call per item; an item already refunded is refused.",
+        &[
+            ("order_id", "The order's ID."),
+            ("item_id", "The item's id, as lookup_order returned it."),
+        ],
+        &["order_id", "item_id"],
+        [false, false, false],
+    ),
+];
+
 /// The `tools/list` entries of `variant`.
 pub(super) fn catalog(variant: CrmVariant) -> Vec<Tool> {
+    let orders: &[Spec] = if variant.has_orders() {
+        &ORDER_SPECS
+    } else {
+        &[]
+    };
     SPECS
         .iter()
+        .chain(orders)
         .map(|&(name, description, properties, required, [ro, de, id])| {
+            let description = match (name, variant) {
+                ("lookup_order", CrmVariant::OrdersSearchHint) => {
+                    format!("{description} {}", orders::SEARCH_HINT)
+                }
+                _ => description.to_owned(),
+            };
             let mut props = serde_json::Map::new();
             for (key, text) in properties {
                 props.insert(
@@ -357,7 +447,7 @@ impl ServerHandler for CrmServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.as_ref();
-        if !SPECS.iter().any(|s| s.0 == name) {
+        if !self.tools().iter().any(|tool| tool.name == name) {
             return Err(McpError::invalid_params(
                 format!("unknown tool '{name}'"),
                 None,

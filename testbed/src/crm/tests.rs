@@ -263,3 +263,112 @@ fn the_catalog_declares_what_each_tool_does_and_asks_for_confirmation() {
             .is_some_and(|d| d.contains("Confirm with the user first"))
     );
 }
+
+const ORDERS: &str = include_str!("../../../experiments/agent/seeds/acme-orders.sql");
+
+fn seeded_orders(dir: &Path) -> std::path::PathBuf {
+    let path = seeded(dir, false);
+    let conn = Connection::open(&path).expect("store");
+    conn.execute_batch(orders::ORDERS_SCHEMA)
+        .expect("orders schema");
+    conn.execute_batch(ORDERS).expect("orders");
+    path
+}
+
+#[test]
+fn the_orders_desk_looks_up_searches_and_refunds_within_the_tenant() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = seeded_orders(dir.path());
+    let crm = server(&store, CrmVariant::Orders, Some("acme-agent-token"));
+    let (order, is_error) = call(&crm, "lookup_order", json!({"id": "o_1003"}));
+    assert!(!is_error, "{order}");
+    let items = order["order"]["items"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let refunded: Vec<bool> = items.iter().map(|i| i["refunded"] == true).collect();
+    assert_eq!(
+        refunded,
+        [false, true],
+        "the socks were refunded in the seed"
+    );
+    let (found, _) = call(&crm, "search_orders", json!({"query": "o_100"}));
+    assert_eq!(found["orders"].as_array().map(Vec::len), Some(5));
+    // globex's order is another tenant's: neither found nor refundable.
+    let (none, _) = call(&crm, "search_orders", json!({"query": "Gus"}));
+    assert_eq!(none["orders"], json!([]));
+    let (missing, is_error) = call(&crm, "lookup_order", json!({"id": "o_2001"}));
+    assert!(is_error, "{missing}");
+    let (refused, is_error) = call(
+        &crm,
+        "refund_item",
+        json!({"order_id": "o_2001", "item_id": "i_2001_1"}),
+    );
+    assert!(is_error, "{refused}");
+    let (refund, is_error) = call(
+        &crm,
+        "refund_item",
+        json!({"order_id": "o_1004", "item_id": "i_1004_2"}),
+    );
+    assert!(!is_error, "{refund}");
+    assert_eq!(refund["refunded"]["amount_cents"], 2200);
+    let (twice, is_error) = call(
+        &crm,
+        "refund_item",
+        json!({"order_id": "o_1004", "item_id": "i_1004_2"}),
+    );
+    assert!(is_error, "{twice}");
+    assert_eq!(
+        rows(
+            &store,
+            "SELECT id, order_id, amount_cents FROM refunds WHERE order_id = 'o_1004'"
+        ),
+        [["rf_i_1004_2", "o_1004", "2200"]]
+    );
+    let audited = rows(
+        &store,
+        "SELECT tool, outcome FROM audit_log WHERE tool = 'refund_item' ORDER BY id",
+    );
+    assert_eq!(
+        audited.len(),
+        3,
+        "every refund call is audited: {audited:?}"
+    );
+    assert_eq!(audited[1], ["refund_item", "refunded"]);
+}
+
+#[test]
+fn the_pair_differs_in_one_sentence_of_one_description() {
+    let plain = server::catalog(CrmVariant::Orders);
+    let hinted = server::catalog(CrmVariant::OrdersSearchHint);
+    let names = |tools: &[rmcp::model::Tool]| -> Vec<String> {
+        tools.iter().map(|t| t.name.to_string()).collect()
+    };
+    assert_eq!(names(&plain), names(&hinted));
+    assert_eq!(
+        names(&plain)[3..],
+        ["lookup_order", "search_orders", "refund_item"]
+    );
+    assert_eq!(names(&server::catalog(CrmVariant::Honest)).len(), 3);
+    for (a, b) in plain.iter().zip(&hinted) {
+        let same = serde_json::to_value(a).ok() == serde_json::to_value(b).ok();
+        assert_eq!(same, a.name != "lookup_order", "{}", a.name);
+    }
+    let description = |tools: &[rmcp::model::Tool]| {
+        tools
+            .iter()
+            .find(|t| t.name == "lookup_order")
+            .and_then(|t| t.description.clone())
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        description(&hinted),
+        format!("{} {}", description(&plain), orders::SEARCH_HINT)
+    );
+    // The contact-only variants never answer an order tool.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = seeded_orders(dir.path());
+    let honest = server(&store, CrmVariant::Honest, Some("acme-agent-token"));
+    let (_, is_error) = call(&honest, "lookup_order", json!({"id": "o_1001"}));
+    assert!(is_error);
+}

@@ -85,6 +85,8 @@ pub fn build(
         changes,
         notes,
         unused_allow,
+        // Filled by `measure::attach`, which knows how each side was given.
+        measurements: Vec::new(),
         exit_code,
     }
 }

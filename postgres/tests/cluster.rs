@@ -1,0 +1,169 @@
+//! A real throwaway cluster: restored from SQL, changed by the server's
+//! role, observed by the slot and the catalogs, stopped without a trace.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use witness_observers::{Observer, Op, Snapshot};
+use witness_postgres::cluster::{DATABASE, PORT, SERVER_ROLE};
+use witness_postgres::protocol::Client;
+use witness_postgres::{Cluster, PostgresObserver, Source};
+
+const SEED: &str = "
+CREATE TABLE contacts (id integer PRIMARY KEY, name text NOT NULL, email text);
+CREATE TABLE log (line text);
+INSERT INTO contacts VALUES (1, 'Ada', NULL), (2, 'Bob', 'bob@example.org');
+CREATE FUNCTION touch(who integer) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN INSERT INTO log VALUES ('looked up ' || who); RETURN 'ok'; END $$;
+";
+
+/// A directory the cluster's account (not root) can reach.
+fn reachable_dir() -> tempfile::TempDir {
+    let dir = tempfile::Builder::new()
+        .prefix("witness-pg-test-")
+        .tempdir()
+        .expect("tempdir");
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o711)).expect("chmod");
+    dir
+}
+
+fn cluster_in(dir: &Path) -> Cluster {
+    let seed = dir.join("seed.sql");
+    std::fs::write(&seed, SEED).expect("seed");
+    let store = dir.join("store");
+    std::fs::create_dir(&store).expect("store dir");
+    std::fs::set_permissions(&store, std::fs::Permissions::from_mode(0o711)).expect("chmod");
+    match Cluster::create(&store, &Source::of_path(&seed)) {
+        Ok(cluster) => cluster,
+        Err(e) => panic!("cluster: {e}"),
+    }
+}
+
+fn as_server(cluster: &Cluster, sql: &str) -> Result<(), String> {
+    let mut client = Client::connect(cluster.socket_dir(), PORT, SERVER_ROLE, DATABASE, None)
+        .map_err(|e| e.to_string())?;
+    client.query(sql).map(|_| ()).map_err(|e| e.to_string())
+}
+
+fn ops(changes: &[witness_observers::Change]) -> Vec<(String, Op, Option<bool>)> {
+    changes
+        .iter()
+        .map(|c| (c.object.clone(), c.op, c.overwrite))
+        .collect()
+}
+
+#[test]
+fn row_changes_are_charged_to_their_window_with_old_values() {
+    let dir = reachable_dir();
+    let cluster = cluster_in(dir.path());
+    let mut observer = PostgresObserver::new(cluster.socket_dir());
+    let mut last = Snapshot::default();
+    let pristine = observer.advance(&mut last).expect("pristine");
+    assert!(
+        pristine
+            .iter()
+            .any(|c| c.object == "catalog/table:public.contacts"),
+        "{pristine:?}"
+    );
+    assert!(
+        pristine.iter().all(|c| c.object.starts_with("catalog/")),
+        "rows are never scanned: {pristine:?}"
+    );
+    assert!(observer.advance(&mut last).expect("again").is_empty());
+
+    // A read that writes through a function, an additive and an
+    // overwriting update, a delete and an insert.
+    as_server(&cluster, "SELECT touch(1)").expect("touch");
+    as_server(
+        &cluster,
+        "UPDATE contacts SET email = 'ada@example.org' WHERE id = 1; \
+         UPDATE contacts SET name = 'Robert' WHERE id = 2; \
+         DELETE FROM contacts WHERE id = 2; INSERT INTO contacts VALUES (3, 'Cy', NULL);",
+    )
+    .expect("writes");
+    let changes = observer.advance(&mut last).expect("changes");
+    let seen = ops(&changes);
+    assert_eq!(seen.len(), 4, "{seen:?}");
+    assert_eq!(
+        seen[0],
+        ("public.contacts/1".into(), Op::Update, Some(false))
+    );
+    assert_eq!(seen[1], ("public.contacts/2".into(), Op::Delete, None));
+    assert_eq!(seen[2], ("public.contacts/3".into(), Op::Create, None));
+    assert_eq!(seen[3].1, Op::Create);
+    assert!(seen[3].0.starts_with("public.log/#"), "{seen:?}");
+
+    as_server(&cluster, "UPDATE contacts SET name = 'Ada L.' WHERE id = 1").expect("overwrite");
+    let changes = observer.advance(&mut last).expect("overwrite seen");
+    assert_eq!(
+        ops(&changes),
+        [("public.contacts/1".into(), Op::Update, Some(true))]
+    );
+
+    // A transaction that rolled back changed nothing; DDL and a role are
+    // catalog effects.
+    as_server(&cluster, "BEGIN; DELETE FROM contacts; ROLLBACK;").expect("rollback");
+    as_server(&cluster, "CREATE TABLE extra (k text PRIMARY KEY)").expect("ddl");
+    let changes = observer.advance(&mut last).expect("ddl seen");
+    let objects: Vec<&str> = changes.iter().map(|c| c.object.as_str()).collect();
+    assert!(
+        objects.contains(&"catalog/table:public.extra"),
+        "{objects:?}"
+    );
+    assert!(
+        objects.iter().all(|o| o.starts_with("catalog/")),
+        "{objects:?}"
+    );
+
+    // Quiet looks skip the catalogs, yet a nextval() that needed no
+    // transaction (only every 32nd is logged) is seen each time, as an
+    // additive change; nothing is seen when nothing happens.
+    as_server(&cluster, "CREATE SEQUENCE tickets").expect("sequence");
+    observer.advance(&mut last).expect("sequence seen");
+    assert!(observer.advance(&mut last).expect("quiet").is_empty());
+    for _ in 0..2 {
+        as_server(&cluster, "SELECT nextval('tickets')").expect("nextval");
+        let changes = observer.advance(&mut last).expect("nextval seen");
+        assert_eq!(
+            ops(&changes),
+            [(
+                "catalog/sequence-value:public.tickets".into(),
+                Op::Update,
+                Some(false)
+            )]
+        );
+    }
+    // A role made from another database is in the shared catalogs.
+    let mut admin = cluster.connect("postgres").expect("admin");
+    admin.query("CREATE ROLE intruder LOGIN").expect("role");
+    let changes = observer.advance(&mut last).expect("role seen");
+    assert_eq!(
+        ops(&changes),
+        [("catalog/role:intruder".into(), Op::Create, None)]
+    );
+}
+
+#[test]
+fn the_server_role_is_no_superuser_and_the_cluster_leaves_nothing_running() {
+    let dir = reachable_dir();
+    let cluster = cluster_in(dir.path());
+    let error = as_server(&cluster, "COPY (SELECT 1) TO PROGRAM 'true'").unwrap_err();
+    assert!(error.contains("42501"), "{error}");
+    // Nor can it come in as the superuser, or guess its password.
+    let as_owner = |password| {
+        Client::connect(cluster.socket_dir(), PORT, "witness", DATABASE, password).map(|_| ())
+    };
+    assert!(matches!(
+        as_owner(None),
+        Err(witness_postgres::protocol::ProtocolError::NoPassword)
+    ));
+    assert!(as_owner(Some("guess")).is_err());
+    let pid = cluster.pid().expect("running") as i32;
+    let socket = witness_postgres::protocol::socket_path(cluster.socket_dir(), PORT);
+    assert!(socket.exists());
+    drop(cluster);
+    // SAFETY: signal 0 only asks whether the process group exists.
+    let alive = unsafe { libc::kill(-pid, 0) } == 0;
+    assert!(!alive, "the postmaster's group outlived the cluster");
+    assert!(!socket.exists(), "the socket outlived the cluster");
+}
