@@ -191,7 +191,8 @@ pub fn ruleset(nameservers: &[Ipv4Addr]) -> String {
 }
 
 /// The IPv4 nameservers a resolver in the jail asks (the host's
-/// resolv.conf, which the sandbox shows read-only), at most three.
+/// resolv.conf, which the sandbox shows read-only), at most three; with
+/// none listed, 127.0.0.1, where a resolver then asks.
 pub fn nameservers(path: &Path) -> Vec<Ipv4Addr> {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let mut out: Vec<Ipv4Addr> = text
@@ -201,6 +202,9 @@ pub fn nameservers(path: &Path) -> Vec<Ipv4Addr> {
         .collect();
     out.dedup();
     out.truncate(3);
+    if out.is_empty() {
+        out.push(Ipv4Addr::LOCALHOST);
+    }
     out
 }
 
@@ -496,6 +500,9 @@ mod tests {
             [Ipv4Addr::new(10, 0, 0, 2), Ipv4Addr::new(127, 0, 0, 53)]
         );
         let _ = std::fs::remove_dir_all(&dir);
-        assert!(nameservers(Path::new("/nonexistent/resolv.conf")).is_empty());
+        assert_eq!(
+            nameservers(Path::new("/nonexistent/resolv.conf")),
+            [Ipv4Addr::LOCALHOST]
+        );
     }
 }
