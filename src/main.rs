@@ -68,6 +68,12 @@ enum Command {
     /// Agent runs: golden cases driven by a model (or a script) against a jailed server, and their compares.
     #[command(subcommand)]
     Agent(cli::agent::AgentCommand),
+    /// The witness proxy: stand between a real host and its server, forward
+    /// everything unchanged, observe the stores around every tool call.
+    Proxy(cli::proxy::ProxyArgs),
+    /// Recorded proxy traces: judge one, or import a host's conversation.
+    #[command(subcommand)]
+    Trace(cli::trace::TraceCommand),
     /// Show which isolation layers (bubblewrap namespaces, Landlock) work on this machine.
     Doctor(cli::doctor::DoctorArgs),
     /// Apply the jail's Landlock rules, then become PROGRAM (the jail runs this; not for people).
@@ -92,6 +98,7 @@ impl Command {
                 | Command::Manifest(_)
                 | Command::Doctor(_)
                 | Command::Agent(_)
+                | Command::Proxy(_)
         ) || matches!(self, Command::Sweep(args) if args.is_worker())
     }
 }
@@ -99,6 +106,9 @@ impl Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let command = cli.command;
+    // A host stops its server with a signal: for the proxy that is the
+    // ordinary end, not an interrupted run.
+    let signal_is_an_end = matches!(command, Command::Proxy(_));
     if command.launches_servers() {
         progress::install(cli.progress);
         if let Err(e) = signals::install() {
@@ -117,7 +127,7 @@ fn main() -> ExitCode {
             exit::status_of(&error)
         }
     };
-    if witness_engine::interrupt::signal().is_some() {
+    if witness_engine::interrupt::signal().is_some() && !signal_is_an_end {
         // Told to stop: whatever was concluded is not a verdict to gate on.
         status = witness_model::exit::ExitStatus::Incomplete;
     }
@@ -136,6 +146,8 @@ fn run(command: Command) -> anyhow::Result<witness_model::exit::ExitStatus> {
         Command::Schema(args) => cli::schema::run(args),
         Command::Sweep(args) => cli::sweep::run(args),
         Command::Agent(command) => cli::agent::run(command),
+        Command::Proxy(args) => cli::proxy::run(args),
+        Command::Trace(command) => cli::trace::run(command),
         Command::Doctor(args) => cli::doctor::run(args),
         Command::SandboxExec(args) => cli::sandbox::run(args),
         Command::NetSinkSetup(args) => cli::netsink::run(args),

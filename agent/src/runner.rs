@@ -190,9 +190,10 @@ impl ToolRunner for JailedServer {
     }
 }
 
-/// A result as the model reads it: its text blocks; anything else as JSON
+/// A result as the model reads it (and as `trace check` reads a recorded
+/// one): its text blocks; anything else as JSON
 /// (structured content when there is no text at all).
-fn content_of(result: &Value) -> String {
+pub fn content_of(result: &Value) -> String {
     let blocks = result
         .get("content")
         .and_then(Value::as_array)

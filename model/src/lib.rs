@@ -6,7 +6,8 @@
 //! ([`experiments`], E1–E3; [`coverage`], the planner on published
 //! servers), manifest pins and their drift ([`manifest`]),
 //! the guidance report ([`guidance`]), the agent run ([`agent`],
-//! `mcp-witness.agent-run/v1`, with its golden cases and traces) and the
+//! `mcp-witness.agent-run/v1`, with its golden cases and traces), what the
+//! witness proxy records and `trace check` judges ([`proxy`]), and the
 //! sweep documents ([`sweep`]: a target's result, the dataset's rows, the
 //! sweep and its prevalence tables). [`schema`] names them all and gives
 //! their JSON Schemas; [`exit`] is the one rule for the exit code every
@@ -29,6 +30,7 @@ pub mod experiments;
 pub mod guidance;
 pub mod manifest;
 pub mod plan;
+pub mod proxy;
 pub mod schema;
 pub mod sweep;
 pub mod vocab;

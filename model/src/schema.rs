@@ -17,6 +17,10 @@ use crate::guidance::{GUIDANCE_SCHEMA, GuidanceReport};
 use crate::manifest::diff::{DIFF_SCHEMA, ManifestDiff};
 use crate::manifest::{PIN_SCHEMA, Pin};
 use crate::plan::{PLAN_SCHEMA, PlanPreview};
+use crate::proxy::{
+    CONVERSATION_SCHEMA, ConversationLine, PROXY_TRACE_SCHEMA, TRACE_CHECK_SCHEMA,
+    TraceCheckDocument, TraceEntry,
+};
 use crate::sweep::{
     SWEEP_ROW_SCHEMA, SWEEP_SCHEMA, SWEEP_TARGET_SCHEMA, SweepDocument, SweepRow, TargetResult,
 };
@@ -56,8 +60,16 @@ fn schema_of<T: JsonSchema>() -> Schema {
     schemars::schema_for!(T)
 }
 
+/// One line of a proxy trace: one of its entry types, each an object told
+/// apart by `type` (so the line itself is always an object).
+fn trace_line_schema() -> Schema {
+    let mut schema = schema_of::<TraceEntry>();
+    schema.insert("type".to_owned(), serde_json::Value::from("object"));
+    schema
+}
+
 /// Every versioned document, in the order `--help` lists them.
-pub const DOCUMENTS: [Document; 15] = [
+pub const DOCUMENTS: [Document; 18] = [
     Document {
         name: "audit",
         id: AUDIT_SCHEMA,
@@ -129,6 +141,24 @@ pub const DOCUMENTS: [Document; 15] = [
         id: COMPARE_SCHEMA,
         written_by: "`agent compare --format json`, `agent compare --out`: agent-compare.json",
         schema: schema_of::<AgentCompareDocument>,
+    },
+    Document {
+        name: "proxy-trace",
+        id: PROXY_TRACE_SCHEMA,
+        written_by: "`proxy --trace FILE`: one line of the trace (JSON lines)",
+        schema: trace_line_schema,
+    },
+    Document {
+        name: "conversation",
+        id: CONVERSATION_SCHEMA,
+        written_by: "a host, or `trace import`: one line of a conversation file (JSON lines)",
+        schema: schema_of::<ConversationLine>,
+    },
+    Document {
+        name: "trace-check",
+        id: TRACE_CHECK_SCHEMA,
+        written_by: "`trace check --format json`, `trace check --out`: trace-check.json",
+        schema: schema_of::<TraceCheckDocument>,
     },
     Document {
         name: "sweep",

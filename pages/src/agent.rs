@@ -67,7 +67,7 @@ struct RateView {
 }
 
 #[derive(Serialize)]
-struct RunView {
+pub(crate) struct RunView {
     anchor: String,
     case: String,
     model: String,
@@ -295,7 +295,7 @@ fn run_anchor(run: &CaseRun) -> String {
     )
 }
 
-fn run_view(run: &CaseRun, budget: Option<u32>) -> RunView {
+pub(crate) fn run_view(run: &CaseRun, budget: Option<u32>) -> RunView {
     let anchor = run_anchor(run);
     RunView {
         verdicts: verdict_views(run, &anchor),

@@ -21,7 +21,7 @@ use witness_text::clip;
 const MAX_TEXT: usize = 2_000;
 
 /// Text made safe for an XML attribute or body.
-fn xml(text: &str) -> String {
+pub(crate) fn xml(text: &str) -> String {
     let visible = clip(text, MAX_TEXT);
     let mut out = String::with_capacity(visible.len());
     for c in visible.chars() {

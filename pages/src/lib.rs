@@ -40,6 +40,7 @@ pub mod markdown;
 pub mod plan;
 pub mod sweep;
 pub mod text;
+pub mod trace_check;
 
 use std::fmt::Write as _;
 use std::path::{Component, Path, PathBuf};
@@ -60,6 +61,7 @@ const AUDIT: &str = include_str!("../../reports/templates/audit.html.j2");
 const INDEX: &str = include_str!("../../reports/templates/index.html.j2");
 const SWEEP: &str = include_str!("../../reports/templates/sweep.html.j2");
 const AGENT_RUN: &str = include_str!("../../reports/templates/agent-run.html.j2");
+const TRACE_CHECK: &str = include_str!("../../reports/templates/trace-check.html.j2");
 const AGENT_COMPARE: &str = include_str!("../../reports/templates/agent-compare.html.j2");
 const COMPARE_ROWS: &str = include_str!("../../reports/templates/compare-rows.html.j2");
 
@@ -87,6 +89,7 @@ fn environment() -> Result<Environment<'static>> {
         ("index.html.j2", INDEX),
         ("sweep.html.j2", SWEEP),
         ("agent-run.html.j2", AGENT_RUN),
+        ("trace-check.html.j2", TRACE_CHECK),
         ("agent-compare.html.j2", AGENT_COMPARE),
         ("compare-rows.html.j2", COMPARE_ROWS),
     ] {

@@ -12,11 +12,13 @@ pub mod lab;
 pub mod manifest;
 pub mod netsink;
 pub mod plan;
+pub mod proxy;
 pub mod report;
 pub mod sandbox;
 pub mod schema;
 pub mod sweep;
 pub mod testbed;
+pub mod trace;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -211,6 +211,63 @@ impl HttpTransport {
     fn shared(&self) -> std::sync::MutexGuard<'_, Shared> {
         lock(&self.shared)
     }
+
+    /// What posting one message needs, detached from the transport.
+    fn poster(&self) -> Poster {
+        Poster {
+            url: self.endpoint.url.clone(),
+            agent: self.agent.clone(),
+            shared: self.shared.clone(),
+            tx: self.tx.clone(),
+            clock: self.clock.clone(),
+        }
+    }
+}
+
+/// Posts messages of one connection; the transport's own sends and its
+/// outbox go through one.
+struct Poster {
+    url: String,
+    agent: ureq::Agent,
+    shared: Arc<Mutex<Shared>>,
+    tx: SyncSender<Incoming>,
+    clock: Arc<dyn Clock>,
+}
+
+impl Poster {
+    /// One POST on its own thread; what comes back joins the transport's queue.
+    fn post(&self, message: &Value, text: &str) -> std::io::Result<()> {
+        let headers = request_headers(message, &lock(&self.shared));
+        let request = match (message.get("method"), message.get("id")) {
+            (Some(_), Some(id)) => id.as_i64(),
+            _ => None,
+        };
+        let exchange = Exchange {
+            agent: self.agent.clone(),
+            url: self.url.clone(),
+            headers,
+            body: text.to_owned(),
+            request,
+            expects_answer: message.get("method").is_some() && message.get("id").is_some(),
+            shared: self.shared.clone(),
+            tx: self.tx.clone(),
+            clock: self.clock.clone(),
+        };
+        thread::Builder::new()
+            .name("mcp-witness-http".into())
+            .spawn(move || exchange.run())
+            .map(|_| ())
+    }
+}
+
+impl crate::Outbox for Poster {
+    fn send(&self, message: &Value, text: &str) -> std::io::Result<()> {
+        self.post(message, text)
+    }
+
+    fn negotiated(&self, protocol_version: &str) {
+        lock(&self.shared).protocol_version = Some(protocol_version.to_owned());
+    }
 }
 
 fn lock(shared: &Mutex<Shared>) -> std::sync::MutexGuard<'_, Shared> {
@@ -236,29 +293,7 @@ impl Transport for HttpTransport {
                 "the HTTP connection was closed",
             ));
         }
-        let headers = {
-            let shared = self.shared();
-            request_headers(message, &shared)
-        };
-        let request = match (message.get("method"), message.get("id")) {
-            (Some(_), Some(id)) => id.as_i64(),
-            _ => None,
-        };
-        let exchange = Exchange {
-            agent: self.agent.clone(),
-            url: self.endpoint.url.clone(),
-            headers,
-            body: text.to_owned(),
-            request,
-            expects_answer: message.get("method").is_some() && message.get("id").is_some(),
-            shared: self.shared.clone(),
-            tx: self.tx.clone(),
-            clock: self.clock.clone(),
-        };
-        thread::Builder::new()
-            .name("mcp-witness-http".into())
-            .spawn(move || exchange.run())
-            .map(|_| ())
+        self.poster().post(message, text)
     }
 
     fn recv_until(&mut self, deadline: Instant) -> Option<Incoming> {
@@ -273,6 +308,10 @@ impl Transport for HttpTransport {
 
     fn negotiated(&mut self, protocol_version: &str) {
         self.shared().protocol_version = Some(protocol_version.to_owned());
+    }
+
+    fn outbox(&self) -> Option<Box<dyn crate::Outbox>> {
+        (!self.closed).then(|| Box::new(self.poster()) as Box<dyn crate::Outbox>)
     }
 
     /// Deletes a legacy session (best effort, briefly); later sends fail.

@@ -110,4 +110,23 @@ pub trait Transport: Send {
     fn stderr(&self) -> StderrCapture {
         StderrCapture::default()
     }
+
+    /// A handle that sends to the server from another thread while this
+    /// transport is read, for a relay that forwards both ways at once (the
+    /// witness proxy). `None` when the transport cannot give one. A stdio
+    /// server's stdin stays open while any handle lives.
+    fn outbox(&self) -> Option<Box<dyn Outbox>> {
+        None
+    }
+}
+
+/// Sends messages to a server independently of the thread reading it.
+pub trait Outbox: Send {
+    /// Sends one JSON-RPC message exactly as `text` spells it (one line on
+    /// stdio, one POST over HTTP).
+    fn send(&self, message: &Value, text: &str) -> std::io::Result<()>;
+
+    /// The protocol version a handshake settled on (HTTP mirrors it in a
+    /// header on later POSTs).
+    fn negotiated(&self, _protocol_version: &str) {}
 }

@@ -69,31 +69,13 @@ impl StdioTransport {
     /// has closed its stdin, or has left so many lines unread that it is
     /// clearly not reading.
     pub fn send_line(&mut self, line: &str) -> std::io::Result<()> {
-        use std::io::{Error, ErrorKind};
-        let failure = match self.write_error.lock() {
-            Ok(guard) => guard.clone(),
-            Err(poisoned) => poisoned.into_inner().clone(),
-        };
-        if let Some(reason) = failure {
-            return Err(Error::new(ErrorKind::BrokenPipe, reason));
-        }
         let Some(stdin) = self.stdin.as_ref() else {
-            return Err(Error::new(ErrorKind::BrokenPipe, "stdin already closed"));
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::BrokenPipe,
+                "stdin already closed",
+            ));
         };
-        let mut bytes = Vec::with_capacity(line.len() + 1);
-        bytes.extend_from_slice(line.as_bytes());
-        bytes.push(b'\n');
-        match stdin.try_send(bytes) {
-            Ok(()) => Ok(()),
-            Err(std::sync::mpsc::TrySendError::Full(_)) => Err(Error::new(
-                ErrorKind::WouldBlock,
-                format!("the server left {MAX_QUEUED_LINES} lines on its stdin unread"),
-            )),
-            Err(std::sync::mpsc::TrySendError::Disconnected(_)) => Err(Error::new(
-                ErrorKind::BrokenPipe,
-                "the server's stdin is closed",
-            )),
-        }
+        queue_line(stdin, &self.write_error, line)
     }
 
     /// Waits for the next line until `deadline`. `None` means the deadline passed.
@@ -159,6 +141,56 @@ impl Transport for StdioTransport {
 
     fn stderr(&self) -> StderrCapture {
         StdioTransport::stderr(self)
+    }
+
+    fn outbox(&self) -> Option<Box<dyn crate::Outbox>> {
+        let lines = self.stdin.clone()?;
+        Some(Box::new(StdioOutbox {
+            lines,
+            write_error: self.write_error.clone(),
+        }))
+    }
+}
+
+/// Lines for the writer thread, from another thread than the reader's.
+struct StdioOutbox {
+    lines: SyncSender<Vec<u8>>,
+    write_error: Arc<Mutex<Option<String>>>,
+}
+
+impl crate::Outbox for StdioOutbox {
+    fn send(&self, _message: &Value, text: &str) -> std::io::Result<()> {
+        queue_line(&self.lines, &self.write_error, text)
+    }
+}
+
+/// Queues `line` and its newline for the writer thread, without blocking.
+fn queue_line(
+    stdin: &SyncSender<Vec<u8>>,
+    write_error: &Mutex<Option<String>>,
+    line: &str,
+) -> std::io::Result<()> {
+    use std::io::{Error, ErrorKind};
+    let failure = match write_error.lock() {
+        Ok(guard) => guard.clone(),
+        Err(poisoned) => poisoned.into_inner().clone(),
+    };
+    if let Some(reason) = failure {
+        return Err(Error::new(ErrorKind::BrokenPipe, reason));
+    }
+    let mut bytes = Vec::with_capacity(line.len() + 1);
+    bytes.extend_from_slice(line.as_bytes());
+    bytes.push(b'\n');
+    match stdin.try_send(bytes) {
+        Ok(()) => Ok(()),
+        Err(std::sync::mpsc::TrySendError::Full(_)) => Err(Error::new(
+            ErrorKind::WouldBlock,
+            format!("the server left {MAX_QUEUED_LINES} lines on its stdin unread"),
+        )),
+        Err(std::sync::mpsc::TrySendError::Disconnected(_)) => Err(Error::new(
+            ErrorKind::BrokenPipe,
+            "the server's stdin is closed",
+        )),
     }
 }
 

@@ -259,6 +259,24 @@ impl Isolation {
         }
     }
 
+    /// The same, when the server may also write beneath `dirs`: writes
+    /// outside the jail were not all out of its reach, so at most partial.
+    pub fn writable_beyond(mut self, dirs: &[PathBuf]) -> Self {
+        if dirs.is_empty() {
+            return self;
+        }
+        let shown: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+        if self.level == IsolationLevel::Contained {
+            self.level = IsolationLevel::Partial;
+        }
+        self.detail = format!(
+            "{}; but the server could also write beneath {} (the live stores)",
+            self.detail,
+            shown.join(", ")
+        );
+        self
+    }
+
     /// No layer, for a reason that applies to all of them.
     pub fn none(detail: &str) -> Self {
         Self {
@@ -381,6 +399,8 @@ pub struct Jail {
     launched: bool,
     /// What the sinks of servers that ended recorded and nobody took yet.
     carried: witness_netsink::recorder::Window,
+    /// Directories outside the jail the server may write too ([`Jail::also_writable`]).
+    also_writable: Vec<PathBuf>,
     /// Keeps the directory known to the signal handler while it lives.
     _registration: Option<crate::interrupt::Registration>,
     /// Tells a later audit's sweep that this jail has a live owner.
@@ -443,6 +463,7 @@ impl Jail {
             unobserved: None,
             launched: false,
             carried: Default::default(),
+            also_writable: Vec::new(),
             _registration: registration,
             _lock: lock,
         })
@@ -461,6 +482,26 @@ impl Jail {
     /// Whether the directory outlives the audit (`--keep-jail`).
     pub fn kept(&self) -> bool {
         self.dir.is_none()
+    }
+
+    /// Lets the server write beneath `dirs` as well as in the jail: the
+    /// sandbox binds them writable and Landlock allows them. Only for a
+    /// server the user chose to run on real data (`proxy --live`); the
+    /// isolation stated after a launch says so. A directory that does not
+    /// exist is refused (one line).
+    pub fn also_writable(&mut self, dirs: &[PathBuf]) -> Result<(), String> {
+        for dir in dirs {
+            let real = dir
+                .canonicalize()
+                .map_err(|e| format!("{}: {e}", dir.display()))?;
+            if !real.is_dir() {
+                return Err(format!("{}: not a directory", dir.display()));
+            }
+            if !self.also_writable.contains(&real) {
+                self.also_writable.push(real);
+            }
+        }
+        Ok(())
     }
 
     /// Isolation achieved by the last launch (`None` before any launch).
@@ -556,7 +597,11 @@ impl Jail {
         let program = resolve_program(program);
         let args: Vec<String> = args.iter().map(|a| self.expand(a)).collect();
         let network = self.spec.isolate_network;
-        let decision = sandbox::decide(sandbox::availability(), &self.root, network);
+        let mut decision = sandbox::decide(sandbox::availability(), &self.root, network);
+        decision
+            .landlock
+            .writable
+            .extend(self.also_writable.iter().cloned());
         let spawn_error = |source| LaunchError::Spawn {
             program: program.clone(),
             source,
@@ -589,7 +634,7 @@ impl Jail {
                 self.unobserved.get_or_insert(why);
             }
         }
-        self.isolation = Some(Isolation::of_layers(layers));
+        self.isolation = Some(Isolation::of_layers(layers).writable_beyond(&self.also_writable));
         let (Some(stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
@@ -778,6 +823,7 @@ impl Jail {
             unobserved: Some("a remote server is not launched here".into()),
             launched: false,
             carried: Default::default(),
+            also_writable: Vec::new(),
             _registration: None,
             _lock: None,
         })
@@ -919,6 +965,32 @@ fn copy_in(root: &Path, store: &StoreSpec) -> Result<(JailedStore, Vec<String>),
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_jail_that_lets_the_server_write_elsewhere_is_not_called_contained() {
+        let contained = Isolation {
+            level: IsolationLevel::Contained,
+            detail: "sandboxed".into(),
+            layers: Vec::new(),
+        };
+        assert_eq!(contained.clone().writable_beyond(&[]), contained);
+        let live = contained.writable_beyond(&[PathBuf::from("/data")]);
+        assert_eq!(live.level, IsolationLevel::Partial);
+        assert!(
+            live.detail.contains("also write beneath /data"),
+            "{}",
+            live.detail
+        );
+        let missing = Jail::create(JailSpec {
+            command: Vec::new(),
+            stores: Vec::new(),
+            env: Vec::new(),
+            keep: false,
+            isolate_network: false,
+        })
+        .map(|mut jail| jail.also_writable(&[PathBuf::from("/nonexistent/mcp-witness")]));
+        assert!(matches!(missing, Ok(Err(_))));
+    }
 
     #[test]
     fn store_specs_parse_and_reject_with_one_line() {

@@ -488,7 +488,12 @@ pub(crate) fn bwrap_command(
     for original in hidden {
         cmd.arg("--ro-bind").arg("/dev/null").arg(original);
     }
+    // The jail first (it is the first writable directory), then any other
+    // the user allowed (`proxy --live`).
     cmd.arg("--bind").arg(jail).arg(jail);
+    for dir in decision.landlock.writable.iter().filter(|d| *d != jail) {
+        cmd.arg("--bind").arg(dir).arg(dir);
+    }
     cmd.arg("--chdir").arg(jail.join("work"));
     cmd.arg("--info-fd").arg(info_fd.to_string());
     if let Some(fd) = block_fd {
