@@ -1,4 +1,4 @@
-//! The case studies end to end: `mcp-witness lab cases` on the three
+//! The case studies end to end: `mcp-witness lab cases` on the four
 //! published servers. Needs `experiments/cases/install.sh`; under `CI=true`
 //! a missing install fails instead of skipping.
 
@@ -19,7 +19,7 @@ fn effects_of(audit: &Value, tool: &str) -> Vec<(String, String)> {
 }
 
 #[test]
-fn lab_cases_audits_three_published_servers_and_no_check_fails() {
+fn lab_cases_audits_every_published_server_and_no_check_fails() {
     let Some(cases) = case_packages() else {
         return;
     };
@@ -38,6 +38,7 @@ fn lab_cases_audits_three_published_servers_and_no_check_fails() {
         ("memory", [9, 9, 3, 3, 6]),
         ("filesystem", [14, 14, 10, 3, 2]),
         ("sqlite", [10, 0, 0, 0, 0]),
+        ("git", [12, 12, 7, 1, 9]),
     ];
     for (name, [tools, declared, read_only, destructive, idempotent]) in expected {
         let case = read(&out.path().join(format!("case-{name}.json")));
@@ -156,6 +157,31 @@ fn lab_cases_audits_three_published_servers_and_no_check_fails() {
     assert_eq!(creates.len(), 2);
     assert_eq!(creates[1]["outcome"]["status"], "ok");
     assert_eq!(creates[1]["effects"].as_array().map(Vec::len), Some(0));
+
+    // git: `git status` rewrites .git/index in the copied repository and
+    // that is no effect; a commit moves main forward (additive) and adds
+    // objects; a checkout switches HEAD and destroys nothing.
+    let git_audit = read(&out.path().join("audits/case-git.json"));
+    assert!(effects_of(&git_audit, "git_status").is_empty());
+    assert_eq!(
+        effects_of(&git_audit, "git_commit"),
+        [
+            ("odb/objects".to_string(), "update".to_string()),
+            ("ref/refs/heads/main".to_string(), "update".to_string())
+        ]
+    );
+    let destructive: Vec<&Value> = git_audit["calls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|c| c["effects"].as_array().into_iter().flatten())
+        .filter(|e| (e["op"] == "delete" && e["overwrite"] != false) || e["overwrite"] == true)
+        .collect();
+    assert!(destructive.is_empty(), "{destructive:#?}");
+    assert_eq!(
+        effects_of(&git_audit, "git_checkout"),
+        [("HEAD".to_string(), "update".to_string())]
+    );
 }
 
 #[test]

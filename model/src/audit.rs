@@ -92,7 +92,9 @@ pub struct Effect {
     pub object: String,
     pub op: Op,
     /// For updates: whether existing content changed or vanished (destructive)
-    /// rather than only new fields appearing.
+    /// rather than only new fields appearing. For deletes: `false` only when
+    /// the store still keeps the content elsewhere (a git worktree file whose
+    /// content the object database holds), so the delete destroys nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overwrite: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -102,10 +104,11 @@ pub struct Effect {
 }
 
 impl Effect {
-    /// Deletes and overwrites: what `destructiveHint` speaks about.
+    /// Deletes and overwrites: what `destructiveHint` speaks about. A delete
+    /// whose content the store still keeps is neither.
     pub fn is_destructive(&self) -> bool {
         match self.op {
-            Op::Delete => true,
+            Op::Delete => self.overwrite != Some(false),
             Op::Update => self.overwrite.unwrap_or(true),
             Op::Create => false,
         }

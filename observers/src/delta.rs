@@ -13,6 +13,9 @@ pub struct Change {
     /// For updates: `true` when content that existed before was changed or
     /// removed (a destructive overwrite), `false` when fields were only added.
     /// An object without a field breakdown is always an overwrite when it changes.
+    /// For deletes: `Some(false)` only when the observer knows the content
+    /// is still kept elsewhere in the store (a git worktree file whose
+    /// content the repository's object database holds); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overwrite: Option<bool>,
     /// Digest before the change (absent for a create).
@@ -24,10 +27,11 @@ pub struct Change {
 }
 
 impl Change {
-    /// Deletes and overwrites are what `destructiveHint` is about.
+    /// Deletes and overwrites are what `destructiveHint` is about; a delete
+    /// whose content the store still keeps is neither.
     pub fn is_destructive(&self) -> bool {
         match self.op {
-            Op::Delete => true,
+            Op::Delete => self.overwrite != Some(false),
             Op::Update => self.overwrite.unwrap_or(true),
             Op::Create => false,
         }

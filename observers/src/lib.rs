@@ -33,16 +33,23 @@ pub trait Observer: Send {
     fn kind(&self) -> &'static str;
     /// Reads the store as it is now, without changing it.
     fn snapshot(&mut self) -> Result<Snapshot, ObserveError>;
+    /// The changes from `before` to `after`, two snapshots this observer
+    /// took. Most stores need nothing beyond their digests and fields
+    /// ([`diff`]); a store whose history decides whether a change destroys
+    /// anything (a git branch moved forward or back) classifies here.
+    fn diff(&mut self, before: &Snapshot, after: &Snapshot) -> Delta {
+        diff(before, after)
+    }
 
     /// Brings `last` (what this observer gave the previous time, empty the
     /// first time) up to now and gives the changes between, ordered by
     /// object id; `last.warnings` become the warnings of now. The default
-    /// takes a whole snapshot and diffs it; an observer that is told what
-    /// changed (a replication slot) overrides this to work in proportion to
-    /// the changes rather than to the store.
+    /// takes a whole snapshot and diffs it ([`Observer::diff`]); an observer
+    /// that is told what changed (a replication slot) overrides this to
+    /// work in proportion to the changes rather than to the store.
     fn advance(&mut self, last: &mut Snapshot) -> Result<Vec<Change>, ObserveError> {
         let now = self.snapshot()?;
-        let changes = diff(last, &now).changes;
+        let changes = self.diff(last, &now).changes;
         *last = now;
         Ok(changes)
     }

@@ -201,7 +201,8 @@ fn server_entry(options: &ProxyOptions) -> ProxiedServer {
     }
 }
 
-/// Where a live server writes: a tree itself; beside a file, its directory
+/// Where a live server writes: a tree (a git repository too, `.git` inside)
+/// itself; beside a file, its directory
 /// (SQLite's journal and WAL, a JSON-lines file's replacement, are made
 /// there). A PostgreSQL store has none: it cannot be observed in place, and
 /// the in-place view refuses it first.
@@ -209,7 +210,7 @@ fn live_dirs(stores: &[StoreSpec]) -> Vec<PathBuf> {
     stores
         .iter()
         .filter_map(|store| match store.kind {
-            StoreKind::Fs => Some(store.source.clone()),
+            StoreKind::Fs | StoreKind::Git => Some(store.source.clone()),
             StoreKind::Sqlite | StoreKind::Jsonl => match store.source.parent() {
                 Some(parent) if !parent.as_os_str().is_empty() => Some(parent.to_path_buf()),
                 _ => Some(PathBuf::from(".")),

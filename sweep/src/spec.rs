@@ -566,7 +566,7 @@ fn resolve_store(
     }
     let kind = StoreKind::parse(&store.kind).ok_or_else(|| {
         format!(
-            "unknown kind {:?} (expected sqlite, fs or jsonl)",
+            "unknown kind {:?} (expected sqlite, fs, jsonl or git)",
             store.kind
         )
     })?;
@@ -585,14 +585,17 @@ fn resolve_store(
         (Some(path), None) => {
             let absolute = dir.join(path);
             let pinned = match kind {
-                StoreKind::Fs if absolute.is_dir() => pin_tree(dir, path)?,
-                StoreKind::Fs => return Err(format!("fixture {path}: not a directory")),
+                // A repository is a tree with its `.git` inside.
+                StoreKind::Fs | StoreKind::Git if absolute.is_dir() => pin_tree(dir, path)?,
+                StoreKind::Fs | StoreKind::Git => {
+                    return Err(format!("fixture {path}: not a directory"));
+                }
                 _ if absolute.is_file() => pin_file(dir, path)?,
                 _ => return Err(format!("fixture {path}: not a file")),
             };
             (Some(pinned), Some(absolute), None)
         }
-        (None, Some(file)) if kind == StoreKind::Fs => {
+        (None, Some(file)) if matches!(kind, StoreKind::Fs | StoreKind::Git) => {
             return Err(format!("file {file:?}: a directory store has no file name"));
         }
         (None, Some(file)) => {

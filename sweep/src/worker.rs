@@ -171,6 +171,7 @@ fn store_spec(
                 StoreKind::Sqlite => format!("{}.db", store.name),
                 StoreKind::Jsonl => format!("{}.jsonl", store.name),
                 StoreKind::Fs => "tree".into(),
+                StoreKind::Git => "repo".into(),
                 StoreKind::Postgres => format!("{}.sql", store.name),
             });
             let source = scratch.join("empty").join(&store.name).join(file);

@@ -163,6 +163,7 @@ fn observer_for(store: &JailedStore) -> Box<dyn Observer> {
         ),
         StoreKind::Jsonl => Box::new(witness_observers::jsonl::JsonlObserver::new(&store.path)),
         StoreKind::Fs => Box::new(witness_observers::fs::FsObserver::new(&store.path)),
+        StoreKind::Git => Box::new(witness_observers_git::GitObserver::new(&store.path)),
         StoreKind::Postgres => Box::new(witness_postgres::PostgresObserver::new(
             &crate::jail::postgres_socket_dir(&store.path),
         )),

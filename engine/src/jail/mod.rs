@@ -47,6 +47,9 @@ pub enum StoreKind {
     Sqlite,
     Fs,
     Jsonl,
+    /// A git repository (its working directory, `.git` inside), observed as
+    /// git sees it: refs, index, worktree, stash, object counts.
+    Git,
     /// A throwaway PostgreSQL cluster restored from a SQL file or a
     /// `pg_dump` archive (see `witness_postgres`).
     Postgres,
@@ -58,6 +61,7 @@ impl StoreKind {
             "sqlite" => Some(Self::Sqlite),
             "fs" | "dir" => Some(Self::Fs),
             "jsonl" => Some(Self::Jsonl),
+            "git" => Some(Self::Git),
             "postgres" | "postgresql" => Some(Self::Postgres),
             _ => None,
         }
@@ -68,6 +72,7 @@ impl StoreKind {
             Self::Sqlite => "sqlite",
             Self::Fs => "fs",
             Self::Jsonl => "jsonl",
+            Self::Git => "git",
             Self::Postgres => "postgres",
         }
     }
@@ -122,7 +127,7 @@ impl StoreSpec {
         }
         let kind = StoreKind::parse(kind).ok_or_else(|| {
             format!(
-                "--store {shown:?}: unknown kind {kind:?} (expected sqlite, fs, jsonl or postgres)"
+                "--store {shown:?}: unknown kind {kind:?} (expected sqlite, fs, jsonl, git or postgres)"
             )
         })?;
         if path.is_empty() {
@@ -769,11 +774,12 @@ impl Jail {
     }
 
     /// The stores' original files, hidden from the server in the sandbox.
-    /// A tree is left visible (read-only): it may hold the server's own code.
+    /// A tree (a repository too) is left visible (read-only): it may hold the
+    /// server's own code.
     fn originals(&self) -> Vec<PathBuf> {
         let mut files = Vec::new();
         for store in &self.stores {
-            if store.spec.kind == StoreKind::Fs || !store.existed {
+            if matches!(store.spec.kind, StoreKind::Fs | StoreKind::Git) || !store.existed {
                 continue;
             }
             for suffix in ["", "-wal", "-journal", "-shm"] {
@@ -916,8 +922,22 @@ fn copy_in(root: &Path, store: &StoreSpec) -> Result<(JailedStore, Vec<String>),
     let existed = std::fs::metadata(&store.source).is_ok();
     let mut warnings = Vec::new();
     let path = match store.kind {
-        StoreKind::Fs => {
-            let tree = holder.join("tree");
+        // A repository is a tree like any other: `.git` travels inside it,
+        // byte for byte, so the copy is the same repository.
+        StoreKind::Fs | StoreKind::Git => {
+            let tree = holder.join(if store.kind == StoreKind::Git {
+                "repo"
+            } else {
+                "tree"
+            });
+            if store.kind == StoreKind::Git && store.source.join(".git").is_file() {
+                // A linked worktree or a submodule: its `.git` file names a
+                // git directory outside the copy, which the server would
+                // then write to.
+                return Err(copy_err(std::io::Error::other(
+                    "its .git is a file pointing to a git directory elsewhere; give the main working directory",
+                )));
+            }
             if existed {
                 warnings = copy::copy_tree(&store.source, &tree).map_err(copy_err)?;
             } else {
@@ -1023,6 +1043,52 @@ mod tests {
             .unwrap_or_default();
         assert!(error.contains("<connection string>"), "{error}");
         assert!(!error.contains("hunter2"), "{error}");
+    }
+
+    fn git_spec(source: &Path) -> JailSpec {
+        JailSpec {
+            command: vec!["true".into()],
+            stores: vec![StoreSpec {
+                name: "repo".into(),
+                kind: StoreKind::Git,
+                source: source.to_path_buf(),
+                shown: None,
+                clock_columns: Vec::new(),
+            }],
+            env: Vec::new(),
+            keep: false,
+            isolate_network: false,
+        }
+    }
+
+    #[test]
+    fn a_git_store_is_copied_with_its_git_directory_and_a_linked_one_refused() {
+        let spec = StoreSpec::parse("repo=git:/src/project").map_err(|e| e.to_string());
+        assert_eq!(spec.map(|s| s.kind), Ok(StoreKind::Git));
+        let source = tempfile::tempdir().expect("tempdir");
+        for (path, text) in [(".git/HEAD", "ref: refs/heads/main\n"), ("a.txt", "a\n")] {
+            let file = source.path().join(path);
+            std::fs::create_dir_all(file.parent().expect("parent")).expect("mkdir");
+            std::fs::write(&file, text).expect("write");
+        }
+        let jail = Jail::create(git_spec(source.path())).expect("jail");
+        let copy = &jail.stores[0].path;
+        assert!(copy.ends_with("stores/repo/repo"), "{}", copy.display());
+        assert_eq!(
+            std::fs::read_to_string(copy.join(".git/HEAD"))
+                .ok()
+                .as_deref(),
+            Some("ref: refs/heads/main\n")
+        );
+        let linked = tempfile::tempdir().expect("tempdir");
+        std::fs::write(linked.path().join(".git"), "gitdir: /elsewhere\n").expect("write");
+        let refused = Jail::create(git_spec(linked.path())).map(|_| ());
+        assert!(
+            refused.as_ref().is_err_and(|e| e
+                .to_string()
+                .contains("pointing to a git directory elsewhere")),
+            "{refused:?}"
+        );
     }
 
     #[test]

@@ -30,7 +30,10 @@ pub fn seeds(stores: &[JailedStore], present: &[(&str, &str)]) -> (Vec<Harvested
         };
         let root = store.path.to_string_lossy().into_owned();
         match store.spec.kind {
-            StoreKind::Fs => {
+            // A repository's working directory is a tree too: what a git
+            // server is told to work in (`repo_path`), and where a fresh
+            // file is made.
+            StoreKind::Fs | StoreKind::Git => {
                 out.push(Harvested::seeded_path(root, PathKind::Root, at("")));
                 roots.push(store.path.clone());
             }
@@ -61,6 +64,29 @@ fn object_seeds(kind: StoreKind, root: &Path, id: &str, at: StoreObject) -> Vec<
         StoreKind::Jsonl => jsonl_seeds(id, at),
         // Rows are named like SQLite's (`schema.table/key`).
         StoreKind::Postgres => sqlite_seeds(id, at),
+        StoreKind::Git => git_seeds(root, id, at),
+    }
+}
+
+/// `worktree/src/app.py` → the file's jailed path (untracked files too, not
+/// ignored ones); `ref/refs/heads/drafts` → the branch name `drafts` among
+/// `branches` and as a `revision`, git's word for anything that names a
+/// commit. Tags, remotes, the index and commit ids are not offered.
+fn git_seeds(root: &Path, id: &str, at: StoreObject) -> Vec<Harvested> {
+    if let Some(relative) = id.strip_prefix("worktree/") {
+        return fs_seed(root, &format!("file/{relative}"), at)
+            .into_iter()
+            .collect();
+    }
+    match id.strip_prefix("ref/refs/heads/") {
+        Some(branch) if !branch.is_empty() => {
+            let name = Value::String(branch.to_owned());
+            vec![
+                Harvested::seeded("name", name.clone(), at.clone(), Some("branches")),
+                Harvested::seeded("revision", name, at, None),
+            ]
+        }
+        _ => Vec::new(),
     }
 }
 
@@ -259,6 +285,51 @@ mod tests {
                 ("from".into(), json!("Ada"), c("relations")),
                 ("to".into(), json!("Charles Babbage"), c("relations")),
                 ("relationType".into(), json!("works with"), c("relations")),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_git_store_offers_its_root_worktree_files_and_branch_names() {
+        let stores = [store("repo", StoreKind::Git, "/jail/stores/repo/repo")];
+        let present = [
+            ("repo", "HEAD"),
+            ("repo", "ref/refs/heads/drafts"),
+            ("repo", "ref/refs/tags/v1"),
+            ("repo", "index/src/app.py"),
+            ("repo", "worktree/src/app.py"),
+            ("repo", "ignored/trace.log"),
+            ("repo", "odb/objects"),
+        ];
+        let (seeds, roots) = seeds(&stores, &present);
+        assert_eq!(roots, [PathBuf::from("/jail/stores/repo/repo")]);
+        assert_eq!(
+            shown(&seeds),
+            [
+                (
+                    "path".into(),
+                    json!("/jail/stores/repo/repo"),
+                    Some(PathKind::Root),
+                    "repo:".into()
+                ),
+                (
+                    "name".into(),
+                    json!("drafts"),
+                    None,
+                    "repo:ref/refs/heads/drafts".into()
+                ),
+                (
+                    "revision".into(),
+                    json!("drafts"),
+                    None,
+                    "repo:ref/refs/heads/drafts".into()
+                ),
+                (
+                    "path".into(),
+                    json!("/jail/stores/repo/repo/src/app.py"),
+                    Some(PathKind::File),
+                    "repo:worktree/src/app.py".into()
+                ),
             ]
         );
     }

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::table::{CaseSpec, Runtime};
 use super::{CASES, CasesError};
 
 /// Where the pinned packages live, relative to the repository.
@@ -56,8 +57,20 @@ fn install_command_with(dir: &Path, source_script: &Path) -> String {
         "npm install --prefix {} --no-audit --no-fund",
         shell_word(dir)
     );
-    for case in CASES {
+    for case in CASES.iter().filter(|c| c.runtime == Runtime::Node) {
         command.push_str(&format!(" {}@{}", case.package, case.version));
+    }
+    let python: Vec<String> = CASES
+        .iter()
+        .filter(|c| c.runtime == Runtime::Python)
+        .map(|c| format!("{}=={}", c.package, c.version))
+        .collect();
+    if !python.is_empty() {
+        let venv = shell_word(&dir.join("venv"));
+        command.push_str(&format!(
+            " && python3 -m venv {venv} && {venv}/bin/pip install {}",
+            python.join(" ")
+        ));
     }
     command
 }
@@ -92,21 +105,29 @@ pub fn check_installed(dir: &Path) -> Result<(), CasesError> {
         problem,
     };
     for case in CASES {
-        let bin = dir.join("node_modules/.bin").join(case.bin);
-        if !bin.exists() {
+        let (entry, found) = match case.runtime {
+            Runtime::Node => (
+                dir.join("node_modules/.bin").join(case.bin),
+                installed_package(dir, case.package)
+                    .and_then(|p| p.get("version").and_then(Value::as_str).map(str::to_owned)),
+            ),
+            Runtime::Python => (
+                dir.join("venv/bin/python"),
+                python_dist_info(dir, &case).map(|_| case.version.to_owned()),
+            ),
+        };
+        if !entry.exists() {
             return Err(missing(format!(
                 "{} has no {}",
                 case.package,
-                bin.display()
+                entry.display()
             )));
         }
-        let found = installed_package(dir, case.package)
-            .and_then(|p| p.get("version").and_then(Value::as_str).map(str::to_owned));
         if found.as_deref() != Some(case.version) {
             return Err(missing(format!(
                 "{} is {} but the case pins {}",
                 case.package,
-                found.as_deref().unwrap_or("unreadable"),
+                found.as_deref().unwrap_or("not installed at that version"),
                 case.version
             )));
         }
@@ -117,6 +138,43 @@ pub fn check_installed(dir: &Path) -> Result<(), CasesError> {
 /// Whether the case studies can run here (for `lab all`).
 pub fn installed() -> bool {
     check_installed(&cases_dir()).is_ok()
+}
+
+/// The `dist-info` directory of a Python case's package at its pinned
+/// version, in the cases directory's venv.
+pub(crate) fn python_dist_info(dir: &Path, case: &CaseSpec) -> Option<std::path::PathBuf> {
+    let wanted = format!(
+        "{}-{}.dist-info",
+        case.package.replace('-', "_"),
+        case.version
+    );
+    let lib = dir.join("venv/lib");
+    std::fs::read_dir(&lib)
+        .ok()?
+        .flatten()
+        .map(|python| python.path().join("site-packages").join(&wanted))
+        .find(|info| info.is_dir())
+}
+
+/// The package's own one-line summary, as its registry shows it.
+pub(crate) fn package_description(dir: &Path, case: &CaseSpec) -> String {
+    match case.runtime {
+        Runtime::Node => installed_package(dir, case.package)
+            .and_then(|p| {
+                p.get("description")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+            })
+            .unwrap_or_default(),
+        Runtime::Python => python_dist_info(dir, case)
+            .and_then(|info| std::fs::read_to_string(info.join("METADATA")).ok())
+            .and_then(|meta| {
+                meta.lines()
+                    .take_while(|l| !l.is_empty())
+                    .find_map(|l| l.strip_prefix("Summary: ").map(str::to_owned))
+            })
+            .unwrap_or_default(),
+    }
 }
 
 /// The installed `package.json` of `package`, when it is there and readable.
@@ -177,7 +235,11 @@ mod tests {
             "{npm}"
         );
         for case in CASES {
-            assert!(npm.contains(&format!(" {}@{}", case.package, case.version)));
+            let pin = match case.runtime {
+                Runtime::Node => format!(" {}@{}", case.package, case.version),
+                Runtime::Python => format!(" {}=={}", case.package, case.version),
+            };
+            assert!(npm.contains(&pin), "{npm}");
         }
         // The source tree's script, told where to install.
         std::fs::write(&script, "").unwrap_or_default();

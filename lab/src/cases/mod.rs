@@ -1,7 +1,8 @@
 //! Case studies: the instrument on published servers we did not build.
 //!
 //! Three servers from the npm registry, at exactly the versions pinned in
-//! `experiments/cases/package.json`, each audited against a throwaway copy of
+//! `experiments/cases/package.json`, and one from PyPI, pinned in
+//! `experiments/cases/install.sh`, each audited against a throwaway copy of
 //! its own kind of store with a plan from `experiments/cases/plans/`:
 //!
 //! | case | package | store | observer |
@@ -9,6 +10,7 @@
 //! | `memory` | `@modelcontextprotocol/server-memory@2026.8.31` | JSONL file at `MEMORY_FILE_PATH` | `jsonl` (entities, relations) |
 //! | `filesystem` | `@modelcontextprotocol/server-filesystem@2026.8.31` | a directory tree, its argument | `fs` (files, directories) |
 //! | `sqlite` | `@executeautomation/database-server@1.1.0` | a SQLite file, its argument | `sqlite` (rows, schema) |
+//! | `git` | `mcp-server-git==2026.10.19` | a git repository, `--repository` | `git` (refs, index, worktree) |
 //!
 //! Each case writes `case-<name>.json` (`mcp-witness.case/v1`: the server's
 //! own annotations summarised, what was observed, the verdicts and notes

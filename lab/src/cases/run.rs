@@ -17,7 +17,10 @@ use witness_observers::sqlite::ClockColumn;
 use super::clock::replace_clock_values;
 use super::install::{absolute_dir, cases_dir, check_installed};
 use super::summary::summarize;
-use super::table::{CASES, CaseSpec, SEED_TREE, initial_state};
+use super::table::{
+    CASES, CaseSpec, Runtime, SEED_COMMITS, SEED_DATE, SEED_IDENTITY, SEED_TREE, SEED_WORKTREE,
+    initial_state,
+};
 use super::{CasesError, CasesOutcome};
 
 /// Runs every case against the packages in [`cases_dir`].
@@ -134,6 +137,7 @@ fn seed_store(case: &CaseSpec, seed: &Path) -> Result<PathBuf, String> {
             }
             Ok(tree)
         }
+        StoreKind::Git => seed_repository(&seed.join("repo"), seed),
         // Not created: the store starts empty in the jail.
         StoreKind::Jsonl | StoreKind::Sqlite | StoreKind::Postgres => {
             Ok(seed.join(case.store_file))
@@ -141,7 +145,60 @@ fn seed_store(case: &CaseSpec, seed: &Path) -> Result<PathBuf, String> {
     }
 }
 
-/// How one case is audited: the installed server under `node`, in a jail
+/// Builds the git case's repository with the git command line: the seed
+/// commits with a fixed identity and date (so their ids never change), then
+/// the worktree edits. No templates: no sample hooks, whose set varies with
+/// git's version. `home` keeps the user's git configuration out.
+fn seed_repository(repo: &Path, home: &Path) -> Result<PathBuf, String> {
+    let git = |args: &[&str]| -> Result<(), String> {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(repo)
+            .env("HOME", home)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", SEED_IDENTITY.0)
+            .env("GIT_AUTHOR_EMAIL", SEED_IDENTITY.1)
+            .env("GIT_COMMITTER_NAME", SEED_IDENTITY.0)
+            .env("GIT_COMMITTER_EMAIL", SEED_IDENTITY.1)
+            .env("GIT_AUTHOR_DATE", SEED_DATE)
+            .env("GIT_COMMITTER_DATE", SEED_DATE)
+            .output()
+            .map_err(|e| format!("cannot run git to seed the repository: {e}"))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "git {} failed while seeding: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ))
+        }
+    };
+    let write = |files: &[(&str, &str)]| -> Result<(), String> {
+        for (path, content) in files {
+            let file = repo.join(path);
+            if let Some(parent) = file.parent() {
+                std::fs::create_dir_all(parent)
+                    .map_err(|e| format!("cannot seed the repository: {e}"))?;
+            }
+            std::fs::write(&file, content)
+                .map_err(|e| format!("cannot seed the repository: {e}"))?;
+        }
+        Ok(())
+    };
+    std::fs::create_dir_all(repo).map_err(|e| format!("cannot seed the repository: {e}"))?;
+    git(&["init", "-q", "--template=", "-b", "main"])?;
+    for (message, files) in SEED_COMMITS {
+        write(files)?;
+        git(&["add", "--all"])?;
+        git(&["commit", "-q", "-m", message])?;
+    }
+    write(&SEED_WORKTREE)?;
+    Ok(repo.to_path_buf())
+}
+
+/// How one case is audited: the installed server under `node` or the
+/// venv's `python`, in a jail
 /// without network, on the seeded store, with every destructive tool called.
 fn audit_options(
     dir: &Path,
@@ -156,8 +213,17 @@ fn audit_options(
             ClockColumn::parse(c).ok_or_else(|| format!("clock column {c:?} is not table.column"))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let bin = dir.join("node_modules/.bin").join(case.bin);
-    let mut command = vec!["node".to_owned(), bin.to_string_lossy().into_owned()];
+    let mut command = match case.runtime {
+        Runtime::Node => {
+            let bin = dir.join("node_modules/.bin").join(case.bin);
+            vec!["node".to_owned(), bin.to_string_lossy().into_owned()]
+        }
+        Runtime::Python => {
+            let python = dir.join("venv/bin/python");
+            let python = python.to_string_lossy().into_owned();
+            vec![python, "-m".to_owned(), case.bin.to_owned()]
+        }
+    };
     command.extend(case.args.iter().map(|a| (*a).to_owned()));
     Ok(crate::PublishedRun {
         command,

@@ -3,24 +3,16 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde_json::Value;
-
 use witness_model::audit::{AuditReport, CallStatus, EffectTally, Verdict};
 use witness_model::case::*;
 
-use super::install::installed_package;
+use super::install::package_description;
 use super::notes::notes;
 use super::table::{CaseSpec, initial_state, observer_description};
 
 /// Counts, verdicts and notes of one case, all read from its audit.
 pub fn summarize(dir: &Path, case: &CaseSpec, report: &AuditReport, audit: String) -> CaseReport {
-    let description = installed_package(dir, case.package)
-        .and_then(|p| {
-            p.get("description")
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-        })
-        .unwrap_or_default();
+    let description = package_description(dir, case);
     CaseReport {
         schema: CASE_SCHEMA.into(),
         name: case.name.into(),

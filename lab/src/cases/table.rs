@@ -5,6 +5,17 @@ use witness_engine::jail::StoreKind;
 
 use super::clock::ClockText;
 
+/// How a case's server is installed and started.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Runtime {
+    /// `node <cases>/node_modules/.bin/<bin>`, pinned by `package.json` and
+    /// `package-lock.json`.
+    Node,
+    /// `<cases>/venv/bin/python -m <bin>`, pinned by the `pip install` line
+    /// of `install.sh` (PyPI).
+    Python,
+}
+
 /// One published server and how it is audited.
 #[derive(Clone, Copy, Debug)]
 pub struct CaseSpec {
@@ -12,7 +23,9 @@ pub struct CaseSpec {
     pub name: &'static str,
     pub package: &'static str,
     pub version: &'static str,
-    /// The executable under `node_modules/.bin`.
+    pub runtime: Runtime,
+    /// The executable under `node_modules/.bin` (Node), or the module run
+    /// with `python -m` (Python).
     pub bin: &'static str,
     pub publisher: &'static str,
     pub store_kind: StoreKind,
@@ -35,12 +48,13 @@ pub struct CaseSpec {
     pub clock_text: &'static [ClockText],
 }
 
-/// The three case studies, in the order they run.
-pub const CASES: [CaseSpec; 3] = [
+/// The four case studies, in the order they run.
+pub const CASES: [CaseSpec; 4] = [
     CaseSpec {
         name: "memory",
         package: "@modelcontextprotocol/server-memory",
         version: "2026.8.31",
+        runtime: Runtime::Node,
         bin: "mcp-server-memory",
         publisher: "modelcontextprotocol (official reference server)",
         store_kind: StoreKind::Jsonl,
@@ -57,6 +71,7 @@ pub const CASES: [CaseSpec; 3] = [
         name: "filesystem",
         package: "@modelcontextprotocol/server-filesystem",
         version: "2026.8.31",
+        runtime: Runtime::Node,
         bin: "mcp-server-filesystem",
         publisher: "modelcontextprotocol (official reference server)",
         store_kind: StoreKind::Fs,
@@ -74,6 +89,7 @@ pub const CASES: [CaseSpec; 3] = [
         name: "sqlite",
         package: "@executeautomation/database-server",
         version: "1.1.0",
+        runtime: Runtime::Node,
         bin: "ea-database-server",
         publisher: "ExecuteAutomation (community)",
         store_kind: StoreKind::Sqlite,
@@ -88,6 +104,68 @@ pub const CASES: [CaseSpec; 3] = [
         clock_columns: &["mcp_insights.created_at"],
         clock_text: &[ClockText::SqlDateTime],
     },
+    CaseSpec {
+        name: "git",
+        package: "mcp-server-git",
+        version: "2026.10.19",
+        runtime: Runtime::Python,
+        bin: "mcp_server_git",
+        publisher: "modelcontextprotocol (official reference server)",
+        store_kind: StoreKind::Git,
+        store_name: "repo",
+        store_file: "",
+        store_how: "the jailed repository, as --repository and as every tool's repo_path",
+        args: &["--repository", "{repo}"],
+        // Commits the server makes carry these names and times, so their
+        // ids (and every ref move) are the same on every run.
+        env: &[
+            ("GIT_AUTHOR_NAME", SEED_IDENTITY.0),
+            ("GIT_AUTHOR_EMAIL", SEED_IDENTITY.1),
+            ("GIT_COMMITTER_NAME", SEED_IDENTITY.0),
+            ("GIT_COMMITTER_EMAIL", SEED_IDENTITY.1),
+            ("GIT_AUTHOR_DATE", SEED_DATE),
+            ("GIT_COMMITTER_DATE", SEED_DATE),
+            ("GIT_CONFIG_NOSYSTEM", "1"),
+        ],
+        plan: include_str!("../../../experiments/cases/plans/git.toml"),
+        clock_columns: &[],
+        clock_text: &[],
+    },
+];
+
+/// Who makes the git case's commits, the seed's and the server's.
+pub(crate) const SEED_IDENTITY: (&str, &str) = ("Case Study", "case@example.org");
+/// When they are made: fixed, so commit ids do not depend on the clock.
+pub(crate) const SEED_DATE: &str = "2026-01-01T00:00:00+0000";
+
+/// The git case's repository: each commit's files, then what is left in
+/// the worktree (a modified tracked file, an untracked one).
+pub(crate) const SEED_COMMITS: [(&str, &[(&str, &str)]); 2] = [
+    (
+        "Start the field notes",
+        &[
+            (
+                "README.md",
+                "# Field notes\n\nThe lab keeps its notes here.\n",
+            ),
+            ("notes.txt", "monday: calibrated the gate\n"),
+        ],
+    ),
+    (
+        "Ignore scratch output",
+        &[
+            (".gitignore", "*.log\n"),
+            ("src/app.py", "print('notes')\n"),
+        ],
+    ),
+];
+pub(crate) const SEED_WORKTREE: [(&str, &str); 3] = [
+    (
+        "notes.txt",
+        "monday: calibrated the gate\ntuesday: the gate held\n",
+    ),
+    ("todo.txt", "buy milk\n"),
+    ("run.log", "scratch\n"),
 ];
 
 /// The tree the filesystem case starts from.
@@ -105,6 +183,9 @@ pub(crate) fn initial_state(case: &CaseSpec) -> &'static str {
         StoreKind::Fs => "seed tree: docs/readme.md, notes/todo.txt",
         StoreKind::Jsonl => "empty (no file; the server creates it on its first change)",
         StoreKind::Sqlite => "empty (no file; the server creates it at start)",
+        StoreKind::Git => {
+            "seed repository: main with 2 commits; notes.txt modified, todo.txt untracked, run.log ignored"
+        }
         StoreKind::Postgres => "restored from the case's seed SQL into a throwaway cluster",
     }
 }
@@ -120,6 +201,9 @@ pub(crate) fn observer_description(kind: StoreKind) -> &'static str {
         }
         StoreKind::Sqlite => {
             "sqlite: <table>/<key> per row and sqlite_master/<type>:<name> per schema entry, read from a private copy"
+        }
+        StoreKind::Git => {
+            "git: HEAD, ref/<name>, stash/<commit>, index/<path> (mode, blob), worktree/<path> and ignored/<path> (mode, blob of the bytes), odb/objects (counts), commit/<id> when one becomes unreachable; read with libgit2, never refreshing the index"
         }
         StoreKind::Postgres => {
             "postgres: <schema>.<table>/<key> per changed row from a logical replication slot, catalog/<kind>:<name> from the catalogs"
@@ -157,7 +241,15 @@ mod tests {
         }
         let pins = include_str!("../../../experiments/cases/package.json");
         let pins: Value = serde_json::from_str(pins).unwrap_or_default();
-        for case in CASES {
+        let requirements = include_str!("../../../experiments/cases/requirements.txt");
+        for case in CASES.iter().filter(|c| c.runtime == Runtime::Python) {
+            let pin = format!("{}=={}", case.package, case.version);
+            assert!(
+                requirements.lines().any(|l| l.trim() == pin),
+                "{pin} is pinned in experiments/cases/requirements.txt"
+            );
+        }
+        for case in CASES.iter().filter(|c| c.runtime == Runtime::Node) {
             assert_eq!(
                 pins["dependencies"][case.package].as_str(),
                 Some(case.version),

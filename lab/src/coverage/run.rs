@@ -254,7 +254,7 @@ mod tests {
     use witness_model::vocab::CheckId;
 
     use super::*;
-    use crate::coverage::table::SERVERS;
+    use crate::coverage::table::{Real, SERVERS, ServerSpec};
 
     fn failing(tool: &str, objects: &[&str]) -> CheckResult {
         CheckResult {
@@ -280,14 +280,24 @@ mod tests {
 
     #[test]
     fn a_failure_is_real_only_on_the_objects_its_explanation_names() {
-        let git = SERVERS.iter().find(|s| s.name == "git").copied();
-        let Some(git) = git else {
+        // A server as the table would list one whose directory store makes
+        // an honest checkout look destructive.
+        let Some(base) = SERVERS.iter().find(|s| s.name == "git").copied() else {
             panic!("the git server is in the table");
         };
-        assert!(explained(&git, &failing("git_checkout", &["repo:file/.git/HEAD"])).is_some());
+        let spec = ServerSpec {
+            real: &[Real {
+                check: "EFF-02",
+                tool: "git_checkout",
+                objects: &["repo:file/.git/HEAD"],
+                why: "switching branches rewrites .git/HEAD",
+            }],
+            ..base
+        };
+        assert!(explained(&spec, &failing("git_checkout", &["repo:file/.git/HEAD"])).is_some());
         assert!(
             explained(
-                &git,
+                &spec,
                 &failing(
                     "git_checkout",
                     &["repo:file/.git/HEAD", "repo:file/README.md"]
@@ -296,7 +306,7 @@ mod tests {
             .is_none(),
             "a working-tree file is not what checkout is explained by"
         );
-        assert!(explained(&git, &failing("git_status", &["repo:file/.git/index"])).is_none());
-        assert!(explained(&git, &failing("git_checkout", &[])).is_none());
+        assert!(explained(&spec, &failing("git_status", &["repo:file/.git/index"])).is_none());
+        assert!(explained(&spec, &failing("git_checkout", &[])).is_none());
     }
 }
