@@ -79,6 +79,9 @@ enum Command {
     /// Apply the jail's Landlock rules, then become PROGRAM (the jail runs this; not for people).
     #[command(hide = true, name = "sandbox-exec")]
     SandboxExec(cli::sandbox::SandboxExecArgs),
+    /// Make the network observer's sink inside a sandbox (the jail runs this; not for people).
+    #[command(hide = true, name = "net-sink-setup")]
+    NetSinkSetup(cli::netsink::NetSinkSetupArgs),
 }
 
 impl Command {
@@ -147,5 +150,6 @@ fn run(command: Command) -> anyhow::Result<witness_model::exit::ExitStatus> {
         Command::Trace(command) => cli::trace::run(command),
         Command::Doctor(args) => cli::doctor::run(args),
         Command::SandboxExec(args) => cli::sandbox::run(args),
+        Command::NetSinkSetup(args) => cli::netsink::run(args),
     }
 }

@@ -138,9 +138,13 @@ fn testbed_variants_as_json_is_the_full_record_of_every_variant() {
     );
     let planted = records.iter().filter(|r| !r["lie"].is_null()).count();
     assert_eq!(
-        planted, 8,
-        "seven effect lies, and count_notes writing in rsp-counting-write"
+        planted, 9,
+        "seven effect lies, count_notes writing in rsp-counting-write, and save_note's webhook in closed-world-webhook"
     );
+    let lie = &by_name("closed-world-webhook")["lie"];
+    assert_eq!(lie["declared"], "openWorldHint: false");
+    assert_eq!(lie["lie_in"], "behaviour");
+    assert_eq!(by_name("network-honest")["lie"], Value::Null);
     // The response variants: each names the one check it breaks.
     let defects: Vec<(&str, &str)> = records
         .iter()

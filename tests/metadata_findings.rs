@@ -88,7 +88,7 @@ fn every_planted_pattern_is_flagged_and_no_effect_verdict_moves() {
         code, clean_code,
         "metadata findings never change the exit code"
     );
-    assert_eq!(poisoned["checks"].as_array().map(Vec::len), Some(13 * 5));
+    assert_eq!(poisoned["checks"].as_array().map(Vec::len), Some(13 * 6));
     for check in clean["checks"].as_array().expect("checks") {
         let same = poisoned["checks"].as_array().and_then(|c| {
             c.iter()

@@ -189,6 +189,45 @@ pub struct CallRecord {
     /// What those events changed: made by the experiment, charged to no call.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub event_effects: Vec<Effect>,
+    /// Outbound attempts the network observer's sink recorded between the
+    /// snapshot just before and just after the call, beside its store
+    /// effects (absent when there were none or the network was not observed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub network: Vec<NetworkAttempt>,
+}
+
+/// One outbound attempt a jailed server made, as the network observer's
+/// sink answered it: nothing was relayed, nothing left the machine.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
+pub struct NetworkAttempt {
+    /// `tcp` (a connect), `udp` (a datagram) or `dns` (a query for a name).
+    pub protocol: String,
+    /// The destination address the server asked for (for a name it looked
+    /// up first, the sink's stand-in address for that name).
+    pub address: String,
+    pub port: u16,
+    /// The host name: asked for (`dns`), or looked up before connecting to
+    /// the stand-in address (`tcp`, `udp`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// How many of the first bytes sent were kept (at most the sink's bound).
+    pub bytes: u64,
+    /// `blake3:<16 hex>` of those first bytes; never the bytes themselves.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
+}
+
+impl NetworkAttempt {
+    /// `tcp hooks.example.com (198.18.0.1):443`: one line for evidence.
+    pub fn destination(&self) -> String {
+        match &self.host {
+            Some(host) if self.protocol == "dns" => {
+                format!("dns query for {host} to {}:{}", self.address, self.port)
+            }
+            Some(host) => format!("{} {host} ({}):{}", self.protocol, self.address, self.port),
+            None => format!("{} {}:{}", self.protocol, self.address, self.port),
+        }
+    }
 }
 
 impl CallRecord {
@@ -308,6 +347,17 @@ pub struct Evidence {
     /// Probe basis lines, when a probe decided it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub probes: Vec<String>,
+    /// Outbound attempts that decided it (EFF-04).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub network: Vec<EvidenceNetwork>,
+}
+
+/// An outbound attempt a verdict rests on: the call and where it reached.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct EvidenceNetwork {
+    pub call: u32,
+    /// [`NetworkAttempt::destination`].
+    pub destination: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -387,6 +437,22 @@ pub struct IsolationEntry {
     /// documents written before layers were recorded).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub layers: Vec<LayerEntry>,
+    /// Whether outbound attempts were observed, and by what (absent in
+    /// documents written before the network observer, and for a remote
+    /// server, which is not launched here).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_observer: Option<NetworkObserverEntry>,
+}
+
+/// The network observer of one audit: a sink inside the jail's network
+/// namespace that answers every outbound attempt and relays none.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct NetworkObserverEntry {
+    /// Every launch of the server had the sink in place before it ran;
+    /// `false`: the network was not observed, and EFF-04 is untestable.
+    pub observed: bool,
+    /// How attempts reached the sink, or why the network was not observed.
+    pub detail: String,
 }
 
 /// One isolation layer and what became of it.
@@ -948,6 +1014,10 @@ pub struct AuditReport {
     pub restarts: Vec<Restart>,
     /// Changes that appeared while the server shut down.
     pub shutdown_effects: Vec<Effect>,
+    /// Outbound attempts outside every call's window: while the server
+    /// started, between calls, and while it shut down.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub network_outside_calls: Vec<NetworkAttempt>,
     /// The effect lane: declarations held to observed effects.
     pub checks: Vec<CheckResult>,
     /// The response lane: what the server answered held to the protocol,

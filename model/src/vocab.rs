@@ -536,11 +536,11 @@ impl CheckId {
         }
     }
 
-    /// Whether audits evaluate this check today. EFF-04 needs an observer of
-    /// the network, which the jail does not have yet: no verdict is ever
-    /// issued for it, and every report says it was not checked.
+    /// Whether audits evaluate this check today: every check of the
+    /// catalog is (EFF-04 since the jail has a network observer; without
+    /// one it is untestable, never passed).
     pub fn evaluated(self) -> bool {
-        !matches!(self, CheckId::Eff04)
+        true
     }
 
     /// The checks audits evaluate, in catalog order (both lanes).
@@ -617,7 +617,7 @@ impl CheckId {
                 "a tool declared idempotentHint: true, repeated with identical arguments, caused no further effect"
             }
             CheckId::Eff04 => {
-                "a tool declared openWorldHint: false created no outward-reach object and reached nothing outside the jail"
+                "a tool declared openWorldHint: false made no outbound attempt (TCP connect, UDP datagram, DNS query) during its calls"
             }
             CheckId::Eff05 => "effects stayed inside the declared stores",
             CheckId::Eff06 => {
@@ -838,6 +838,9 @@ pub enum FindingKind {
     StoreCopy,
     /// No isolation layer kept the server's writes or network in the jail.
     NotContained,
+    /// Outbound attempts past the network observer's bound for one window:
+    /// counted, not kept.
+    NetworkAttemptsDropped,
 }
 
 impl FindingKind {
@@ -859,6 +862,7 @@ impl FindingKind {
             FindingKind::JsonTooDeep => "json-too-deep",
             FindingKind::StoreCopy => "store-copy",
             FindingKind::NotContained => "not-contained",
+            FindingKind::NetworkAttemptsDropped => "network-attempts-dropped",
         }
     }
 }
@@ -1292,10 +1296,7 @@ mod tests {
         );
         assert_eq!(Hint::Destructive.checks(), [CheckId::Eff02]);
         assert_eq!(Hint::Idempotent.checks(), [CheckId::Eff03]);
-        assert!(
-            Hint::OpenWorld.checks().is_empty(),
-            "nothing observes the network yet"
-        );
+        assert_eq!(Hint::OpenWorld.checks(), [CheckId::Eff04]);
     }
 
     #[test]

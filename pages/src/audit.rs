@@ -58,6 +58,8 @@ pub struct View {
     calls: Vec<CallView>,
     startup_effects: Vec<EffectView>,
     shutdown_effects: Vec<EffectView>,
+    /// Outbound attempts outside every call's window.
+    network_outside_calls: Vec<witness_model::audit::NetworkAttempt>,
     baseline_probes: Vec<ProbeView>,
     check_groups: Vec<CheckGroup>,
     metadata: Vec<MetadataView>,
@@ -212,6 +214,8 @@ struct CallView {
     frame_anchor: Option<String>,
     effects: Vec<EffectView>,
     late_effects: Vec<EffectView>,
+    /// Outbound attempts the network observer charged to this call.
+    network: Vec<witness_model::audit::NetworkAttempt>,
     probes: Vec<ProbeView>,
     events_after: Vec<String>,
     event_effects: Vec<EffectView>,
@@ -248,6 +252,8 @@ struct CheckView {
     calls: Vec<(u32, String)>,
     effects: Vec<EvidenceEffectView>,
     probes: Vec<String>,
+    /// Outbound attempts the verdict rests on: call, its anchor, where.
+    network: Vec<(u32, String, String)>,
 }
 
 #[derive(Serialize)]
@@ -473,6 +479,7 @@ fn call_view(report: &AuditReport, call: &CallRecord, sessions: &[usize]) -> Cal
         },
         effects: effects(&call.effects),
         late_effects: effects(&call.late_effects),
+        network: call.network.clone(),
         probes: call.probes.iter().map(probe).collect(),
         events_after: call.events_after.clone(),
         event_effects: effects(&call.event_effects),
@@ -575,6 +582,12 @@ fn check_view(check: &CheckResult) -> CheckView {
             })
             .collect(),
         probes: check.evidence.probes.clone(),
+        network: check
+            .evidence
+            .network
+            .iter()
+            .map(|n| (n.call, call_anchor(n.call), n.destination.clone()))
+            .collect(),
     }
 }
 
@@ -903,6 +916,7 @@ pub fn view(report: &AuditReport, links: &AuditLinks) -> View {
         calls,
         startup_effects: effects(&report.startup_effects),
         shutdown_effects: effects(&report.shutdown_effects),
+        network_outside_calls: report.network_outside_calls.clone(),
         baseline_probes: report.baseline_probes.iter().map(probe).collect(),
         check_groups,
         metadata: report.metadata.iter().map(metadata_view).collect(),
@@ -933,8 +947,12 @@ fn isolation_limits(isolation: &IsolationEntry) -> Vec<String> {
             isolation.detail
         ));
     }
-    if network_cut {
-        out.push("The server ran without a network (an empty network namespace): effects it would have had on remote services could not happen here, so they were neither caused nor observed.".into());
+    let observer = isolation.network_observer.as_ref();
+    if network_cut && observer.is_some_and(|o| o.observed) {
+        out.push("The server ran without a network: every outbound attempt landed on the network observer's sink inside its namespace, which recorded it (destination, host name, first bytes by digest) and relayed nothing. Not seen: raw sockets and other protocols than TCP and UDP, traffic through a descriptor opened before the sandbox, and sends after a call's window (charged to no call, or to the next).".into());
+    } else if network_cut {
+        let why = observer.map_or("no network observer", |o| o.detail.as_str());
+        out.push(format!("The server ran without a network (an empty network namespace): effects it would have had on remote services could not happen here, so they were neither caused nor observed; what it reached for was not recorded ({why}), and EFF-04 is untestable."));
     } else {
         out.push(format!(
             "The server was not network-isolated ({}): anything it reached over the network is invisible to the store observers.",

@@ -54,6 +54,20 @@ pub fn text(report: &AuditReport) -> String {
         "calls: {}   observed: {} create / {} update / {} delete, {} outside the stores, {} late (charged to no call)",
         s.calls, s.creates, s.updates, s.deletes, s.outside_stores, s.late
     );
+    match &report.isolation.network_observer {
+        Some(observer) if observer.observed => {
+            let during: usize = report.calls.iter().map(|c| c.network.len()).sum();
+            let _ = writeln!(
+                out,
+                "network: observed; {during} outbound attempt(s) during calls, {} outside them (nothing relayed)",
+                report.network_outside_calls.len()
+            );
+        }
+        Some(observer) => {
+            let _ = writeln!(out, "network: {} (EFF-04 untestable)", observer.detail);
+        }
+        None => {}
+    }
     for restart in &report.restarts {
         let _ = writeln!(
             out,
@@ -107,6 +121,14 @@ pub fn text(report: &AuditReport) -> String {
             }
             for basis in check.evidence.probes.iter().take(4) {
                 let _ = writeln!(out, "    probe: {}", clip(basis, 160));
+            }
+            for reach in check.evidence.network.iter().take(8) {
+                let _ = writeln!(
+                    out,
+                    "    call {}: reached {}",
+                    reach.call,
+                    clip(&reach.destination, 160)
+                );
             }
         }
     }

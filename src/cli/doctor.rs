@@ -19,6 +19,10 @@ Install bubblewrap (Debian: apt-get install bubblewrap) for the namespaces;
 Landlock needs a kernel with Landlock enabled: ABI 5 (Linux 6.10) for the
 file-system rules, 4 for the network rules, 6 for the scopes.
 
+The network observer (EFF-04) is tried the same way: its sink is made in
+the namespace of a sandbox that runs `true`. It needs bubblewrap, ip
+(iproute2) and nft (nftables; Debian: apt-get install nftables).
+
 Exit codes: 0 the layers contain a server here (destructive and unknown
 tools are called), 1 they do not (such tools are left out unless
 --include-destructive).";
@@ -43,6 +47,15 @@ struct Doctor {
     detail: String,
     bwrap: Option<String>,
     layers: Vec<Layer>,
+    /// Whether an audit here records outbound attempts (EFF-04), and how
+    /// or why not.
+    network_observer: ObserverLine,
+}
+
+#[derive(Serialize)]
+struct ObserverLine {
+    works: bool,
+    detail: String,
 }
 
 pub fn run(args: DoctorArgs) -> Result<ExitStatus> {
@@ -58,6 +71,9 @@ pub fn run(args: DoctorArgs) -> Result<ExitStatus> {
                 let mark = if layer.works { "works  " } else { "missing" };
                 outln!("{mark}  {:18} {}", layer.layer.as_str(), layer.detail);
             }
+            let observer = &report.network_observer;
+            let mark = if observer.works { "works  " } else { "missing" };
+            outln!("{mark}  {:18} {}", "network-observer", observer.detail);
             outln!("isolation here: {} — {}", report.level, report.detail);
         }
     }
@@ -87,5 +103,15 @@ fn doctor(available: &Availability) -> Doctor {
                 detail: l.detail,
             })
             .collect(),
+        network_observer: match sandbox::probe_observer(available) {
+            Ok(()) => ObserverLine {
+                works: true,
+                detail: witness_netsink::METHOD.into(),
+            },
+            Err(why) => ObserverLine {
+                works: false,
+                detail: format!("the network is not observed (EFF-04 untestable): {why}"),
+            },
+        },
     }
 }

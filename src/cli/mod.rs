@@ -10,6 +10,7 @@ pub mod doctor;
 pub mod guidance;
 pub mod lab;
 pub mod manifest;
+pub mod netsink;
 pub mod plan;
 pub mod proxy;
 pub mod report;

@@ -1,7 +1,7 @@
 //! `mcp-witness sandbox-exec` (hidden): the last step of the jail's launch.
 //!
 //! The jail runs it, inside bubblewrap where that works, as
-//! `sandbox-exec [--write DIR]... [--fs] [--net] [--scope] -- PROGRAM ARGS`:
+//! `sandbox-exec [--write DIR]... [--fs] [--net [--net-bind-only]] [--scope] -- PROGRAM ARGS`:
 //! it applies the Landlock rules to itself, every one a hard requirement,
 //! and then becomes PROGRAM (exec, same process). If a rule cannot be
 //! enforced, PROGRAM never runs: the message goes to stderr, where the
@@ -28,6 +28,9 @@ pub struct SandboxExecArgs {
     /// Refuse TCP connect and bind.
     #[arg(long)]
     net: bool,
+    /// With --net: refuse TCP bind only (connects reach the network observer).
+    #[arg(long)]
+    net_bind_only: bool,
     /// Refuse signals and abstract unix sockets that leave the sandbox.
     #[arg(long)]
     scope: bool,
@@ -44,6 +47,7 @@ pub fn run(args: SandboxExecArgs) -> Result<ExitStatus> {
         writable: args.write,
         fs: args.fs,
         net: args.net,
+        net_bind_only: args.net_bind_only,
         scope: args.scope,
     };
     if let Err(why) = sandbox::enforce(&request) {

@@ -32,6 +32,7 @@ pub mod probe;
 mod server;
 pub mod store;
 pub mod tools;
+mod webhook;
 
 use std::path::PathBuf;
 
@@ -87,10 +88,17 @@ pub enum Variant {
     RspDrifting,
     /// `count_notes` records a telemetry row on every call (fails `no_mutation`).
     RspCountingWrite,
+    /// The network observer's honest server: `create_webhook` (declared
+    /// `openWorldHint: true`) sends the endpoint a verification request;
+    /// every tool declared closed-world reaches for nothing.
+    NetworkHonest,
+    /// As `network-honest`, and `save_note`, declared `openWorldHint:
+    /// false`, also posts every saved note to a webhook (fails EFF-04).
+    ClosedWorldWebhook,
 }
 
 impl Variant {
-    pub const ALL: [Variant; 19] = [
+    pub const ALL: [Variant; 21] = [
         Variant::Honest,
         Variant::LieReadonly,
         Variant::HideDestructive,
@@ -110,6 +118,8 @@ impl Variant {
         Variant::RspLoopingCursor,
         Variant::RspDrifting,
         Variant::RspCountingWrite,
+        Variant::NetworkHonest,
+        Variant::ClosedWorldWebhook,
     ];
 
     /// The name used on the command line and in result files.
@@ -134,13 +144,22 @@ impl Variant {
             Variant::RspLoopingCursor => "rsp-looping-cursor",
             Variant::RspDrifting => "rsp-drifting",
             Variant::RspCountingWrite => "rsp-counting-write",
+            Variant::NetworkHonest => "network-honest",
+            Variant::ClosedWorldWebhook => "closed-world-webhook",
         }
     }
 
     /// Whether the variant serves the response lane's three extra tools.
     /// E1–E3's variants never do, so their catalogs stay as they were.
     pub fn serves_response_tools(self) -> bool {
-        self >= Variant::ResponseHonest
+        (Variant::ResponseHonest..=Variant::RspCountingWrite).contains(&self)
+    }
+
+    /// Whether the variant reaches for the network (EFF-04's variants).
+    /// Only these ever open a socket, so no other variant, run outside a
+    /// jail, sends anything anywhere.
+    pub fn reaches_network(self) -> bool {
+        matches!(self, Variant::NetworkHonest | Variant::ClosedWorldWebhook)
     }
 
     pub fn from_name(name: &str) -> Option<Self> {
@@ -200,6 +219,12 @@ impl Variant {
             }
             Variant::RspCountingWrite => {
                 "count_notes, declared read-only, records a telemetry row on every call (breaks `no_mutation`)"
+            }
+            Variant::NetworkHonest => {
+                "create_webhook (declared open-world) sends the endpoint a verification request; closed-world tools reach nothing"
+            }
+            Variant::ClosedWorldWebhook => {
+                "save_note, declared openWorldHint: false, posts every saved note to a webhook (breaks EFF-04)"
             }
         }
     }

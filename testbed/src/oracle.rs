@@ -35,7 +35,13 @@ impl PlantedLie {
 /// and `cascade`, which only changes the auth rule).
 pub fn planted_lie(v: Variant) -> Option<PlantedLie> {
     let (tool, declared, actual, response_visible) = match v {
-        Variant::Honest | Variant::Cascade => return None,
+        Variant::Honest | Variant::Cascade | Variant::NetworkHonest => return None,
+        Variant::ClosedWorldWebhook => (
+            "save_note",
+            "openWorldHint: false",
+            "posts every saved note to a webhook (a TCP connection to hooks.testbed.example:80)",
+            false,
+        ),
         Variant::RspCountingWrite => (
             "count_notes",
             "readOnlyHint: true",
@@ -131,7 +137,9 @@ mod tests {
         for v in Variant::ALL {
             let lie = planted_lie(v);
             match v {
-                Variant::Honest | Variant::Cascade => assert_eq!(lie, None, "{v}"),
+                Variant::Honest | Variant::Cascade | Variant::NetworkHonest => {
+                    assert_eq!(lie, None, "{v}")
+                }
                 v if v.serves_response_tools() && v != Variant::RspCountingWrite => {
                     assert_eq!(lie, None, "{v}")
                 }

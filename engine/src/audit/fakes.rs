@@ -341,6 +341,7 @@ pub(super) fn call(
         probes: Vec::new(),
         events_after: Vec::new(),
         event_effects: Vec::new(),
+        network: Vec::new(),
     }
 }
 

@@ -6,8 +6,8 @@
 //! text, lane and annotations are the model's check catalog,
 //! `witness_model::vocab::CheckId`) and its evaluator. [`evaluate_lane`]
 //! runs the registry; nothing else decides which checks exist. A check the
-//! catalog lists but audits do not evaluate yet (EFF-04) has no entry, and a
-//! unit test keeps the registry and the catalog in step.
+//! catalog lists but audits do not evaluate would have no entry, and a unit
+//! test keeps the registry and the catalog in step.
 //!
 //! Verdicts rest only on the ledger. A call that failed on synthesized
 //! arguments and changed nothing makes a check `untestable`: such a failure
@@ -18,6 +18,7 @@
 
 mod authority;
 mod effects;
+mod network;
 pub mod paging;
 mod response;
 pub mod schema;
@@ -43,6 +44,8 @@ pub struct Subject<'a> {
     pub probe_active: bool,
     /// How long each call took to be answered, in milliseconds, by call id.
     pub latency: &'a BTreeMap<u32, u64>,
+    /// Why the network was not observed (`None`: it was, for every call).
+    pub network_unobserved: Option<&'a str>,
 }
 
 /// A verdict, the sentence behind it, and its evidence.
@@ -69,10 +72,11 @@ const fn check(id: CheckId, evaluate: Evaluator) -> Check {
 }
 
 /// Every check audits evaluate, in catalog order.
-pub const REGISTRY: [Check; 16] = [
+pub const REGISTRY: [Check; 17] = [
     check(CheckId::Eff01, effects::read_only),
     check(CheckId::Eff02, effects::destructive),
     check(CheckId::Eff03, effects::idempotent),
+    check(CheckId::Eff04, network::closed_world),
     check(CheckId::Eff05, scope::inside_stores),
     check(CheckId::Eff06, authority::accounted),
     check(CheckId::Rsp01, response::outcome::succeeds),
@@ -101,6 +105,8 @@ pub struct Ledger<'a> {
     pub probe_active: bool,
     pub skipped: &'a [SkippedTool],
     pub latency: &'a BTreeMap<u32, u64>,
+    /// Why the network was not observed (`None`: it was, for every call).
+    pub network_unobserved: Option<&'a str>,
 }
 
 /// The effect lane for every tool, ordered by check id then tool name. A
@@ -112,6 +118,7 @@ pub fn evaluate(
     baseline: &[ProbeRecord],
     probe_active: bool,
     skipped: &[SkippedTool],
+    network_unobserved: Option<&str>,
 ) -> Vec<CheckResult> {
     let latency = BTreeMap::new();
     let ledger = Ledger {
@@ -121,6 +128,7 @@ pub fn evaluate(
         probe_active,
         skipped,
         latency: &latency,
+        network_unobserved,
     };
     evaluate_lane(Lane::Effect, &ledger)
 }
@@ -146,6 +154,7 @@ pub fn evaluate_lane(lane: Lane, ledger: &Ledger<'_>) -> Vec<CheckResult> {
                 baseline: ledger.baseline,
                 probe_active: ledger.probe_active,
                 latency: ledger.latency,
+                network_unobserved: ledger.network_unobserved,
             };
             if !check.id.runs_without_plan() && !attached_anywhere(&subject, check.id) {
                 continue;
@@ -182,8 +191,13 @@ fn attached_anywhere(subject: &Subject<'_>, id: CheckId) -> bool {
 /// With no channel to observe anything, no check passes: a pass becomes
 /// `untestable` with the reason (`nothing was observed: <why>`). Nothing
 /// observed cannot have failed, so a failure stays what it is.
+/// EFF-04 is the exception: its pass rests on the network observer, never
+/// on the stores.
 pub fn without_observation(checks: &mut [CheckResult], why: &str) {
-    for check in checks.iter_mut().filter(|c| c.verdict == Verdict::Pass) {
+    for check in checks
+        .iter_mut()
+        .filter(|c| c.verdict == Verdict::Pass && c.id != CheckId::Eff04)
+    {
         check.verdict = Verdict::Untestable;
         check.reason = format!("{NOTHING_OBSERVED}: {why}");
     }
@@ -194,6 +208,7 @@ pub(crate) fn evidence_of(calls: &[&CallRecord], effects: Vec<EvidenceEffect>) -
         calls: calls.iter().map(|c| c.id).collect(),
         effects,
         probes: Vec::new(),
+        network: Vec::new(),
     }
 }
 
@@ -332,6 +347,7 @@ mod tests {
             probes: vec![],
             events_after: vec![],
             event_effects: vec![],
+            network: vec![],
         }
     }
 
@@ -369,7 +385,7 @@ mod tests {
             Provenance::Synthesized,
             &[("keys/k1", "create")],
         )];
-        let checks = evaluate(&tools, &calls, &[], false, &[]);
+        let checks = evaluate(&tools, &calls, &[], false, &[], None);
         assert_eq!(verdict(&checks, "EFF-01", "get"), Verdict::Fail);
         assert_eq!(tools[0].class, ToolClass::ReadOnly);
     }
@@ -387,7 +403,7 @@ mod tests {
             Provenance::Synthesized,
             &[],
         )];
-        let checks = evaluate(&tools, &calls, &[], false, &[]);
+        let checks = evaluate(&tools, &calls, &[], false, &[], None);
         for id in ["EFF-01", "EFF-02", "EFF-03"] {
             assert_eq!(verdict(&checks, id, "get"), Verdict::Untestable, "{id}");
         }
@@ -406,7 +422,7 @@ mod tests {
             Provenance::Literal,
             &[("file/b", "create"), ("file/a", "delete")],
         )];
-        let checks = evaluate(&tools, &calls, &[], false, &[]);
+        let checks = evaluate(&tools, &calls, &[], false, &[], None);
         assert_eq!(verdict(&checks, "EFF-02", "mv"), Verdict::Fail);
         let evidence = &checks
             .iter()
@@ -428,7 +444,7 @@ mod tests {
             Provenance::Literal,
             &[("items/3", "delete")],
         )];
-        let checks = evaluate(&tools, &calls, &[], false, &[]);
+        let checks = evaluate(&tools, &calls, &[], false, &[], None);
         assert_eq!(verdict(&checks, "EFF-02", "write_query"), Verdict::Pass);
         assert_eq!(verdict(&checks, "EFF-01", "write_query"), Verdict::Skip);
         assert_eq!(tools[0].class, ToolClass::Unknown);
@@ -449,10 +465,17 @@ mod tests {
         );
         let mut repeat = call(2, "save", CallStatus::Ok, Provenance::Literal, &[]);
         repeat.repeat_of = Some(1);
-        let checks = evaluate(&tools, &[first.clone(), repeat.clone()], &[], false, &[]);
+        let checks = evaluate(
+            &tools,
+            &[first.clone(), repeat.clone()],
+            &[],
+            false,
+            &[],
+            None,
+        );
         assert_eq!(verdict(&checks, "EFF-03", "save"), Verdict::Pass);
         repeat.effects = first.effects.clone();
-        let checks = evaluate(&tools, &[first, repeat], &[], false, &[]);
+        let checks = evaluate(&tools, &[first, repeat], &[], false, &[], None);
         assert_eq!(verdict(&checks, "EFF-03", "save"), Verdict::Fail);
     }
 
@@ -506,19 +529,19 @@ mod tests {
         let all = [mint.clone(), revoke.clone(), note.clone()];
         assert_eq!(
             verdict(
-                &evaluate(&tools, &all, &[], false, &[]),
+                &evaluate(&tools, &all, &[], false, &[], None),
                 "EFF-06",
                 "revoke_api_key"
             ),
             Verdict::Skip
         );
-        let checks = evaluate(&tools, &all, &[], true, &[]);
+        let checks = evaluate(&tools, &all, &[], true, &[], None);
         assert_eq!(verdict(&checks, "EFF-06", "revoke_api_key"), Verdict::Fail);
         assert_eq!(verdict(&checks, "EFF-06", "mint_api_key"), Verdict::Pass);
         // Deleting something that never was authority neutralizes nothing.
         assert_eq!(verdict(&checks, "EFF-06", "delete_note"), Verdict::Skip);
         revoke.probes[0].status = ProbeStatus::Ineffective;
-        let checks = evaluate(&tools, &[mint, revoke, note], &[], true, &[]);
+        let checks = evaluate(&tools, &[mint, revoke, note], &[], true, &[], None);
         assert_eq!(verdict(&checks, "EFF-06", "revoke_api_key"), Verdict::Pass);
     }
 
@@ -553,7 +576,7 @@ mod tests {
             "file/home/.cache/x",
         );
         let idle = call(3, "idle", CallStatus::Ok, Provenance::Literal, &[]);
-        let checks = evaluate(&tools, &[save, cache, idle], &[], false, &[]);
+        let checks = evaluate(&tools, &[save, cache, idle], &[], false, &[], None);
         assert_eq!(verdict(&checks, "EFF-05", "save"), Verdict::Pass);
         assert_eq!(verdict(&checks, "EFF-05", "cache"), Verdict::Fail);
         assert_eq!(verdict(&checks, "EFF-05", "idle"), Verdict::Skip);
@@ -573,7 +596,7 @@ mod tests {
             tool: "wipe".into(),
             reason: "destructive, and the jail has no network isolation".into(),
         }];
-        let checks = evaluate(&tools, &[], &[], false, &skipped);
+        let checks = evaluate(&tools, &[], &[], false, &skipped, None);
         assert_eq!(checks.len(), CheckId::evaluated_in(Lane::Effect).len());
         for check in &checks {
             assert_eq!(check.verdict, Verdict::Skip);
@@ -590,6 +613,7 @@ mod tests {
             probe_active: false,
             skipped: &[],
             latency: &latency,
+            network_unobserved: None,
         };
         evaluate_lane(Lane::Response, &ledger)
     }

@@ -10,6 +10,7 @@
 //! signal handler ([`crate::interrupt`]) so that no signal strands it.
 
 pub mod copy;
+pub mod network;
 mod process;
 pub mod sandbox;
 mod stale;
@@ -395,6 +396,14 @@ pub struct Jail {
     isolation: Option<Isolation>,
     /// What the copies left out or changed (links out, special files).
     copy_warnings: Vec<String>,
+    /// The network observer's recorder for the server running now.
+    sink: Option<witness_netsink::Sink>,
+    /// Why some launch ran without the network observer (the first reason).
+    unobserved: Option<String>,
+    /// Whether the server was launched at least once.
+    launched: bool,
+    /// What the sinks of servers that ended recorded and nobody took yet.
+    carried: witness_netsink::recorder::Window,
     /// Directories outside the jail the server may write too ([`Jail::also_writable`]).
     also_writable: Vec<PathBuf>,
     /// Keeps the directory known to the signal handler while it lives.
@@ -455,6 +464,10 @@ impl Jail {
             spec,
             isolation: None,
             copy_warnings,
+            sink: None,
+            unobserved: None,
+            launched: false,
+            carried: Default::default(),
             also_writable: Vec::new(),
             _registration: registration,
             _lock: lock,
@@ -499,6 +512,48 @@ impl Jail {
     /// Isolation achieved by the last launch (`None` before any launch).
     pub fn isolation(&self) -> Option<&Isolation> {
         self.isolation.as_ref()
+    }
+
+    /// Whether every launch so far had the network observer, and by what
+    /// (`None` before any launch of a launched server).
+    pub fn network_observer(&self) -> Option<witness_model::audit::NetworkObserverEntry> {
+        use witness_model::audit::NetworkObserverEntry;
+        match (&self.unobserved, self.launched) {
+            (Some(why), _) => Some(NetworkObserverEntry {
+                observed: false,
+                detail: format!("the network was not observed: {why}"),
+            }),
+            (None, true) => Some(NetworkObserverEntry {
+                observed: true,
+                detail: witness_netsink::METHOD.into(),
+            }),
+            (None, false) => None,
+        }
+    }
+
+    /// The outbound attempts recorded since the last call (empty when the
+    /// network is not observed). The audit calls this around each call.
+    pub fn network_window(&mut self) -> witness_netsink::recorder::Window {
+        let mut window = std::mem::take(&mut self.carried);
+        if let Some(sink) = &self.sink {
+            match sink.take() {
+                Some(now) => {
+                    window.attempts.extend(now.attempts);
+                    window.dropped += now.dropped;
+                    window.attempts.sort();
+                }
+                None => self.lose_sink(),
+            }
+        }
+        window
+    }
+
+    /// The recorder stopped answering: from here on the network is not
+    /// observed, and the report says so rather than "nothing was sent".
+    fn lose_sink(&mut self) {
+        self.sink = None;
+        self.unobserved
+            .get_or_insert_with(|| "the network observer's recorder stopped answering".into());
     }
 
     /// `{NAME}` → jailed store path, `{jail}` → the jail root.
@@ -556,14 +611,34 @@ impl Jail {
             program: program.clone(),
             source,
         };
-        let (mut child, init, layers) = match &decision.bwrap {
+        // The sink of a server that ended is done with; what it recorded
+        // since the last window is carried into the next.
+        if let Some(old) = self.sink.take() {
+            match old.take() {
+                Some(window) => {
+                    self.carried.attempts.extend(window.attempts);
+                    self.carried.dropped += window.dropped;
+                }
+                None => self.lose_sink(),
+            }
+        }
+        let ((mut child, init, layers), sink) = match &decision.bwrap {
             Some(bwrap) => self
                 .spawn_bwrap(bwrap, &decision, &program, &args)
                 .map_err(spawn_error)?,
-            None => self
-                .spawn_direct(&decision, &program, &args)
-                .map_err(spawn_error)?,
+            None => (
+                self.spawn_direct(&decision, &program, &args)
+                    .map_err(spawn_error)?,
+                Err("the network observer needs bubblewrap's network namespace".into()),
+            ),
         };
+        self.launched = true;
+        match sink {
+            Ok(sink) => self.sink = Some(sink),
+            Err(why) => {
+                self.unobserved.get_or_insert(why);
+            }
+        }
         self.isolation = Some(Isolation::of_layers(layers).writable_beyond(&self.also_writable));
         let (Some(stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
@@ -599,9 +674,16 @@ impl Jail {
         decision: &sandbox::Decision,
         program: &Path,
         args: &[String],
-    ) -> std::io::Result<Spawned> {
+    ) -> std::io::Result<(Spawned, Result<witness_netsink::Sink, String>)> {
         let info = sandbox::InfoPipe::new()?;
         let info_fd = info.write.as_raw_fd();
+        // bubblewrap waits on this pipe before the server runs, while the
+        // network observer's sink is made.
+        let block = match decision.observe_network {
+            Ok(()) => Some(sandbox::InfoPipe::new()?),
+            Err(_) => None,
+        };
+        let block_fd = block.as_ref().map(|b| b.read.as_raw_fd());
         let network = self.spec.isolate_network;
         let mut cmd = sandbox::bwrap_command(
             bwrap,
@@ -610,25 +692,42 @@ impl Jail {
             network,
             &self.originals(),
             info_fd,
+            block_fd,
         );
         cmd.arg(program).args(args);
         let mut cmd = self.base_command(cmd);
         // SAFETY: fcntl(2) is async-signal-safe; it lets bubblewrap (only)
-        // inherit the write end of the info pipe.
+        // inherit the write end of the info pipe and the read end of the
+        // block pipe.
         unsafe {
             cmd.pre_exec(move || {
-                if libc::fcntl(info_fd, libc::F_SETFD, 0) == 0 {
-                    Ok(())
-                } else {
-                    Err(std::io::Error::last_os_error())
+                for fd in std::iter::once(info_fd).chain(block_fd) {
+                    if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
                 }
+                Ok(())
             });
         }
-        let child = cmd.spawn()?;
-        let init = info
-            .child_pid(Duration::from_secs(5))
-            .and_then(|pid| sandbox::pidfd_open(pid).map(|fd| (pid, fd)));
-        Ok((child, init, decision.layers.clone()))
+        let spawned = cmd.spawn();
+        let block = block.map(|b| {
+            drop(b.read);
+            b.write
+        });
+        let child = spawned?;
+        let pid = info.child_pid(Duration::from_secs(5));
+        let sink = match (&block, pid, &decision.helper) {
+            (Some(_), Some(pid), Some(helper)) => network::start_sink(helper, pid),
+            (Some(_), _, _) => Err("bubblewrap did not report its sandbox".into()),
+            (None, _, _) => Err(decision.observe_network.clone().err().unwrap_or_default()),
+        };
+        if let Some(go) = block {
+            // Written or not, closing the pipe lets bubblewrap go on.
+            let mut go = std::fs::File::from(go);
+            let _ = std::io::Write::write_all(&mut go, b"g");
+        }
+        let init = pid.and_then(|pid| sandbox::pidfd_open(pid).map(|fd| (pid, fd)));
+        Ok(((child, init, decision.layers.clone()), sink))
     }
 
     /// The server without bubblewrap: Landlock through the helper where it
@@ -726,6 +825,10 @@ impl Jail {
             spec,
             isolation: Some(Isolation::none(REMOTE_ISOLATION)),
             copy_warnings: Vec::new(),
+            sink: None,
+            unobserved: Some("a remote server is not launched here".into()),
+            launched: false,
+            carried: Default::default(),
             also_writable: Vec::new(),
             _registration: None,
             _lock: None,

@@ -99,6 +99,9 @@ pub struct LandlockRequest {
     pub fs: bool,
     /// Refuse TCP connect and bind.
     pub net: bool,
+    /// With `net`: refuse TCP bind only, and leave connects to reach the
+    /// network observer's sink (the namespace still holds every one).
+    pub net_bind_only: bool,
     /// Refuse signals and abstract unix sockets that leave the domain.
     pub scope: bool,
 }
@@ -118,6 +121,7 @@ impl LandlockRequest {
         for (on, flag) in [
             (self.fs, "--fs"),
             (self.net, "--net"),
+            (self.net && self.net_bind_only, "--net-bind-only"),
             (self.scope, "--scope"),
         ] {
             if on {
@@ -154,7 +158,9 @@ fn rules(request: &LandlockRequest) -> Result<RulesetCreated, Box<dyn std::error
     if request.fs {
         ruleset = ruleset.handle_access(AccessFs::from_write(FS_ABI))?;
     }
-    if request.net {
+    if request.net && request.net_bind_only {
+        ruleset = ruleset.handle_access(AccessNet::BindTcp)?;
+    } else if request.net {
         ruleset = ruleset.handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)?;
     }
     if request.scope {
@@ -191,6 +197,50 @@ fn find_bwrap() -> Result<PathBuf, String> {
         .map(|dir| dir.join("bwrap"))
         .find(|candidate| candidate.is_file())
         .ok_or_else(|| "bubblewrap (bwrap) is not installed".to_owned())
+}
+
+/// Makes the network observer's sink for a sandbox that runs `true`, as a
+/// launch would (bubblewrap held on `--block-fd` while the helper works),
+/// and says whether it could (what `doctor` shows).
+pub fn probe_observer(available: &Availability) -> Result<(), String> {
+    observer_possible(available, true)?;
+    let (Ok(bwrap), Some(helper)) = (&available.bwrap, &available.helper) else {
+        return Err("the network observer needs bubblewrap and its helper".into());
+    };
+    let info = InfoPipe::new().map_err(|e| e.to_string())?;
+    let block = InfoPipe::new().map_err(|e| e.to_string())?;
+    let (info_fd, block_fd) = (info.write.as_raw_fd(), block.read.as_raw_fd());
+    let mut cmd = Command::new(bwrap);
+    cmd.args(namespace_flags(true))
+        .args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"])
+        .arg("--info-fd")
+        .arg(info_fd.to_string())
+        .arg("--block-fd")
+        .arg(block_fd.to_string())
+        .args(["--", "true"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    // SAFETY: fcntl(2) is async-signal-safe; bubblewrap inherits the two ends.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || {
+            for fd in [info_fd, block_fd] {
+                if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().map_err(|e| format!("bubblewrap: {e}"))?;
+    drop(block.read);
+    let outcome = match info.child_pid(Duration::from_secs(5)) {
+        Some(pid) => super::network::start_sink(helper, pid).map(drop),
+        None => Err("bubblewrap did not report its sandbox".into()),
+    };
+    drop(block.write);
+    let _ = child.wait();
+    outcome
 }
 
 /// Runs `true` under exactly the namespaces a server gets.
@@ -244,7 +294,34 @@ pub(crate) struct Decision {
     pub(crate) helper: Option<PathBuf>,
     /// Try a network namespace without bubblewrap (root only).
     pub(crate) direct_netns: bool,
+    /// Whether the network observer's sink is to be set up in the
+    /// sandbox's namespace, or why not.
+    pub(crate) observe_network: Result<(), String>,
     pub(crate) layers: Vec<LayerEntry>,
+}
+
+/// Whether a sink can be made in a sandbox launched here: bubblewrap's
+/// network namespace, the binary as the setup helper, and `ip` and `nft`.
+fn observer_possible(available: &Availability, network: bool) -> Result<(), String> {
+    if !network {
+        return Err(NO_NETWORK_REQUESTED.into());
+    }
+    if let Err(why) = &available.bwrap {
+        return Err(format!(
+            "the network observer needs bubblewrap's network namespace: {why}"
+        ));
+    }
+    if available.helper.is_none() {
+        return Err("the network observer needs the mcp-witness binary as its setup helper".into());
+    }
+    for (tool, package) in [("ip", "iproute2"), ("nft", "nftables")] {
+        if witness_netsink::setup::find_tool(tool).is_none() {
+            return Err(format!(
+                "the network observer needs {tool} ({package}), which is not installed"
+            ));
+        }
+    }
+    Ok(())
 }
 
 pub(crate) fn decide(available: &Availability, jail: &Path, network: bool) -> Decision {
@@ -288,22 +365,44 @@ pub(crate) fn decide(available: &Availability, jail: &Path, network: bool) -> De
         IsolationLayer::LandlockNet => net.clone(),
         IsolationLayer::LandlockScope => scope.clone(),
     };
-    let layers = IsolationLayer::ALL
+    let observe_network = observer_possible(available, network);
+    let mut layers: Vec<LayerEntry> = IsolationLayer::ALL
         .iter()
         .map(|&layer| layer_entry(layer, outcome(layer)))
         .collect();
+    if observe_network.is_ok() {
+        for entry in layers
+            .iter_mut()
+            .filter(|l| l.layer == IsolationLayer::LandlockNet && l.held)
+        {
+            entry.detail = LANDLOCK_NET_BESIDE_OBSERVER.into();
+        }
+    }
     Decision {
         direct_netns: network && bwrap.is_none(),
+        observe_network: observe_network.clone(),
         bwrap,
         landlock: LandlockRequest {
             writable: vec![jail.to_path_buf()],
             fs: fs.is_ok(),
             net: net.is_ok(),
+            net_bind_only: observe_network.is_ok(),
             scope: scope.is_ok(),
         },
         helper,
         layers,
     }
+}
+
+/// What `landlock-net` guarantees when the network observer is on: a
+/// connect must reach the sink to be seen, and the namespace already
+/// holds it there.
+pub const LANDLOCK_NET_BESIDE_OBSERVER: &str = "the kernel refuses every TCP bind; TCP connects are left to reach the network observer's sink, inside the network namespace";
+
+/// Whether the network observer would be used for a server launched here,
+/// or why not (what `doctor` shows).
+pub fn observer_here(available: &Availability) -> Result<(), String> {
+    observer_possible(available, true)
 }
 
 /// The layers a server launched here would get (what `doctor` shows).
@@ -369,6 +468,7 @@ pub(crate) fn bwrap_command(
     network: bool,
     hidden: &[PathBuf],
     info_fd: i32,
+    block_fd: Option<i32>,
 ) -> Command {
     let mut cmd = Command::new(bwrap);
     cmd.args(namespace_flags(network)).args([
@@ -396,6 +496,9 @@ pub(crate) fn bwrap_command(
     }
     cmd.arg("--chdir").arg(jail.join("work"));
     cmd.arg("--info-fd").arg(info_fd.to_string());
+    if let Some(fd) = block_fd {
+        cmd.arg("--block-fd").arg(fd.to_string());
+    }
     cmd.arg("--");
     if let Some(helper) = decision.helper.as_ref().filter(|_| decision.landlock.any()) {
         cmd.arg(helper).args(decision.landlock.to_args());
@@ -566,6 +669,7 @@ mod tests {
             writable: vec!["/j".into()],
             fs: true,
             net: false,
+            net_bind_only: false,
             scope: true,
         };
         let args: Vec<String> = request

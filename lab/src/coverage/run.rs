@@ -273,6 +273,7 @@ mod tests {
                     })
                     .collect(),
                 probes: Vec::new(),
+                network: Vec::new(),
             },
         }
     }

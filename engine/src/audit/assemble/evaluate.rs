@@ -30,6 +30,7 @@ pub(super) fn respond(report: &mut AuditReport, latency: &BTreeMap<u32, u64>) ->
         probe_active: false,
         skipped: &report.planner.skipped,
         latency,
+        network_unobserved: None,
     };
     report.response = checks::evaluate_lane(Lane::Response, &ledger);
     scan.secrets
@@ -39,12 +40,14 @@ pub(super) fn evaluate(report: &mut AuditReport, probe_active: bool, min_coverag
     report
         .findings
         .extend(report.calls.iter().filter_map(late_effect_finding));
+    let network_unobserved = network_unobserved(report);
     report.checks = checks::evaluate(
         &report.tools,
         &report.calls,
         &report.baseline_probes,
         probe_active,
         &report.planner.skipped,
+        network_unobserved.as_deref(),
     );
     if let Some(why) = unobserved(report) {
         checks::without_observation(&mut report.checks, why);
@@ -59,6 +62,16 @@ pub(super) fn evaluate(report: &mut AuditReport, probe_active: bool, min_coverag
     report.exit_code = exit_code(report.complete, &summary, &coverage);
     report.summary = summary;
     report.coverage = worth_recording(report, min_coverage).then_some(coverage);
+}
+
+/// Why the network was not observed, when it was not: EFF-04 is then
+/// untestable, never passed.
+fn network_unobserved(report: &AuditReport) -> Option<String> {
+    match &report.isolation.network_observer {
+        Some(observer) if observer.observed => None,
+        Some(observer) => Some(observer.detail.clone()),
+        None => Some("the network was not observed: no server was launched in a jail".into()),
+    }
 }
 
 /// Why nothing could have been observed, when nothing could: no store was

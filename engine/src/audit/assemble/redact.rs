@@ -43,6 +43,14 @@ pub(super) fn learn(report: &AuditReport) -> Redactor {
             redactor.learn_text(detail);
         }
     }
+    // A host name is chosen by the server too: a secret can leave in a
+    // DNS label as well as in a body.
+    let attempts = report.calls.iter().flat_map(|c| &c.network);
+    for attempt in attempts.chain(&report.network_outside_calls) {
+        if let Some(host) = &attempt.host {
+            redactor.learn_text(&host.replace('.', " "));
+        }
+    }
     redactor
 }
 

@@ -289,6 +289,8 @@ impl<'a> Runner<'a> {
                 .incomplete(format!("cannot observe the stores: {e}"));
             return ControlFlow::Break(());
         }
+        let before = self.relaunch.network_window();
+        super::record_outside(&mut self.draft.report, before);
         self.on_session += 1;
         let frame_start = next_frame(&self.session);
         let sent = Instant::now();
@@ -302,6 +304,7 @@ impl<'a> Runner<'a> {
         let frame_end = next_frame(&self.session).saturating_sub(1);
         let mut effects = Vec::new();
         let observed = self.observed.snapshot(&mut effects);
+        let network = self.relaunch.network_window();
         let (outcome, response) = ledger_outcome(outcome);
         let status = outcome.status;
         if call.repeat_of.is_none()
@@ -326,6 +329,8 @@ impl<'a> Runner<'a> {
         record.frames = (frame_end >= frame_start).then_some([frame_start, frame_end]);
         record.probes = probe_effects(self.context.probe, &self.context.stores, &effects);
         record.effects = effects;
+        record.network = network.attempts;
+        super::record_dropped(&mut self.draft.report, network.dropped, Some(id));
         self.draft.report.findings.extend(rejected_values(&record));
         self.draft.report.calls.push(record);
         self.observed
@@ -437,6 +442,7 @@ fn record(id: u32, step: u32, tool: &str, outcome: Outcome) -> CallRecord {
         frames: None,
         effects: Vec::new(),
         late_effects: Vec::new(),
+        network: Vec::new(),
         probes: Vec::new(),
         events_after: Vec::new(),
         event_effects: Vec::new(),

@@ -104,7 +104,11 @@ impl Stage<'_> {
             let mut launch = || connect(jail).map_err(|e| e.to_string());
             Session::open(&mut launch, self.options.era, self.options.timeout)
         };
-        record_isolation(&mut self.draft.report, self.jail.isolation());
+        record_isolation(
+            &mut self.draft.report,
+            self.jail.isolation(),
+            self.jail.network_observer(),
+        );
         match opened {
             Ok((session, handshake)) => {
                 record_handshake(&mut self.draft.report, &handshake);
@@ -132,6 +136,8 @@ impl Stage<'_> {
             return ControlFlow::Break(());
         }
         self.draft.report.startup_effects = startup;
+        let startup_network = self.jail.network_window();
+        record_outside(&mut self.draft.report, startup_network);
         // Objects present before any call: probed once, so a later revocation
         // can be judged against what was authority to begin with.
         let present = match self.observed.present(self.options.probe.as_ref()) {
@@ -216,11 +222,17 @@ impl Stage<'_> {
         let last_call = self.draft.last_call();
         self.observed
             .report_warnings(&mut self.draft.report.findings, last_call);
+        let after_last = self.jail.network_window();
+        record_outside(&mut self.draft.report, after_last);
         session.server.shutdown();
         let mut shutdown = Vec::new();
         if self.observed.snapshot(&mut shutdown).is_ok() {
             self.draft.report.shutdown_effects = shutdown;
         }
+        let at_shutdown = self.jail.network_window();
+        record_outside(&mut self.draft.report, at_shutdown);
+        // A restart may have run without the observer: say so for the audit.
+        self.draft.report.isolation.network_observer = self.jail.network_observer();
         self.observed
             .report_warnings(&mut self.draft.report.findings, None);
     }
@@ -248,12 +260,17 @@ pub(super) fn expand_literals(plan: Plan, expand: &dyn Fn(&str) -> String) -> Pl
 
 /// The isolation the launch achieved; when it did not contain the server,
 /// a finding says so beside the verdicts, not only in the header.
-fn record_isolation(report: &mut AuditReport, isolation: Option<&Isolation>) {
+fn record_isolation(
+    report: &mut AuditReport,
+    isolation: Option<&Isolation>,
+    network_observer: Option<NetworkObserverEntry>,
+) {
     if let Some(i) = isolation {
         report.isolation = IsolationEntry {
             level: i.level,
             detail: i.detail.clone(),
             layers: i.layers.clone(),
+            network_observer,
         };
         if !i.level.contains_effects() {
             report.findings.push(Finding {
@@ -265,6 +282,27 @@ fn record_isolation(report: &mut AuditReport, isolation: Option<&Isolation>) {
                 call: None,
             });
         }
+    }
+}
+
+/// Outbound attempts outside every call's window, kept in the order of the
+/// audit (each window sorted).
+pub(super) fn record_outside(report: &mut AuditReport, window: witness_netsink::recorder::Window) {
+    report.network_outside_calls.extend(window.attempts);
+    record_dropped(report, window.dropped, None);
+}
+
+/// A finding for attempts past the observer's bound in one window.
+pub(super) fn record_dropped(report: &mut AuditReport, dropped: u64, call: Option<u32>) {
+    if dropped > 0 {
+        report.findings.push(Finding {
+            kind: FindingKind::NetworkAttemptsDropped,
+            detail: format!(
+                "{dropped} further outbound attempt(s) past the network observer's bound of {} were counted, not kept",
+                witness_netsink::recorder::MAX_ATTEMPTS
+            ),
+            call,
+        });
     }
 }
 

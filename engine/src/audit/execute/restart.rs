@@ -27,6 +27,11 @@ pub(super) const MAX_FAILURE_RESTARTS: u32 = 10;
 pub(super) trait Relaunch {
     /// A new session, or why none could be had with the processes tried.
     fn relaunch(&mut self) -> Result<Session, (String, Vec<Connection>)>;
+    /// The outbound attempts the network observer recorded since the last
+    /// window (none where the network is not observed).
+    fn network_window(&mut self) -> witness_netsink::recorder::Window {
+        witness_netsink::recorder::Window::default()
+    }
 }
 
 /// A relaunch through the audit's own `Connect`, in the era the first
@@ -39,6 +44,10 @@ pub(super) struct Relauncher<'j, 'c> {
 }
 
 impl Relaunch for Relauncher<'_, '_> {
+    fn network_window(&mut self) -> witness_netsink::recorder::Window {
+        self.jail.network_window()
+    }
+
     fn relaunch(&mut self) -> Result<Session, (String, Vec<Connection>)> {
         let choice = match self.era {
             Era::Modern => EraChoice::Modern,
