@@ -171,7 +171,7 @@ fn json_of(value: ValueRef<'_>) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use witness_observers::{Observer, diff, sqlite::SqliteObserver};
+    use witness_observers::{diff, sqlite::SqliteObserver};
 
     /// The observer's changes as effects of store `db`.
     fn effects_between(

@@ -61,9 +61,13 @@ impl JailedServer {
     /// opens the session and reads the whole catalog. `Err` is one line.
     pub fn start(launch: Launch) -> Result<Self, String> {
         let mut jail = Jail::create(launch.jail).map_err(|e| e.to_string())?;
-        let mut observed = ObservedSet::for_jail(&jail, &store_dirs(&jail.stores));
+        let mut observed = ObservedSet::for_jail(
+            &jail,
+            &store_dirs(&jail.stores),
+            witness_observers::Budget::DEFAULT,
+        );
         observed
-            .snapshot(&mut Vec::new())
+            .baseline()
             .map_err(|e| format!("cannot observe the stores: {e}"))?;
         let specs = launch
             .facts

@@ -12,7 +12,6 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use witness_observers::Observer;
 use witness_observers_git::GitObserver;
 
 const FILES: usize = 10_000;

@@ -39,7 +39,7 @@ mod watch;
 
 use std::path::{Path, PathBuf};
 
-use witness_observers::{Delta, ObserveError, Observer, Snapshot};
+use witness_observers::{Delta, Observation, ObserveError, Observer, Snapshot};
 
 pub use read::read_repository;
 
@@ -50,6 +50,9 @@ pub struct GitObserver {
     watch: Option<watch::Watch>,
     /// The last snapshot read, answered again while nothing was written.
     last: Option<Snapshot>,
+    /// What the previous [`Observer::observe`] saw: the reference the next
+    /// one's changes are classified against.
+    reference: Option<Snapshot>,
 }
 
 impl GitObserver {
@@ -59,6 +62,7 @@ impl GitObserver {
             events: true,
             watch: None,
             last: None,
+            reference: None,
         }
     }
 
@@ -88,12 +92,10 @@ impl GitObserver {
     }
 }
 
-impl Observer for GitObserver {
-    fn kind(&self) -> &'static str {
-        "git"
-    }
-
-    fn snapshot(&mut self) -> Result<Snapshot, ObserveError> {
+impl GitObserver {
+    /// Reads the repository as it is now, without changing it. While the
+    /// watch saw no write since the last read, that read is answered again.
+    pub fn snapshot(&mut self) -> Result<Snapshot, ObserveError> {
         if let (Some(watch), Some(last)) = (self.watch.as_mut(), self.last.as_ref())
             && watch.quiet()
         {
@@ -108,8 +110,39 @@ impl Observer for GitObserver {
         Ok(snapshot)
     }
 
-    fn diff(&mut self, before: &Snapshot, after: &Snapshot) -> Delta {
+    /// The changes from `before` to `after`, classed by the repository's
+    /// history: a branch moved forward loses nothing, one moved back may.
+    pub fn diff(&self, before: &Snapshot, after: &Snapshot) -> Delta {
         classify::classify(&self.path, before, after)
+    }
+}
+
+impl Observer for GitObserver {
+    fn kind(&self) -> &'static str {
+        "git"
+    }
+
+    // Activity stays `Unknown` (the trait's default): the watch's events
+    // are consumed by `snapshot` to decide whether a read can be spared,
+    // and asking them twice would let one caller hide a write from the other.
+
+    fn observe(&mut self, changes: bool) -> Result<Observation, ObserveError> {
+        let now = self.snapshot()?;
+        let delta = match (&self.reference, changes) {
+            (_, false) => Delta::default(),
+            (Some(before), true) => self.diff(before, &now),
+            (None, true) => self.diff(&Snapshot::default(), &now),
+        };
+        let warnings = now.warnings.clone();
+        self.reference = Some(now);
+        Ok(Observation { delta, warnings })
+    }
+
+    fn present(&mut self, visit: &mut dyn FnMut(&str)) -> Result<(), ObserveError> {
+        if let Some(reference) = &self.reference {
+            reference.objects.keys().for_each(|id| visit(id));
+        }
+        Ok(())
     }
 }
 

@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use witness_observers::{Observer, Op};
+use witness_observers::Op;
 use witness_observers_git::{GitObserver, read_repository};
 
 #[test]

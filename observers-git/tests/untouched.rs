@@ -6,7 +6,6 @@
 mod common;
 
 use common::*;
-use witness_observers::Observer;
 use witness_observers_git::GitObserver;
 
 /// A repository in the states where a careless reader writes: a stash, a

@@ -23,46 +23,65 @@
 //! and a literal backslash becomes `\\` (otherwise a file really named `a\xff`
 //! would collide with the byte 0xff).
 //!
-//! Two readings see past the bytes to what they mean, each in its own
-//! function so that another file observer can carry it:
+//! # What an observation costs
 //!
-//! - a file that grew since the last snapshot, and whose first bytes are the
-//!   old content, was appended to ([`crate::appended`]): its state carries
-//!   the digest of its first old-length bytes ([`crate::Head`]), so an
-//!   appended log is an additive update, not an overwrite;
+//! The first observation lists the tree and hashes every file (on two
+//! threads when there are many). After that, a file is hashed again only
+//! when something says it may have changed:
+//!
+//! - **Events.** Every directory and every singly-linked file carries an
+//!   inotify watch ([`crate::watch`]), added *before* the entry is read, so
+//!   any later write, rename, delete or attribute change names it. While the
+//!   watcher is healthy an observation reads only what events named, plus
+//!   the stamp of every directory (a cross-check that catches an entry come
+//!   or gone without an event) and of every file that could not be watched
+//!   (a file with several hard links is one: a write through its other name
+//!   would not reach this tree's watches).
+//! - **Stamps**, when events are not available or may have been lost (a full
+//!   queue): every entry is `stat`ed and a file is hashed again unless its
+//!   device, inode, size, mtime and ctime are exactly as cached *and* its
+//!   times lie clearly before the moment the digest was taken
+//!   ([`crate::stamp`]). That rule (git's) catches a same-size rewrite in the
+//!   same clock tick.
+//!
+//! What neither catches is a write through a shared writable memory mapping
+//! to a page already dirty, which moves no time and raises no event; only
+//! re-reading every byte would see it. No server we audit writes its store
+//! that way.
+//!
+//! A file larger than the budget's `max_bytes` is not hashed: it is recorded
+//! as `too-large:<size>` with a warning, so a server cannot make one
+//! observation read a 32 GiB sparse file. The budget's time limit ends an
+//! observation that runs over with [`ObserveError::OutOfTime`].
+//!
+//! Two readings see past the bytes to what they mean:
+//!
+//! - a file that grew since the last observation, and whose first bytes are
+//!   the old content, was appended to: the digest of its first old-length
+//!   bytes is taken in the same pass as the whole, so an appended log is an
+//!   additive update, not an overwrite;
 //! - a git index (`.git/index`) is digested by what it stages, not by its
 //!   stat cache ([`crate::git_index`]): the refresh git makes on first touch
 //!   of a copied repository is not a change.
-//!
-//! Hashing a large tree on every tool call is the cost of this observer, so
-//! digests are cached per path and reused only when device, inode, size,
-//! mtime and ctime all match *and* the file's timestamps are not "racy": a
-//! file touched within [`RACY_WINDOW_NS`] of the moment its digest was taken
-//! may have been rewritten in the same coarse clock tick, with the same size,
-//! and is hashed again (the rule git applies to its index). The cache only ever
-//! saves work; content alone decides what is reported.
 //!
 //! Reading is not perfectly invisible: files are opened read-only, so bytes,
 //! inodes and mtimes never move, but the kernel may update access times
 //! (`relatime`). Avoiding that needs `O_NOATIME`, which only the file's owner
 //! may use and which std does not expose.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ffi::OsStr;
-use std::fs::{self, File, FileType, Metadata};
-use std::io::{self, BufReader, Read};
+use std::fs::{self, FileType};
+use std::io::{self, Read};
 use std::path::{Component, Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
-use walkdir::WalkDir;
-
-use crate::{ObjectState, ObserveError, Observer, Snapshot};
-
-/// How close (in nanoseconds) a file's mtime or ctime may be to the moment its
-/// digest was cached before the cached digest is distrusted. Two seconds covers
-/// the coarsest timestamps in common use (FAT) and the 4 ms ticks seen on the
-/// servers we audit, with room for a little clock skew.
-pub const RACY_WINDOW_NS: i128 = 2_000_000_000;
+use crate::stamp::{Stamp, now_ns};
+use crate::watch::{Fired, Watcher};
+use crate::{
+    Activity, Budget, Change, Delta, Digest, ObjectState, Observation, ObserveError, Observer, Op,
+    Snapshot,
+};
 
 /// The digest recorded for an entry that exists but could not be read. Not a
 /// hex string, so it can never equal the digest of any content, and a report
@@ -72,15 +91,83 @@ pub const UNREADABLE_DIGEST: &str = "unreadable";
 /// Read buffer for hashing: big enough that blake3 sees whole chunks.
 const HASH_BUFFER: usize = 64 * 1024;
 
+/// Below this many files to hash, a second thread costs more than it saves.
+const PARALLEL_FROM: usize = 64;
+
+/// What one entry was seen to hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Seen {
+    Hash(Digest),
+    Unreadable,
+    /// A file over the byte budget, known by its size only.
+    TooLarge,
+}
+
+#[derive(Clone, Debug)]
+struct Entry {
+    /// Relative to the root.
+    rel: PathBuf,
+    seen: Seen,
+    size: u64,
+    /// For files and directories: what the stamp was when last read.
+    stamp: Option<Stamp>,
+    /// Wall clock (ns) before that stamp was taken.
+    taken_at: i128,
+    /// The watch on this entry, when it has one.
+    key: Option<u32>,
+    /// Whether this content begins with the content the entry had before
+    /// it was last hashed (an append), when that was checked.
+    extends_previous: bool,
+}
+
+impl Entry {
+    fn digest_text(&self) -> String {
+        match self.seen {
+            Seen::Hash(d) => d.hex(),
+            Seen::Unreadable => UNREADABLE_DIGEST.to_owned(),
+            Seen::TooLarge => format!("too-large:{}", self.size),
+        }
+    }
+
+    fn same_content(&self, other: &Entry) -> bool {
+        self.seen == other.seen && (self.seen != Seen::TooLarge || self.size == other.size)
+    }
+}
+
 /// Observes a directory tree entry by entry, content-addressed.
-#[derive(Debug)]
 pub struct FsObserver {
     root: PathBuf,
     excluded: Vec<PathBuf>,
-    cache: HashMap<String, CacheEntry>,
-    /// Files actually hashed by the last snapshot (the rest came from the
+    budget: Budget,
+    entries: BTreeMap<String, Entry>,
+    /// Warnings that hold now, by the id (or directory) they are about.
+    warnings: BTreeMap<String, String>,
+    watcher: Option<Watcher>,
+    use_events: bool,
+    keys: HashMap<u32, PathBuf>,
+    next_key: u32,
+    root_key: Option<u32>,
+    /// Files read by stamp on every observation (no watch could hold them).
+    unwatched: BTreeSet<String>,
+    /// Whether a full reading stands as the reference.
+    established: bool,
+    /// Events drained while asking for [`Observer::activity`], kept for the
+    /// next observation.
+    pending: Vec<Fired>,
+    /// Files actually hashed by the last observation (the rest came from the
     /// cache); lets tests prove the cache works without timing anything.
     hashed: usize,
+}
+
+impl std::fmt::Debug for FsObserver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FsObserver")
+            .field("root", &self.root)
+            .field("excluded", &self.excluded)
+            .field("entries", &self.entries.len())
+            .field("watcher", &self.watcher)
+            .finish()
+    }
 }
 
 impl FsObserver {
@@ -91,7 +178,17 @@ impl FsObserver {
         Self {
             root: root.into(),
             excluded: Vec::new(),
-            cache: HashMap::new(),
+            budget: Budget::DEFAULT,
+            entries: BTreeMap::new(),
+            warnings: BTreeMap::new(),
+            watcher: None,
+            use_events: true,
+            keys: HashMap::new(),
+            next_key: 0,
+            root_key: None,
+            unwatched: BTreeSet::new(),
+            established: false,
+            pending: Vec::new(),
             hashed: 0,
         }
     }
@@ -116,6 +213,19 @@ impl FsObserver {
         self
     }
 
+    /// Sets how much one observation may read and how long it may take.
+    pub fn with_budget(mut self, budget: Budget) -> Self {
+        self.budget = budget;
+        self
+    }
+
+    /// Reads every stamp on every observation instead of following events
+    /// (for measuring, and for tests of the stamp rule).
+    pub fn without_events(mut self) -> Self {
+        self.use_events = false;
+        self
+    }
+
     /// The observed root, for reports and error messages.
     pub fn root(&self) -> &Path {
         &self.root
@@ -125,6 +235,533 @@ impl FsObserver {
     pub fn excluded(&self) -> &[PathBuf] {
         &self.excluded
     }
+
+    /// Whether the last observation followed events rather than reading
+    /// every stamp.
+    pub fn watching(&self) -> bool {
+        self.watcher.as_ref().is_some_and(Watcher::healthy)
+    }
+
+    /// Observes and returns the whole tree as a [`Snapshot`] (for tests and
+    /// small stores; an audit diffs with [`Observer::observe`]).
+    pub fn snapshot(&mut self) -> Result<Snapshot, ObserveError> {
+        let observation = self.observe(false)?;
+        let objects = self
+            .entries
+            .iter()
+            .map(|(id, e)| {
+                let state = ObjectState {
+                    digest: e.digest_text(),
+                    size: e.size,
+                    fields: BTreeMap::new(),
+                    head: None,
+                };
+                (id.clone(), state)
+            })
+            .collect();
+        Ok(Snapshot {
+            objects,
+            warnings: observation.warnings,
+        })
+    }
+
+    fn is_excluded(&self, rel: &Path) -> bool {
+        self.excluded.iter().any(|x| rel.starts_with(x))
+    }
+
+    /// Everything read again from the root: the first observation, and any
+    /// after events may have been lost.
+    fn full(&mut self, deadline: Instant) -> Result<BTreeMap<String, Entry>, ObserveError> {
+        let old = std::mem::take(&mut self.entries);
+        self.warnings.clear();
+        self.unwatched.clear();
+        // A fresh watcher: every watch below is added before its entry is
+        // read, so a write after the read is an event.
+        self.watcher = if self.use_events {
+            Watcher::new()
+        } else {
+            None
+        };
+        self.keys.clear();
+        self.root_key = None;
+        self.pending.clear();
+        let mut jobs = Vec::new();
+        if self.root_is_dir()? {
+            self.watch_dir(Path::new(""));
+            self.list_into(Path::new(""), &old, &mut jobs, deadline)?;
+        }
+        self.run_jobs(jobs, deadline)?;
+        self.established = true;
+        Ok(old)
+    }
+
+    fn root_is_dir(&self) -> Result<bool, ObserveError> {
+        match fs::metadata(&self.root) {
+            Ok(meta) if meta.is_dir() => Ok(true),
+            Ok(_) => Err(ObserveError::Unusable {
+                path: self.root.clone(),
+                reason: "not a directory".into(),
+            }),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(source) => Err(ObserveError::Io {
+                path: self.root.clone(),
+                source,
+            }),
+        }
+    }
+
+    /// Lists `dir` (relative) and everything below it into the entries,
+    /// queueing the files whose cached digest cannot be reused.
+    fn list_into(
+        &mut self,
+        dir: &Path,
+        old: &BTreeMap<String, Entry>,
+        jobs: &mut Vec<Job>,
+        deadline: Instant,
+    ) -> Result<(), ObserveError> {
+        if Instant::now() > deadline {
+            return Err(self.out_of_time());
+        }
+        let names = match self.list(dir) {
+            Ok(names) => names,
+            Err(e) => {
+                let what = dir_label(dir);
+                self.warnings
+                    .insert(what.clone(), format!("{what}: cannot list: {e}"));
+                return Ok(());
+            }
+        };
+        for (name, file_type) in names {
+            let rel = dir.join(&name);
+            if self.is_excluded(&rel) {
+                continue;
+            }
+            if file_type.is_dir() {
+                let key = self.watch_dir(&rel);
+                self.add_dir(&rel, key);
+                self.list_into(&rel, old, jobs, deadline)?;
+            } else {
+                self.read_entry(&rel, file_type, old, jobs);
+            }
+        }
+        Ok(())
+    }
+
+    /// The entries of `dir`, sorted by name (byte order), with their types.
+    fn list(&self, dir: &Path) -> io::Result<Vec<(std::ffi::OsString, FileType)>> {
+        let mut names = Vec::new();
+        for item in fs::read_dir(self.root.join(dir))? {
+            let item = item?;
+            names.push((item.file_name(), item.file_type()?));
+        }
+        names.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(names)
+    }
+
+    fn add_dir(&mut self, rel: &Path, key: Option<u32>) {
+        let stamp = Stamp::read(&self.root.join(rel)).ok().flatten();
+        self.entries.insert(
+            format!("dir/{}", render_path(rel)),
+            Entry {
+                rel: rel.to_path_buf(),
+                seen: Seen::Hash(Digest::of(b"dir")),
+                size: 3,
+                stamp,
+                taken_at: now_ns(),
+                key,
+                extends_previous: false,
+            },
+        );
+    }
+
+    /// A link, special node or file found by listing: links and nodes are
+    /// read at once, files queued unless the cache can answer.
+    fn read_entry(
+        &mut self,
+        rel: &Path,
+        file_type: FileType,
+        old: &BTreeMap<String, Entry>,
+        jobs: &mut Vec<Job>,
+    ) {
+        let name = render_path(rel);
+        if file_type.is_symlink() {
+            self.read_link(rel, format!("link/{name}"));
+        } else if file_type.is_file() {
+            let id = format!("file/{name}");
+            let path = self.root.join(rel);
+            let taken_at = now_ns();
+            let listed = match fs::symlink_metadata(&path) {
+                Ok(meta) => Stamp::of(&meta),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    self.warnings
+                        .insert(id.clone(), format!("{id}: vanished while being read"));
+                    return;
+                }
+                Err(_) => None,
+            };
+            let key = self.watch_file(rel, &id, listed);
+            let before = old.get(&id).and_then(|e| match e.seen {
+                Seen::Hash(digest) => Some((e.size, digest)),
+                _ => None,
+            });
+            if let (Some(cached), Some(stamp)) = (old.get(&id), listed)
+                && cached.stamp == Some(stamp)
+                && stamp.settled_at(cached.taken_at)
+            {
+                let mut entry = cached.clone();
+                entry.key = key;
+                self.entries.insert(id, entry);
+                return;
+            }
+            jobs.push(Job {
+                id,
+                rel: rel.to_path_buf(),
+                key,
+                taken_at,
+                listed,
+                before,
+            });
+        } else {
+            self.entries.insert(
+                format!("special/{name}"),
+                Entry {
+                    rel: rel.to_path_buf(),
+                    seen: Seen::Hash(Digest::of(special_kind(&file_type).as_bytes())),
+                    size: special_kind(&file_type).len() as u64,
+                    stamp: None,
+                    taken_at: 0,
+                    key: None,
+                    extends_previous: false,
+                },
+            );
+        }
+    }
+
+    fn read_link(&mut self, rel: &Path, id: String) {
+        match fs::read_link(self.root.join(rel)) {
+            Ok(target) => {
+                let bytes = os_bytes(target.as_os_str());
+                self.entries.insert(
+                    id,
+                    Entry {
+                        rel: rel.to_path_buf(),
+                        seen: Seen::Hash(Digest::of(&bytes)),
+                        size: bytes.len() as u64,
+                        stamp: None,
+                        taken_at: 0,
+                        key: None,
+                        extends_previous: false,
+                    },
+                );
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                self.warnings
+                    .insert(id.clone(), format!("{id}: vanished while being read"));
+            }
+            Err(e) => {
+                self.warnings
+                    .insert(id.clone(), format!("{id}: unreadable: {e}"));
+                self.entries.insert(id, unreadable(rel));
+            }
+        }
+    }
+
+    fn watch_dir(&mut self, rel: &Path) -> Option<u32> {
+        if let Some(key) = self.key_of_watched(rel) {
+            return Some(key);
+        }
+        let key = self.next_key;
+        let path = self.root.join(rel);
+        let watcher = self.watcher.as_mut()?;
+        if watcher.add(&path, key).is_ok() {
+            self.keys.insert(key, rel.to_path_buf());
+            self.next_key = self.next_key.wrapping_add(1);
+            if rel.as_os_str().is_empty() {
+                self.root_key = Some(key);
+            }
+            Some(key)
+        } else {
+            // A directory without a watch would hide its entries' changes.
+            watcher.mark_unhealthy();
+            None
+        }
+    }
+
+    fn key_of_watched(&self, rel: &Path) -> Option<u32> {
+        if rel.as_os_str().is_empty() {
+            return self.root_key;
+        }
+        self.entries
+            .get(&format!("dir/{}", render_path(rel)))
+            .and_then(|e| e.key)
+    }
+
+    /// Watches a singly-linked file; anything else is read by stamp.
+    fn watch_file(&mut self, rel: &Path, id: &str, stamp: Option<Stamp>) -> Option<u32> {
+        let single = stamp.is_some_and(|s| s.nlink == 1);
+        let key = self.next_key;
+        let watched = single
+            && self
+                .watcher
+                .as_mut()
+                .is_some_and(|w| w.add(&self.root.join(rel), key).is_ok());
+        if watched {
+            self.keys.insert(key, rel.to_path_buf());
+            self.next_key = self.next_key.wrapping_add(1);
+            Some(key)
+        } else {
+            self.unwatched.insert(id.to_owned());
+            None
+        }
+    }
+
+    /// Hashes the queued files, on two threads when there are many.
+    fn run_jobs(&mut self, jobs: Vec<Job>, deadline: Instant) -> Result<(), ObserveError> {
+        let max_bytes = self.budget.max_bytes;
+        let root = self.root.clone();
+        let hash = |job: &Job| {
+            let path = root.join(&job.rel);
+            let relative = job.id.strip_prefix("file/").unwrap_or(&job.id);
+            if crate::git_index::is_index_path(relative) {
+                return hash_index(&path, job.listed, max_bytes, deadline);
+            }
+            let prefix = job.before.map(|(size, _)| size);
+            hash_file(&path, job.listed, prefix, max_bytes, deadline)
+        };
+        let outcomes: Vec<FileOutcome> = if jobs.len() >= PARALLEL_FROM {
+            let half = jobs.len() / 2;
+            let (a, b) = jobs.split_at(half);
+            std::thread::scope(|scope| {
+                let other = scope.spawn(|| b.iter().map(hash).collect::<Vec<_>>());
+                let mut first: Vec<FileOutcome> = a.iter().map(hash).collect();
+                match other.join() {
+                    Ok(rest) => first.extend(rest),
+                    Err(_) => first.extend(b.iter().map(hash)),
+                }
+                first
+            })
+        } else {
+            jobs.iter().map(hash).collect()
+        };
+        for (job, outcome) in jobs.into_iter().zip(outcomes) {
+            self.apply(job, outcome)?;
+        }
+        Ok(())
+    }
+
+    fn apply(&mut self, job: Job, outcome: FileOutcome) -> Result<(), ObserveError> {
+        let Job {
+            id,
+            rel,
+            key,
+            taken_at,
+            before,
+            ..
+        } = job;
+        self.warnings.remove(&id);
+        let entry = |seen, size, stamp| Entry {
+            rel: rel.clone(),
+            seen,
+            size,
+            stamp,
+            taken_at,
+            key,
+            extends_previous: false,
+        };
+        match outcome {
+            FileOutcome::Hashed {
+                digest,
+                size,
+                stamp,
+                prefix,
+            } => {
+                self.hashed += 1;
+                let mut hashed = entry(Seen::Hash(digest), size, stamp);
+                hashed.extends_previous =
+                    prefix.is_some() && prefix == before.map(|(_, digest)| digest);
+                self.entries.insert(id, hashed);
+            }
+            FileOutcome::TooLarge { size, stamp } => {
+                self.warnings.insert(
+                    id.clone(),
+                    format!(
+                        "{id}: {size} bytes, more than the observation budget of {} bytes (--max-observe-bytes): not hashed, so only a change of its size is seen",
+                        self.budget.max_bytes
+                    ),
+                );
+                self.entries.insert(id, entry(Seen::TooLarge, size, stamp));
+            }
+            FileOutcome::Vanished => {
+                self.entries.remove(&id);
+                self.warnings
+                    .insert(id.clone(), format!("{id}: vanished while being read"));
+            }
+            FileOutcome::Unreadable(reason) => {
+                self.warnings
+                    .insert(id.clone(), format!("{id}: unreadable: {reason}"));
+                self.entries.insert(id, entry(Seen::Unreadable, 0, None));
+            }
+            FileOutcome::OutOfTime => return Err(self.out_of_time()),
+        }
+        Ok(())
+    }
+
+    fn out_of_time(&self) -> ObserveError {
+        ObserveError::OutOfTime {
+            path: self.root.clone(),
+            budget: self.budget.max_time,
+        }
+    }
+
+    /// Reads only what events named (and what no watch covers), once a full
+    /// reading stands and the watcher has lost nothing. `None` when that
+    /// cannot be done and a full reading is needed.
+    fn follow_events(&mut self, deadline: Instant) -> Option<Result<Vec<Change>, ObserveError>> {
+        let watcher = self.watcher.as_mut()?;
+        let mut fired = std::mem::take(&mut self.pending);
+        watcher.drain(&mut fired);
+        if !self.established || !watcher.healthy() {
+            return None;
+        }
+        let mut dirty: BTreeSet<PathBuf> = BTreeSet::new();
+        for f in fired {
+            let Some(base) = self.keys.get(&f.key) else {
+                continue;
+            };
+            match f.name {
+                Some(name) => dirty.insert(base.join(name)),
+                None => dirty.insert(base.clone()),
+            };
+        }
+        for id in &self.unwatched {
+            if let Some(e) = self.entries.get(id) {
+                dirty.insert(e.rel.clone());
+            }
+        }
+        if !self.directories_agree(&dirty) {
+            return None;
+        }
+        Some(self.reread(dirty, deadline))
+    }
+
+    /// The cross-check of events against metadata: every directory whose
+    /// stamp moved must have had an entry, or itself, named by an event.
+    /// Stamps that moved for a reason are taken as the new reference.
+    fn directories_agree(&mut self, dirty: &BTreeSet<PathBuf>) -> bool {
+        let mut moved = Vec::new();
+        for (id, e) in self.entries.range("dir/".to_owned().."dir0".to_owned()) {
+            let now = Stamp::read(&self.root.join(&e.rel)).ok().flatten();
+            if now == e.stamp {
+                continue;
+            }
+            let explained =
+                dirty.contains(&e.rel) || dirty.iter().any(|d| d.parent() == Some(e.rel.as_path()));
+            if !explained {
+                return false;
+            }
+            moved.push((id.clone(), now));
+        }
+        for (id, stamp) in moved {
+            if let Some(e) = self.entries.get_mut(&id) {
+                e.stamp = stamp;
+            }
+        }
+        true
+    }
+
+    /// Re-reads each dirty path (a directory with everything below it),
+    /// giving the changes in id order.
+    fn reread(
+        &mut self,
+        dirty: BTreeSet<PathBuf>,
+        deadline: Instant,
+    ) -> Result<Vec<Change>, ObserveError> {
+        // A path below a dirty path is re-read with it.
+        let mut roots: Vec<PathBuf> = Vec::new();
+        for rel in dirty {
+            if rel.as_os_str().is_empty() || self.is_excluded(&rel) {
+                continue;
+            }
+            if roots.last().is_some_and(|r| rel.starts_with(r)) {
+                continue;
+            }
+            roots.push(rel);
+        }
+        let mut before: BTreeMap<String, Entry> = BTreeMap::new();
+        let mut jobs = Vec::new();
+        for rel in &roots {
+            // Whatever stood at this path, and below it, may be replaced; it
+            // stays the cache for what turns out unchanged.
+            for id in self.ids_at(rel) {
+                if let Some(old) = self.entries.remove(&id) {
+                    if let Some(key) = old.key {
+                        self.keys.remove(&key);
+                        if let Some(w) = &mut self.watcher {
+                            w.remove(key);
+                        }
+                    }
+                    before.insert(id.clone(), old);
+                }
+                self.warnings.remove(&id);
+                self.unwatched.remove(&id);
+            }
+        }
+        for rel in &roots {
+            let path = self.root.join(rel);
+            match fs::symlink_metadata(&path) {
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    let id = format!("file/{}", render_path(rel));
+                    self.warnings
+                        .insert(id.clone(), format!("{id}: unreadable: {e}"));
+                }
+                Ok(meta) if meta.is_dir() => {
+                    let key = self.watch_dir(rel);
+                    self.add_dir(rel, key);
+                    self.list_into(rel, &before, &mut jobs, deadline)?;
+                }
+                Ok(meta) => self.read_entry(rel, meta.file_type(), &before, &mut jobs),
+            }
+        }
+        self.run_jobs(jobs, deadline)?;
+        let mut touched: BTreeSet<String> = before.keys().cloned().collect();
+        for rel in &roots {
+            touched.extend(self.ids_at(rel));
+        }
+        Ok(touched
+            .into_iter()
+            .filter_map(|id| change_of(&id, before.get(&id), self.entries.get(&id)))
+            .collect())
+    }
+
+    /// Ids at `rel` or below it, of every kind.
+    fn ids_at(&self, rel: &Path) -> Vec<String> {
+        let name = render_path(rel);
+        let mut ids = Vec::new();
+        for kind in ["dir", "file", "link", "special"] {
+            let exact = format!("{kind}/{name}");
+            if self.entries.contains_key(&exact) {
+                ids.push(exact.clone());
+            }
+            let below = format!("{exact}/");
+            let end = format!("{exact}0");
+            ids.extend(self.entries.range(below..end).map(|(id, _)| id.clone()));
+        }
+        ids
+    }
+}
+
+/// One file to hash.
+struct Job {
+    id: String,
+    rel: PathBuf,
+    key: Option<u32>,
+    taken_at: i128,
+    /// The stamp when listed: what is opened must be this very file.
+    listed: Option<Stamp>,
+    /// Size and digest of what the file held before, to tell whether the
+    /// new content begins with it.
+    before: Option<(u64, Digest)>,
 }
 
 impl Observer for FsObserver {
@@ -132,346 +769,376 @@ impl Observer for FsObserver {
         "fs"
     }
 
-    fn snapshot(&mut self) -> Result<Snapshot, ObserveError> {
-        // Taken once, before anything is read: earlier than every stat below,
-        // which only makes the racy rule more cautious.
-        let now = now_ns();
-        let mut old_cache = std::mem::take(&mut self.cache);
-        let mut new_cache = HashMap::new();
+    fn observe(&mut self, changes: bool) -> Result<Observation, ObserveError> {
+        let deadline = self.budget.deadline();
         self.hashed = 0;
-        let mut snapshot = Snapshot::default();
-
-        match fs::metadata(&self.root) {
-            Ok(meta) if meta.is_dir() => {}
-            Ok(_) => {
-                return Err(ObserveError::Unusable {
-                    path: self.root.clone(),
-                    reason: "not a directory".into(),
-                });
+        let delta = match self.follow_events(deadline) {
+            Some(Ok(found)) => Delta { changes: found },
+            Some(Err(e)) => {
+                self.established = false;
+                return Err(e);
             }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(snapshot),
-            Err(source) => {
-                return Err(ObserveError::Io {
-                    path: self.root.clone(),
-                    source,
-                });
-            }
-        }
-
-        let root = &self.root;
-        let excluded = &self.excluded;
-        let walker = WalkDir::new(root)
-            .follow_links(false)
-            .min_depth(1)
-            .sort_by_file_name()
-            .into_iter()
-            .filter_entry(|entry| !is_excluded(root, excluded, entry.path()));
-
-        for item in walker {
-            let entry = match item {
-                Ok(entry) => entry,
-                Err(err) => {
-                    snapshot.warnings.push(walk_warning(root, &err));
-                    continue;
-                }
-            };
-            let Ok(relative) = entry.path().strip_prefix(root) else {
-                // walkdir joins every path onto the root; this cannot happen.
-                continue;
-            };
-            let name = render_path(relative);
-            let file_type = entry.file_type();
-            if file_type.is_dir() {
-                snapshot
-                    .objects
-                    .insert(format!("dir/{name}"), ObjectState::whole(b"dir"));
-            } else if file_type.is_symlink() {
-                let id = format!("link/{name}");
-                match fs::read_link(entry.path()) {
-                    Ok(target) => {
-                        snapshot
-                            .objects
-                            .insert(id, ObjectState::whole(&os_bytes(target.as_os_str())));
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                        snapshot
-                            .warnings
-                            .push(format!("{id}: vanished while being read"));
-                    }
+            None => {
+                let old = match self.full(deadline) {
+                    Ok(old) => old,
                     Err(e) => {
-                        snapshot.warnings.push(format!("{id}: unreadable: {e}"));
-                        snapshot.objects.insert(id, unreadable());
+                        self.established = false;
+                        return Err(e);
                     }
+                };
+                if changes {
+                    merge_diff(&old, &self.entries)
+                } else {
+                    Delta::default()
                 }
-            } else if file_type.is_file() {
-                let id = format!("file/{name}");
-                let cached = old_cache.remove(&id);
-                match observe_file(entry.path(), &name, cached, now) {
-                    FileOutcome::Cached(cache_entry) => {
-                        snapshot
-                            .objects
-                            .insert(id.clone(), cache_entry.state.clone());
-                        new_cache.insert(id, cache_entry);
-                    }
-                    FileOutcome::Hashed(cache_entry) => {
-                        self.hashed += 1;
-                        snapshot
-                            .objects
-                            .insert(id.clone(), cache_entry.state.clone());
-                        if let Some(cache_entry) = cache_entry.into_cacheable() {
-                            new_cache.insert(id, cache_entry);
-                        }
-                    }
-                    FileOutcome::Vanished => {
-                        snapshot
-                            .warnings
-                            .push(format!("{id}: vanished while being read"));
-                    }
-                    FileOutcome::Unreadable(reason) => {
-                        snapshot
-                            .warnings
-                            .push(format!("{id}: unreadable: {reason}"));
-                        snapshot.objects.insert(id, unreadable());
-                    }
-                }
-            } else {
-                snapshot.objects.insert(
-                    format!("special/{name}"),
-                    ObjectState::whole(special_kind(&file_type).as_bytes()),
-                );
             }
-        }
-
-        self.cache = new_cache;
-        Ok(snapshot)
-    }
-}
-
-/// What the filesystem said about a file, reduced to what tells whether its
-/// content may have changed since the digest was taken.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Stamp {
-    dev: u64,
-    ino: u64,
-    size: u64,
-    mtime_ns: i128,
-    ctime_ns: i128,
-}
-
-impl Stamp {
-    #[cfg(unix)]
-    fn of(meta: &Metadata) -> Option<Self> {
-        use std::os::unix::fs::MetadataExt;
-        let ns = |secs: i64, nanos: i64| i128::from(secs) * 1_000_000_000 + i128::from(nanos);
-        Some(Self {
-            dev: meta.dev(),
-            ino: meta.ino(),
-            size: meta.size(),
-            mtime_ns: ns(meta.mtime(), meta.mtime_nsec()),
-            ctime_ns: ns(meta.ctime(), meta.ctime_nsec()),
+        };
+        Ok(Observation {
+            delta: if changes { delta } else { Delta::default() },
+            warnings: self.warnings.values().cloned().collect(),
         })
     }
 
-    /// Without inode numbers and ctimes the cache would be guessing, so
-    /// every file is hashed every time.
-    #[cfg(not(unix))]
-    fn of(_meta: &Metadata) -> Option<Self> {
-        None
-    }
-}
-
-#[derive(Clone, Debug)]
-struct CacheEntry {
-    /// `None` when the platform gives no stamp: such an entry is never reused.
-    stamp: Option<Stamp>,
-    /// Wall-clock time (ns since the epoch) before the stamp was taken.
-    taken_at_ns: i128,
-    state: ObjectState,
-}
-
-impl CacheEntry {
-    /// A cached digest is trusted only for the very same file, unchanged by
-    /// every measure the filesystem keeps, and only once its timestamps are
-    /// clearly older than the moment it was cached: a same-size rewrite in the
-    /// same clock tick would otherwise leave every measure unchanged.
-    fn reusable_for(&self, stamp: &Stamp) -> bool {
-        let Some(cached) = &self.stamp else {
-            return false;
+    fn activity(&mut self) -> Activity {
+        let Some(watcher) = &mut self.watcher else {
+            return Activity::Unknown;
         };
-        cached == stamp && stamp.mtime_ns.max(stamp.ctime_ns) < self.taken_at_ns - RACY_WINDOW_NS
+        let before = self.pending.len();
+        watcher.drain(&mut self.pending);
+        if !watcher.healthy() || !self.unwatched.is_empty() {
+            Activity::Unknown
+        } else if self.pending.len() > before {
+            Activity::Busy
+        } else {
+            Activity::Quiet
+        }
     }
 
-    fn into_cacheable(self) -> Option<Self> {
-        self.stamp.is_some().then_some(self)
+    fn present(&mut self, visit: &mut dyn FnMut(&str)) -> Result<(), ObserveError> {
+        for id in self.entries.keys() {
+            visit(id);
+        }
+        Ok(())
+    }
+}
+
+/// The change to `id` from `old` to `new`, if any.
+fn change_of(id: &str, old: Option<&Entry>, new: Option<&Entry>) -> Option<Change> {
+    match (old, new) {
+        (None, None) => None,
+        (None, Some(n)) => Some(Change {
+            object: id.to_owned(),
+            op: Op::Create,
+            overwrite: None,
+            before: None,
+            after: Some(n.digest_text()),
+        }),
+        (Some(o), None) => Some(Change {
+            object: id.to_owned(),
+            op: Op::Delete,
+            overwrite: None,
+            before: Some(o.digest_text()),
+            after: None,
+        }),
+        (Some(o), Some(n)) if o.same_content(n) => None,
+        (Some(o), Some(n)) => Some(Change {
+            object: id.to_owned(),
+            op: Op::Update,
+            overwrite: Some(overwrites(o, n)),
+            before: Some(o.digest_text()),
+            after: Some(n.digest_text()),
+        }),
+    }
+}
+
+/// Whether an update of a file destroyed content. A file has no fields, so
+/// every change is an overwrite except an append: content that grew and
+/// begins with what the file held before (checked while hashing, against
+/// the old size and digest) only added bytes, an additive update.
+fn overwrites(old: &Entry, new: &Entry) -> bool {
+    !(new.extends_previous && new.size > old.size)
+}
+
+/// The changes between two full readings, in id order.
+fn merge_diff(old: &BTreeMap<String, Entry>, new: &BTreeMap<String, Entry>) -> Delta {
+    let mut changes = Vec::new();
+    let mut a = old.iter().peekable();
+    let mut b = new.iter().peekable();
+    loop {
+        let next = match (a.peek().copied(), b.peek().copied()) {
+            (None, None) => break,
+            (Some((id, e)), None) => {
+                a.next();
+                change_of(id, Some(e), None)
+            }
+            (None, Some((id, e))) => {
+                b.next();
+                change_of(id, None, Some(e))
+            }
+            (Some((ia, ea)), Some((ib, eb))) => match ia.cmp(ib) {
+                std::cmp::Ordering::Less => {
+                    a.next();
+                    change_of(ia, Some(ea), None)
+                }
+                std::cmp::Ordering::Greater => {
+                    b.next();
+                    change_of(ib, None, Some(eb))
+                }
+                std::cmp::Ordering::Equal => {
+                    a.next();
+                    b.next();
+                    change_of(ia, Some(ea), Some(eb))
+                }
+            },
+        };
+        changes.extend(next);
+    }
+    Delta { changes }
+}
+
+fn unreadable(rel: &Path) -> Entry {
+    Entry {
+        rel: rel.to_path_buf(),
+        seen: Seen::Unreadable,
+        size: 0,
+        stamp: None,
+        taken_at: 0,
+        key: None,
+        extends_previous: false,
     }
 }
 
 enum FileOutcome {
-    Cached(CacheEntry),
-    Hashed(CacheEntry),
+    Hashed {
+        digest: Digest,
+        size: u64,
+        stamp: Option<Stamp>,
+        /// The digest of the first `prefix` bytes asked for, when the file
+        /// holds that many.
+        prefix: Option<Digest>,
+    },
+    TooLarge {
+        size: u64,
+        stamp: Option<Stamp>,
+    },
     /// Deleted between listing and reading: it is not part of this snapshot.
     Vanished,
     Unreadable(String),
+    OutOfTime,
 }
 
-/// Reads one regular file's digest, from the cache when it can be trusted.
+/// Hashes one regular file.
 ///
-/// The stamp stored with a fresh digest comes from the open handle, taken
+/// The stamp stored with the digest comes from the open handle, taken
 /// before the first byte is read, so any later write moves it (or, within one
-/// clock tick, trips the racy rule) and forces a re-hash. `relative` is the
-/// file's name in the store (to know a git index when it sees one).
-fn observe_file(path: &Path, relative: &str, cached: Option<CacheEntry>, now: i128) -> FileOutcome {
-    let listed = match fs::symlink_metadata(path) {
-        Ok(meta) => meta,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return FileOutcome::Vanished,
-        Err(e) => return FileOutcome::Unreadable(e.to_string()),
+/// clock tick, trips the stamp rule) and forces a re-hash. What is opened
+/// must be the regular file that was listed: a swap for a link, a directory
+/// or a FIFO between listing and opening is refused, not followed.
+fn hash_file(
+    path: &Path,
+    listed: Option<Stamp>,
+    prefix: Option<u64>,
+    max_bytes: u64,
+    deadline: Instant,
+) -> FileOutcome {
+    let (file, opened, stamp) = match open_listed(path, listed) {
+        Ok(opened) => opened,
+        Err(Stopped::Failed(reason)) => return FileOutcome::Unreadable(reason),
+        Err(_) => return FileOutcome::Vanished,
     };
-    let listed_stamp = Stamp::of(&listed);
-    if let (Some(entry), Some(stamp)) = (cached.as_ref(), listed_stamp)
-        && entry.reusable_for(&stamp)
+    if opened.len() > max_bytes {
+        return FileOutcome::TooLarge {
+            size: opened.len(),
+            stamp,
+        };
+    }
+    // Never more than the budget, even if the file grows while being read.
+    let mut reader = file.take(max_bytes.saturating_add(1));
+    let mut hasher = blake3::Hasher::new();
+    let mut size = 0u64;
+    // One buffer per thread: zeroing 64 KiB for each of 10^5 small files
+    // would cost more than hashing them.
+    thread_local! {
+        static BUFFER: std::cell::RefCell<Vec<u8>> = std::cell::RefCell::new(vec![0u8; HASH_BUFFER]);
+    }
+    let mut at_prefix = None;
+    BUFFER
+        .with_borrow_mut(|buffer| {
+            let mut sink = Sink {
+                hasher: &mut hasher,
+                size: &mut size,
+                prefix,
+                at_prefix: &mut at_prefix,
+            };
+            sink.feed(&mut reader, buffer, deadline)
+        })
+        .map_or_else(
+            |stopped| match stopped {
+                Stopped::Gone => FileOutcome::Vanished,
+                Stopped::Late => FileOutcome::OutOfTime,
+                Stopped::Failed(reason) => FileOutcome::Unreadable(reason),
+            },
+            |()| {
+                if size > max_bytes {
+                    FileOutcome::TooLarge { size, stamp }
+                } else {
+                    FileOutcome::Hashed {
+                        digest: hasher.finalize().into(),
+                        size,
+                        stamp,
+                        prefix: at_prefix,
+                    }
+                }
+            },
+        )
+}
+
+/// Digests a git index by what it stages ([`crate::git_index`]), so the
+/// stat-cache refresh git makes in a copied repository is no change; bytes
+/// that do not read as an index are digested as they are. An index is never
+/// taken for an append.
+fn hash_index(
+    path: &Path,
+    listed: Option<Stamp>,
+    max_bytes: u64,
+    deadline: Instant,
+) -> FileOutcome {
+    let (file, opened, stamp) = match open_listed(path, listed) {
+        Ok(opened) => opened,
+        Err(Stopped::Failed(reason)) => return FileOutcome::Unreadable(reason),
+        Err(_) => return FileOutcome::Vanished,
+    };
+    let limit = max_bytes.min(crate::git_index::MAX_INDEX_BYTES as u64);
+    if opened.len() > limit {
+        // Too large to hold in memory and read as an index: hashed as bytes,
+        // or recorded by size past the budget.
+        return hash_file(path, listed, None, max_bytes, deadline);
+    }
+    let mut bytes = Vec::new();
+    // Never more than the limit, even if the file grows while being read.
+    if let Err(e) = file.take(limit.saturating_add(1)).read_to_end(&mut bytes) {
+        return FileOutcome::Unreadable(e.to_string());
+    }
+    let size = bytes.len() as u64;
+    if size > limit {
+        return FileOutcome::TooLarge { size, stamp };
+    }
+    let digest = crate::git_index::content_digest(&bytes)
+        .and_then(|hex| blake3::Hash::from_hex(hex).ok())
+        .map_or_else(|| Digest::of(&bytes), Digest::from);
+    FileOutcome::Hashed {
+        digest,
+        size,
+        stamp,
+        prefix: None,
+    }
+}
+
+/// Why a file could not be hashed to its end.
+enum Stopped {
+    /// Deleted before it could be opened.
+    Gone,
+    Late,
+    Failed(String),
+}
+
+/// Opens the regular file that was listed at `path`: never through a link,
+/// never blocking on a FIFO swapped in since the listing, and refusing
+/// whatever is not the very file (device and inode) that was listed.
+fn open_listed(
+    path: &Path,
+    listed: Option<Stamp>,
+) -> Result<(fs::File, fs::Metadata, Option<Stamp>), Stopped> {
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
     {
-        return FileOutcome::Cached(entry.clone());
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
     }
-    let previous = cached.map(|entry| entry.state);
-    if !listed.is_file() {
-        // Replaced by a link, directory or FIFO since it was listed; opening it
-        // now could follow a link out of the root or block on a FIFO.
-        return FileOutcome::Unreadable("replaced while being read".into());
-    }
-    let file = match open_regular(path) {
+    let file = match options.open(path) {
         Ok(file) => file,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return FileOutcome::Vanished,
-        Err(e) => return FileOutcome::Unreadable(e.to_string()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(Stopped::Gone),
+        #[cfg(unix)]
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(Stopped::Failed("replaced while being read".into()));
+        }
+        Err(e) => return Err(Stopped::Failed(e.to_string())),
     };
-    let opened = match file.metadata() {
-        Ok(meta) => meta,
-        Err(e) => return FileOutcome::Unreadable(e.to_string()),
-    };
+    let opened = file
+        .metadata()
+        .map_err(|e| Stopped::Failed(e.to_string()))?;
     let stamp = Stamp::of(&opened);
-    let same_object = match (listed_stamp, stamp) {
+    let same_object = match (listed, stamp) {
         (Some(a), Some(b)) => a.dev == b.dev && a.ino == b.ino,
         _ => true,
     };
     if !opened.is_file() || !same_object {
-        // Swapped between stat and open (perhaps for a link pointing out of
-        // the root): whatever was opened is not the entry that was listed.
-        return FileOutcome::Unreadable("replaced while being read".into());
+        return Err(Stopped::Failed("replaced while being read".into()));
     }
-    let reader = BufReader::with_capacity(HASH_BUFFER, file);
-    let state = if crate::git_index::is_index_path(relative)
-        && opened.len() <= crate::git_index::MAX_INDEX_BYTES as u64
-    {
-        index_state(reader)
-    } else {
-        content_state(reader, previous.as_ref())
-    };
-    match state {
-        Ok(state) => FileOutcome::Hashed(CacheEntry {
-            stamp,
-            taken_at_ns: now,
-            state,
-        }),
-        Err(e) => FileOutcome::Unreadable(e.to_string()),
-    }
+    Ok((file, opened, stamp))
 }
 
-/// Opens a listed file for hashing without ever blocking or following a
-/// link: a FIFO a server swapped in after the listing opens at once (and is
-/// then refused as not a regular file) instead of waiting for a writer
-/// forever, and a link swapped in fails to open.
-fn open_regular(path: &Path) -> io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
-        .open(path)
+/// Where hashed bytes go: the hasher, a count, and the digest of the first
+/// `prefix` bytes taken on the way (a clone of the hasher at that point).
+struct Sink<'a> {
+    hasher: &'a mut blake3::Hasher,
+    size: &'a mut u64,
+    prefix: Option<u64>,
+    at_prefix: &'a mut Option<Digest>,
 }
 
-/// A file's state: the blake3 of its content, and, when it is longer than
-/// it was in the `previous` snapshot, the digest of its first
-/// `previous.size` bytes, taken in the same pass, so the diff can tell an
-/// append from an overwrite.
-fn content_state(
-    mut reader: impl io::Read,
-    previous: Option<&ObjectState>,
-) -> io::Result<ObjectState> {
-    let mut hasher = blake3::Hasher::new();
-    let mut head = None;
-    let mut size = 0u64;
-    if let Some(previous) = previous {
-        size = io::copy(&mut (&mut reader).take(previous.size), &mut hasher)?;
-        if size == previous.size {
-            head = Some(crate::Head {
-                len: size,
-                digest: hasher.clone().finalize().to_hex().to_string(),
-            });
+impl Sink<'_> {
+    fn take(&mut self, bytes: &[u8]) {
+        let start = *self.size;
+        let end = start + bytes.len() as u64;
+        match self.prefix {
+            Some(p) if p >= start && p <= end && self.at_prefix.is_none() => {
+                let cut = (p - start) as usize;
+                self.hasher.update(&bytes[..cut]);
+                *self.at_prefix = Some(self.hasher.clone().finalize().into());
+                self.hasher.update(&bytes[cut..]);
+            }
+            _ => {
+                self.hasher.update(bytes);
+            }
+        }
+        *self.size = end;
+    }
+
+    /// Feeds `reader` through, until the end, an error or the deadline.
+    fn feed(
+        &mut self,
+        reader: &mut impl Read,
+        buffer: &mut [u8],
+        deadline: Instant,
+    ) -> Result<(), Stopped> {
+        if self.prefix == Some(0) {
+            self.take(&[]);
+        }
+        loop {
+            match reader.read(buffer) {
+                Ok(0) => return Ok(()),
+                Ok(n) => {
+                    self.take(&buffer[..n]);
+                    if Instant::now() > deadline {
+                        return Err(Stopped::Late);
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(Stopped::Failed(e.to_string())),
+            }
         }
     }
-    size += io::copy(&mut reader, &mut hasher)?;
-    // No longer than before: nothing was appended.
-    let head = head.filter(|h| size > h.len);
-    Ok(ObjectState {
-        digest: hasher.finalize().to_hex().to_string(),
-        size,
-        fields: Default::default(),
-        head,
-    })
 }
 
-/// A git index's state: the digest of what it stages, when it reads as an
-/// index; else, like any file, of its bytes.
-fn index_state(mut reader: impl io::Read) -> io::Result<ObjectState> {
-    let mut bytes = Vec::new();
-    reader.read_to_end(&mut bytes)?;
-    let digest =
-        crate::git_index::content_digest(&bytes).unwrap_or_else(|| crate::digest_hex(&bytes));
-    Ok(ObjectState {
-        digest,
-        size: bytes.len() as u64,
-        fields: Default::default(),
-        head: None,
-    })
-}
-
-fn unreadable() -> ObjectState {
-    ObjectState {
-        digest: UNREADABLE_DIGEST.to_owned(),
-        size: 0,
-        fields: Default::default(),
-        head: None,
-    }
-}
-
-fn now_ns() -> i128 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| i128::try_from(d.as_nanos()).unwrap_or(i128::MAX))
-        .unwrap_or(0)
-}
-
-fn is_excluded(root: &Path, excluded: &[PathBuf], path: &Path) -> bool {
-    match path.strip_prefix(root) {
-        Ok(relative) => excluded.iter().any(|x| relative.starts_with(x)),
-        Err(_) => false,
-    }
-}
-
-/// A walk error as a warning that names the entry relative to the root, so
-/// the same problem reads the same in every copy of the store.
-fn walk_warning(root: &Path, err: &walkdir::Error) -> String {
-    let name = err
-        .path()
-        .and_then(|p| p.strip_prefix(root).ok())
-        .map(render_path)
-        .unwrap_or_default();
-    let what = if name.is_empty() {
+/// `root` or `dir/<path>`: how a listing warning names a directory, the same
+/// in every copy of the store.
+fn dir_label(dir: &Path) -> String {
+    if dir.as_os_str().is_empty() {
         "root".to_owned()
     } else {
-        format!("dir/{name}")
-    };
-    match err.io_error() {
-        Some(io) => format!("{what}: cannot list: {io}"),
-        None => format!("{what}: cannot list: {err}"),
+        format!("dir/{}", render_path(dir))
     }
 }
 
@@ -546,9 +1213,10 @@ mod tests {
     use std::io::Write;
     use std::os::unix::ffi::OsStrExt;
     use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
-    use std::time::Duration;
+    use std::time::{Duration, SystemTime};
 
     use pretty_assertions::assert_eq;
+    use walkdir::WalkDir;
 
     use super::*;
     use crate::{Op, diff, digest_hex};
@@ -578,8 +1246,8 @@ mod tests {
     /// Pretends every cached digest was taken long after its file last
     /// changed, so only the stamp comparison (not the racy rule) decides reuse.
     fn age_cache(observer: &mut FsObserver) {
-        for entry in observer.cache.values_mut() {
-            entry.taken_at_ns += 3_600 * 1_000_000_000;
+        for entry in observer.entries.values_mut() {
+            entry.taken_at += 3_600 * 1_000_000_000;
         }
     }
 
@@ -665,60 +1333,11 @@ mod tests {
     }
 
     #[test]
-    fn racy_rule_distrusts_recently_touched_files() {
-        let second = 1_000_000_000;
-        let stamp = Stamp {
-            dev: 1,
-            ino: 2,
-            size: 3,
-            mtime_ns: 100 * second,
-            ctime_ns: 100 * second,
-        };
-        let entry = |taken_at_ns| CacheEntry {
-            stamp: Some(stamp),
-            taken_at_ns,
-            state: ObjectState::whole(b"abc"),
-        };
-        // Cached in the same tick as the write, or within the window: re-hash.
-        assert!(!entry(100 * second).reusable_for(&stamp));
-        assert!(!entry(101 * second).reusable_for(&stamp));
-        assert!(!entry(102 * second).reusable_for(&stamp));
-        // Cached well after the last write: trusted.
-        assert!(entry(102 * second + 1).reusable_for(&stamp));
-        // A recent ctime (say, mtime set back with utimensat) is racy too.
-        let touched = Stamp {
-            ctime_ns: 105 * second,
-            ..stamp
-        };
-        let entry_touched = CacheEntry {
-            stamp: Some(touched),
-            ..entry(106 * second)
-        };
-        assert!(!entry_touched.reusable_for(&touched));
-        // Any measure that moved: re-hash.
-        for changed in [
-            Stamp { ino: 9, ..stamp },
-            Stamp { dev: 9, ..stamp },
-            Stamp { size: 9, ..stamp },
-            Stamp {
-                mtime_ns: 99 * second,
-                ..stamp
-            },
-            Stamp {
-                ctime_ns: 99 * second,
-                ..stamp
-            },
-        ] {
-            assert!(!entry(200 * second).reusable_for(&changed));
-        }
-    }
-
-    #[test]
     fn unchanged_files_are_not_rehashed_once_settled() {
         let dir = tempfile::tempdir().unwrap();
         write(&dir.path().join("a"), b"one");
         write(&dir.path().join("b/c"), b"two");
-        let mut observer = FsObserver::new(dir.path());
+        let mut observer = FsObserver::new(dir.path()).without_events();
         let first = observer.snapshot().unwrap();
         assert_eq!(observer.hashed, 2);
         // Within the racy window everything is hashed again.
@@ -729,10 +1348,51 @@ mod tests {
         assert_eq!(observer.hashed, 0);
         assert_eq!(first, second);
         assert_eq!(first, third);
-        // A deleted file leaves the cache with its object.
+        // A deleted file leaves with its object.
         fs::remove_file(dir.path().join("a")).unwrap();
         observer.snapshot().unwrap();
-        assert_eq!(observer.cache.len(), 1);
+        assert_eq!(
+            observer
+                .entries
+                .keys()
+                .filter(|k| k.starts_with("file/"))
+                .count(),
+            1
+        );
+    }
+
+    #[test]
+    fn with_events_an_untouched_tree_is_not_read_again() {
+        let dir = tempfile::tempdir().unwrap();
+        write(&dir.path().join("a"), b"one");
+        write(&dir.path().join("b/c"), b"two");
+        let mut observer = FsObserver::new(dir.path());
+        let first = observer.snapshot().unwrap();
+        if !observer.watching() {
+            return; // No inotify here: the stamp rule alone is tested above.
+        }
+        // Fresh files, and still nothing is hashed: no event named them.
+        let second = observer.snapshot().unwrap();
+        assert_eq!(observer.hashed, 0);
+        assert_eq!(first, second);
+        write(&dir.path().join("b/c"), b"TWO");
+        write(&dir.path().join("b/new/d"), b"three");
+        let d = observer.observe(true).unwrap().delta;
+        assert_eq!(observer.hashed, 2, "only what events named");
+        let ops: Vec<(&str, Op)> = d
+            .changes
+            .iter()
+            .map(|c| (c.object.as_str(), c.op))
+            .collect();
+        assert_eq!(
+            ops,
+            [
+                ("dir/b/new", Op::Create),
+                ("file/b/c", Op::Update),
+                ("file/b/new/d", Op::Create)
+            ]
+        );
+        assert!(observer.watching());
     }
 
     #[test]
@@ -838,11 +1498,14 @@ mod tests {
         let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
         // SAFETY: a valid C string; mkfifo only creates a node.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-        // Would block forever with File::open: nobody writes.
-        let opened = open_regular(&fifo).unwrap();
-        assert!(!opened.metadata().unwrap().is_file());
+        // Would block forever with File::open: nobody writes. Opened
+        // without blocking, then refused as not a regular file.
+        assert!(matches!(open_listed(&fifo, None), Err(Stopped::Failed(_))));
         symlink(&fifo, dir.path().join("link")).unwrap();
-        assert!(open_regular(&dir.path().join("link")).is_err());
+        assert!(matches!(
+            open_listed(&dir.path().join("link"), None),
+            Err(Stopped::Failed(_))
+        ));
     }
 
     #[test]
@@ -965,7 +1628,7 @@ mod tests {
         fs::set_permissions(&path, fs::Permissions::from_mode(0o000)).unwrap();
         // Root (and CAP_DAC_OVERRIDE) reads it anyway; ask the kernel which
         // case this is rather than guessing from the environment.
-        let privileged = File::open(&path).is_ok();
+        let privileged = fs::File::open(&path).is_ok();
         let snap = FsObserver::new(dir.path()).snapshot().unwrap();
         fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
         if privileged {
@@ -1011,49 +1674,40 @@ mod tests {
         assert_eq!(snap.objects["file/big"], ObjectState::whole(&content));
     }
 
-    fn overwrite_of(before: &Snapshot, after: &Snapshot, id: &str) -> Option<bool> {
-        diff(before, after)
-            .changes
-            .into_iter()
-            .find(|c| c.object == id)
-            .and_then(|c| c.overwrite)
+    /// Whether the one change the next observation reports is an overwrite.
+    fn overwrite_of_next(observer: &mut FsObserver) -> Option<bool> {
+        let changes = observer.observe(true).unwrap().delta.changes;
+        assert_eq!(changes.len(), 1, "{changes:?}");
+        assert_eq!(changes[0].op, Op::Update, "{changes:?}");
+        changes[0].overwrite
     }
 
     #[test]
     fn an_append_is_an_additive_update_and_a_rewrite_an_overwrite() {
-        let dir = tempfile::tempdir().unwrap();
-        let log = dir.path().join("logs/HEAD");
-        write(&log, b"0000 1111 first\n");
-        let mut observer = FsObserver::new(dir.path());
-        let first = observer.snapshot().unwrap();
-        let mut file = fs::OpenOptions::new().append(true).open(&log).unwrap();
-        file.write_all(b"1111 2222 second\n").unwrap();
-        drop(file);
-        let appended = observer.snapshot().unwrap();
-        assert_eq!(
-            overwrite_of(&first, &appended, "file/logs/HEAD"),
-            Some(false)
-        );
-        // Same length grown, different beginning: an overwrite.
-        write(&log, b"xxxx 1111 first\n1111 2222 second\nmore\n");
-        let rewritten = observer.snapshot().unwrap();
-        assert_eq!(
-            overwrite_of(&appended, &rewritten, "file/logs/HEAD"),
-            Some(true)
-        );
-        // Shorter: an overwrite, whatever its first bytes.
-        write(&log, b"xxxx");
-        let cut = observer.snapshot().unwrap();
-        assert_eq!(overwrite_of(&rewritten, &cut, "file/logs/HEAD"), Some(true));
-        // An append through temp file and rename (a new inode) still begins
-        // with the old content: additive.
-        rewrite_via_rename(&log, b"xxxx and more");
-        let renamed = observer.snapshot().unwrap();
-        assert_eq!(overwrite_of(&cut, &renamed, "file/logs/HEAD"), Some(false));
-        // A fresh observer knows no earlier length: it claims nothing.
-        let mut fresh = FsObserver::new(dir.path());
-        let seen = fresh.snapshot().unwrap();
-        assert!(seen.objects["file/logs/HEAD"].head.is_none());
+        for events in [true, false] {
+            let dir = tempfile::tempdir().unwrap();
+            let log = dir.path().join("logs/HEAD");
+            write(&log, b"0000 1111 first\n");
+            let mut observer = FsObserver::new(dir.path());
+            if !events {
+                observer = observer.without_events();
+            }
+            observer.observe(false).unwrap();
+            let mut file = fs::OpenOptions::new().append(true).open(&log).unwrap();
+            file.write_all(b"1111 2222 second\n").unwrap();
+            drop(file);
+            assert_eq!(overwrite_of_next(&mut observer), Some(false), "{events}");
+            // Grown, but with a different beginning: an overwrite.
+            write(&log, b"xxxx 1111 first\n1111 2222 second\nmore\n");
+            assert_eq!(overwrite_of_next(&mut observer), Some(true), "{events}");
+            // Shorter: an overwrite, whatever its first bytes.
+            write(&log, b"xxxx");
+            assert_eq!(overwrite_of_next(&mut observer), Some(true), "{events}");
+            // An append through a temp file and a rename (a new inode) still
+            // begins with the old content: additive.
+            rewrite_via_rename(&log, b"xxxx and more");
+            assert_eq!(overwrite_of_next(&mut observer), Some(false), "{events}");
+        }
     }
 
     #[test]

@@ -35,7 +35,12 @@ use std::str::FromStr;
 
 use serde_json::{Map, Value};
 
-use crate::{ObjectState, ObserveError, Observer, Snapshot, digest_hex};
+use crate::stamp::{Stamp, now_ns};
+use crate::watch::FileSetWatch;
+use crate::{
+    Activity, Budget, Delta, ObjectState, Observation, ObserveError, Observer, Snapshot, diff,
+    digest_hex,
+};
 
 /// Longest line that is parsed. A store line this long is either not a store
 /// or an attack on the observer; either way it is not worth the memory.
@@ -174,11 +179,17 @@ impl KeyStrategy {
 }
 
 /// Observes a JSON-lines file line by line.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct JsonlObserver {
     path: PathBuf,
     strategy: KeyStrategy,
     max_line: usize,
+    last: Snapshot,
+    budget: Budget,
+    events: Option<FileSetWatch>,
+    parsed: LineCache,
+    /// The file's stamp before the last read, and when it was taken.
+    stamp: Option<(Option<Stamp>, i128)>,
 }
 
 impl JsonlObserver {
@@ -190,12 +201,23 @@ impl JsonlObserver {
             path: path.into(),
             strategy: KeyStrategy::default(),
             max_line: MAX_LINE_BYTES,
+            last: Snapshot::default(),
+            budget: Budget::DEFAULT,
+            events: None,
+            parsed: LineCache::new(),
+            stamp: None,
         }
     }
 
     /// Chooses how object ids are derived from lines.
     pub fn with_strategy(mut self, strategy: KeyStrategy) -> Self {
         self.strategy = strategy;
+        self
+    }
+
+    /// Sets how much one observation may read and how long it may take.
+    pub fn with_budget(mut self, budget: Budget) -> Self {
+        self.budget = budget;
         self
     }
 
@@ -208,8 +230,25 @@ impl JsonlObserver {
         &self.strategy
     }
 
-    /// Reads a whole JSONL stream into a snapshot. Only I/O errors are fatal.
-    fn read(&self, mut reader: impl BufRead) -> io::Result<Snapshot> {
+    /// One line's bytes, parsed.
+    fn parse(&self, buf: &[u8]) -> Parsed {
+        match serde_json::from_slice::<Value>(buf) {
+            Ok(Value::Object(object)) => {
+                Parsed::Object(self.strategy.id_of(&object), object_state(&object))
+            }
+            Ok(_) => Parsed::NotObject(ObjectState::whole(buf)),
+            Err(e) => Parsed::NotJson(e.to_string(), ObjectState::whole(buf)),
+        }
+    }
+
+    /// Reads a whole JSONL stream into a snapshot, parsing only lines not in
+    /// `old` and leaving every line read in `fresh`. Only I/O errors are fatal.
+    fn read(
+        &self,
+        mut reader: impl BufRead,
+        old: &LineCache,
+        fresh: &mut LineCache,
+    ) -> io::Result<Snapshot> {
         let mut lines = Lines::default();
         let mut buf = Vec::new();
         let mut line_no = 0usize;
@@ -255,28 +294,29 @@ impl JsonlObserver {
             if buf.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-            match serde_json::from_slice::<Value>(&buf) {
-                Ok(Value::Object(object)) => {
-                    let state = object_state(&object);
-                    match self.strategy.id_of(&object) {
-                        Ok(id) => lines.insert(id, line_no, state),
-                        Err(reason) => {
-                            lines.warn(format!(
-                                "line {line_no}: {reason}; observed as {id_fallback}"
-                            ));
-                            lines.insert(id_fallback, line_no, state);
-                        }
-                    }
+            let key = *blake3::hash(&buf).as_bytes();
+            let parsed = match old.get(&key) {
+                Some(parsed) => parsed.clone(),
+                None => self.parse(&buf),
+            };
+            match &parsed {
+                Parsed::Object(Ok(id), state) => lines.insert(id.clone(), line_no, state.clone()),
+                Parsed::Object(Err(reason), state) => {
+                    lines.warn(format!(
+                        "line {line_no}: {reason}; observed as {id_fallback}"
+                    ));
+                    lines.insert(id_fallback, line_no, state.clone());
                 }
-                Ok(_) => {
+                Parsed::NotObject(state) => {
                     lines.warn(format!("line {line_no}: not a JSON object"));
-                    lines.insert(id_fallback, line_no, ObjectState::whole(&buf));
+                    lines.insert(id_fallback, line_no, state.clone());
                 }
-                Err(e) => {
+                Parsed::NotJson(e, state) => {
                     lines.warn(format!("line {line_no}: not JSON: {e}"));
-                    lines.insert(id_fallback, line_no, ObjectState::whole(&buf));
+                    lines.insert(id_fallback, line_no, state.clone());
                 }
             }
+            fresh.insert(key, parsed);
         }
         Ok(lines.snapshot)
     }
@@ -287,10 +327,58 @@ impl Observer for JsonlObserver {
         "jsonl"
     }
 
+    /// A file whose stamp did not move (clearly after its last write, or
+    /// with events saying nothing touched it) is not read again; otherwise
+    /// only lines not seen before are parsed.
+    fn observe(&mut self, changes: bool) -> Result<Observation, ObserveError> {
+        if self.events.is_none() {
+            let files = vec![self.path.clone()];
+            self.events = Some(FileSetWatch::new(&files));
+        }
+        let quiet = self.events.as_mut().and_then(FileSetWatch::take_touched) == Some(false);
+        let taken_at = now_ns();
+        let stamp = Stamp::read(&self.path).map_err(|source| ObserveError::Io {
+            path: self.path.clone(),
+            source,
+        })?;
+        if let Some((last, at)) = self.stamp
+            && last == stamp
+            && (quiet || stamp.is_none_or(|s| s.settled_at(at)))
+        {
+            return Ok(Observation {
+                delta: Delta::default(),
+                warnings: self.last.warnings.clone(),
+            });
+        }
+        let now = self.snapshot()?;
+        self.stamp = Some((stamp, taken_at));
+        let delta = if changes {
+            diff(&self.last, &now)
+        } else {
+            Delta::default()
+        };
+        let warnings = now.warnings.clone();
+        self.last = now;
+        Ok(Observation { delta, warnings })
+    }
+
+    fn activity(&mut self) -> Activity {
+        FileSetWatch::activity_of(self.events.as_mut())
+    }
+
+    fn present(&mut self, visit: &mut dyn FnMut(&str)) -> Result<(), ObserveError> {
+        for id in self.last.objects.keys() {
+            visit(id);
+        }
+        Ok(())
+    }
+}
+
+impl JsonlObserver {
     /// Opens the file once: a concurrent temp+rename rewrite replaces the
     /// directory entry, not the inode being read, so a snapshot is always of
     /// one whole version of the file.
-    fn snapshot(&mut self) -> Result<Snapshot, ObserveError> {
+    pub fn snapshot(&mut self) -> Result<Snapshot, ObserveError> {
         let io_err = |source| ObserveError::Io {
             path: self.path.clone(),
             source,
@@ -300,10 +388,35 @@ impl Observer for JsonlObserver {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Snapshot::default()),
             Err(e) => return Err(io_err(e)),
         };
-        self.read(BufReader::with_capacity(64 * 1024, file))
-            .map_err(io_err)
+        if let Ok(meta) = file.metadata()
+            && meta.len() > self.budget.max_bytes
+        {
+            return Err(ObserveError::OverBudget {
+                path: self.path.clone(),
+                size: meta.len(),
+                budget: self.budget.max_bytes,
+            });
+        }
+        let old = std::mem::take(&mut self.parsed);
+        let mut fresh = LineCache::new();
+        let read = self.read(BufReader::with_capacity(64 * 1024, file), &old, &mut fresh);
+        self.parsed = fresh;
+        read.map_err(io_err)
     }
 }
+
+/// What parsing one line's bytes gave, kept by the line's digest so a line
+/// that did not change is not parsed again.
+#[derive(Clone, Debug)]
+enum Parsed {
+    /// An object, with its id (or why it has none).
+    Object(Result<String, String>, ObjectState),
+    NotObject(ObjectState),
+    NotJson(String, ObjectState),
+}
+
+/// Lines parsed by the last observation, by the blake3 of their bytes.
+type LineCache = HashMap<[u8; 32], Parsed>;
 
 /// The snapshot under construction, with where each id was first seen.
 #[derive(Default)]

@@ -13,7 +13,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use witness_observers::{Observer, Snapshot};
+use witness_observers::Snapshot;
 use witness_postgres::cluster::{DATABASE, OWNER, PORT};
 use witness_postgres::{Cluster, PostgresObserver, Source};
 

@@ -26,7 +26,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use witness_observers::{Change, ObjectState, ObserveError, Observer, Snapshot, diff};
+use witness_observers::{
+    Change, Delta, ObjectState, Observation, ObserveError, Observer, Snapshot, diff,
+};
 
 use crate::cluster::{DATABASE, OWNER, PORT, SLOT};
 use crate::decode::{Column, Line, Value, parse_line};
@@ -218,14 +220,42 @@ impl Observer for PostgresObserver {
         "postgres"
     }
 
-    fn snapshot(&mut self) -> Result<Snapshot, ObserveError> {
+    /// Brings this observer's own reference up to now: the work is in
+    /// proportion to what committed (see [`PostgresObserver::advance`]).
+    fn observe(&mut self, changes: bool) -> Result<Observation, ObserveError> {
+        let mut own = std::mem::take(&mut self.own);
+        let result = self.advance(&mut own);
+        self.own = own;
+        let found = result?;
+        Ok(Observation {
+            delta: if changes {
+                Delta { changes: found }
+            } else {
+                Delta::default()
+            },
+            warnings: self.own.warnings.clone(),
+        })
+    }
+
+    fn present(&mut self, visit: &mut dyn FnMut(&str)) -> Result<(), ObserveError> {
+        self.own.objects.keys().for_each(|id| visit(id));
+        Ok(())
+    }
+}
+
+impl PostgresObserver {
+    /// Reads the store as it is now, as a whole snapshot (for tests).
+    pub fn snapshot(&mut self) -> Result<Snapshot, ObserveError> {
         let mut own = std::mem::take(&mut self.own);
         let result = self.advance(&mut own);
         self.own = own;
         result.map(|_| self.own.clone())
     }
 
-    fn advance(&mut self, last: &mut Snapshot) -> Result<Vec<Change>, ObserveError> {
+    /// Brings `last` (what this observer gave the previous time, empty the
+    /// first time) up to now and gives the changes between, ordered by
+    /// object id; `last.warnings` become the warnings of now.
+    pub fn advance(&mut self, last: &mut Snapshot) -> Result<Vec<Change>, ObserveError> {
         // The gate first: the catalogs (a hundred times the work of
         // anything else here) are read only when a transaction may have
         // committed since the last look; sequence values always, since

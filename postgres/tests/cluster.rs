@@ -4,7 +4,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use witness_observers::{Observer, Op, Snapshot};
+use witness_observers::{Op, Snapshot};
 use witness_postgres::cluster::{DATABASE, PORT, SERVER_ROLE};
 use witness_postgres::protocol::Client;
 use witness_postgres::{Cluster, PostgresObserver, Source};

@@ -75,6 +75,11 @@ pub trait Probe {
     /// Whether this probe has anything to say about objects of `id`'s kind;
     /// objects it does not cover are not probed at all.
     fn covers(&self, object: &ObservedObject<'_>) -> bool;
+    /// Whether it may cover any object at all: when not, nobody needs to
+    /// list a store's objects for it (a million rows, for nothing).
+    fn covers_any(&self) -> bool {
+        true
+    }
     /// Tries the object against the server's authorization rule.
     fn exercise(&self, object: &ObservedObject<'_>, store: &dyn StoreView) -> ProbeResult;
 }
@@ -89,6 +94,9 @@ impl Probe for NullProbe {
         "null"
     }
     fn covers(&self, _object: &ObservedObject<'_>) -> bool {
+        false
+    }
+    fn covers_any(&self) -> bool {
         false
     }
     fn exercise(&self, _object: &ObservedObject<'_>, _store: &dyn StoreView) -> ProbeResult {
@@ -111,6 +119,7 @@ mod tests {
             path: Path::new("/nonexistent"),
         };
         assert!(!NullProbe.covers(&object));
+        assert!(!NullProbe.covers_any());
         assert_eq!(
             NullProbe.exercise(&object, &store).status,
             ProbeStatus::Unknown

@@ -138,7 +138,11 @@ pub fn prepare(options: &ProxyOptions) -> Result<Prepared, String> {
         (None, Launcher::Jail(jail)) => jail,
         (None, Launcher::Remote(..)) => return Err("no stores to observe".into()),
     };
-    let mut observed = ObservedSet::for_jail(view, &store_dirs(&view.stores));
+    let mut observed = ObservedSet::for_jail(
+        view,
+        &store_dirs(&view.stores),
+        witness_engine::audit::ObserveOptions::default().budget,
+    );
     let specs = options
         .facts
         .iter()

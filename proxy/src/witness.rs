@@ -55,7 +55,7 @@ impl Witness {
     /// starting becomes its startup effects.
     pub fn pristine(observed: &mut ObservedSet, facts: &mut FactsReader) -> Result<(), String> {
         observed
-            .snapshot(&mut Vec::new())
+            .baseline()
             .map_err(|e| format!("cannot observe the stores: {e}"))?;
         facts.moment(&[]).map(|_| ())
     }
@@ -279,7 +279,11 @@ mod tests {
             isolate_network: false,
         })
         .expect("in place");
-        let mut observed = ObservedSet::for_jail(&jail, &store_dirs(&jail.stores));
+        let mut observed = ObservedSet::for_jail(
+            &jail,
+            &store_dirs(&jail.stores),
+            witness_engine::audit::ObserveOptions::default().budget,
+        );
         let mut facts = FactsReader::new(Vec::new());
         Witness::pristine(&mut observed, &mut facts).expect("pristine");
         let header = TraceEntry::Header(TraceHeader {

@@ -79,9 +79,24 @@ pub struct AuditArgs {
     format: AuditFormat,
     #[command(flatten)]
     era: EraArgs,
-    /// Wait after each call before the post-call snapshot, in milliseconds.
+    /// The longest wait after each call before the post-call snapshot, in
+    /// milliseconds; the wait ends earlier once the stores are quiet (--quiet-ms).
     #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(0..=60_000))]
     settle_ms: u64,
+    /// A settle ends once every store has seen no write for this long after
+    /// the response, in milliseconds (file-system events tell; without them
+    /// the settle is the whole --settle-ms).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(0..=60_000))]
+    quiet_ms: u64,
+    /// The largest file (or SQLite/JSONL store) one observation reads, in
+    /// bytes: a larger file is recorded by its size with a finding, a larger
+    /// declared store makes the audit incomplete.
+    #[arg(long, default_value_t = witness_observers::Budget::DEFAULT.max_bytes)]
+    max_observe_bytes: u64,
+    /// The longest one observation of one store may take, in milliseconds;
+    /// past it the audit ends incomplete, saying which store.
+    #[arg(long, default_value_t = 120_000, value_parser = clap::value_parser!(u64).range(1..))]
+    max_observe_ms: u64,
     /// Keep the jail directory after the audit (its path is printed).
     #[arg(long, conflicts_with = "url")]
     keep_jail: bool,
@@ -145,6 +160,13 @@ pub fn run(args: AuditArgs) -> Result<ExitStatus> {
         plan,
         timeout: args.server.connect.timeout(),
         settle: Duration::from_millis(args.settle_ms),
+        observe: audit::ObserveOptions {
+            quiet: Duration::from_millis(args.quiet_ms),
+            budget: witness_observers::Budget {
+                max_bytes: args.max_observe_bytes,
+                max_time: Duration::from_millis(args.max_observe_ms),
+            },
+        },
         deterministic: args.deterministic,
         probe: probe(&args),
         label: None,

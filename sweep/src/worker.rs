@@ -132,6 +132,7 @@ fn options(job: &Job) -> Result<AuditOptions, WorkerError> {
         plan,
         timeout: Duration::from_millis(definition.audit.timeout_ms),
         settle: Duration::from_millis(definition.audit.settle_ms),
+        observe: Default::default(),
         deterministic: true,
         probe: Box::new(witness_probes::NullProbe),
         label: Some(label),

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use witness_model::audit::*;
-use witness_observers::{ObjectState, Observer, Snapshot};
+use witness_observers::{ObjectState, Observation, ObserveError, Observer, Snapshot, diff};
 use witness_probes::NullProbe;
 use witness_wire::connection::Connection;
 use witness_wire::rpc::RpcClient;
@@ -152,20 +152,43 @@ impl Transport for FakeServer {
 }
 
 /// Observes a [`Store`]: one object per entry, its content's digest.
-pub(super) struct StoreObserver(pub(super) Store);
+pub(super) struct StoreObserver(pub(super) Store, pub(super) Snapshot);
+
+impl StoreObserver {
+    pub(super) fn new(store: Store) -> Self {
+        Self(store, Snapshot::default())
+    }
+}
 
 impl Observer for StoreObserver {
     fn kind(&self) -> &'static str {
         "fake"
     }
 
-    fn snapshot(&mut self) -> Result<Snapshot, witness_observers::ObserveError> {
+    fn observe(&mut self, changes: bool) -> Result<Observation, ObserveError> {
         let mut state = self.0.lock();
-        let snapshot = snapshot_of(&state.objects);
+        let now = snapshot_of(&state.objects);
         let late = std::mem::take(&mut state.landing_late);
         state.objects.extend(late);
-        Ok(snapshot)
+        Ok(advance(&mut self.1, now, changes))
     }
+
+    fn present(&mut self, visit: &mut dyn FnMut(&str)) -> Result<(), ObserveError> {
+        self.1.objects.keys().for_each(|id| visit(id));
+        Ok(())
+    }
+}
+
+/// Makes `now` the reference, giving the changes since the old one.
+fn advance(last: &mut Snapshot, now: Snapshot, changes: bool) -> Observation {
+    let delta = if changes {
+        diff(last, &now)
+    } else {
+        Default::default()
+    };
+    let warnings = now.warnings.clone();
+    *last = now;
+    Observation { delta, warnings }
 }
 
 /// A snapshot holding `objects` as `id → content`.
@@ -208,23 +231,31 @@ impl Observer for ScriptedObserver {
         "fake"
     }
 
-    fn snapshot(&mut self) -> Result<Snapshot, witness_observers::ObserveError> {
-        match self.script.pop_front() {
+    fn observe(&mut self, changes: bool) -> Result<Observation, ObserveError> {
+        let now = match self.script.pop_front() {
             Some(Scripted::Objects(objects, warnings)) => {
                 let map = objects
                     .iter()
                     .map(|(id, content)| (id.to_string(), content.to_string()))
                     .collect();
-                self.last = snapshot_of(&map);
-                self.last.warnings = warnings.iter().map(|w| w.to_string()).collect();
-                Ok(self.last.clone())
+                let mut now = snapshot_of(&map);
+                now.warnings = warnings.iter().map(|w| w.to_string()).collect();
+                now
             }
-            Some(Scripted::Fails(reason)) => Err(witness_observers::ObserveError::Unusable {
-                path: PathBuf::from("/fake/store"),
-                reason: reason.into(),
-            }),
-            None => Ok(self.last.clone()),
-        }
+            Some(Scripted::Fails(reason)) => {
+                return Err(ObserveError::Unusable {
+                    path: PathBuf::from("/fake/store"),
+                    reason: reason.into(),
+                });
+            }
+            None => self.last.clone(),
+        };
+        Ok(advance(&mut self.last, now, changes))
+    }
+
+    fn present(&mut self, visit: &mut dyn FnMut(&str)) -> Result<(), ObserveError> {
+        self.last.objects.keys().for_each(|id| visit(id));
+        Ok(())
     }
 }
 
@@ -243,6 +274,7 @@ pub(super) fn options() -> AuditOptions {
         plan: None,
         timeout: Duration::from_millis(50),
         settle: Duration::ZERO,
+        observe: super::ObserveOptions::default(),
         deterministic: true,
         probe: Box::new(NullProbe),
         label: None,

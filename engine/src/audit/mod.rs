@@ -65,7 +65,10 @@ pub struct AuditOptions {
     pub era: EraChoice,
     pub plan: Option<Plan>,
     pub timeout: Duration,
+    /// The longest wait after a call before its post-call snapshot.
     pub settle: Duration,
+    /// How a settle decides a store is quiet, and each observation's budget.
+    pub observe: ObserveOptions,
     /// Injected clock and no wall-clock values: reruns write identical JSON.
     pub deterministic: bool,
     pub probe: Box<dyn Probe>,
@@ -82,6 +85,34 @@ pub struct AuditOptions {
     /// `--min-coverage`: the percentage of listed tools that must be
     /// exercised for the audit to conclude.
     pub min_coverage: Option<u8>,
+}
+
+/// How the stores are observed: the quiet window that ends a settle early,
+/// and what one observation may cost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ObserveOptions {
+    /// A settle ends once every store has seen no write for this long after
+    /// the response (as file-system events tell), or at `settle`, whichever
+    /// comes first.
+    pub quiet: Duration,
+    pub budget: witness_observers::Budget,
+}
+
+impl ObserveOptions {
+    /// The default quiet window: long enough for a server's own follow-up
+    /// write (a Node server finishing an `fs.writeFile` it did not await
+    /// lands within a millisecond or two), short enough that a call on an
+    /// idle store costs a few milliseconds.
+    pub const QUIET: Duration = Duration::from_millis(5);
+}
+
+impl Default for ObserveOptions {
+    fn default() -> Self {
+        Self {
+            quiet: Self::QUIET,
+            budget: witness_observers::Budget::DEFAULT,
+        }
+    }
 }
 
 /// The audit, plus the kept jail's path when `--keep-jail` was given.

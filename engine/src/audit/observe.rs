@@ -6,11 +6,16 @@
 //! (a malformed line is seen by every snapshot until it is fixed) so each
 //! warning becomes a finding once, and it probes the objects a call touched
 //! or the stores held to begin with.
+//!
+//! The settle after a call lives here too ([`ObservedSet::settle`]): it
+//! ends as soon as every store has been quiet for a short window after the
+//! response, as file-system events tell, and never later than `--settle-ms`.
 
 use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
 
 use witness_model::audit::{AuditReport, Effect, Finding, FindingKind, JAIL_STORE, ProbeRecord};
-use witness_observers::{Observer, Snapshot};
+use witness_observers::{Activity, Budget, Observer};
 use witness_probes::{ObservedObject, Probe, StorePath};
 
 use crate::jail::{Jail, JailedStore, StoreKind};
@@ -29,7 +34,6 @@ pub struct ObserveError {
 struct Observed {
     name: String,
     observer: Box<dyn Observer>,
-    last: Snapshot,
     /// Warnings already seen, reported or about to be.
     warned: BTreeSet<String>,
     /// Warnings not yet reported.
@@ -43,15 +47,21 @@ pub struct ObservedSet {
     stores: Vec<Observed>,
 }
 
+/// The most objects of one table (or object kind) of one store offered to
+/// the planner as real values.
+pub(super) const SAMPLE_PER_GROUP: usize = 1_000;
+
+/// How often a settle asks the stores whether they are still busy.
+const SETTLE_POLL: Duration = Duration::from_millis(1);
+
 impl ObservedSet {
-    /// Observers in the given order, each starting from an empty snapshot.
+    /// Observers in the given order, each starting from an empty store.
     pub fn new(observers: Vec<(String, Box<dyn Observer>)>) -> Self {
         let stores = observers
             .into_iter()
             .map(|(name, observer)| Observed {
                 name,
                 observer,
-                last: Snapshot::default(),
                 warned: BTreeSet::new(),
                 fresh: Vec::new(),
             })
@@ -63,13 +73,14 @@ impl ObservedSet {
     /// rest of the jail (HOME, TMPDIR, the working directory): a change there
     /// is an effect outside every declared store (EFF-05). `excluded` are the
     /// jail's directories the stores' own observers already cover.
-    pub fn for_jail(jail: &Jail, excluded: &[String]) -> Self {
+    pub fn for_jail(jail: &Jail, excluded: &[String], budget: Budget) -> Self {
         let mut observers: Vec<(String, Box<dyn Observer>)> = jail
             .stores
             .iter()
-            .map(|s| (s.spec.name.clone(), observer_for(s)))
+            .map(|s| (s.spec.name.clone(), observer_for(s, budget)))
             .collect();
-        let mut jail_observer = witness_observers::fs::FsObserver::new(jail.root());
+        let mut jail_observer =
+            witness_observers::fs::FsObserver::new(jail.root()).with_budget(budget);
         for path in excluded {
             jail_observer = jail_observer.exclude(path);
         }
@@ -77,27 +88,68 @@ impl ObservedSet {
         Self::new(observers)
     }
 
-    /// Snapshots every store, appends the changes since the last snapshot to
-    /// `changes`, and makes the new snapshots the reference. Stops at the
+    /// The first look at every store: the reference later changes are
+    /// measured from. Nothing is listed as changed (the stores were not
+    /// empty before, they were unknown).
+    pub fn baseline(&mut self) -> Result<(), ObserveError> {
+        self.observe(false, &mut Vec::new())
+    }
+
+    /// Observes every store, appends the changes since the last observation
+    /// to `changes`, and makes what was seen the reference. Stops at the
     /// first store that cannot be read: the changes of the stores read before
     /// it stay appended, as a call's record shows them.
     pub fn snapshot(&mut self, changes: &mut Vec<Effect>) -> Result<(), ObserveError> {
+        self.observe(true, changes)
+    }
+
+    fn observe(&mut self, diff: bool, changes: &mut Vec<Effect>) -> Result<(), ObserveError> {
         for o in &mut self.stores {
-            let seen = o
-                .observer
-                .advance(&mut o.last)
-                .map_err(|source| ObserveError {
-                    store: o.name.clone(),
-                    source,
-                })?;
-            changes.extend(seen.iter().map(|c| effect_of(&o.name, c)));
-            for warning in &o.last.warnings {
+            let seen = o.observer.observe(diff).map_err(|source| ObserveError {
+                store: o.name.clone(),
+                source,
+            })?;
+            changes.extend(seen.delta.changes.iter().map(|c| effect_of(&o.name, c)));
+            for warning in seen.warnings {
                 if o.warned.insert(warning.clone()) {
-                    o.fresh.push(warning.clone());
+                    o.fresh.push(warning);
                 }
             }
         }
         Ok(())
+    }
+
+    /// Waits after a call's response until every store has seen no write
+    /// for `quiet`, and never longer than `bound` in all. Where no event
+    /// source covers a store, that cannot be told, and the wait is `bound`
+    /// (a fixed settle). Late writes are not lost either way: the next
+    /// snapshot charges them to this call as late effects.
+    pub(super) fn settle(&mut self, bound: Duration, quiet: Duration) {
+        let start = Instant::now();
+        let deadline = start.checked_add(bound).unwrap_or(start);
+        let mut last_write = start;
+        loop {
+            let mut busy = false;
+            for o in &mut self.stores {
+                match o.observer.activity() {
+                    Activity::Quiet => {}
+                    Activity::Busy => busy = true,
+                    Activity::Unknown => {
+                        std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
+                        return;
+                    }
+                }
+            }
+            let now = Instant::now();
+            if busy {
+                last_write = now;
+            }
+            if now >= deadline || now.duration_since(last_write) >= quiet {
+                return;
+            }
+            let left = deadline.saturating_duration_since(now);
+            std::thread::sleep(SETTLE_POLL.min(left));
+        }
     }
 
     /// Reports each warning not reported yet, as a finding with the call it
@@ -130,17 +182,60 @@ impl ObservedSet {
         Ok(())
     }
 
-    /// Every object the last snapshots hold, as `(store, object)`.
-    pub(super) fn present(&self) -> Vec<(&str, &str)> {
-        self.stores
-            .iter()
-            .flat_map(|o| {
-                o.last
-                    .objects
-                    .keys()
-                    .map(|id| (o.name.as_str(), id.as_str()))
-            })
-            .collect()
+    /// Of each store named in `stores`, the objects the last observation
+    /// saw, as `(store, object)`: every one of a table (or object kind) of
+    /// no more than [`SAMPLE_PER_GROUP`], and that many of a larger one.
+    /// The planner's real values; a store of a million rows offers a few
+    /// thousand, read without holding the million.
+    pub(super) fn sample(
+        &mut self,
+        stores: &[&str],
+    ) -> Result<Vec<(String, String)>, ObserveError> {
+        let mut out = Vec::new();
+        for o in self
+            .stores
+            .iter_mut()
+            .filter(|o| stores.contains(&o.name.as_str()))
+        {
+            let name = o.name.clone();
+            o.observer
+                .sample(SAMPLE_PER_GROUP, &mut |id| {
+                    out.push((name.clone(), id.to_owned()))
+                })
+                .map_err(|source| ObserveError {
+                    store: o.name.clone(),
+                    source,
+                })?;
+        }
+        Ok(out)
+    }
+
+    /// Every object the last observations saw that `probe` covers, as
+    /// `(store, object)`; nothing is listed for a probe that covers nothing.
+    pub(super) fn present(
+        &mut self,
+        probe: &dyn Probe,
+    ) -> Result<Vec<(String, String)>, ObserveError> {
+        let mut out = Vec::new();
+        if !probe.covers_any() {
+            return Ok(out);
+        }
+        for o in &mut self.stores {
+            let name = o.name.clone();
+            let mut visit = |id: &str| {
+                let object = ObservedObject { store: &name, id };
+                if probe.covers(&object) {
+                    out.push((name.clone(), id.to_owned()));
+                }
+            };
+            o.observer
+                .present(&mut visit)
+                .map_err(|source| ObserveError {
+                    store: o.name.clone(),
+                    source,
+                })?;
+        }
+        Ok(out)
     }
 }
 
@@ -155,14 +250,19 @@ pub fn store_dirs(stores: &[JailedStore]) -> Vec<String> {
     dirs
 }
 
-fn observer_for(store: &JailedStore) -> Box<dyn Observer> {
+fn observer_for(store: &JailedStore, budget: Budget) -> Box<dyn Observer> {
     match store.spec.kind {
         StoreKind::Sqlite => Box::new(
             witness_observers::sqlite::SqliteObserver::new(&store.path)
-                .with_clock_columns(store.spec.clock_columns.clone()),
+                .with_clock_columns(store.spec.clock_columns.clone())
+                .with_budget(budget),
         ),
-        StoreKind::Jsonl => Box::new(witness_observers::jsonl::JsonlObserver::new(&store.path)),
-        StoreKind::Fs => Box::new(witness_observers::fs::FsObserver::new(&store.path)),
+        StoreKind::Jsonl => {
+            Box::new(witness_observers::jsonl::JsonlObserver::new(&store.path).with_budget(budget))
+        }
+        StoreKind::Fs => {
+            Box::new(witness_observers::fs::FsObserver::new(&store.path).with_budget(budget))
+        }
         StoreKind::Git => Box::new(witness_observers_git::GitObserver::new(&store.path)),
         StoreKind::Postgres => Box::new(witness_postgres::PostgresObserver::new(
             &crate::jail::postgres_socket_dir(&store.path),
@@ -277,6 +377,12 @@ mod tests {
         let mut pristine = Vec::new();
         assert!(observed.snapshot(&mut pristine).is_ok());
         assert_eq!(pristine.len(), 2, "everything is new to an empty reference");
+        // A baseline lists nothing: it is the reference, not a change.
+        let mut fresh = set(vec![("a", vec![Scripted::Objects(&[("x", "1")], &[])])]);
+        assert!(fresh.baseline().is_ok());
+        let mut none = Vec::new();
+        assert!(fresh.snapshot(&mut none).is_ok());
+        assert!(none.is_empty(), "{none:?}");
         let mut changes = Vec::new();
         assert!(observed.snapshot(&mut changes).is_ok());
         assert_eq!(
@@ -291,7 +397,17 @@ mod tests {
         let mut again = Vec::new();
         assert!(observed.snapshot(&mut again).is_ok());
         assert!(again.is_empty(), "{again:?}");
-        assert_eq!(observed.present(), [("a", "x"), ("a", "y"), ("b", "z")]);
+        let listed = observed.present(&Everything).unwrap_or_default();
+        let listed: Vec<(&str, &str)> = listed
+            .iter()
+            .map(|(s, o)| (s.as_str(), o.as_str()))
+            .collect();
+        assert_eq!(listed, [("a", "x"), ("a", "y"), ("b", "z")]);
+        let none = observed.present(&witness_probes::NullProbe);
+        assert!(
+            none.is_ok_and(|v| v.is_empty()),
+            "a probe that covers nothing lists nothing"
+        );
     }
 
     #[test]
@@ -390,6 +506,32 @@ mod tests {
         assert!(observed.snapshot(&mut Vec::new()).is_ok());
         assert!(observed.catch_up(&mut report).is_err());
         assert!(report.findings.is_empty(), "nothing is reported on failure");
+    }
+
+    /// Covers everything, exercises nothing.
+    struct Everything;
+
+    impl Probe for Everything {
+        fn name(&self) -> &'static str {
+            "everything"
+        }
+        fn covers(&self, _object: &ObservedObject<'_>) -> bool {
+            true
+        }
+        fn exercise(&self, _object: &ObservedObject<'_>, _store: &dyn StoreView) -> ProbeResult {
+            ProbeResult::unknown("test")
+        }
+    }
+
+    #[test]
+    fn a_settle_ends_at_its_bound_when_no_event_source_covers_a_store() {
+        let mut observed = set(vec![("a", vec![Scripted::Objects(&[], &[])])]);
+        let start = Instant::now();
+        observed.settle(Duration::from_millis(30), Duration::from_millis(1));
+        assert!(start.elapsed() >= Duration::from_millis(30));
+        let start = Instant::now();
+        observed.settle(Duration::ZERO, Duration::from_millis(1));
+        assert!(start.elapsed() < Duration::from_millis(30));
     }
 
     /// Covers `keys/...` objects and says where it looked.

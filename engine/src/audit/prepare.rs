@@ -45,9 +45,13 @@ pub(super) fn prepare(options: &AuditOptions, remote: bool) -> Result<Prepared, 
         draft.report.target.command = Vec::new();
         draft.report.target.transport = Some("http".into());
     }
-    let mut observed = ObservedSet::for_jail(&jail, &draft.report.jail_scope.excluded);
+    let mut observed = ObservedSet::for_jail(
+        &jail,
+        &draft.report.jail_scope.excluded,
+        options.observe.budget,
+    );
     // The pristine copies, before the server ever runs.
-    if let Err(e) = observed.snapshot(&mut Vec::new()) {
+    if let Err(e) = observed.baseline() {
         draft.incomplete(format!("cannot observe the stores: {e}"));
     }
     Ok(Prepared {

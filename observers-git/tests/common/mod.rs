@@ -7,7 +7,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use witness_observers::{Change, Delta, Observer, Op};
+use witness_observers::{Change, Delta, Op};
 use witness_observers_git::GitObserver;
 
 pub struct Repo {

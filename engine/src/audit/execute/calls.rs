@@ -33,8 +33,10 @@ use crate::plan::{PlanStep, Resolved, resolve};
 
 /// What the calls read besides the session, the stores and the draft.
 pub(super) struct Context<'a> {
-    /// How long a call's effects are given to land before the post-snapshot.
+    /// The longest a call's effects are given to land before the post-snapshot.
     pub(super) settle: Duration,
+    /// The settle ends earlier, once the stores have been this long without a write.
+    pub(super) quiet: Duration,
     pub(super) probe: &'a dyn Probe,
     pub(super) stores: Vec<JailedStore>,
     /// Events to apply after a plan step, by step.
@@ -114,7 +116,19 @@ impl<'a> Runner<'a> {
 
     /// Offers what the declared stores held at the baseline as real values.
     pub(super) fn seed(&mut self) {
-        let present = self.observed.present();
+        let declared: Vec<&str> = self
+            .context
+            .stores
+            .iter()
+            .map(|s| s.spec.name.as_str())
+            .collect();
+        // The baseline was just read; should this second look fail, the
+        // planner goes without store values and coverage says what it missed.
+        let present = self.observed.sample(&declared).unwrap_or_default();
+        let present: Vec<(&str, &str)> = present
+            .iter()
+            .map(|(s, o)| (s.as_str(), o.as_str()))
+            .collect();
         let (seeds, roots) = crate::plan::seeds::seeds(&self.context.stores, &present);
         self.pool.seed(seeds, roots);
     }
@@ -284,7 +298,8 @@ impl<'a> Runner<'a> {
             .session
             .call_tool(&call.step.tool, &call.resolved.arguments);
         let took = u64::try_from(sent.elapsed().as_millis()).unwrap_or(u64::MAX);
-        std::thread::sleep(self.context.settle);
+        self.observed
+            .settle(self.context.settle, self.context.quiet);
         self.session.server.rpc.drain();
         let frame_end = next_frame(&self.session).saturating_sub(1);
         let mut effects = Vec::new();

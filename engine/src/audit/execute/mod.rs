@@ -74,6 +74,7 @@ impl Stage<'_> {
         let era = session.era();
         let context = Context {
             settle: self.options.settle,
+            quiet: self.options.observe.quiet,
             probe: self.options.probe.as_ref(),
             stores: self.jail.stores.clone(),
             events: &mut self.options.events,
@@ -126,7 +127,8 @@ impl Stage<'_> {
     /// and the probes of what the stores held then.
     fn before_calls(&mut self, session: &mut Session) -> ControlFlow<()> {
         self.catalog(session)?;
-        std::thread::sleep(self.options.settle);
+        self.observed
+            .settle(self.options.settle, self.options.observe.quiet);
         let mut startup = Vec::new();
         if let Err(e) = self.observed.snapshot(&mut startup) {
             self.draft
@@ -138,10 +140,18 @@ impl Stage<'_> {
         record_outside(&mut self.draft.report, startup_network);
         // Objects present before any call: probed once, so a later revocation
         // can be judged against what was authority to begin with.
+        let present = match self.observed.present(self.options.probe.as_ref()) {
+            Ok(present) => present,
+            Err(e) => {
+                self.draft
+                    .incomplete(format!("cannot observe the stores: {e}"));
+                return ControlFlow::Break(());
+            }
+        };
         self.draft.report.baseline_probes = probe_objects(
             self.options.probe.as_ref(),
             &self.jail.stores,
-            self.observed.present(),
+            present.iter().map(|(s, o)| (s.as_str(), o.as_str())),
         );
         ControlFlow::Continue(())
     }
@@ -365,9 +375,9 @@ mod tests {
         let Ok(mut jail) = Jail::create(options.jail.clone()) else {
             panic!("no jail");
         };
-        let observer: Box<dyn Observer> = Box::new(StoreObserver(store.clone()));
+        let observer: Box<dyn Observer> = Box::new(StoreObserver::new(store.clone()));
         let mut observed = ObservedSet::new(vec![("db".into(), observer)]);
-        assert!(observed.snapshot(&mut Vec::new()).is_ok());
+        assert!(observed.baseline().is_ok());
         let mut draft = Draft::new(prepare::skeleton(&options, &jail.stores));
         let mut server = Some(FakeServer::new(tools, store.clone(), handler));
         let mut connect = |_: &mut Jail| {
@@ -610,9 +620,9 @@ mod tests {
         let Ok(mut jail) = Jail::create(options.jail.clone()) else {
             panic!("no jail");
         };
-        let observer: Box<dyn Observer> = Box::new(StoreObserver(store.clone()));
+        let observer: Box<dyn Observer> = Box::new(StoreObserver::new(store.clone()));
         let mut observed = ObservedSet::new(vec![("db".into(), observer)]);
-        assert!(observed.snapshot(&mut Vec::new()).is_ok());
+        assert!(observed.baseline().is_ok());
         let mut draft = Draft::new(prepare::skeleton(&options, &jail.stores));
         let mut started = 0usize;
         let mut connect = |_: &mut Jail| {

@@ -89,7 +89,8 @@ impl Runner<'_> {
         // The first session's era-detection processes stay first in the record.
         self.session.discarded = std::mem::take(&mut old.discarded);
         self.ended.push(old.server);
-        std::thread::sleep(self.context.settle);
+        self.observed
+            .settle(self.context.settle, self.context.quiet);
         let mut effects = Vec::new();
         if let Err(e) = self.observed.snapshot(&mut effects) {
             self.draft

@@ -2,10 +2,17 @@
 //!
 //! Reading a live database in place is not neutral: opening a WAL database even
 //! with `mode=ro` creates `-wal`/`-shm` files, and a reader can hold locks the
-//! server then trips over. So every read here goes through a [`PrivateCopy`]:
-//! the file set (database, `-wal`, `-journal`) is copied byte for byte into a
-//! private temporary directory and SQLite opens the copy. The original's bytes
-//! and inodes are never touched.
+//! server then trips over. So the live files are only ever read as bytes:
+//! [`image`] rebuilds, in a private temporary directory, the page image SQLite
+//! would read (the main file overlaid with the WAL's committed frames, or a
+//! hot journal rolled back in a copy), consistently and without locks, and
+//! SQLite opens the image. The original's bytes and inodes are never touched.
+//!
+//! Between observations only what changed is read ([`incremental`]): a store
+//! whose files kept their stamps costs three `stat` calls; a changed one is
+//! compared page by page with the previous image (or, in WAL mode, only its
+//! new frames are read), and only the rows on changed pages are read again,
+//! from both images, through the same code as a full read.
 //!
 //! Object ids:
 //! - `sqlite_master/<type>:<name>` for every schema entry (tables, indexes,
@@ -28,73 +35,53 @@
 //! is not seen. Any other value there (NULL, a number, other text) is encoded
 //! as itself, so writing something that is not a time is still a change.
 
-use std::collections::BTreeMap;
-use std::collections::btree_map::Entry;
-use std::fmt::Write as _;
+mod btree;
+pub(crate) mod image;
+mod incremental;
+mod rows;
+
 use std::path::{Path, PathBuf};
 
-use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags};
 
-use crate::{ObjectState, ObserveError, Observer, Snapshot};
+use crate::watch::FileSetWatch;
+use crate::{Activity, Budget, Delta, Observation, ObserveError, Observer, Snapshot, diff};
+use image::{Images, JOURNAL, Refreshed, WAL, with_suffix};
+use incremental::Incremental;
+#[cfg(test)]
+use rows::*;
+pub use rows::{ClockColumn, clock_text_len, render_key};
 
-/// Suffixes of the files SQLite keeps beside a database.
-const COMPANIONS: [&str; 2] = ["-wal", "-journal"];
-
-/// A private, disposable copy of a database's file set, opened read-write so
-/// SQLite may replay a WAL or roll back a hot journal *in the copy*.
+/// A private, disposable image of a database, consistent as of one moment,
+/// opened read-write so a probe may query it as it likes; nothing it does
+/// reaches the store.
 pub struct PrivateCopy {
-    // Declared before `_dir` so the connection closes (and finishes any
-    // checkpoint in the copy) before the directory holding the copy is removed.
+    // Declared before `_images` so the connection closes before the
+    // directory holding the image is removed.
     conn: Connection,
-    _dir: tempfile::TempDir,
+    _images: Images,
 }
 
 impl PrivateCopy {
-    /// Copies `path` (and its `-wal`/`-journal` companions when present) and
-    /// opens the copy. Returns `Ok(None)` when the database does not exist yet.
+    /// Reads `path` (with its WAL or hot journal) into a private image and
+    /// opens it. Returns `Ok(None)` when the database does not exist yet.
     pub fn open(path: &Path) -> Result<Option<Self>, ObserveError> {
-        if !path.exists() {
+        let budget = Budget::DEFAULT;
+        let Some(images) = Images::first(path, &budget, budget.deadline())? else {
             return Ok(None);
-        }
-        let io = |source| ObserveError::Io {
-            path: path.to_path_buf(),
-            source,
         };
-        let dir = tempfile::Builder::new()
-            .prefix("witness-sqlite-")
-            .tempdir()
-            .map_err(io)?;
-        let copy = dir.path().join("store.db");
-        // A writer may commit between copying the database and its journal;
-        // the two would then disagree. Copy until the file set held still.
-        let mut attempts = 0;
-        loop {
-            let before = stamp(path);
-            copy_set(path, &copy)?;
-            if stamp(path) == before {
-                break;
-            }
-            attempts += 1;
-            if attempts == MAX_COPY_ATTEMPTS {
-                return Err(ObserveError::Unusable {
-                    path: path.to_path_buf(),
-                    reason: format!(
-                        "it changed during each of {MAX_COPY_ATTEMPTS} attempts to copy it"
-                    ),
-                });
-            }
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        }
         let conn = Connection::open_with_flags(
-            &copy,
+            images.current(),
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(|source| ObserveError::Sqlite {
             path: path.to_path_buf(),
             source,
         })?;
-        Ok(Some(Self { conn, _dir: dir }))
+        Ok(Some(Self {
+            conn,
+            _images: images,
+        }))
     }
 
     /// The connection to the copy. Writes through it reach only the copy.
@@ -103,63 +90,17 @@ impl PrivateCopy {
     }
 }
 
-/// How many times a moving store is copied before giving up.
-const MAX_COPY_ATTEMPTS: u32 = 20;
-
-/// Copies the database and whichever companions exist; a companion left over
-/// from an earlier attempt is removed when the source no longer has it.
-fn copy_set(path: &Path, copy: &Path) -> Result<(), ObserveError> {
-    std::fs::copy(path, copy).map_err(|source| ObserveError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    for suffix in COMPANIONS {
-        let companion = with_suffix(path, suffix);
-        let target = with_suffix(copy, suffix);
-        match std::fs::copy(&companion, &target) {
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let _ = std::fs::remove_file(&target);
-            }
-            Err(source) => {
-                return Err(ObserveError::Io {
-                    path: companion,
-                    source,
-                });
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Identity and size/time of every file in the set: equal stamps before and
-/// after a copy mean no writer moved in between.
-fn stamp(path: &Path) -> Vec<Option<(u64, u64, i64, i64)>> {
-    use std::os::unix::fs::MetadataExt;
-    std::iter::once(path.to_path_buf())
-        .chain(COMPANIONS.iter().map(|s| with_suffix(path, s)))
-        .map(|p| {
-            std::fs::metadata(p)
-                .ok()
-                .map(|m| (m.ino(), m.len(), m.mtime(), m.mtime_nsec()))
-        })
-        .collect()
-}
-
-fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push(suffix);
-    PathBuf::from(name)
-}
-
 /// Observes a SQLite database row by row, so an audit can charge each created,
 /// updated or deleted row (and each schema change) to the tool call that made it.
 ///
-/// It only ever reads a [`PrivateCopy`], so observing cannot perturb the server.
-#[derive(Clone, Debug)]
+/// It only ever reads private images, so observing cannot perturb the server.
+#[derive(Debug)]
 pub struct SqliteObserver {
     path: PathBuf,
     clock_columns: Vec<ClockColumn>,
+    budget: Budget,
+    events: Option<FileSetWatch>,
+    state: Option<Incremental>,
 }
 
 impl SqliteObserver {
@@ -169,6 +110,9 @@ impl SqliteObserver {
         Self {
             path: path.into(),
             clock_columns: Vec::new(),
+            budget: Budget::DEFAULT,
+            events: None,
+            state: None,
         }
     }
 
@@ -179,9 +123,53 @@ impl SqliteObserver {
         self
     }
 
+    /// Sets how much one observation may read and how long it may take.
+    pub fn with_budget(mut self, budget: Budget) -> Self {
+        self.budget = budget;
+        self
+    }
+
     /// The database this observer watches, for reports and error messages.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The whole database as one [`Snapshot`], read from a private image.
+    pub fn snapshot(&mut self) -> Result<Snapshot, ObserveError> {
+        let Some(copy) = PrivateCopy::open(&self.path)? else {
+            return Ok(Snapshot::default());
+        };
+        rows::read_snapshot(copy.conn(), &self.clock_columns).map_err(|source| {
+            ObserveError::Sqlite {
+                path: self.path.clone(),
+                source,
+            }
+        })
+    }
+
+    /// Whether observations read only changed pages' rows (not the whole
+    /// store, as after a b-tree it could not parse).
+    #[cfg(test)]
+    fn reads_incrementally(&self) -> bool {
+        self.state.as_ref().is_some_and(Incremental::incremental)
+    }
+
+    /// The first observation: images, schema, page map.
+    fn first(&mut self, changes: bool) -> Result<Observation, ObserveError> {
+        let deadline = self.budget.deadline();
+        let Some(images) = Images::first(&self.path, &self.budget, deadline)? else {
+            return Ok(Observation::default());
+        };
+        let state = Incremental::build(images, &self.path, &self.clock_columns)?;
+        let delta = if changes {
+            let now = state.snapshot(&self.path, &self.clock_columns)?;
+            diff(&Snapshot::default(), &now)
+        } else {
+            Delta::default()
+        };
+        let warnings = state.warnings();
+        self.state = Some(state);
+        Ok(Observation { delta, warnings })
     }
 }
 
@@ -190,398 +178,89 @@ impl Observer for SqliteObserver {
         "sqlite"
     }
 
-    fn snapshot(&mut self) -> Result<Snapshot, ObserveError> {
-        let Some(copy) = PrivateCopy::open(&self.path)? else {
-            return Ok(Snapshot::default());
+    fn observe(&mut self, changes: bool) -> Result<Observation, ObserveError> {
+        if self.events.is_none() {
+            let files = [
+                self.path.clone(),
+                with_suffix(&self.path, WAL),
+                with_suffix(&self.path, JOURNAL),
+            ];
+            self.events = Some(FileSetWatch::new(&files));
+        }
+        let quiet = self
+            .events
+            .as_mut()
+            .and_then(FileSetWatch::take_touched)
+            .map(|touched| !touched);
+        let Some(state) = &mut self.state else {
+            return self.first(changes);
         };
-        read_snapshot(copy.conn(), &self.clock_columns).map_err(|source| ObserveError::Sqlite {
-            path: self.path.clone(),
-            source,
+        let deadline = self.budget.deadline();
+        let delta = match state.images.refresh(
+            &self.path,
+            &self.budget,
+            deadline,
+            quiet,
+            self.events.as_mut(),
+        )? {
+            Refreshed::Missing => {
+                // The database went away: everything it held is deleted.
+                let before = state.snapshot(&self.path, &self.clock_columns)?;
+                self.state = None;
+                return Ok(Observation {
+                    delta: diff(&before, &Snapshot::default()),
+                    warnings: Vec::new(),
+                });
+            }
+            Refreshed::Unchanged => Delta::default(),
+            Refreshed::Changed(behind) => state.delta(&behind, &self.path, &self.clock_columns)?,
+        };
+        Ok(Observation {
+            delta: if changes { delta } else { Delta::default() },
+            warnings: state.warnings(),
         })
     }
-}
 
-/// A column the server fills from the clock, named as `table.column`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ClockColumn {
-    pub table: String,
-    pub column: String,
-}
-
-impl ClockColumn {
-    /// Parses `table.column` (split at the last `.`, so a table name may hold
-    /// one; a column name may not).
-    pub fn parse(text: &str) -> Option<Self> {
-        let (table, column) = text.rsplit_once('.')?;
-        (!table.is_empty() && !column.is_empty()).then(|| Self {
-            table: table.to_owned(),
-            column: column.to_owned(),
-        })
+    fn activity(&mut self) -> Activity {
+        FileSetWatch::activity_of(self.events.as_mut())
     }
 
-    /// SQLite compares identifiers without regard to ASCII case.
-    fn names(&self, table: &str, column: &str) -> bool {
-        self.table.eq_ignore_ascii_case(table) && self.column.eq_ignore_ascii_case(column)
-    }
-}
-
-impl std::fmt::Display for ClockColumn {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}.{}", self.table, self.column)
-    }
-}
-
-/// The length of the date or time text at the start of `bytes`, in the forms
-/// SQLite's date and time functions write: `YYYY-MM-DD` (`CURRENT_DATE`),
-/// `HH:MM` or `HH:MM:SS` (`CURRENT_TIME`), the two joined by a space
-/// (`CURRENT_TIMESTAMP`, `datetime('now')`) or a `T`, with optional
-/// fractional seconds and a trailing `Z` (as ISO 8601 writers add).
-pub fn clock_text_len(bytes: &[u8]) -> Option<usize> {
-    let date = digits(bytes, 0, 4)
-        && bytes.get(4) == Some(&b'-')
-        && digits(bytes, 5, 2)
-        && bytes.get(7) == Some(&b'-')
-        && digits(bytes, 8, 2);
-    let mut end = if date {
-        match bytes.get(10) {
-            Some(b' ' | b'T') => time_end(bytes, 11).unwrap_or(10),
-            _ => 10,
+    fn present(&mut self, visit: &mut dyn FnMut(&str)) -> Result<(), ObserveError> {
+        let Some(state) = &self.state else {
+            return Ok(());
+        };
+        for id in state
+            .snapshot(&self.path, &self.clock_columns)?
+            .objects
+            .keys()
+        {
+            visit(id);
         }
-    } else {
-        time_end(bytes, 0)?
-    };
-    if end > 10 && bytes.get(end) == Some(&b'Z') {
-        end += 1;
+        Ok(())
     }
-    Some(end)
-}
 
-/// Where `HH:MM`, `HH:MM:SS` or `HH:MM:SS.f...` starting at `at` ends.
-fn time_end(bytes: &[u8], at: usize) -> Option<usize> {
-    if !(digits(bytes, at, 2) && bytes.get(at + 2) == Some(&b':') && digits(bytes, at + 3, 2)) {
-        return None;
-    }
-    let mut end = at + 5;
-    if bytes.get(end) == Some(&b':') && digits(bytes, end + 1, 2) {
-        end += 3;
-        if bytes.get(end) == Some(&b'.') && digits(bytes, end + 1, 1) {
-            end += 1;
-            while bytes.get(end).is_some_and(u8::is_ascii_digit) {
-                end += 1;
+    /// Reads no more than `per_group` rows of each table (one more, to know
+    /// whether that is all of it), so a planner's sample of a 10^6-row
+    /// store costs a few thousand rows, not a full read.
+    fn sample(
+        &mut self,
+        per_group: usize,
+        visit: &mut dyn FnMut(&str),
+    ) -> Result<(), ObserveError> {
+        let Some(state) = &self.state else {
+            return Ok(());
+        };
+        let mut capped = crate::PerGroup::new(per_group);
+        for id in state
+            .sample(&self.path, &self.clock_columns, per_group)?
+            .keys()
+        {
+            if capped.admit(id) {
+                visit(id);
             }
         }
+        Ok(())
     }
-    Some(end)
-}
-
-fn digits(bytes: &[u8], at: usize, n: usize) -> bool {
-    bytes
-        .get(at..at + n)
-        .is_some_and(|d| d.iter().all(u8::is_ascii_digit))
-}
-
-/// Whether `value` is, as a whole, a clock value in a declared clock column.
-fn is_clock_value(value: ValueRef<'_>) -> bool {
-    match value {
-        ValueRef::Text(text) => clock_text_len(text) == Some(text.len()),
-        _ => false,
-    }
-}
-
-/// Storage-class tags of the canonical value encoding.
-const TAG_NULL: u8 = 0;
-const TAG_INTEGER: u8 = 1;
-const TAG_REAL: u8 = 2;
-const TAG_TEXT: u8 = 3;
-const TAG_BLOB: u8 = 4;
-/// The stand-in for a clock value in a declared clock column: no payload,
-/// so every such value encodes alike.
-const TAG_CLOCK: u8 = 5;
-
-/// Hex characters kept of a per-field digest: enough to tell values apart in a
-/// diff, short enough that a wide table's snapshot stays small.
-const FIELD_DIGEST_CHARS: usize = 16;
-
-/// Names under which SQLite exposes the rowid, in the order it resolves them.
-const ROWID_ALIASES: [&str; 3] = ["rowid", "_rowid_", "oid"];
-
-/// Reads the schema (fatal on failure: this is where a non-database fails) and
-/// then every table (a table that cannot be read becomes a warning).
-fn read_snapshot(conn: &Connection, clock_columns: &[ClockColumn]) -> rusqlite::Result<Snapshot> {
-    let mut snapshot = Snapshot::default();
-    let mut tables = Vec::new();
-    {
-        let mut stmt =
-            conn.prepare("SELECT type, name, sql FROM main.sqlite_master ORDER BY type, name")?;
-        let mut rows = stmt.query([])?;
-        while let Some(row) = rows.next()? {
-            let kind = text_lossy(row.get_ref(0)?);
-            let name = text_lossy(row.get_ref(1)?);
-            let state = match row.get_ref(2)? {
-                ValueRef::Null => ObjectState::whole(format!("{kind}\0{name}").as_bytes()),
-                ValueRef::Text(sql) | ValueRef::Blob(sql) => ObjectState::whole(sql),
-                other => ObjectState::whole(render_key(other).as_bytes()),
-            };
-            insert_unique(
-                &mut snapshot.objects,
-                format!("sqlite_master/{kind}:{name}"),
-                state,
-            );
-            if kind == "table" && is_observed_table(&name) {
-                tables.push(name);
-            }
-        }
-    }
-    for table in tables {
-        let mut rows = Vec::new();
-        let outcome = plan_table(conn, &table, clock_columns)
-            .and_then(|plan| read_rows(conn, &plan, &mut rows).map_err(|e| e.to_string()));
-        match outcome {
-            Ok(()) => {
-                let mut collisions = 0usize;
-                for (id, state) in rows {
-                    if !insert_unique(&mut snapshot.objects, id, state) {
-                        collisions += 1;
-                    }
-                }
-                if collisions > 0 {
-                    snapshot.warnings.push(format!(
-                        "table {table:?}: {collisions} row id(s) rendered like an earlier \
-                         object and were suffixed with #n"
-                    ));
-                }
-            }
-            Err(reason) => snapshot
-                .warnings
-                .push(format!("table {table:?} not observed: {reason}")),
-        }
-    }
-    Ok(snapshot)
-}
-
-/// SQLite's own bookkeeping tables (`sqlite_stat1`, ...) are skipped, except
-/// `sqlite_sequence`, whose counters a server changes through AUTOINCREMENT.
-fn is_observed_table(name: &str) -> bool {
-    let internal = name
-        .get(..7)
-        .is_some_and(|p| p.eq_ignore_ascii_case("sqlite_"));
-    !internal || name.eq_ignore_ascii_case("sqlite_sequence")
-}
-
-/// How to read one table: the SELECT, the content columns it returns first,
-/// and which result columns make up the row key.
-struct TablePlan {
-    name: String,
-    columns: Vec<String>,
-    /// Per content column: whether it is a declared clock column.
-    clock: Vec<bool>,
-    key: Vec<usize>,
-    select: String,
-}
-
-fn plan_table(
-    conn: &Connection,
-    table: &str,
-    clock_columns: &[ClockColumn],
-) -> Result<TablePlan, String> {
-    let mut columns = Vec::new();
-    let mut pk: Vec<(i64, usize)> = Vec::new();
-    {
-        let mut stmt = conn
-            .prepare("SELECT name, pk FROM pragma_table_info(?1, 'main') ORDER BY cid")
-            .map_err(|e| e.to_string())?;
-        let mut rows = stmt.query([table]).map_err(|e| e.to_string())?;
-        while let Some(row) = rows.next().map_err(|e| e.to_string())? {
-            let name = text_lossy(row.get_ref(0).map_err(|e| e.to_string())?);
-            let rank: i64 = row.get(1).map_err(|e| e.to_string())?;
-            if rank > 0 {
-                pk.push((rank, columns.len()));
-            }
-            columns.push(name);
-        }
-    }
-    if columns.is_empty() {
-        return Err("no columns visible (table_info is empty)".into());
-    }
-    pk.sort_unstable();
-    let mut key: Vec<usize> = pk.into_iter().map(|(_, index)| index).collect();
-    if table.eq_ignore_ascii_case("sqlite_sequence")
-        && let Some(index) = columns.iter().position(|c| c.eq_ignore_ascii_case("name"))
-    {
-        key = vec![index];
-    }
-    let mut select = String::from("SELECT ");
-    for (i, column) in columns.iter().enumerate() {
-        if i > 0 {
-            select.push_str(", ");
-        }
-        push_quoted(&mut select, column);
-    }
-    if key.is_empty() {
-        let alias = ROWID_ALIASES
-            .iter()
-            .find(|alias| !columns.iter().any(|c| c.eq_ignore_ascii_case(alias)))
-            .ok_or("no primary key, and every rowid alias is a column name")?;
-        select.push_str(", ");
-        select.push_str(alias);
-        key.push(columns.len());
-    }
-    select.push_str(" FROM main.");
-    push_quoted(&mut select, table);
-    let clock = columns
-        .iter()
-        .map(|column| clock_columns.iter().any(|c| c.names(table, column)))
-        .collect();
-    Ok(TablePlan {
-        name: table.to_owned(),
-        columns,
-        clock,
-        key,
-        select,
-    })
-}
-
-/// Streams a table's rows, keeping only each row's digests.
-fn read_rows(
-    conn: &Connection,
-    plan: &TablePlan,
-    out: &mut Vec<(String, ObjectState)>,
-) -> rusqlite::Result<()> {
-    let mut stmt = conn.prepare(&plan.select)?;
-    let mut rows = stmt.query([])?;
-    let mut encoding = Vec::new();
-    while let Some(row) = rows.next()? {
-        encoding.clear();
-        let mut fields = BTreeMap::new();
-        for (i, column) in plan.columns.iter().enumerate() {
-            push_len(&mut encoding, column.len());
-            encoding.extend_from_slice(column.as_bytes());
-            let start = encoding.len();
-            let value = row.get_ref(i)?;
-            if plan.clock.get(i).copied().unwrap_or(false) && is_clock_value(value) {
-                encoding.push(TAG_CLOCK);
-            } else {
-                push_tagged(&mut encoding, value);
-            }
-            // An AUTOINCREMENT counter moving on is bookkeeping, not content
-            // destroyed: leaving `seq` out of the fields makes its change an
-            // additive update, so an insert-only tool is not charged with an
-            // overwrite (EFF-02) for it.
-            let counter = plan.name.eq_ignore_ascii_case("sqlite_sequence")
-                && column.eq_ignore_ascii_case("seq");
-            if value != ValueRef::Null && !counter {
-                let mut digest = crate::digest_hex(&encoding[start..]);
-                digest.truncate(FIELD_DIGEST_CHARS);
-                fields.insert(column.clone(), digest);
-            }
-        }
-        let mut id = plan.name.clone();
-        id.push('/');
-        for (n, &index) in plan.key.iter().enumerate() {
-            if n > 0 {
-                id.push(',');
-            }
-            id.push_str(&render_key(row.get_ref(index)?));
-        }
-        out.push((
-            id,
-            ObjectState {
-                digest: crate::digest_hex(&encoding),
-                size: encoding.len() as u64,
-                fields,
-                head: None,
-            },
-        ));
-    }
-    Ok(())
-}
-
-/// Inserts under `id`, or under the first free `id#2`, `id#3`, ... when `id` is
-/// taken. Returns whether `id` itself was free.
-fn insert_unique(
-    objects: &mut BTreeMap<String, ObjectState>,
-    id: String,
-    state: ObjectState,
-) -> bool {
-    let taken = match objects.entry(id) {
-        Entry::Vacant(slot) => {
-            slot.insert(state);
-            return true;
-        }
-        Entry::Occupied(slot) => slot.key().clone(),
-    };
-    let mut n = 2u64;
-    loop {
-        if let Entry::Vacant(slot) = objects.entry(format!("{taken}#{n}")) {
-            slot.insert(state);
-            return false;
-        }
-        n += 1;
-    }
-}
-
-/// Appends `value` as a storage-class tag followed by a self-delimiting payload.
-fn push_tagged(buf: &mut Vec<u8>, value: ValueRef<'_>) {
-    match value {
-        ValueRef::Null => buf.push(TAG_NULL),
-        ValueRef::Integer(i) => {
-            buf.push(TAG_INTEGER);
-            buf.extend_from_slice(&i.to_le_bytes());
-        }
-        ValueRef::Real(r) => {
-            buf.push(TAG_REAL);
-            buf.extend_from_slice(&r.to_bits().to_le_bytes());
-        }
-        ValueRef::Text(bytes) => {
-            buf.push(TAG_TEXT);
-            push_len(buf, bytes.len());
-            buf.extend_from_slice(bytes);
-        }
-        ValueRef::Blob(bytes) => {
-            buf.push(TAG_BLOB);
-            push_len(buf, bytes.len());
-            buf.extend_from_slice(bytes);
-        }
-    }
-}
-
-fn push_len(buf: &mut Vec<u8>, len: usize) {
-    buf.extend_from_slice(&(len as u64).to_le_bytes());
-}
-
-/// A key value as it appears in row ids (`table/key`): integers and reals in
-/// decimal, text as itself, a blob in hex, NULL as `NULL`. Public so that
-/// whatever else names rows (agent runs' row facts) names them alike.
-pub fn render_key(value: ValueRef<'_>) -> String {
-    match value {
-        ValueRef::Null => "NULL".to_owned(),
-        ValueRef::Integer(i) => i.to_string(),
-        ValueRef::Real(r) => format!("{r}"),
-        ValueRef::Text(bytes) => String::from_utf8_lossy(bytes).into_owned(),
-        ValueRef::Blob(bytes) => {
-            let mut hex = String::with_capacity(bytes.len() * 2);
-            for b in bytes {
-                let _ = write!(hex, "{b:02x}");
-            }
-            hex
-        }
-    }
-}
-
-fn text_lossy(value: ValueRef<'_>) -> String {
-    match value {
-        ValueRef::Text(bytes) | ValueRef::Blob(bytes) => {
-            String::from_utf8_lossy(bytes).into_owned()
-        }
-        other => render_key(other),
-    }
-}
-
-/// Appends `name` as a double-quoted SQL identifier.
-fn push_quoted(sql: &mut String, name: &str) {
-    sql.push('"');
-    sql.push_str(&name.replace('"', "\"\""));
-    sql.push('"');
 }
 
 #[cfg(test)]
@@ -593,7 +272,45 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     use super::*;
-    use crate::{Op, diff};
+    use crate::{ObjectState, Op, diff};
+
+    fn listed(observer: &mut SqliteObserver, per_group: Option<usize>) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut visit = |id: &str| out.push(id.to_owned());
+        let visited = match per_group {
+            Some(n) => observer.sample(n, &mut visit),
+            None => observer.present(&mut visit),
+        };
+        assert!(visited.is_ok());
+        out
+    }
+
+    #[test]
+    fn a_sample_is_every_row_of_a_small_table_and_a_few_of_a_large_one() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("db.sqlite");
+        let conn = rusqlite::Connection::open(&path).expect("db");
+        conn.execute_batch(
+            "CREATE TABLE big(id INTEGER PRIMARY KEY, v TEXT);
+             CREATE TABLE small(k TEXT PRIMARY KEY);
+             INSERT INTO small VALUES ('a'), ('b');
+             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 50)
+             INSERT INTO big SELECT i, 'x' FROM n;",
+        )
+        .expect("seed");
+        let mut observer = SqliteObserver::new(&path);
+        assert!(observer.observe(false).is_ok());
+        let all = listed(&mut observer, None);
+        // No group over the limit: exactly what `present` lists, in order.
+        assert_eq!(listed(&mut observer, Some(50)), all);
+        let sampled = listed(&mut observer, Some(3));
+        let of = |table: &str| sampled.iter().filter(|id| id.starts_with(table)).count();
+        assert_eq!(of("big/"), 3, "{sampled:?}");
+        assert_eq!(of("small/"), 2, "{sampled:?}");
+        assert_eq!(of("sqlite_master/"), 3, "{sampled:?}");
+        assert!(sampled.iter().all(|id| all.contains(id)), "{sampled:?}");
+        assert!(sampled.windows(2).all(|w| w[0] < w[1]), "in id order");
+    }
 
     /// Everything about a file that an observer must not change.
     #[derive(Debug, PartialEq)]
@@ -1286,3 +1003,5 @@ mod tests {
         }
     }
 }
+#[cfg(test)]
+mod prop_tests;

@@ -1,0 +1,152 @@
+//! Observer micro-benchmarks (issue 14): a cold first observation, an
+//! observation of an untouched store, and one after a single row or file
+//! changed, at three sizes each. Run with `cargo bench -p witness-observers`;
+//! CI only builds them. Whole-audit numbers and their shell baselines come
+//! from `bench/run.py` (docs/performance.md).
+
+use std::cell::{Cell, RefCell};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use divan::Bencher;
+use rusqlite::Connection;
+use witness_observers::Observer;
+use witness_observers::fs::FsObserver;
+use witness_observers::sqlite::SqliteObserver;
+
+fn main() {
+    divan::main();
+}
+
+const ROWS: [usize; 3] = [10_000, 100_000, 1_000_000];
+const FILES: [usize; 3] = [1_000, 10_000, 100_000];
+
+/// A database of `rows` rows in `dir` (about 74 bytes a row).
+fn database(dir: &Path, rows: usize) -> PathBuf {
+    let path = dir.join("items.db");
+    let mut conn = Connection::open(&path).expect("open");
+    conn.execute_batch(
+        "CREATE TABLE items(id INTEGER PRIMARY KEY, body TEXT NOT NULL, n INTEGER);",
+    )
+    .expect("schema");
+    let tx = conn.transaction().expect("transaction");
+    {
+        let mut insert = tx
+            .prepare("INSERT INTO items(id, body, n) VALUES (?1, ?2, ?3)")
+            .expect("insert");
+        for i in 1..=rows as i64 {
+            let body = format!("{:056x}", (i as u128).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            insert
+                .execute(rusqlite::params![i, body, i * 7])
+                .expect("row");
+        }
+    }
+    tx.commit().expect("commit");
+    path
+}
+
+/// A tree of `files` files of 0-8 KiB in 100 directories.
+fn tree(dir: &Path, files: usize) -> PathBuf {
+    let root = dir.join("tree");
+    for n in 0..files {
+        let sub = root.join(format!("d{:03}", n % 100));
+        if n < 100 {
+            std::fs::create_dir_all(&sub).expect("mkdir");
+        }
+        let size = (n * 7919) % 8192;
+        std::fs::write(
+            sub.join(format!("f{:04}", n / 100)),
+            vec![(n % 251) as u8; size],
+        )
+        .expect("write");
+    }
+    root
+}
+
+/// Long enough for the stamps of a fresh store to settle.
+fn settle() {
+    std::thread::sleep(Duration::from_millis(50));
+}
+
+#[divan::bench(args = ROWS, sample_count = 10, sample_size = 1)]
+fn sqlite_cold(bencher: Bencher, rows: usize) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = database(dir.path(), rows);
+    bencher.bench_local(|| SqliteObserver::new(&db).observe(false).expect("observe"));
+}
+
+#[divan::bench(args = ROWS, sample_count = 30, sample_size = 1)]
+fn sqlite_no_change(bencher: Bencher, rows: usize) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = database(dir.path(), rows);
+    let mut observer = SqliteObserver::new(&db);
+    observer.observe(false).expect("observe");
+    settle();
+    bencher.bench_local(|| observer.observe(true).expect("observe"));
+}
+
+#[divan::bench(args = ROWS, sample_count = 20, sample_size = 1)]
+fn sqlite_one_row(bencher: Bencher, rows: usize) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = database(dir.path(), rows);
+    let writer = Connection::open(&db).expect("open");
+    let observer = RefCell::new(SqliteObserver::new(&db));
+    observer.borrow_mut().observe(false).expect("observe");
+    let n = Cell::new(0i64);
+    bencher
+        .with_inputs(|| {
+            n.set(n.get() + 9_973);
+            let id = n.get() % rows as i64 + 1;
+            writer
+                .execute("UPDATE items SET n = n + 1 WHERE id = ?1", [id])
+                .expect("update");
+        })
+        .bench_local_values(|()| observer.borrow_mut().observe(true).expect("observe"));
+}
+
+#[divan::bench(args = FILES, sample_count = 10, sample_size = 1)]
+fn tree_cold(bencher: Bencher, files: usize) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = tree(dir.path(), files);
+    bencher.bench_local(|| FsObserver::new(&root).observe(false).expect("observe"));
+}
+
+#[divan::bench(args = FILES, sample_count = 30, sample_size = 1)]
+fn tree_no_change(bencher: Bencher, files: usize) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = tree(dir.path(), files);
+    let mut observer = FsObserver::new(&root);
+    observer.observe(false).expect("observe");
+    settle();
+    bencher.bench_local(|| observer.observe(true).expect("observe"));
+}
+
+/// The same without events: every stamp read (the fallback's cost).
+#[divan::bench(args = FILES, sample_count = 10, sample_size = 1)]
+fn tree_no_change_by_stamps(bencher: Bencher, files: usize) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = tree(dir.path(), files);
+    let mut observer = FsObserver::new(&root).without_events();
+    observer.observe(false).expect("observe");
+    settle();
+    bencher.bench_local(|| observer.observe(true).expect("observe"));
+}
+
+#[divan::bench(args = FILES, sample_count = 20, sample_size = 1)]
+fn tree_one_file(bencher: Bencher, files: usize) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = tree(dir.path(), files);
+    let observer = RefCell::new(FsObserver::new(&root));
+    observer.borrow_mut().observe(false).expect("observe");
+    let n = Cell::new(0usize);
+    bencher
+        .with_inputs(|| {
+            n.set(n.get() + 37);
+            let k = n.get() % files;
+            let path = root.join(format!("d{:03}/f{:04}", k % 100, k / 100));
+            let mut bytes = std::fs::read(&path).expect("read");
+            bytes.push(b'x');
+            std::fs::write(&path, bytes).expect("write");
+        })
+        .bench_local_values(|()| observer.borrow_mut().observe(true).expect("observe"));
+}
