@@ -150,6 +150,12 @@ def per_call(kind, store, tool, work, k, repeats):
     return statistics.median(gaps), statistics.median(totals), changed
 
 
+def server_read_s(kind, store, k):
+    out = subprocess.run([sys.executable, SERVER, "sqlite" if kind == "sqlite" else "tree", store,
+                          "--time-read", str(k)], check=True, capture_output=True, text=True)
+    return float(out.stdout.strip())
+
+
 def peak_rss_mib(cmd):
     done = subprocess.run(["/usr/bin/time", "-f", "%M"] + cmd, stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE, text=True)
@@ -163,6 +169,11 @@ def cold(kind, store, repeats):
         runs.append(json.loads(out.stdout))
     return (statistics.median(r["cold_s"] for r in runs),
             statistics.median(r["no_change_s"] for r in runs))
+
+
+def tool_version(tool):
+    out = subprocess.run([tool, "--version"], capture_output=True, text=True)
+    return " ".join(out.stdout.split()[:2])
 
 
 def machine():
@@ -185,6 +196,7 @@ def workload(name, kind, store, size_bytes, baseline_cmd, work, args):
     cold_s, idle_s = cold("sqlite" if kind == "sqlite" else "fs", store, repeats)
     read_tool, write_tool = ("count_rows", "touch_row") if kind == "sqlite" else ("count_files", "touch_file")
     no_change, audit_s, changed_read = per_call(kind, store, read_tool, work, k, repeats)
+    server_read = server_read_s(kind, store, k)
     one_change, _, changed_write = per_call(kind, store, write_tool, work, k, repeats)
     if changed_read != 0 or changed_write == 0:
         raise RuntimeError(f"{name}: unexpected effects ({changed_read} read, {changed_write} write)")
@@ -210,6 +222,11 @@ def workload(name, kind, store, size_bytes, baseline_cmd, work, args):
         "cold_s": cold_s,
         "idle_observation_s": idle_s,
         "no_change_call_s": no_change,
+        # The read tool's own work, timed inside the server without an
+        # audit: the rest of a "nothing changed" call is the wire, the
+        # settle and the two observations.
+        "server_read_s": server_read,
+        "no_change_call_less_server_s": no_change - server_read,
         "one_change_call_s": one_change,
         "audit_with_k_read_calls_s": audit_s,
         "audit_fixed_s": audit_s - k * no_change,
@@ -219,6 +236,7 @@ def workload(name, kind, store, size_bytes, baseline_cmd, work, args):
         "ratios": {
             "cold": cold_s / baseline,
             "no_change_call": no_change / baseline,
+            "no_change_call_less_server": (no_change - server_read) / baseline,
             "one_change_call": one_change / baseline,
         },
     }
@@ -311,6 +329,9 @@ def main():
         "schema": "mcp-witness.bench/v1",
         "note": "one run on one machine; times in seconds (medians); ratios are this tool over the baseline",
         "machine": machine(),
+        # The baselines' speed depends on these builds (b3sum's threading,
+        # sqlite3's dump), so the ratios do too.
+        "baseline_tools": {tool: tool_version(tool) for tool in ("sqlite3", "b3sum")},
         "load_average_before": [round(x, 2) for x in load_before],
         "load_average_after": [round(x, 2) for x in os.getloadavg()],
         "duration_s": round(time.time() - started, 1),

@@ -2,12 +2,17 @@
 """The benchmark's minimal stdio MCP server (legacy handshake).
 
 Usage: server.py sqlite DB | server.py tree DIR
+       server.py sqlite DB --time-read K | server.py tree DIR --time-read K
 
 SQLite: `count_rows` (read-only) counts the rows of `items`; `touch_row`
 (declared destructive: it changes a row in place) updates one row. Tree:
 `count_files` (read-only) stats one file; `touch_file` appends to one file.
 Each write tool takes `n` and changes row/file `n`, so a plan can change a
 different object in every call.
+
+`--time-read K` serves nothing: it runs the read-only tool K times in this
+process and prints the median seconds, so the benchmark can say how much of
+a "nothing changed" call is the server's own work.
 """
 import json
 import os
@@ -44,6 +49,18 @@ def call(name, args):
         return f"touched {path}"
     raise ValueError(name)
 
+
+if sys.argv[3:4] == ["--time-read"]:
+    import statistics
+    import time
+
+    def once():
+        start = time.perf_counter()
+        call(TOOLS[0][0], {})
+        return time.perf_counter() - start
+
+    print(statistics.median(once() for _ in range(int(sys.argv[4]))))
+    sys.exit(0)
 
 for line in sys.stdin:
     msg = json.loads(line)
