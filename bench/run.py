@@ -109,11 +109,14 @@ def plan(path, tool, calls):
             f.write("\n")
 
 
+def server_cmd(kind, store):
+    return [sys.executable, SERVER, "sqlite" if kind == "sqlite" else "tree", store]
+
+
 def audit_cmd(kind, store, plan_path, settle_ms="0"):
     spec = f"s=sqlite:{store}" if kind == "sqlite" else f"s=fs:{store}"
     return [BIN, "audit", "--format", "json", "--settle-ms", settle_ms, "--plan", plan_path,
-            "--store", spec, "--", sys.executable, SERVER,
-            "sqlite" if kind == "sqlite" else "tree", "{s}"]
+            "--store", spec, "--"] + server_cmd(kind, "{s}")
 
 
 def run_audit(cmd):
@@ -151,8 +154,8 @@ def per_call(kind, store, tool, work, k, repeats):
 
 
 def server_read_s(kind, store, k):
-    out = subprocess.run([sys.executable, SERVER, "sqlite" if kind == "sqlite" else "tree", store,
-                          "--time-read", str(k)], check=True, capture_output=True, text=True)
+    out = subprocess.run(server_cmd(kind, store) + ["--time-read", str(k)],
+                         check=True, capture_output=True, text=True)
     return float(out.stdout.strip())
 
 
