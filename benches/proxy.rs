@@ -8,6 +8,12 @@
 //! is the one docs/proxy.md ("Cost") states. `benches/proxy.sh` runs this
 //! and, in the same run, the same measurement with an independent client.
 
+#![allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "a benchmark reports its measurements on stdout and stderr"
+)]
+
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -33,6 +39,9 @@ fn main() {
     let direct: Vec<&str> = vec!["testbed", "crm", "--store", &db_text];
     let proxied: Vec<&str> = vec![
         "proxy",
+        // The snapshots' cost alone; the settle adds its quiet window.
+        "--settle-ms",
+        "0",
         "--trace",
         &trace,
         "--store",

@@ -49,7 +49,7 @@ print(f"{statistics.median(times):.2f} {statistics.quantiles(times, n=10)[-1]:.2
 PY
 direct=$(python3 "$work/client.py" "$calls" "$bin" testbed crm --store "$work/crm.db")
 proxied=$(CRM_TOKEN=acme-agent-token python3 "$work/client.py" "$calls" "$bin" proxy \
-  --trace "$work/trace.jsonl" --store "db=sqlite:$work/crm.db" \
+  --settle-ms 0 --trace "$work/trace.jsonl" --store "db=sqlite:$work/crm.db" \
   --env CRM_TOKEN=acme-agent-token -- mcp-witness testbed crm --store '{db}')
 read -r d50 d90 <<<"$direct"
 read -r p50 p90 <<<"$proxied"

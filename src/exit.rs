@@ -5,11 +5,11 @@
 //! refused before anything was launched) or incomplete (exit 3). Which errors
 //! are invalid invocations is decided by their type, here and nowhere else.
 
-use witness_engine::guidance::GuidanceError;
-use witness_engine::jail::JailError;
-use witness_engine::manifest::ManifestError;
 use witness_engine::plan::PlanError;
+use witness_guidance::GuidanceError;
+use witness_jail::JailError;
 use witness_lab::cases::CasesError;
+use witness_manifest::ManifestError;
 use witness_model::exit::ExitStatus;
 use witness_sweep::SweepError;
 use witness_wire::http::EndpointError;

@@ -109,44 +109,47 @@ fn main() -> ExitCode {
     // A host stops its server with a signal: for the proxy that is the
     // ordinary end, not an interrupted run.
     let signal_is_an_end = matches!(command, Command::Proxy(_));
+    let progress = progress::Progress::new(cli.progress);
     if command.launches_servers() {
-        progress::install(cli.progress);
         if let Err(e) = signals::install() {
             errln!("mcp-witness: cannot handle signals: {e}");
             return ExitCode::from(witness_model::exit::ExitStatus::Incomplete.code());
         }
         // The jail's Landlock helper is this very binary.
         if let Ok(exe) = std::env::current_exe() {
-            witness_engine::jail::sandbox::set_helper(exe);
+            witness_jail::sandbox::set_helper(exe);
         }
     }
-    let mut status = match run(command) {
+    let mut status = match run(command, &progress) {
         Ok(status) => status,
         Err(error) => {
             errln!("mcp-witness: {error:#}");
             exit::status_of(&error)
         }
     };
-    if witness_engine::interrupt::signal().is_some() && !signal_is_an_end {
+    if witness_jail::interrupt::signal().is_some() && !signal_is_an_end {
         // Told to stop: whatever was concluded is not a verdict to gate on.
         status = witness_model::exit::ExitStatus::Incomplete;
     }
     ExitCode::from(status.code())
 }
 
-fn run(command: Command) -> anyhow::Result<witness_model::exit::ExitStatus> {
+fn run(
+    command: Command,
+    progress: &progress::Progress,
+) -> anyhow::Result<witness_model::exit::ExitStatus> {
     match command {
-        Command::Audit(args) => cli::audit::run(args),
+        Command::Audit(args) => cli::audit::run(args, progress),
         Command::Plan(args) => cli::plan::run(args),
         Command::Guidance(args) => cli::guidance::run(args),
         Command::Testbed(command) => cli::testbed::run(command),
-        Command::Lab(args) => cli::lab::run(args),
+        Command::Lab(args) => cli::lab::run(args, progress),
         Command::Manifest(command) => cli::manifest::run(command),
         Command::Report(args) => cli::report::run(args),
         Command::Schema(args) => cli::schema::run(args),
-        Command::Sweep(args) => cli::sweep::run(args),
-        Command::Agent(command) => cli::agent::run(command),
-        Command::Proxy(args) => cli::proxy::run(args),
+        Command::Sweep(args) => cli::sweep::run(args, progress),
+        Command::Agent(command) => cli::agent::run(command, progress),
+        Command::Proxy(args) => cli::proxy::run(args, progress),
         Command::Trace(command) => cli::trace::run(command),
         Command::Doctor(args) => cli::doctor::run(args),
         Command::SandboxExec(args) => cli::sandbox::run(args),

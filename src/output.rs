@@ -4,6 +4,13 @@
 //! (`mcp-witness plan … | head`). Here a closed pipe ends the output
 //! quietly: nothing more is written, and the command still ends with the
 //! status it earned. Other write errors are reported once on stderr.
+//!
+//! This module is where the binary touches the two streams (clippy.toml
+//! forbids it everywhere else; a progress bar is `indicatif`'s).
+#![allow(
+    clippy::disallowed_methods,
+    reason = "the one place the streams are written"
+)]
 
 use std::fmt::Arguments;
 use std::io::{ErrorKind, Write};
@@ -28,6 +35,11 @@ pub fn stdout(args: Arguments<'_>) {
 /// Writes to stderr, ignoring failure: there is nowhere left to say it.
 pub fn stderr(args: Arguments<'_>) {
     let _ = std::io::stderr().lock().write_fmt(args);
+}
+
+/// Whether stderr is a terminal (a person watching, who gets a bar).
+pub fn stderr_is_terminal() -> bool {
+    std::io::IsTerminal::is_terminal(&std::io::stderr())
 }
 
 /// `print!` that never panics (see the module).

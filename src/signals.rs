@@ -6,14 +6,15 @@
 //! code (no async-signal-safety puzzles). Launched servers start with an
 //! empty mask again: the standard library resets it in every child.
 //!
-//! The first signal kills every live server with its whole tree
-//! (`witness_engine::interrupt`); the audit then writes its report as
-//! `incomplete`, removes the jail and exits 3. A second signal kills them
-//! again, removes every live jail and exits 3 at once.
+//! The first signal kills every live server with its whole tree (the one
+//! registry of live children, `witness_process`); the audit then writes its
+//! report as `incomplete` (`witness_jail::interrupt`), removes the jail and
+//! exits 3. A second signal kills them again, removes every live jail and
+//! exits 3 at once.
 
 use std::mem::MaybeUninit;
 
-use witness_engine::interrupt;
+use witness_jail::interrupt;
 use witness_model::exit::ExitStatus;
 
 const HANDLED: [i32; 3] = [libc::SIGTERM, libc::SIGINT, libc::SIGHUP];
@@ -61,10 +62,10 @@ fn wait_for_signals(set: libc::sigset_t) {
             errln!(
                 "mcp-witness: {name}: stopping the server and writing what was observed (again to exit at once)"
             );
-            interrupt::stop_everything();
+            witness_process::kill_everything();
         } else {
             errln!("mcp-witness: {name} again: exiting at once");
-            interrupt::stop_everything();
+            witness_process::kill_everything();
             interrupt::remove_jails();
             std::process::exit(i32::from(ExitStatus::Incomplete.code()));
         }

@@ -16,8 +16,9 @@
 //!   endpoint, and the replay of a recorded run;
 //! - [`client`]: the loop any MCP host runs, over a [`client::ToolRunner`];
 //! - [`runner`]: that runner for a server launched in a jail, its stores
-//!   observed around every call with the engine's observed set, and the
-//!   declared row facts read out of band ([`facts`]);
+//!   observed around every call as an audit observes them
+//!   (`witness_jail::observe`), the declared row facts read by the SQLite
+//!   observers at the same moments;
 //! - [`judge`]: the answer-correctness judge, batched, failing open;
 //! - [`suite`]: every case for every model, `--runs` times, into one
 //!   `mcp-witness.agent-run/v1` document with pass rates and the gate;
@@ -36,7 +37,6 @@ pub mod case;
 pub mod client;
 pub mod compare;
 pub mod driver;
-pub mod facts;
 pub mod judge;
 pub mod runner;
 pub mod seed;

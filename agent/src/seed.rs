@@ -2,7 +2,7 @@
 //! SQL, in a temporary directory the jail copies from (the jail never
 //! writes them back, so every run starts from the same bytes).
 
-use witness_engine::jail::{StoreKind, StoreSpec};
+use witness_jail::{StoreKind, StoreSpec};
 use witness_model::agent::CaseEntry;
 
 /// Seeded stores and the directory that holds them.

@@ -7,12 +7,13 @@
 
 use std::time::Duration;
 
-use witness_engine::audit::EraChoice;
-use witness_engine::jail::JailSpec;
+use witness_jail::JailSpec;
+use witness_jail::observe::Settle;
 use witness_model::agent::trace::{Trace, TraceTurn};
 use witness_model::agent::*;
 use witness_model::manifest::{DEFAULT_ENVIRONMENT, Pin};
 use witness_model::vocab::{AgentCheck, RunOutcome, TurnEnd, Verdict};
+use witness_wire::session::EraChoice;
 
 use crate::client::{Conversation, Transcript, converse};
 use crate::driver::{Driver, RunKey};
@@ -32,7 +33,9 @@ pub struct SuiteOptions {
     pub era: EraChoice,
     /// Timeout of every MCP request.
     pub timeout: Duration,
-    pub settle: Duration,
+    /// How long each call's effects are given to land (`--settle-ms`,
+    /// `--quiet-ms`), as an audit gives them.
+    pub settle: Settle,
     pub runs: u32,
     pub max_tokens: u32,
     pub gate: f64,
@@ -100,7 +103,7 @@ pub fn run(
     };
     Ok(AgentRunDocument {
         schema: AGENT_RUN_SCHEMA.into(),
-        generator: format!("mcp-witness {}", env!("CARGO_PKG_VERSION")),
+        generator: witness_model::GENERATOR.into(),
         driver: DriverEntry {
             kind: driver.kind(),
             replayed: suite.replayed,
@@ -116,7 +119,7 @@ pub fn run(
         settings: RunSettings {
             runs: options.runs,
             max_tokens: options.max_tokens,
-            settle_ms: u64::try_from(options.settle.as_millis()).unwrap_or(u64::MAX),
+            settle_ms: u64::try_from(options.settle.bound.as_millis()).unwrap_or(u64::MAX),
             gate: options.gate,
             judge: options.judge.clone(),
             seed: options.seed,

@@ -1,12 +1,12 @@
-//! Progress of long work, for whoever wants to show it.
+//! Progress of an audit, for whoever wants to show it.
 //!
 //! A catalog of thousands of tools takes minutes to audit; the binary shows
 //! where it is on stderr (a bar on a terminal, plain lines otherwise). The
-//! engine only says what happened; it never writes to a terminal itself.
-//! The sink is process-wide, like the terminal it ends up on; without one,
-//! nothing is reported.
+//! engine only says what happened, to the [`Progress`] its caller put in
+//! the audit's options; it never writes to a terminal itself. The default
+//! reports nothing.
 
-use std::sync::OnceLock;
+use std::sync::Arc;
 
 /// One step of an audit worth showing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,17 +23,35 @@ pub enum Event<'a> {
     Finished,
 }
 
-type Sink = Box<dyn Fn(&Event<'_>) + Send + Sync>;
-
-static SINK: OnceLock<Sink> = OnceLock::new();
-
-/// Installs the one sink (later calls are ignored).
-pub fn set_sink(sink: Sink) {
-    let _ = SINK.set(sink);
+/// Where an audit's progress goes: the caller's callback, or nowhere.
+#[derive(Clone, Default)]
+pub struct Progress {
+    to: Option<Callback>,
 }
 
-pub(crate) fn report(event: Event<'_>) {
-    if let Some(sink) = SINK.get() {
-        sink(&event);
+type Callback = Arc<dyn Fn(&Event<'_>) + Send + Sync>;
+
+impl Progress {
+    /// Every event of the audit goes to `to`, on the audit's thread.
+    pub fn to(to: impl Fn(&Event<'_>) + Send + Sync + 'static) -> Self {
+        Self {
+            to: Some(Arc::new(to)),
+        }
+    }
+
+    pub(crate) fn report(&self, event: Event<'_>) {
+        if let Some(to) = &self.to {
+            to(&event);
+        }
+    }
+}
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.to.is_some() {
+            "Progress(reported)"
+        } else {
+            "Progress(none)"
+        })
     }
 }

@@ -15,7 +15,7 @@ use witness_model::audit::Verdict;
 use witness_model::experiments::{DetectorScore, E1_SCHEMA, E1Document, E1Variant, f1, ratio};
 
 use crate::detectors::{self, EFFECT_AWARE, NAME_HEURISTIC, RESPONSE_LEVEL};
-use crate::{Progress, TestbedRun, audit_path, audit_testbed, generator, write_json};
+use crate::{Progress, TestbedRun, audit_path, audit_testbed, write_json};
 
 pub const PLAN: &str = include_str!("../../experiments/e1/plan.toml");
 pub const PLAN_NAME: &str = "experiments/e1/plan.toml";
@@ -50,6 +50,7 @@ pub fn run(out: &Path, progress: &Progress) -> Result<E1Document> {
                 rule: AuthRule::Plain,
             },
             events: BTreeMap::new(),
+            progress,
         })?;
         let (path, relative) = audit_path(out, variant.name());
         write_json(&path, &report)?;
@@ -103,7 +104,7 @@ pub fn run(out: &Path, progress: &Progress) -> Result<E1Document> {
         .collect();
     let document = E1Document {
         schema: E1_SCHEMA.into(),
-        generator: generator(),
+        generator: witness_model::GENERATOR.into(),
         plan: PLAN_NAME.into(),
         detectors,
         variants,

@@ -19,7 +19,7 @@ use witness_engine::audit::Event;
 use witness_model::audit::{AuditReport, Op, ProbeStatus};
 use witness_model::experiments::{ClassifierScore, E2_SCHEMA, E2Document, E2Object, ratio};
 
-use crate::{Progress, TestbedRun, audit_path, audit_testbed, generator, write_json};
+use crate::{Progress, TestbedRun, audit_path, audit_testbed, write_json};
 
 pub const PLAN: &str = include_str!("../../experiments/e2/plan.toml");
 pub const PLAN_NAME: &str = "experiments/e2/plan.toml";
@@ -102,6 +102,7 @@ pub fn run(out: &Path, progress: &Progress) -> Result<E2Document> {
             rule: AuthRule::Plain,
         },
         events,
+        progress,
     })?;
     progress.step(
         "e2",
@@ -143,7 +144,7 @@ pub fn run(out: &Path, progress: &Progress) -> Result<E2Document> {
         .collect();
     let document = E2Document {
         schema: E2_SCHEMA.into(),
-        generator: generator(),
+        generator: witness_model::GENERATOR.into(),
         plan: PLAN_NAME.into(),
         classifiers,
         objects,

@@ -24,7 +24,7 @@ use witness_model::experiments::{
     E3_SCHEMA, E3Document, E3Scenario, LifecycleDetectorScore, ResidualAudit, ratio,
 };
 
-use crate::{Progress, TestbedRun, audit_path, audit_testbed, generator, write_json};
+use crate::{Progress, TestbedRun, audit_path, audit_testbed, write_json};
 
 pub const PLAN: &str = include_str!("../../experiments/e3/plan.toml");
 pub const PLAN_NAME: &str = "experiments/e3/plan.toml";
@@ -197,6 +197,7 @@ pub fn run(out: &Path, progress: &Progress) -> Result<E3Document> {
                 rule,
             },
             events,
+            progress,
         })?;
         let (path, relative) = audit_path(out, &format!("e3-{}", scenario.name));
         write_json(&path, &report)?;
@@ -247,7 +248,7 @@ pub fn run(out: &Path, progress: &Progress) -> Result<E3Document> {
         .collect();
     let mut residual = Vec::new();
     for (j, variant) in ["honest", "residual-revoke"].into_iter().enumerate() {
-        residual.push(residual_audit(out, variant)?);
+        residual.push(residual_audit(out, variant, progress)?);
         progress.step(
             "e3",
             rows.len() + j + 1,
@@ -257,7 +258,7 @@ pub fn run(out: &Path, progress: &Progress) -> Result<E3Document> {
     }
     let document = E3Document {
         schema: E3_SCHEMA.into(),
-        generator: generator(),
+        generator: witness_model::GENERATOR.into(),
         plan: PLAN_NAME.into(),
         detectors,
         scenarios: rows,
@@ -294,7 +295,7 @@ fn score(name: &str, definition: &str, rows: &[E3Scenario]) -> LifecycleDetector
     }
 }
 
-fn residual_audit(out: &Path, variant: &str) -> Result<ResidualAudit> {
+fn residual_audit(out: &Path, variant: &str, progress: &Progress) -> Result<ResidualAudit> {
     let report = audit_testbed(TestbedRun {
         variant,
         plan: RESIDUAL_PLAN,
@@ -304,6 +305,7 @@ fn residual_audit(out: &Path, variant: &str) -> Result<ResidualAudit> {
             rule: AuthRule::Plain,
         },
         events: BTreeMap::new(),
+        progress,
     })?;
     let (path, relative) = audit_path(out, &format!("residual-{variant}"));
     write_json(&path, &report)?;

@@ -4,7 +4,8 @@
 //! Each experiment runs real audits of the testbed (one fresh jail and server
 //! per execution), scores them, and writes a versioned JSON document plus the
 //! audits it rests on. Runs are deterministic: injected clocks, fixed ids,
-//! labelled temporary paths, so a rerun writes the same bytes.
+//! labelled temporary paths, so a rerun writes the same bytes. How far it
+//! is goes to the caller's [`Progress`]; the lab writes to no terminal.
 
 pub mod cases;
 pub mod coverage;
@@ -12,19 +13,21 @@ pub mod detectors;
 pub mod e1;
 pub mod e2;
 pub mod e3;
+pub mod progress;
 
 use std::collections::BTreeMap;
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use witness_engine::audit::{self, AuditOptions, EraChoice, Event};
-use witness_engine::jail::{JailSpec, StoreKind, StoreSpec};
+use witness_engine::audit::{self, AuditOptions, Event};
 use witness_engine::plan::Plan;
+use witness_jail::{JailSpec, StoreKind, StoreSpec, Target};
 use witness_model::audit::AuditReport;
+
+pub use progress::Progress;
 
 /// What the lab needs to know to run one testbed audit.
 pub struct TestbedRun<'a> {
@@ -33,6 +36,7 @@ pub struct TestbedRun<'a> {
     pub plan_name: &'a str,
     pub probe: witness_testbed::probe::CredentialProbe,
     pub events: BTreeMap<u32, Vec<Event>>,
+    pub progress: &'a Progress,
 }
 
 /// Audits the testbed serving `variant` on a freshly seeded store.
@@ -43,7 +47,16 @@ pub fn audit_testbed(run: TestbedRun<'_>) -> Result<AuditReport> {
     let plan = Plan::parse(run.plan)
         .map_err(|e| anyhow::anyhow!("built-in plan {} is invalid: {e}", run.plan_name))?;
     let options = AuditOptions {
-        jail: JailSpec {
+        plan: Some(plan),
+        timeout: Duration::from_secs(20),
+        settle: Duration::from_millis(5),
+        deterministic: true,
+        probe: Box::new(run.probe),
+        label: Some(format!("testbed/{}", run.variant)),
+        pinned_version: Some(format!("mcp-witness-testbed {}", env!("CARGO_PKG_VERSION"))),
+        events: run.events,
+        progress: run.progress.audit(),
+        ..AuditOptions::new(Target::launched(JailSpec {
             command: [
                 "mcp-witness",
                 "testbed",
@@ -67,20 +80,7 @@ pub fn audit_testbed(run: TestbedRun<'_>) -> Result<AuditReport> {
             env: Vec::new(),
             keep: false,
             isolate_network: true,
-        },
-        era: EraChoice::Auto,
-        plan: Some(plan),
-        include_destructive: false,
-        timeout: Duration::from_secs(20),
-        settle: Duration::from_millis(5),
-        observe: Default::default(),
-        deterministic: true,
-        probe: Box::new(run.probe),
-        label: Some(format!("testbed/{}", run.variant)),
-        pinned_version: Some(format!("mcp-witness-testbed {}", env!("CARGO_PKG_VERSION"))),
-        events: run.events,
-        session_per_call: false,
-        min_coverage: None,
+        }))
     };
     let outcome = audit::run(options).context("the audit could not start")?;
     let report = outcome.report;
@@ -121,7 +121,14 @@ pub struct PublishedRun<'a> {
 impl PublishedRun<'_> {
     pub fn options(self) -> AuditOptions {
         AuditOptions {
-            jail: JailSpec {
+            plan: self.plan,
+            timeout: PUBLISHED_TIMEOUT,
+            settle: PUBLISHED_SETTLE,
+            deterministic: true,
+            label: Some(self.label),
+            pinned_version: Some(self.version.to_owned()),
+            include_destructive: true,
+            ..AuditOptions::new(Target::launched(JailSpec {
                 command: self.command,
                 stores: self.stores,
                 env: self
@@ -131,20 +138,7 @@ impl PublishedRun<'_> {
                     .collect(),
                 keep: false,
                 isolate_network: true,
-            },
-            era: EraChoice::Auto,
-            plan: self.plan,
-            timeout: PUBLISHED_TIMEOUT,
-            settle: PUBLISHED_SETTLE,
-            observe: Default::default(),
-            deterministic: true,
-            probe: Box::new(witness_probes::NullProbe),
-            label: Some(self.label),
-            pinned_version: Some(self.version.to_owned()),
-            events: Default::default(),
-            include_destructive: true,
-            session_per_call: false,
-            min_coverage: None,
+            }))
         }
     }
 }
@@ -164,37 +158,8 @@ pub fn write_json(path: &Path, value: &impl Serialize) -> Result<()> {
     write_json_file(path, value).with_context(|| format!("cannot write {}", path.display()))
 }
 
-/// One line per step on a terminal, nothing otherwise (so logs and CI stay clean).
-pub struct Progress {
-    on: bool,
-}
-
-impl Progress {
-    pub fn new() -> Self {
-        Self {
-            on: std::io::stderr().is_terminal(),
-        }
-    }
-
-    pub fn step(&self, experiment: &str, n: usize, of: usize, what: &str) {
-        if self.on {
-            eprintln!("[{experiment} {n}/{of}] {what}");
-        }
-    }
-}
-
-impl Default for Progress {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 /// `DIR/audits/<name>.json`, and the relative path recorded in documents.
 pub fn audit_path(out: &Path, name: &str) -> (PathBuf, String) {
     let relative = format!("audits/{name}.json");
     (out.join(&relative), relative)
-}
-
-pub fn generator() -> String {
-    format!("mcp-witness {}", env!("CARGO_PKG_VERSION"))
 }

@@ -413,7 +413,8 @@ pub struct Target {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct EraEntry {
     /// What was asked for: auto, modern or legacy.
-    pub requested: String,
+    #[schemars(with = "String")]
+    pub requested: crate::vocab::EraChoice,
     /// `modern` or `legacy`, when a session was established.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub era: Option<String>,

@@ -34,3 +34,8 @@ pub mod proxy;
 pub mod schema;
 pub mod sweep;
 pub mod vocab;
+
+/// What every document names as its writer (its `generator`): this
+/// program at this version. Every crate of the workspace has the one
+/// workspace version, so the model's is the program's.
+pub const GENERATOR: &str = concat!("mcp-witness ", env!("CARGO_PKG_VERSION"));

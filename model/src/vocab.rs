@@ -94,6 +94,49 @@ impl IsolationLevel {
     }
 }
 
+/// Which protocol era a server is spoken to in: what `--era` and a sweep's
+/// `era` ask for, and what an audit records as requested. One word for the
+/// wire (which opens the session by it) and the documents (which record it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EraChoice {
+    /// Try `server/discover` on a fresh process; fall back to `initialize` on another.
+    #[default]
+    Auto,
+    /// Only `server/discover` (2026-07-28); anything else is incomplete.
+    Modern,
+    /// Only the legacy `initialize` handshake.
+    Legacy,
+}
+
+impl EraChoice {
+    pub const ALL: [EraChoice; 3] = [EraChoice::Auto, EraChoice::Modern, EraChoice::Legacy];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EraChoice::Auto => "auto",
+            EraChoice::Modern => "modern",
+            EraChoice::Legacy => "legacy",
+        }
+    }
+}
+
+/// Why a text is not an era.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("expected auto, modern or legacy")]
+pub struct UnknownEra;
+
+impl std::str::FromStr for EraChoice {
+    type Err = UnknownEra;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        EraChoice::ALL
+            .into_iter()
+            .find(|era| era.as_str() == text)
+            .ok_or(UnknownEra)
+    }
+}
+
 /// One isolation layer a launched server may be put behind. Each is a
 /// well-kept part of the system (bubblewrap's namespaces, the kernel's
 /// Landlock), never something mcp-witness emulates.
@@ -1230,6 +1273,9 @@ mod tests {
                 Some(json!(layer.as_str()))
             );
         }
+        for era in EraChoice::ALL {
+            assert_eq!(serde_json::to_value(era).ok(), Some(json!(era.as_str())));
+        }
         for verdict in Verdict::ALL {
             assert_eq!(
                 serde_json::to_value(verdict).ok(),
@@ -1380,5 +1426,17 @@ mod tests {
             page.contains(&table),
             "docs/agent-runs.md is out of step with the agent check catalog; paste this table:\n{table}"
         );
+    }
+
+    #[test]
+    fn an_era_is_read_from_the_word_it_is_written_as_and_nothing_else() {
+        for era in EraChoice::ALL {
+            assert_eq!(era.as_str().parse(), Ok(era));
+        }
+        for text in ["", "Auto", "future", " legacy"] {
+            let parsed: Result<EraChoice, _> = text.parse();
+            assert_eq!(parsed, Err(UnknownEra), "{text:?}");
+        }
+        assert_eq!(UnknownEra.to_string(), "expected auto, modern or legacy");
     }
 }

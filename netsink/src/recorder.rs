@@ -12,12 +12,14 @@
 
 use std::collections::BTreeMap;
 use std::io;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use rustix::event::{PollFd, PollFlags, Timespec};
+use rustix::net::{RecvFlags, SendFlags, SocketFlags};
 use witness_model::audit::NetworkAttempt;
 
 use crate::setup::SinkSockets;
@@ -64,7 +66,7 @@ impl Sink {
             .chain(&sockets.udp)
             .chain(sockets.dns.iter().map(|(_, fd)| fd))
         {
-            nonblocking(fd.as_raw_fd())?;
+            rustix::io::ioctl_fionbio(fd, true)?;
         }
         let (send, windows) = mpsc::channel();
         let thread = std::thread::Builder::new()
@@ -132,43 +134,34 @@ impl Recorder {
 
     fn run(mut self) {
         loop {
-            let mut fds: Vec<RawFd> = vec![self.wake.as_raw_fd()];
-            fds.extend(self.sockets.tcp.iter().map(AsRawFd::as_raw_fd));
-            fds.extend(self.sockets.udp.iter().map(AsRawFd::as_raw_fd));
-            fds.extend(self.sockets.dns.iter().map(|(_, fd)| fd.as_raw_fd()));
-            fds.extend(self.pending.iter().map(|p| p.fd.as_raw_fd()));
-            let mut polls: Vec<libc::pollfd> = fds
-                .iter()
-                .map(|&fd| libc::pollfd {
-                    fd,
-                    events: libc::POLLIN,
-                    revents: 0,
-                })
-                .collect();
             let timeout = self
                 .pending
                 .iter()
                 .map(|p| p.deadline.saturating_duration_since(Instant::now()))
                 .min()
-                .map_or(-1, |d| {
-                    i32::try_from(d.as_millis()).unwrap_or(i32::MAX).max(1)
-                });
-            // SAFETY: polls is a live array of the length given.
-            let ready =
-                unsafe { libc::poll(polls.as_mut_ptr(), polls.len() as libc::nfds_t, timeout) };
-            if ready < 0 && io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
-                return;
-            }
-            if polls[0].revents != 0 {
-                let mut buf = [0u8; 64];
-                // SAFETY: reading into a live buffer from our own pipe.
-                let n = unsafe {
-                    libc::read(self.wake.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len())
-                };
-                if n <= 0 {
-                    return;
+                .map(|d| d.max(Duration::from_millis(1)))
+                .and_then(|d| Timespec::try_from(d).ok());
+            let woken = {
+                let mut polls: Vec<PollFd<'_>> = std::iter::once(self.wake.as_fd())
+                    .chain(self.sockets.tcp.iter().map(AsFd::as_fd))
+                    .chain(self.sockets.udp.iter().map(AsFd::as_fd))
+                    .chain(self.sockets.dns.iter().map(|(_, fd)| fd.as_fd()))
+                    .chain(self.pending.iter().map(|p| p.fd.as_fd()))
+                    .map(|fd| PollFd::from_borrowed_fd(fd, PollFlags::IN))
+                    .collect();
+                match rustix::event::poll(&mut polls, timeout.as_ref()) {
+                    Ok(_) | Err(rustix::io::Errno::INTR) => {}
+                    Err(_) => return,
                 }
-                for &byte in &buf[..n as usize] {
+                !polls[0].revents().is_empty()
+            };
+            if woken {
+                let mut buf = [0u8; 64];
+                let n = match rustix::io::read(&self.wake, &mut buf) {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => n,
+                };
+                for &byte in &buf[..n] {
                     if byte == b's' {
                         return;
                     }
@@ -234,24 +227,16 @@ impl Recorder {
 
     fn accept_all(&mut self, index: usize) {
         loop {
-            let listener = self.sockets.tcp[index].as_raw_fd();
-            // SAFETY: accept4 on our listening socket; the peer address is not wanted.
-            let fd = unsafe {
-                libc::accept4(
-                    listener,
-                    std::ptr::null_mut(),
-                    std::ptr::null_mut(),
-                    libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
-                )
-            };
-            if fd < 0 {
+            let accepted = rustix::net::accept_with(
+                &self.sockets.tcp[index],
+                SocketFlags::NONBLOCK | SocketFlags::CLOEXEC,
+            );
+            let Ok(fd) = accepted else {
                 return;
-            }
-            // SAFETY: a new descriptor, ours alone.
-            let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+            };
             // The sink answers on the address the server asked for: its
             // local address is the original destination.
-            let Some(destination) = local_address(fd.as_raw_fd()) else {
+            let Some(destination) = local_address(&fd) else {
                 continue;
             };
             let conn = Pending {
@@ -277,17 +262,15 @@ impl Recorder {
                 if room == 0 {
                     break;
                 }
-                // SAFETY: reading into a live buffer of at least `room` bytes.
-                let n = unsafe { libc::read(conn.fd.as_raw_fd(), buf.as_mut_ptr().cast(), room) };
-                if n > 0 {
-                    conn.bytes.extend_from_slice(&buf[..n as usize]);
-                    continue;
+                match rustix::io::read(&conn.fd, &mut buf[..room]) {
+                    Ok(0) => {
+                        // Closed by the server: nothing more will come.
+                        conn.deadline = Instant::now();
+                        break;
+                    }
+                    Ok(n) => conn.bytes.extend_from_slice(&buf[..n]),
+                    Err(_) => break,
                 }
-                if n == 0 {
-                    // Closed by the server: nothing more will come.
-                    conn.deadline = Instant::now();
-                }
-                break;
             }
             if conn.bytes.len() >= FIRST_BYTES {
                 conn.deadline = Instant::now();
@@ -311,8 +294,8 @@ impl Recorder {
 
     fn datagrams(&mut self, index: usize) {
         loop {
-            let fd = self.sockets.udp[index].as_raw_fd();
-            let Some((payload, destination)) = receive_with_destination(fd) else {
+            let Some((payload, destination)) = receive_with_destination(&self.sockets.udp[index])
+            else {
                 return;
             };
             let Some(destination) = destination else {
@@ -333,29 +316,13 @@ impl Recorder {
 
     fn queries(&mut self, index: usize) {
         loop {
-            let (nameserver, fd) = {
-                let (ns, fd) = &self.sockets.dns[index];
-                (*ns, fd.as_raw_fd())
-            };
+            let (nameserver, fd) = &self.sockets.dns[index];
+            let nameserver = *nameserver;
             let mut buf = [0u8; 1500];
-            // SAFETY: a zeroed sockaddr_in receives the sender.
-            let mut from: libc::sockaddr_in = unsafe { std::mem::zeroed() };
-            let mut len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
-            // SAFETY: live buffers of the sizes given.
-            let n = unsafe {
-                libc::recvfrom(
-                    fd,
-                    buf.as_mut_ptr().cast(),
-                    buf.len(),
-                    0,
-                    (&mut from as *mut libc::sockaddr_in).cast(),
-                    &mut len,
-                )
-            };
-            if n < 0 {
+            let Ok((n, _, from)) = rustix::net::recvfrom(fd, &mut buf, RecvFlags::empty()) else {
                 return;
-            }
-            let message = &buf[..n as usize];
+            };
+            let message = &buf[..n];
             let destination = (IpAddr::V4(nameserver), 53);
             let Some(question) = dns::question(message) else {
                 let attempt = self.attempt("udp", destination, message);
@@ -364,16 +331,9 @@ impl Recorder {
             };
             let stand_in = self.stand_in(&question.name);
             let reply = dns::answer(message, &question, stand_in);
-            // SAFETY: sending a live buffer to the address it came from.
-            unsafe {
-                libc::sendto(
-                    fd,
-                    reply.as_ptr().cast(),
-                    reply.len(),
-                    0,
-                    (&from as *const libc::sockaddr_in).cast(),
-                    len,
-                );
+            if let Some(from) = &from {
+                let fd = &self.sockets.dns[index].1;
+                let _ = rustix::net::sendto(fd, &reply, SendFlags::empty(), from);
             }
             let mut attempt = self.attempt("dns", destination, question.wire(message));
             attempt.host = Some(question.name);
@@ -406,120 +366,96 @@ pub fn digest(bytes: &[u8]) -> String {
 }
 
 fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0i32; 2];
-    // SAFETY: pipe2 fills two descriptors we then own.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: both were just created and are ours alone.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+    Ok(rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?)
 }
 
 fn write_byte(fd: &OwnedFd, byte: u8) -> io::Result<()> {
-    // SAFETY: writing one byte from a live buffer to our own pipe.
-    if unsafe { libc::write(fd.as_raw_fd(), (&byte as *const u8).cast(), 1) } == 1 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
+    match rustix::io::write(fd, &[byte])? {
+        1 => Ok(()),
+        _ => Err(io::Error::other("the recorder's pipe took nothing")),
     }
 }
 
-fn nonblocking(fd: RawFd) -> io::Result<()> {
-    // SAFETY: fcntl on a descriptor we own.
-    unsafe {
-        let flags = libc::fcntl(fd, libc::F_GETFL);
-        if flags < 0 || libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) < 0 {
-            return Err(io::Error::last_os_error());
-        }
-    }
-    Ok(())
+/// The local address of a connection the sink accepted: where the server
+/// meant it to go.
+fn local_address(fd: &OwnedFd) -> Option<Destination> {
+    let address = SocketAddr::try_from(rustix::net::getsockname(fd).ok()?).ok()?;
+    Some(destination_of(address))
 }
 
-fn local_address(fd: RawFd) -> Option<(IpAddr, u16)> {
-    // SAFETY: a zeroed sockaddr_storage is large enough for any address.
-    let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
-    let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
-    // SAFETY: live storage of the size given.
-    if unsafe {
-        libc::getsockname(
-            fd,
-            (&mut storage as *mut libc::sockaddr_storage).cast(),
-            &mut len,
-        )
-    } != 0
-    {
-        return None;
-    }
-    socket_address(&storage)
+/// An address as a report gives it: an IPv4 address mapped into IPv6 is
+/// the IPv4 address.
+fn destination_of(address: SocketAddr) -> Destination {
+    let ip = match address.ip() {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4),
+        v4 => v4,
+    };
+    (ip, address.port())
 }
 
-fn socket_address(storage: &libc::sockaddr_storage) -> Option<(IpAddr, u16)> {
-    match i32::from(storage.ss_family) {
+/// A `sockaddr_in` or `sockaddr_in6` as the kernel wrote it into a control
+/// message, read field by field (family in host order, port and address in
+/// network order).
+fn socket_address(bytes: &[u8]) -> Option<Destination> {
+    let family = i32::from(u16::from_ne_bytes(bytes.get(0..2)?.try_into().ok()?));
+    let port = u16::from_be_bytes(bytes.get(2..4)?.try_into().ok()?);
+    let ip = match family {
         libc::AF_INET => {
-            // SAFETY: the family says this storage holds a sockaddr_in.
-            let addr =
-                unsafe { &*(storage as *const libc::sockaddr_storage).cast::<libc::sockaddr_in>() };
-            Some((
-                IpAddr::V4(Ipv4Addr::from(u32::from_be(addr.sin_addr.s_addr))),
-                u16::from_be(addr.sin_port),
-            ))
+            let octets: [u8; 4] = bytes.get(4..8)?.try_into().ok()?;
+            IpAddr::V4(Ipv4Addr::from(octets))
         }
         libc::AF_INET6 => {
-            // SAFETY: the family says this storage holds a sockaddr_in6.
-            let addr = unsafe {
-                &*(storage as *const libc::sockaddr_storage).cast::<libc::sockaddr_in6>()
-            };
-            let ip = Ipv6Addr::from(addr.sin6_addr.s6_addr);
-            let ip = ip.to_ipv4_mapped().map_or(IpAddr::V6(ip), IpAddr::V4);
-            Some((ip, u16::from_be(addr.sin6_port)))
+            let octets: [u8; 16] = bytes.get(8..24)?.try_into().ok()?;
+            IpAddr::V6(Ipv6Addr::from(octets))
         }
-        _ => None,
-    }
+        _ => return None,
+    };
+    Some(destination_of(SocketAddr::new(ip, port)))
 }
 
 /// One datagram and the destination it was sent to (from the original
-/// destination TPROXY kept), or `None` when none is waiting.
-fn receive_with_destination(fd: RawFd) -> Option<(Vec<u8>, Option<Destination>)> {
+/// destination TPROXY kept), or `None` when none is waiting. rustix's
+/// recvmsg hands over only descriptors and credentials from the control
+/// messages, not IP_ORIGDSTADDR, so this one call is made raw.
+fn receive_with_destination(fd: &OwnedFd) -> Option<(Vec<u8>, Option<Destination>)> {
     let mut payload = vec![0u8; 65536];
     let mut iov = libc::iovec {
         iov_base: payload.as_mut_ptr().cast(),
         iov_len: payload.len(),
     };
     let mut control = [0u8; 256];
-    // SAFETY: a zeroed msghdr, then pointed at live buffers.
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control.as_mut_ptr().cast();
-    msg.msg_controllen = control.len() as _;
-    // SAFETY: msg points at live buffers of the stated sizes.
-    let n = unsafe { libc::recvmsg(fd, &mut msg, 0) };
-    if n < 0 {
-        return None;
-    }
-    payload.truncate((n as usize).min(FIRST_BYTES));
-    let mut destination = None;
-    // SAFETY: walking the control messages the kernel wrote.
-    unsafe {
-        let mut cmsg = libc::CMSG_FIRSTHDR(&msg);
+    let mut original: Option<Vec<u8>> = None;
+    // SAFETY: the header is zeroed (a valid empty msghdr), then pointed at
+    // the payload and control buffers, which outlive the call. The control
+    // messages walked are those the kernel wrote, within msg_controllen,
+    // and a message's data is copied out within its own cmsg_len.
+    let n = unsafe {
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = control.len() as _;
+        let n = libc::recvmsg(fd.as_raw_fd(), &mut msg, 0);
+        let mut cmsg = if n >= 0 {
+            libc::CMSG_FIRSTHDR(&msg)
+        } else {
+            std::ptr::null_mut()
+        };
         while !cmsg.is_null() {
             let (level, kind) = ((*cmsg).cmsg_level, (*cmsg).cmsg_type);
-            let original = (level == libc::SOL_IP && kind == libc::IP_ORIGDSTADDR)
-                || (level == libc::SOL_IPV6 && kind == libc::IPV6_ORIGDSTADDR);
-            if original {
-                let mut storage: libc::sockaddr_storage = std::mem::zeroed();
-                let len = ((*cmsg).cmsg_len as usize - libc::CMSG_LEN(0) as usize)
-                    .min(std::mem::size_of::<libc::sockaddr_storage>());
-                std::ptr::copy_nonoverlapping(
-                    libc::CMSG_DATA(cmsg),
-                    (&mut storage as *mut libc::sockaddr_storage).cast::<u8>(),
-                    len,
-                );
-                destination = socket_address(&storage);
+            if (level == libc::SOL_IP && kind == libc::IP_ORIGDSTADDR)
+                || (level == libc::SOL_IPV6 && kind == libc::IPV6_ORIGDSTADDR)
+            {
+                let len = ((*cmsg).cmsg_len as usize).saturating_sub(libc::CMSG_LEN(0) as usize);
+                original = Some(std::slice::from_raw_parts(libc::CMSG_DATA(cmsg), len).to_vec());
             }
             cmsg = libc::CMSG_NXTHDR(&msg, cmsg);
         }
-    }
+        n
+    };
+    let n = usize::try_from(n).ok()?;
+    payload.truncate(n.min(FIRST_BYTES));
+    let destination = original.as_deref().and_then(socket_address);
     Some((payload, destination))
 }
 

@@ -11,11 +11,14 @@
 //! auditor says go (`--block-fd`). The auditor side is [`receive`].
 
 use std::io::{self, Write};
-use std::net::Ipv4Addr;
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddrV4, SocketAddrV6};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+use rustix::net::{AddressFamily, SocketFlags, SocketType};
+use rustix::thread::{CapabilitySet, LinkNameSpaceType};
 
 use crate::{SINK_PORT, fdpass};
 
@@ -48,9 +51,8 @@ pub struct SinkSockets {
 
 /// `NS_GET_USERNS` (linux/nsfs.h): the user namespace owning a namespace.
 const NS_GET_USERNS: libc::c_ulong = 0xb701;
-/// Linux capability numbers (linux/capability.h).
-const CAP_NET_ADMIN: u32 = 12;
-/// Socket options libc does not name on every target.
+/// Socket options libc does not name on every target (and rustix not at
+/// all).
 const IP_TRANSPARENT: libc::c_int = 19;
 const IP_RECVORIGDSTADDR: libc::c_int = 20;
 const IPV6_RECVORIGDSTADDR: libc::c_int = 74;
@@ -63,8 +65,8 @@ const LOOPBACK_WAIT: Duration = Duration::from_secs(5);
 pub fn prepare_and_send(pid: i32, channel: BorrowedFd<'_>) -> Result<(), SetupError> {
     match prepare(pid) {
         Ok((text, fds)) => {
-            let raw: Vec<RawFd> = fds.iter().map(AsRawFd::as_raw_fd).collect();
-            fdpass::send(channel, text.as_bytes(), &raw)
+            let borrowed: Vec<BorrowedFd<'_>> = fds.iter().map(AsFd::as_fd).collect();
+            fdpass::send(channel, text.as_bytes(), &borrowed)
                 .map_err(|e| SetupError::Helper(format!("cannot hand the sockets over: {e}")))
         }
         Err(e) => {
@@ -80,7 +82,8 @@ pub fn prepare_and_send(pid: i32, channel: BorrowedFd<'_>) -> Result<(), SetupEr
 fn prepare(pid: i32) -> Result<(String, Vec<OwnedFd>), SetupError> {
     join(pid)?;
     wait_for_loopback()?;
-    raise_ambient(CAP_NET_ADMIN).map_err(|e| SetupError::Join(format!("capabilities: {e}")))?;
+    raise_ambient(CapabilitySet::NET_ADMIN)
+        .map_err(|e| SetupError::Join(format!("capabilities: {e}")))?;
     let nameservers = nameservers(Path::new("/etc/resolv.conf"));
     let ip = find_tool("ip").ok_or(SetupError::Missing("ip (iproute2)"))?;
     let nft = find_tool("nft").ok_or(SetupError::Missing("nft (nftables)"))?;
@@ -220,30 +223,23 @@ pub fn find_tool(name: &str) -> Option<PathBuf> {
 fn join(pid: i32) -> Result<(), SetupError> {
     let path = format!("/proc/{pid}/ns/net");
     let net = open(&path).map_err(|e| SetupError::Join(format!("{path}: {e}")))?;
-    // SAFETY: an ioctl on a descriptor we own; it returns a new descriptor.
-    let user = unsafe { libc::ioctl(net.as_raw_fd(), NS_GET_USERNS) };
-    if user < 0 {
-        return Err(SetupError::Join(format!(
+    // SAFETY: NS_GET_USERNS takes no argument and gives a new descriptor
+    // (or -1), which nobody but us owns.
+    let user = unsafe {
+        let fd = libc::ioctl(net.as_raw_fd(), NS_GET_USERNS);
+        (fd >= 0).then(|| OwnedFd::from_raw_fd(fd))
+    };
+    let user = user.ok_or_else(|| {
+        SetupError::Join(format!(
             "the owner of the network namespace: {}",
             io::Error::last_os_error()
-        )));
-    }
-    // SAFETY: the descriptor was just returned to us.
-    let user = unsafe { OwnedFd::from_raw_fd(user) };
-    // SAFETY: setns on descriptors we own; the process is single-threaded.
-    if unsafe { libc::setns(user.as_raw_fd(), libc::CLONE_NEWUSER) } != 0 {
-        return Err(SetupError::Join(format!(
-            "user namespace: {}",
-            io::Error::last_os_error()
-        )));
-    }
-    // SAFETY: as above.
-    if unsafe { libc::setns(net.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
-        return Err(SetupError::Join(format!(
-            "network namespace: {}",
-            io::Error::last_os_error()
-        )));
-    }
+        ))
+    })?;
+    // The process is single-threaded, as joining a user namespace needs.
+    rustix::thread::move_into_link_name_space(user.as_fd(), Some(LinkNameSpaceType::User))
+        .map_err(|e| SetupError::Join(format!("user namespace: {}", io::Error::from(e))))?;
+    rustix::thread::move_into_link_name_space(net.as_fd(), Some(LinkNameSpaceType::Network))
+        .map_err(|e| SetupError::Join(format!("network namespace: {}", io::Error::from(e))))?;
     Ok(())
 }
 
@@ -254,19 +250,21 @@ fn open(path: &str) -> io::Result<OwnedFd> {
 
 /// bubblewrap brings `lo` up itself; routes can only be added once it is.
 fn wait_for_loopback() -> Result<(), SetupError> {
-    let socket = new_socket(libc::AF_INET, libc::SOCK_DGRAM).map_err(SetupError::Socket)?;
+    let socket = new_socket(AddressFamily::INET, SocketType::DGRAM).map_err(SetupError::Socket)?;
     let deadline = Instant::now() + LOOPBACK_WAIT;
     loop {
-        // SAFETY: a zeroed ifreq with its name set is a valid SIOCGIFFLAGS request.
-        let mut request: libc::ifreq = unsafe { std::mem::zeroed() };
-        for (slot, byte) in request.ifr_name.iter_mut().zip(b"lo\0") {
-            *slot = *byte as libc::c_char;
-        }
-        // SAFETY: the request lives for the call.
-        let rc = unsafe { libc::ioctl(socket.as_raw_fd(), libc::SIOCGIFFLAGS, &mut request) };
-        // SAFETY: SIOCGIFFLAGS filled the flags member of the union.
-        let flags = unsafe { request.ifr_ifru.ifru_flags };
-        if rc == 0 && i32::from(flags) & libc::IFF_UP != 0 {
+        // SAFETY: a zeroed ifreq with its name set is a valid SIOCGIFFLAGS
+        // request; it lives for the call, which fills the flags member of
+        // its union, the one read.
+        let up = unsafe {
+            let mut request: libc::ifreq = std::mem::zeroed();
+            for (slot, byte) in request.ifr_name.iter_mut().zip(b"lo\0") {
+                *slot = *byte as libc::c_char;
+            }
+            libc::ioctl(socket.as_raw_fd(), libc::SIOCGIFFLAGS, &mut request) == 0
+                && i32::from(request.ifr_ifru.ifru_flags) & libc::IFF_UP != 0
+        };
+        if up {
             return Ok(());
         }
         if Instant::now() >= deadline {
@@ -277,37 +275,11 @@ fn wait_for_loopback() -> Result<(), SetupError> {
 }
 
 /// Keeps `cap` across exec (for `ip` and `nft`), as an ordinary user too.
-fn raise_ambient(cap: u32) -> io::Result<()> {
-    #[repr(C)]
-    struct Header {
-        version: u32,
-        pid: i32,
-    }
-    #[repr(C)]
-    #[derive(Clone, Copy, Default)]
-    struct Data {
-        effective: u32,
-        permitted: u32,
-        inheritable: u32,
-    }
-    let mut header = Header {
-        version: 0x2008_0522,
-        pid: 0,
-    };
-    let mut data = [Data::default(); 2];
-    // SAFETY: capget/capset with a version-3 header and two data structs.
-    unsafe {
-        if libc::syscall(libc::SYS_capget, &mut header, data.as_mut_ptr()) != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        data[0].inheritable |= 1 << cap;
-        if libc::syscall(libc::SYS_capset, &mut header, data.as_ptr()) != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        if libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_RAISE, cap, 0, 0) != 0 {
-            return Err(io::Error::last_os_error());
-        }
-    }
+fn raise_ambient(cap: CapabilitySet) -> io::Result<()> {
+    let mut sets = rustix::thread::capabilities(None)?;
+    sets.inheritable |= cap;
+    rustix::thread::set_capabilities(None, sets)?;
+    rustix::thread::configure_capability_in_ambient_set(cap, true)?;
     Ok(())
 }
 
@@ -354,19 +326,20 @@ fn run(
     })
 }
 
-fn new_socket(family: libc::c_int, kind: libc::c_int) -> io::Result<OwnedFd> {
-    // SAFETY: socket(2) returns a new descriptor or -1.
-    let fd = unsafe { libc::socket(family, kind | libc::SOCK_CLOEXEC, 0) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: the descriptor was just created and is ours alone.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+fn new_socket(family: AddressFamily, kind: SocketType) -> io::Result<OwnedFd> {
+    Ok(rustix::net::socket_with(
+        family,
+        kind,
+        SocketFlags::CLOEXEC,
+        None,
+    )?)
 }
 
+/// Sets an int option rustix has no function for (IP_TRANSPARENT and
+/// friends) to 1.
 fn set_option(fd: &OwnedFd, level: libc::c_int, name: libc::c_int) -> io::Result<()> {
     let one: libc::c_int = 1;
-    // SAFETY: an int option, pointer and size of a live int.
+    // SAFETY: an int option: a pointer to a live int and its size.
     let rc = unsafe {
         libc::setsockopt(
             fd.as_raw_fd(),
@@ -383,69 +356,46 @@ fn set_option(fd: &OwnedFd, level: libc::c_int, name: libc::c_int) -> io::Result
 }
 
 fn bind_any(fd: &OwnedFd, ipv6: bool, port: u16) -> io::Result<()> {
-    let rc = if ipv6 {
-        // SAFETY: a zeroed sockaddr_in6 is the unspecified address.
-        let mut addr: libc::sockaddr_in6 = unsafe { std::mem::zeroed() };
-        addr.sin6_family = libc::AF_INET6 as libc::sa_family_t;
-        addr.sin6_port = port.to_be();
-        // SAFETY: a live sockaddr_in6 of the size given.
-        unsafe {
-            libc::bind(
-                fd.as_raw_fd(),
-                (&addr as *const libc::sockaddr_in6).cast(),
-                std::mem::size_of::<libc::sockaddr_in6>() as libc::socklen_t,
-            )
-        }
+    if ipv6 {
+        rustix::net::bind(fd, &SocketAddrV6::new(Ipv6Addr::UNSPECIFIED, port, 0, 0))?;
     } else {
-        bind_v4(fd, Ipv4Addr::UNSPECIFIED, port)
-    };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
+        bind_v4(fd, Ipv4Addr::UNSPECIFIED, port)?;
     }
     Ok(())
 }
 
-fn bind_v4(fd: &OwnedFd, ip: Ipv4Addr, port: u16) -> libc::c_int {
-    // SAFETY: a zeroed sockaddr_in, then filled in.
-    let mut addr: libc::sockaddr_in = unsafe { std::mem::zeroed() };
-    addr.sin_family = libc::AF_INET as libc::sa_family_t;
-    addr.sin_port = port.to_be();
-    addr.sin_addr.s_addr = u32::from(ip).to_be();
-    // SAFETY: a live sockaddr_in of the size given.
-    unsafe {
-        libc::bind(
-            fd.as_raw_fd(),
-            (&addr as *const libc::sockaddr_in).cast(),
-            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
-        )
-    }
+fn bind_v4(fd: &OwnedFd, ip: Ipv4Addr, port: u16) -> io::Result<()> {
+    Ok(rustix::net::bind(fd, &SocketAddrV4::new(ip, port))?)
 }
 
 fn transparent(fd: &OwnedFd, ipv6: bool) -> io::Result<()> {
     if ipv6 {
-        set_option(fd, libc::IPPROTO_IPV6, libc::IPV6_V6ONLY)?;
+        rustix::net::sockopt::set_ipv6_v6only(fd, true)?;
         set_option(fd, libc::IPPROTO_IPV6, IPV6_TRANSPARENT)
     } else {
         set_option(fd, libc::IPPROTO_IP, IP_TRANSPARENT)
     }
 }
 
+fn family(ipv6: bool) -> AddressFamily {
+    if ipv6 {
+        AddressFamily::INET6
+    } else {
+        AddressFamily::INET
+    }
+}
+
 fn tcp_listener(ipv6: bool) -> io::Result<OwnedFd> {
-    let family = if ipv6 { libc::AF_INET6 } else { libc::AF_INET };
-    let fd = new_socket(family, libc::SOCK_STREAM)?;
-    set_option(&fd, libc::SOL_SOCKET, libc::SO_REUSEADDR)?;
+    let fd = new_socket(family(ipv6), SocketType::STREAM)?;
+    rustix::net::sockopt::set_socket_reuseaddr(&fd, true)?;
     transparent(&fd, ipv6)?;
     bind_any(&fd, ipv6, SINK_PORT)?;
-    // SAFETY: listen on a bound socket we own.
-    if unsafe { libc::listen(fd.as_raw_fd(), 256) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
+    rustix::net::listen(&fd, 256)?;
     Ok(fd)
 }
 
 fn udp_catch_all(ipv6: bool) -> io::Result<OwnedFd> {
-    let family = if ipv6 { libc::AF_INET6 } else { libc::AF_INET };
-    let fd = new_socket(family, libc::SOCK_DGRAM)?;
+    let fd = new_socket(family(ipv6), SocketType::DGRAM)?;
     transparent(&fd, ipv6)?;
     if ipv6 {
         set_option(&fd, libc::IPPROTO_IPV6, IPV6_RECVORIGDSTADDR)?;
@@ -457,11 +407,9 @@ fn udp_catch_all(ipv6: bool) -> io::Result<OwnedFd> {
 }
 
 fn dns_socket(nameserver: Ipv4Addr) -> io::Result<OwnedFd> {
-    let fd = new_socket(libc::AF_INET, libc::SOCK_DGRAM)?;
+    let fd = new_socket(AddressFamily::INET, SocketType::DGRAM)?;
     set_option(&fd, libc::IPPROTO_IP, IP_TRANSPARENT)?;
-    if bind_v4(&fd, nameserver, 53) != 0 {
-        return Err(io::Error::last_os_error());
-    }
+    bind_v4(&fd, nameserver, 53)?;
     Ok(fd)
 }
 

@@ -7,6 +7,12 @@
 //! Prints one JSON object (and writes it to FILE): medians in milliseconds
 //! and the no-change ratio the issue asks about. Needs `git` on PATH.
 
+#![allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "a benchmark reports its measurements on stdout and stderr"
+)]
+
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};

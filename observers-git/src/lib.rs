@@ -135,7 +135,11 @@ impl Observer for GitObserver {
         };
         let warnings = now.warnings.clone();
         self.reference = Some(now);
-        Ok(Observation { delta, warnings })
+        Ok(Observation {
+            delta,
+            warnings,
+            rows: Vec::new(),
+        })
     }
 
     fn present(&mut self, visit: &mut dyn FnMut(&str)) -> Result<(), ObserveError> {

@@ -5,6 +5,12 @@
 //! Usage: `observe sqlite|fs|fs-stat|jsonl PATH [REPEATS]` (`fs-stat`: the
 //! filesystem observer without events, reading every stamp each time)
 
+#![allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "an example program: its output is its measurement"
+)]
+
 use std::time::{Duration, Instant};
 
 use witness_observers::Observer;

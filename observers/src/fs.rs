@@ -796,6 +796,7 @@ impl Observer for FsObserver {
         Ok(Observation {
             delta: if changes { delta } else { Delta::default() },
             warnings: self.warnings.values().cloned().collect(),
+            rows: Vec::new(),
         })
     }
 
@@ -1495,9 +1496,7 @@ mod tests {
     fn opening_for_a_hash_never_blocks_on_a_fifo_nor_follows_a_link() {
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("pipe");
-        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
-        // SAFETY: a valid C string; mkfifo only creates a node.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        rustix::fs::mkfifoat(rustix::fs::CWD, &fifo, rustix::fs::Mode::from(0o600)).unwrap();
         // Would block forever with File::open: nobody writes. Opened
         // without blocking, then refused as not a regular file.
         assert!(matches!(open_listed(&fifo, None), Err(Stopped::Failed(_))));

@@ -348,6 +348,7 @@ impl Observer for JsonlObserver {
             return Ok(Observation {
                 delta: Delta::default(),
                 warnings: self.last.warnings.clone(),
+                rows: Vec::new(),
             });
         }
         let now = self.snapshot()?;
@@ -359,7 +360,11 @@ impl Observer for JsonlObserver {
         };
         let warnings = now.warnings.clone();
         self.last = now;
-        Ok(Observation { delta, warnings })
+        Ok(Observation {
+            delta,
+            warnings,
+            rows: Vec::new(),
+        })
     }
 
     fn activity(&mut self) -> Activity {

@@ -27,6 +27,8 @@
 //! reference an incremental observation must agree with.
 
 mod delta;
+#[cfg(feature = "fake")]
+pub mod fake;
 pub mod fs;
 pub mod git_index;
 pub mod jsonl;
@@ -40,6 +42,7 @@ pub mod watch;
 pub use delta::{Change, Delta, Op, appended, diff};
 pub use snapshot::{Head, ObjectState, Snapshot};
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -125,6 +128,21 @@ pub struct Observation {
     /// malformed JSONL line, an unreadable file, a file too large to hash).
     /// All that hold now, not only new ones. Never fatal.
     pub warnings: Vec<String>,
+    /// The declared columns of the changed rows, read from the same images
+    /// the changes were seen in (only a SQLite observer given row facts to
+    /// read has any; see [`sqlite::SqliteObserver::with_facts`]), in the
+    /// order of the changes.
+    pub rows: Vec<ChangedRow>,
+}
+
+/// The declared columns of one changed row, named as its change names it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ChangedRow {
+    pub object: String,
+    /// As the row was before the change (absent for a created row).
+    pub before: Option<BTreeMap<String, serde_json::Value>>,
+    /// As the change left it (absent for a deleted row).
+    pub after: Option<BTreeMap<String, serde_json::Value>>,
 }
 
 /// What file-system events say about a store since they were last asked.

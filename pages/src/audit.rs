@@ -883,7 +883,7 @@ pub fn view(report: &AuditReport, links: &AuditLinks) -> View {
             pinned_version: report.target.pinned_version.clone(),
         },
         era: EraView {
-            requested: report.era.requested.clone(),
+            requested: report.era.requested.as_str().to_owned(),
             era: report.era.era.clone(),
             protocol_version: report.era.protocol_version.clone(),
             discover: report.era.discover.clone(),

@@ -2,15 +2,16 @@
 //! and SARIF 2.1.0 (what code scanning shows as alerts).
 //!
 //! Everything a server sent — tool names, reasons that quote its answers,
-//! metadata spans — is untrusted. In XML it is escaped, invisible and
-//! control characters written as `\u{...}` (XML 1.0 cannot carry most of
-//! them at all); in SARIF it travels as JSON strings. Nothing a server sent
-//! becomes markup, a link or a rule id. Secrets are never there to leak:
-//! both formats are rendered from the already-redacted report. Rendering is
-//! deterministic: no clock, no host name, no durations.
+//! metadata spans — is untrusted. In XML it is escaped (by quick-junit),
+//! invisible and control characters written as `\u{...}` first (XML 1.0
+//! cannot carry most of them at all); in SARIF it travels as JSON strings.
+//! Nothing a server sent becomes markup, a link or a rule id. Secrets are
+//! never there to leak: both formats are rendered from the already-redacted
+//! report. Rendering is deterministic: no clock, no host name, no durations.
 
 use std::fmt::Write;
 
+use quick_junit::{NonSuccessKind, Report, SerializeError, TestCase, TestCaseStatus, TestSuite};
 use serde_json::{Value, json};
 
 use witness_model::audit::{AuditReport, CheckResult, Lane, MetadataFinding, Verdict};
@@ -20,26 +21,48 @@ use witness_text::clip;
 /// Characters of server-influenced text kept per attribute or body.
 const MAX_TEXT: usize = 2_000;
 
-/// Text made safe for an XML attribute or body.
-pub(crate) fn xml(text: &str) -> String {
+/// Text bounded and made visible for XML; the serializer escapes markup.
+pub(crate) fn xml_text(text: &str) -> String {
     let visible = clip(text, MAX_TEXT);
     let mut out = String::with_capacity(visible.len());
     for c in visible.chars() {
         match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
             // Not characters XML 1.0 allows (clip has made the others visible).
             '\u{FFFE}' | '\u{FFFF}' => {
                 let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
             }
-            '\n' | '\t' => out.push(c),
             c => out.push(c),
         }
     }
     out
+}
+
+/// The JUnit document as text, valid against the JUnit 10 schema
+/// (tests/schemas/junit-10.xsd, what Jenkins' xUnit plugin validates
+/// with). quick-junit also counts skipped tests on `<testsuites>`, where
+/// that schema has no such attribute: the count is taken off there, and
+/// stays on each `<testsuite>`.
+pub(crate) fn junit_text(report: &Report) -> Result<String, SerializeError> {
+    let xml = report.to_string()?;
+    Ok(without_suites_skipped(xml))
+}
+
+fn without_suites_skipped(mut xml: String) -> String {
+    // Attribute values are escaped, so no `"` or `>` inside one ends early.
+    let Some(tag) = xml.find("<testsuites") else {
+        return xml;
+    };
+    let Some(tag_end) = xml[tag..].find('>').map(|e| tag + e) else {
+        return xml;
+    };
+    let Some(at) = xml[tag..tag_end].find(" skipped=\"").map(|a| tag + a) else {
+        return xml;
+    };
+    let value = at + " skipped=\"".len();
+    if let Some(close) = xml[value..tag_end].find('"') {
+        xml.replace_range(at..=value + close, "");
+    }
+    xml
 }
 
 /// The evidence behind a verdict, one line each.
@@ -63,49 +86,36 @@ fn evidence_lines(check: &CheckResult) -> String {
     lines.join("\n")
 }
 
-fn testcase(out: &mut String, check: &CheckResult) {
-    let _ = write!(
-        out,
-        "    <testcase classname=\"mcp-witness.{}\" name=\"{}\"",
-        check.id.as_str(),
-        xml(&check.tool)
-    );
-    match check.verdict {
-        Verdict::Pass => out.push_str("/>\n"),
+fn testcase(check: &CheckResult) -> TestCase {
+    let status = match check.verdict {
+        Verdict::Pass => TestCaseStatus::success(),
         Verdict::Fail => {
-            let _ = write!(
-                out,
-                ">\n      <failure type=\"{}\" message=\"{}\">{}</failure>\n    </testcase>\n",
-                check.id.as_str(),
-                xml(&check.reason),
-                xml(&evidence_lines(check))
-            );
+            let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            status
+                .set_type(check.id.as_str())
+                .set_message(xml_text(&check.reason))
+                .set_description(xml_text(&evidence_lines(check)));
+            status
         }
         Verdict::Skip | Verdict::Untestable => {
-            let _ = write!(
-                out,
-                ">\n      <skipped message=\"{}: {}\"/>\n    </testcase>\n",
+            let mut status = TestCaseStatus::skipped();
+            status.set_message(format!(
+                "{}: {}",
                 check.verdict.as_str(),
-                xml(&check.reason)
-            );
+                xml_text(&check.reason)
+            ));
+            status
         }
-    }
+    };
+    let mut case = TestCase::new(xml_text(&check.tool), status);
+    case.set_classname(format!("mcp-witness.{}", check.id.as_str()));
+    case
 }
 
-fn lane_suite(out: &mut String, lane: Lane, checks: &[CheckResult]) {
-    let count = |v: Verdict| checks.iter().filter(|c| c.verdict == v).count();
-    let skipped = count(Verdict::Skip) + count(Verdict::Untestable);
-    let _ = writeln!(
-        out,
-        "  <testsuite name=\"{} lane\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{skipped}\">",
-        lane.as_str(),
-        checks.len(),
-        count(Verdict::Fail),
-    );
-    for check in checks {
-        testcase(out, check);
-    }
-    out.push_str("  </testsuite>\n");
+fn lane_suite(lane: Lane, checks: &[CheckResult]) -> TestSuite {
+    let mut suite = TestSuite::new(format!("{} lane", lane.as_str()));
+    suite.add_test_cases(checks.iter().map(testcase));
+    suite
 }
 
 fn metadata_line(f: &MetadataFinding) -> String {
@@ -124,44 +134,36 @@ fn metadata_line(f: &MetadataFinding) -> String {
 /// carries its reason and evidence, `skip` and `untestable` are skipped with
 /// theirs. Metadata findings are not tests: they are listed in a suite of
 /// their own as output. An audit that could not finish is an error.
-pub fn junit(report: &AuditReport) -> String {
-    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    let all: Vec<&CheckResult> = report.checks.iter().chain(&report.response).collect();
-    let failures = all.iter().filter(|c| c.verdict == Verdict::Fail).count();
-    let errors = usize::from(!report.complete);
+pub fn junit(report: &AuditReport) -> Result<String, SerializeError> {
     let title = report
         .target
         .label
         .clone()
         .unwrap_or_else(|| report.target.command.join(" "));
-    let _ = writeln!(
-        out,
-        "<testsuites name=\"mcp-witness audit: {}\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\">",
-        xml(&title),
-        all.len() + errors,
-    );
+    let mut junit = Report::new(format!("mcp-witness audit: {}", xml_text(&title)));
     if !report.complete {
-        let _ = writeln!(
-            out,
-            "  <testsuite name=\"audit\" tests=\"1\" failures=\"0\" errors=\"1\">\n    <testcase classname=\"mcp-witness.audit\" name=\"the audit completes\">\n      <error type=\"incomplete\" message=\"{}\"/>\n    </testcase>\n  </testsuite>",
-            xml(report
+        let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+        status.set_type("incomplete").set_message(xml_text(
+            report
                 .incomplete_reason
                 .as_deref()
-                .unwrap_or("no reason recorded"))
-        );
+                .unwrap_or("no reason recorded"),
+        ));
+        let mut case = TestCase::new("the audit completes", status);
+        case.set_classname("mcp-witness.audit");
+        let mut suite = TestSuite::new("audit");
+        suite.add_test_case(case);
+        junit.add_test_suite(suite);
     }
-    lane_suite(&mut out, Lane::Effect, &report.checks);
-    lane_suite(&mut out, Lane::Response, &report.response);
+    junit.add_test_suite(lane_suite(Lane::Effect, &report.checks));
+    junit.add_test_suite(lane_suite(Lane::Response, &report.response));
     if !report.metadata.is_empty() {
         let lines: Vec<String> = report.metadata.iter().map(metadata_line).collect();
-        let _ = writeln!(
-            out,
-            "  <testsuite name=\"metadata findings\" tests=\"0\" failures=\"0\" errors=\"0\">\n    <system-out>{}</system-out>\n  </testsuite>",
-            xml(&lines.join("\n"))
-        );
+        let mut suite = TestSuite::new("metadata findings");
+        suite.set_system_out(xml_text(&lines.join("\n")));
+        junit.add_test_suite(suite);
     }
-    out.push_str("</testsuites>\n");
-    out
+    junit_text(&junit)
 }
 
 /// The file SARIF results point at: the plan the audit ran, or the audit's
@@ -345,4 +347,73 @@ pub fn sarif(report: &AuditReport, artifact: &Artifact) -> Value {
             "results": results,
         }],
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use witness_model::audit::Verdict;
+
+    use super::*;
+    use crate::text::tests::honest;
+
+    #[test]
+    fn what_a_server_sent_is_text_in_junit_never_markup() {
+        let mut report = honest();
+        let check = &mut report.checks[0];
+        check.tool = "<script>x</script>\u{202E}\u{FFFE}".into();
+        check.verdict = Verdict::Fail;
+        check.reason = "it said \"<IMPORTANT>\" & 'more'".into();
+        let Ok(xml) = junit(&report) else {
+            panic!("no JUnit");
+        };
+        assert!(
+            !xml.contains("<script>") && !xml.contains("<IMPORTANT>"),
+            "{xml}"
+        );
+        assert!(
+            !xml.contains('\u{202E}') && !xml.contains('\u{FFFE}'),
+            "{xml}"
+        );
+        assert!(xml.contains("name=\"&lt;script&gt;x&lt;/script&gt;\\u{202e}\\u{fffe}\""));
+        assert!(
+            xml.contains(
+                "message=\"it said &quot;&lt;IMPORTANT&gt;&quot; &amp; &apos;more&apos;\""
+            )
+        );
+    }
+
+    #[test]
+    fn the_suites_count_their_verdicts_and_the_document_its_tests_failures_and_errors() {
+        let mut report = honest();
+        report.checks[1].verdict = Verdict::Fail;
+        report.complete = false;
+        report.incomplete_reason = Some("stopped".into());
+        let Ok(xml) = junit(&report) else {
+            panic!("no JUnit");
+        };
+        let skipped = report
+            .checks
+            .iter()
+            .filter(|c| matches!(c.verdict, Verdict::Skip | Verdict::Untestable))
+            .count();
+        let tests = report.checks.len() + report.response.len() + 1;
+        let head = xml.lines().nth(1).unwrap_or_default();
+        assert!(
+            head.contains(&format!("tests=\"{tests}\" failures=\"1\" errors=\"1\"")),
+            "{head}"
+        );
+        // The schema has no `skipped` on <testsuites>; each suite keeps its own.
+        assert!(!head.contains("skipped"), "{head}");
+        assert!(
+            xml.contains(&format!(
+                "<testsuite name=\"effect lane\" tests=\"{}\" skipped=\"{skipped}\" errors=\"0\" failures=\"1\">",
+                report.checks.len()
+            )),
+            "{xml}"
+        );
+        assert!(
+            xml.contains("message=\"stopped\" type=\"incomplete\""),
+            "{xml}"
+        );
+    }
 }

@@ -55,15 +55,15 @@ use witness_text::is_invisible;
 pub use audit::AuditLinks;
 pub use index::{CaseView, Documents};
 
-const STYLE: &str = include_str!("../../reports/templates/style.css");
-const MACROS: &str = include_str!("../../reports/templates/macros.html.j2");
-const AUDIT: &str = include_str!("../../reports/templates/audit.html.j2");
-const INDEX: &str = include_str!("../../reports/templates/index.html.j2");
-const SWEEP: &str = include_str!("../../reports/templates/sweep.html.j2");
-const AGENT_RUN: &str = include_str!("../../reports/templates/agent-run.html.j2");
-const TRACE_CHECK: &str = include_str!("../../reports/templates/trace-check.html.j2");
-const AGENT_COMPARE: &str = include_str!("../../reports/templates/agent-compare.html.j2");
-const COMPARE_ROWS: &str = include_str!("../../reports/templates/compare-rows.html.j2");
+const STYLE: &str = include_str!("../templates/style.css");
+const MACROS: &str = include_str!("../templates/macros.html.j2");
+const AUDIT: &str = include_str!("../templates/audit.html.j2");
+const INDEX: &str = include_str!("../templates/index.html.j2");
+const SWEEP: &str = include_str!("../templates/sweep.html.j2");
+const AGENT_RUN: &str = include_str!("../templates/agent-run.html.j2");
+const TRACE_CHECK: &str = include_str!("../templates/trace-check.html.j2");
+const AGENT_COMPARE: &str = include_str!("../templates/agent-compare.html.j2");
+const COMPARE_ROWS: &str = include_str!("../templates/compare-rows.html.j2");
 
 /// The template environment: embedded templates, HTML autoescape for
 /// `*.html.j2`, strict undefined values, the escaping formatter.

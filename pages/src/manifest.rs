@@ -266,8 +266,8 @@ pub fn sarif(doc: &ManifestDiff, artifacts: &[Artifact]) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use witness_engine::manifest::allow::AllowList;
-    use witness_engine::manifest::diff::build;
+    use witness_manifest::allow::AllowList;
+    use witness_manifest::diff::build;
     use witness_model::manifest::Pin;
     use witness_model::manifest::diff::Side;
 

@@ -288,13 +288,13 @@ fn columns(cells: &[&str]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use witness_model::audit::{AuditReport, Effect, Op};
 
     use super::*;
 
     /// A committed audit of the honest testbed: complete, exit 0.
-    fn honest() -> AuditReport {
+    pub(crate) fn honest() -> AuditReport {
         let text = include_str!("../../experiments/results/audits/honest.json");
         serde_json::from_str(text).unwrap_or_else(|e| panic!("honest.json: {e}"))
     }

@@ -136,39 +136,34 @@ pub fn text(doc: &TraceCheckDocument) -> String {
 
 /// JUnit XML: one test case per check; a failed check is a failure, a
 /// skipped or untestable one is skipped with its reason.
-pub fn junit(doc: &TraceCheckDocument) -> String {
-    let failures = doc
-        .verdicts
-        .iter()
-        .filter(|v| v.verdict == Verdict::Fail)
-        .count();
-    let skipped = doc
-        .verdicts
-        .iter()
-        .filter(|v| matches!(v.verdict, Verdict::Skip | Verdict::Untestable))
-        .count();
-    let suite = crate::ci::xml(&format!("mcp-witness trace check {}", doc.source.file));
-    let mut out = format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n<testsuite name=\"{suite}\" tests=\"{}\" failures=\"{failures}\" errors=\"0\" skipped=\"{skipped}\">\n",
-        doc.verdicts.len()
-    );
+pub fn junit(doc: &TraceCheckDocument) -> Result<String, quick_junit::SerializeError> {
+    use crate::ci::xml_text;
+    use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+
+    let mut suite = TestSuite::new(xml_text(&format!(
+        "mcp-witness trace check {}",
+        doc.source.file
+    )));
     for v in &doc.verdicts {
-        let name = crate::ci::xml(&v.check.to_string());
-        let detail = crate::ci::xml(&v.detail);
-        out.push_str(&format!(
-            "<testcase classname=\"trace-check\" name=\"{name}\">"
-        ));
-        match v.verdict {
+        let detail = xml_text(&v.detail);
+        let status = match v.verdict {
             Verdict::Fail => {
-                out.push_str(&format!("<failure message=\"{detail}\">{detail}</failure>"));
+                let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                status.set_message(detail.clone()).set_description(detail);
+                status
             }
             Verdict::Skip | Verdict::Untestable => {
-                out.push_str(&format!("<skipped message=\"{}: {detail}\"/>", v.verdict));
+                let mut status = TestCaseStatus::skipped();
+                status.set_message(format!("{}: {detail}", v.verdict));
+                status
             }
-            Verdict::Pass => {}
-        }
-        out.push_str("</testcase>\n");
+            Verdict::Pass => TestCaseStatus::success(),
+        };
+        let mut case = TestCase::new(xml_text(&v.check.to_string()), status);
+        case.set_classname("trace-check");
+        suite.add_test_case(case);
     }
-    out.push_str("</testsuite>\n</testsuites>\n");
-    out
+    let mut report = Report::unnamed();
+    report.add_test_suite(suite);
+    crate::ci::junit_text(&report)
 }

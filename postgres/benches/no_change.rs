@@ -9,6 +9,12 @@
 //! through the shell three times. Medians are printed with their ratio;
 //! the run fails when a no-change call costs more than 0.01 of the dump.
 
+#![allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "a benchmark reports its measurements on stdout and stderr"
+)]
+
 use std::os::unix::fs::PermissionsExt;
 use std::process::Command;
 use std::time::{Duration, Instant};

@@ -25,8 +25,10 @@ use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+use witness_process::{Controlled, Launch, Recipients, Signal};
 
 use crate::protocol::{Client, ProtocolError};
 
@@ -192,56 +194,38 @@ impl Binaries {
 /// not root).
 #[derive(Clone, Copy, Debug)]
 struct Account {
-    uid: libc::uid_t,
-    gid: libc::gid_t,
+    uid: u32,
+    gid: u32,
 }
 
 fn account() -> Option<Account> {
-    // SAFETY: geteuid never fails.
-    if unsafe { libc::geteuid() } != 0 {
+    if !rustix::process::geteuid().is_root() {
         return None;
     }
     for name in ["postgres", "nobody"] {
         let Ok(c) = CString::new(name) else { continue };
-        // SAFETY: getpwnam with a valid C string; the fields are copied at once.
-        let entry = unsafe { libc::getpwnam(c.as_ptr()) };
-        if !entry.is_null() {
-            // SAFETY: non-null entry from getpwnam.
-            let (uid, gid) = unsafe { ((*entry).pw_uid, (*entry).pw_gid) };
-            if uid != 0 {
-                return Some(Account { uid, gid });
-            }
+        // SAFETY: getpwnam with a valid C string; the entry it gives (static
+        // storage, or null) is read at once, before anything else can call
+        // it again.
+        let ids = unsafe {
+            let entry = libc::getpwnam(c.as_ptr());
+            (!entry.is_null()).then(|| ((*entry).pw_uid, (*entry).pw_gid))
+        };
+        if let Some((uid, gid)) = ids
+            && uid != 0
+        {
+            return Some(Account { uid, gid });
         }
     }
     None
 }
 
-/// Makes `cmd` run as `account` (when set) and, with `death`, receive that
-/// signal when the auditor's thread that started it ends.
-fn confine(cmd: &mut Command, account: Option<Account>, death: Option<i32>) {
-    let parent = std::process::id() as libc::pid_t;
-    // SAFETY: only async-signal-safe calls (setgroups, setgid, setuid,
-    // prctl, getppid) between fork and exec.
-    unsafe {
-        cmd.pre_exec(move || {
-            if let Some(a) = account
-                && (libc::setgroups(0, std::ptr::null()) != 0
-                    || libc::setgid(a.gid) != 0
-                    || libc::setuid(a.uid) != 0)
-            {
-                return Err(std::io::Error::last_os_error());
-            }
-            // After the uid change: changing credentials clears it.
-            if let Some(signal) = death {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, signal as libc::c_ulong, 0, 0, 0) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                if libc::getppid() != parent {
-                    return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
-                }
-            }
-            Ok(())
-        });
+/// Makes `cmd` run as `account` (when set): the standard library drops the
+/// supplementary groups, then sets the gid and the uid, before the launch's
+/// parent-death signal is set (changing credentials would clear it).
+fn run_as(cmd: &mut Command, account: Option<Account>) {
+    if let Some(a) = account {
+        cmd.uid(a.uid).gid(a.gid);
     }
 }
 
@@ -265,7 +249,7 @@ pub fn connection_string(socket_dir: &Path) -> String {
 pub struct Cluster {
     dir: PathBuf,
     socket_dir: PathBuf,
-    postmaster: Option<Child>,
+    postmaster: Option<Controlled>,
     /// The superusers' password (hex, random per cluster).
     password: String,
 }
@@ -319,8 +303,8 @@ impl Cluster {
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .stdin(Stdio::null());
-        confine(&mut initdb, account, Some(libc::SIGKILL));
-        let made = run(initdb, "initdb");
+        run_as(&mut initdb, account);
+        let made = run(initdb, "initdb", Launch::new().death_signal(Signal::KILL));
         let _ = std::fs::remove_file(&pwfile);
         made?;
         // The server's role alone may come in without a password; no TCP
@@ -368,11 +352,14 @@ impl Cluster {
             .env("LC_ALL", "C")
             .stdin(Stdio::null())
             .stdout(log_file)
-            .stderr(log_err)
-            .process_group(0);
-        confine(&mut postgres, account, Some(libc::SIGINT));
-        let child = postgres
-            .spawn()
+            .stderr(log_err);
+        run_as(&mut postgres, account);
+        // An interrupted audit still reads the store: the postmaster is
+        // stopped in order when the cluster drops, not by the signal.
+        let child = Launch::new()
+            .death_signal(Signal::INT)
+            .kept_on_interrupt()
+            .spawn(&mut postgres)
             .map_err(io("cannot start the cluster's postmaster"))?;
         let mut cluster = Self {
             dir: dir.to_path_buf(),
@@ -398,7 +385,7 @@ impl Cluster {
 
     /// The postmaster's pid (its process group's too), while it runs.
     pub fn pid(&self) -> Option<u32> {
-        self.postmaster.as_ref().map(Child::id)
+        self.postmaster.as_ref().map(Controlled::id)
     }
 
     /// What the MCP server is handed for `{NAME}`: a libpq connection URI
@@ -500,7 +487,7 @@ impl Cluster {
             .env("PGPASSWORD", &self.password)
             .env("PGCONNECT_TIMEOUT", "30")
             .stdin(Stdio::null());
-        run(cmd, &what)?;
+        run(cmd, &what, Launch::new())?;
         // Everything restored belongs to the server's role; every table
         // logs its whole old row, so the observer sees old values.
         self.admin(
@@ -562,35 +549,19 @@ impl Cluster {
                 cmd.env(key, value);
             }
         }
-        run(cmd, &format!("dumping the live source {uri}"))?;
+        run(
+            cmd,
+            &format!("dumping the live source {uri}"),
+            Launch::new(),
+        )?;
         Ok(archive)
     }
 
     /// Stops the postmaster: a fast shutdown, then SIGKILL to its process
     /// group if it has not ended in ten seconds. Idempotent.
     pub fn stop(&mut self) {
-        let Some(mut child) = self.postmaster.take() else {
-            return;
-        };
-        let pid = child.id() as libc::pid_t;
-        // SAFETY: signals the child we started and still hold.
-        unsafe {
-            libc::kill(pid, libc::SIGINT);
-        }
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            match child.try_wait() {
-                Ok(Some(_)) | Err(_) => break,
-                Ok(None) if Instant::now() > deadline => {
-                    // SAFETY: the process group the postmaster leads.
-                    unsafe {
-                        libc::kill(-pid, libc::SIGKILL);
-                    }
-                    let _ = child.wait();
-                    break;
-                }
-                Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            }
+        if let Some(mut postmaster) = self.postmaster.take() {
+            let _ = postmaster.terminate(Signal::INT, Recipients::Leader, Duration::from_secs(10));
         }
     }
 }
@@ -639,11 +610,11 @@ fn random_password() -> std::io::Result<String> {
 }
 
 /// Runs a step to completion; its failure says the first error line.
-fn run(mut cmd: Command, what: &str) -> Result<(), ClusterError> {
-    let output = cmd
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .output()
+fn run(mut cmd: Command, what: &str, launch: Launch<'_>) -> Result<(), ClusterError> {
+    cmd.stdout(Stdio::null()).stderr(Stdio::piped());
+    let output = launch
+        .spawn(&mut cmd)
+        .and_then(|mut child| child.output())
         .map_err(|source| ClusterError::Io {
             what: format!("cannot run {what}"),
             source,

@@ -234,6 +234,7 @@ impl Observer for PostgresObserver {
                 Delta::default()
             },
             warnings: self.own.warnings.clone(),
+            rows: Vec::new(),
         })
     }
 

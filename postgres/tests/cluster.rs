@@ -158,12 +158,13 @@ fn the_server_role_is_no_superuser_and_the_cluster_leaves_nothing_running() {
         Err(witness_postgres::protocol::ProtocolError::NoPassword)
     ));
     assert!(as_owner(Some("guess")).is_err());
-    let pid = cluster.pid().expect("running") as i32;
+    let pid =
+        rustix::process::Pid::from_raw(cluster.pid().expect("running") as i32).expect("a pid");
     let socket = witness_postgres::protocol::socket_path(cluster.socket_dir(), PORT);
     assert!(socket.exists());
     drop(cluster);
-    // SAFETY: signal 0 only asks whether the process group exists.
-    let alive = unsafe { libc::kill(-pid, 0) } == 0;
+    // Signal 0 only asks whether the process group exists.
+    let alive = rustix::process::test_kill_process_group(pid).is_ok();
     assert!(!alive, "the postmaster's group outlived the cluster");
     assert!(!socket.exists(), "the socket outlived the cluster");
 }

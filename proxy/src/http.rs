@@ -25,13 +25,15 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender as Channel, channel};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use witness_engine::interrupt;
+use witness_jail::interrupt;
 use witness_wire::{Incoming, MAX_LINE_BYTES};
 
 use crate::message::{self, IdKey, Kind};
 use crate::stdio::Ended;
-use crate::upstream::{Launcher, OnIncoming, ProxyOptions, Sender, Upstream, prepare};
+use crate::upstream::{OnIncoming, ProxyOptions, Sender, Upstream, connect, prepare};
 use crate::witness::Witness;
+use crate::{Notice, Notify};
+use witness_jail::OpenTarget;
 
 /// Longest request head (request line and headers).
 const MAX_HEAD: usize = 64 * 1024;
@@ -54,7 +56,7 @@ struct Hub {
     queued: VecDeque<Vec<u8>>,
     /// Taken when the proxy stops, so the jail is removed then, whatever
     /// connection threads still hold the hub.
-    launcher: Option<Launcher>,
+    target: Option<OpenTarget>,
 }
 
 type Shared = Arc<Mutex<Hub>>;
@@ -67,15 +69,16 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// Serves `listen` until a signal. `Err` (one line) means nothing was proxied.
-pub fn run(options: &ProxyOptions, listen: SocketAddr) -> Result<Ended, String> {
+/// What the proxy has to say goes to `notify`.
+pub fn run(options: &ProxyOptions, listen: SocketAddr, notify: Notify) -> Result<Ended, String> {
     let listener =
         TcpListener::bind(listen).map_err(|e| format!("cannot listen on {listen}: {e}"))?;
     let bound = listener
         .local_addr()
         .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
-    let prepared = prepare(options)?;
+    let prepared = prepare(options, notify.clone())?;
     if let Some(warning) = &prepared.warning {
-        crate::say(format_args!("{warning}"));
+        notify(&Notice::Warning(warning.clone()));
     }
     let hub: Shared = Arc::new(Mutex::new(Hub {
         witness: Some(prepared.witness),
@@ -87,13 +90,13 @@ pub fn run(options: &ProxyOptions, listen: SocketAddr) -> Result<Ended, String> 
         streams: Vec::new(),
         get: None,
         queued: VecDeque::new(),
-        launcher: Some(prepared.launcher),
+        target: Some(prepared.target),
     }));
     attach(&hub, prepared.connection, 1)?;
     listener
         .set_nonblocking(true)
         .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
-    crate::say(format_args!("listening on http://{bound}/mcp"));
+    notify(&Notice::Listening(bound));
     let reason = loop {
         if let Some(signal) = interrupt::signal() {
             break crate::stopped_by(signal);
@@ -128,8 +131,7 @@ pub fn run(options: &ProxyOptions, listen: SocketAddr) -> Result<Ended, String> 
     if let Some(w) = hub.witness.take() {
         w.finish(&reason);
     }
-    drop(hub.launcher.take());
-    drop(prepared.observed_jail);
+    drop(hub.target.take());
     Ok(Ended { reason })
 }
 
@@ -386,8 +388,8 @@ fn restart_upstream(hub: &Shared, session: u32) -> Result<(), String> {
     if let Some(old) = old {
         old.stop();
     }
-    let connection = match lock(hub).launcher.as_mut() {
-        Some(launcher) => launcher.launch(),
+    let connection = match lock(hub).target.as_mut() {
+        Some(target) => connect(target),
         None => Err("the proxy is stopping".to_owned()),
     };
     match connection {

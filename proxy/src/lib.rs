@@ -25,7 +25,7 @@
 //!   very function agent runs use; [`import`] reads a conversation from a
 //!   host's own transcript.
 //!
-//! Signals are the binary's (`witness_engine::interrupt`): the first
+//! Signals are the binary's (`witness_jail::interrupt`): the first
 //! SIGTERM, SIGINT or SIGHUP kills the server at once, and the relay, seeing
 //! it, takes its last look at the stores, ends the trace and removes the
 //! jail.
@@ -50,13 +50,25 @@ pub mod witness;
 pub fn stopped_by(signal: i32) -> String {
     format!(
         "the proxy received {}",
-        witness_engine::interrupt::signal_name(signal)
+        witness_jail::interrupt::signal_name(signal)
     )
 }
 
-/// One line of the proxy's own on stderr. Failure is ignored: a host that
-/// went away may have closed the pipe, and there is nowhere left to say it.
-pub(crate) fn say(line: std::fmt::Arguments<'_>) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr().lock(), "mcp-witness proxy: {line}");
+/// What the proxy has to tell whoever started it. It writes to neither
+/// stream itself: over stdio, stdout is the host's, and stderr is the
+/// binary's to write.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Notice {
+    /// Before anything is proxied: the server is not jailed (`--live`, `--url`).
+    Warning(String),
+    /// The HTTP proxy takes hosts at this address.
+    Listening(std::net::SocketAddr),
+    /// An entry could not be written to the trace; messages are still
+    /// forwarded (said once).
+    TraceFailed(String),
+    /// The trace could not be finished.
+    TraceUnfinished(String),
 }
+
+/// Where the proxy's notices go, from any of its threads.
+pub type Notify = std::sync::Arc<dyn Fn(&Notice) + Send + Sync>;

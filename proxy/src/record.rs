@@ -4,7 +4,7 @@
 //! it, so a crash of the proxy or of the host loses at most the line being
 //! written; `trace check` skips a torn last line and says so.
 //!
-//! Redaction follows the audits' rules (`witness_engine::redact`): every
+//! Redaction follows the audits' rules (`witness_jail::redact`): every
 //! entry teaches the redactor what it holds before it is written, so a
 //! secret is masked from the entry that reveals it on. An audit learns
 //! everything before writing anything; a trace cannot wait, so when the
@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use serde_json::Value;
-use witness_engine::redact::Redactor;
+use witness_jail::redact::Redactor;
 use witness_model::proxy::TraceEntry;
 
 /// Why the trace cannot be written.

@@ -7,11 +7,12 @@ use std::sync::mpsc::{Sender as EventSender, channel};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use witness_engine::interrupt;
+use witness_jail::interrupt;
 use witness_wire::Incoming;
 
 use crate::upstream::{ProxyOptions, Sender, Upstream, prepare};
 use crate::witness::Witness;
+use crate::{Notice, Notify};
 
 /// Longest line taken from the host: longer ones are dropped, with a warning
 /// in the trace (a host has no reason to send 64 MiB in one message).
@@ -40,10 +41,11 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// Runs the stdio proxy until the host closes its side, the server exits
 /// or a signal arrives. `Err` (one line) means nothing was proxied.
-pub fn run(options: &ProxyOptions) -> Result<Ended, String> {
-    let prepared = prepare(options)?;
+/// What the proxy has to say goes to `notify`.
+pub fn run(options: &ProxyOptions, notify: Notify) -> Result<Ended, String> {
+    let prepared = prepare(options, notify.clone())?;
     if let Some(warning) = &prepared.warning {
-        crate::say(format_args!("{warning}"));
+        notify(&Notice::Warning(warning.clone()));
     }
     let witness: Shared = Arc::new(Mutex::new(Some(prepared.witness)));
     let (events, inbox) = channel();
@@ -78,12 +80,15 @@ pub fn run(options: &ProxyOptions) -> Result<Ended, String> {
         w.finish(&reason);
     }
     // The jail (and with it every copy) goes when `prepared`'s parts drop.
-    drop(prepared.launcher);
-    drop(prepared.observed_jail);
+    drop(prepared.target);
     Ok(Ended { reason })
 }
 
 /// The pump's handler: record, then forward to the host's stdout.
+#[allow(
+    clippy::disallowed_methods,
+    reason = "over stdio, stdout is the host's end of the protocol, not output for a person"
+)]
 fn to_host(witness: Shared, events: EventSender<Event>) -> crate::upstream::OnIncoming {
     let mut stdout = std::io::stdout();
     let mut gone = false;

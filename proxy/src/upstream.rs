@@ -9,149 +9,80 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
-use witness_agent::facts::FactsReader;
-use witness_engine::audit::{ObservedSet, store_dirs};
-use witness_engine::jail::{Jail, JailSpec, StoreKind, StoreSpec, connect};
+use witness_jail::observe::{ObserveOptions, ObservedSet, Settle, store_dirs};
+use witness_jail::{JailError, OpenTarget, Target};
 use witness_model::agent::case::FactsSpec;
 use witness_model::proxy::{
     PROXY_TRACE_SCHEMA, ProxiedServer, TraceEntry, TraceHeader, TracedStore,
 };
 use witness_wire::clock::{Clock, MonotonicClock};
 use witness_wire::connection::Connection;
-use witness_wire::http::Endpoint;
 use witness_wire::{Incoming, Outbox};
 
+use crate::Notify;
 use crate::record::TraceWriter;
 use crate::witness::Witness;
-
-/// Where the server is.
-#[derive(Clone, Debug)]
-pub enum Target {
-    /// Launched by the proxy: in a jail on copies of the stores, or with
-    /// `live` on the stores themselves.
-    Command { command: Vec<String>, live: bool },
-    /// Already running behind Streamable HTTP; its stores are observed in place.
-    Url(Endpoint),
-}
 
 /// Everything the proxy is told.
 #[derive(Clone, Debug)]
 pub struct ProxyOptions {
+    /// The server: launched in a jail on copies of the stores, launched
+    /// `live` on the stores themselves, or an upstream URL whose stores are
+    /// observed in place.
     pub target: Target,
-    pub stores: Vec<StoreSpec>,
-    pub env: Vec<(String, String)>,
-    pub isolate_network: bool,
     pub facts: Vec<FactsSpec>,
-    pub settle: Duration,
+    /// How long each answer is held for its call's effects to land
+    /// (`--settle-ms`, `--quiet-ms`), as an audit waits for them.
+    pub settle: Settle,
     /// Every exchange with an upstream URL ends within this.
     pub timeout: Duration,
     pub trace: PathBuf,
     /// `stdio` or `http`.
     pub host_transport: &'static str,
-    pub generator: String,
 }
 
-/// How a fresh connection to the server is made.
-pub enum Launcher {
-    // Boxed: a jail is large, and the enum lives as long as the proxy.
-    Jail(Box<Jail>),
-    Remote(Endpoint, Duration),
-}
-
-impl Launcher {
-    pub fn launch(&mut self) -> Result<Connection, String> {
-        let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::start());
-        match self {
-            Launcher::Jail(jail) => jail.launch(clock).map_err(|e| e.to_string()),
-            Launcher::Remote(endpoint, timeout) => Ok(connect(endpoint, clock, *timeout)),
-        }
-    }
+/// A fresh connection to the server: a new process in its jail, or a new
+/// connection to the upstream URL. `Err` is one line.
+pub fn connect(target: &mut OpenTarget) -> Result<Connection, String> {
+    let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::start());
+    target.connect(clock).map_err(|e| e.to_string())
 }
 
 /// A server ready to be proxied: its first connection, the witness, and
-/// what must live as long as it does.
+/// the opened target, which must live as long as the proxy does.
 pub struct Prepared {
     pub connection: Connection,
     pub witness: Witness,
-    pub launcher: Launcher,
-    /// The jail whose stores are observed in place (live or remote).
-    pub observed_jail: Option<Jail>,
+    pub target: OpenTarget,
     pub warning: Option<String>,
 }
 
-/// Makes the jail (or the in-place view), takes the pristine moment,
-/// starts the server and opens the trace. `Err` is one line.
-pub fn prepare(options: &ProxyOptions) -> Result<Prepared, String> {
+/// Opens the target (the jail, or the in-place view), takes the pristine
+/// moment, starts the server and opens the trace. `Err` is one line.
+pub fn prepare(options: &ProxyOptions, notify: Notify) -> Result<Prepared, String> {
     let started = Instant::now();
     let started_unix_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-    let spec = |command: Vec<String>, stores: Vec<StoreSpec>| JailSpec {
-        command,
-        stores,
-        env: options.env.clone(),
-        keep: false,
-        isolate_network: options.isolate_network,
-    };
-    let (mut launcher, observed_jail, warning) = match &options.target {
-        Target::Command {
-            command,
-            live: false,
-        } => {
-            let jail = Jail::create(spec(command.clone(), options.stores.clone()))
-                .map_err(|e| e.to_string())?;
-            (Launcher::Jail(Box::new(jail)), None, None)
-        }
-        Target::Command {
-            command,
-            live: true,
-        } => {
-            let in_place = Jail::in_place(spec(Vec::new(), options.stores.clone()))
-                .map_err(|e| e.to_string())?;
-            let command = command
-                .iter()
-                .map(|a| live_paths(a, &options.stores))
-                .collect();
-            let mut jail = Jail::create(spec(command, Vec::new())).map_err(|e| e.to_string())?;
-            jail.also_writable(&live_dirs(&options.stores))
-                .map_err(|e| format!("--live: a store's directory cannot be made writable: {e}"))?;
-            let warning = "WARNING: --live: the server writes your real stores; nothing is copied and nothing can be undone";
-            (
-                Launcher::Jail(Box::new(jail)),
-                Some(in_place),
-                Some(warning.to_owned()),
-            )
-        }
-        Target::Url(endpoint) => {
-            let in_place = Jail::in_place(spec(Vec::new(), options.stores.clone()))
-                .map_err(|e| e.to_string())?;
-            let warning = "WARNING: --url: the server is not jailed; its real stores are observed in place while it writes them";
-            (
-                Launcher::Remote(endpoint.clone(), options.timeout),
-                Some(in_place),
-                Some(warning.to_owned()),
-            )
-        }
-    };
-    let view: &Jail = match (&observed_jail, &launcher) {
-        (Some(jail), _) => jail,
-        (None, Launcher::Jail(jail)) => jail,
-        (None, Launcher::Remote(..)) => return Err("no stores to observe".into()),
-    };
+    let mut target = options.target.open(options.timeout).map_err(|e| match e {
+        JailError::Writable(_) => format!("--live: {e}"),
+        e => e.to_string(),
+    })?;
+    let warning = if options.target.is_live() {
+        Some("WARNING: --live: the server writes your real stores; nothing is copied and nothing can be undone")
+    } else if options.target.is_remote() {
+        Some("WARNING: --url: the server is not jailed; its real stores are observed in place while it writes them")
+    } else {
+        None
+    }
+    .map(str::to_owned);
+    let view = target.jail();
     let mut observed = ObservedSet::for_jail(
         view,
         &store_dirs(&view.stores),
-        witness_engine::audit::ObserveOptions::default().budget,
+        ObserveOptions::default().budget,
+        &options.facts,
     );
-    let specs = options
-        .facts
-        .iter()
-        .filter_map(|spec| {
-            let store = view.stores.iter().find(|s| s.spec.name == spec.store)?;
-            Some((spec.clone(), store.path.clone()))
-        })
-        .collect();
-    let mut facts = FactsReader::new(specs);
     let stores = view
         .stores
         .iter()
@@ -160,80 +91,43 @@ pub fn prepare(options: &ProxyOptions) -> Result<Prepared, String> {
             kind: s.spec.kind.as_str().to_owned(),
         })
         .collect();
-    Witness::pristine(&mut observed, &mut facts)?;
-    let connection = launcher
-        .launch()
-        .map_err(|e| format!("cannot start the server: {e}"))?;
-    let isolation = match &launcher {
-        Launcher::Jail(jail) => jail
+    Witness::pristine(&mut observed)?;
+    let connection = connect(&mut target).map_err(|e| format!("cannot start the server: {e}"))?;
+    let isolation = match target.is_remote() {
+        true => Some(witness_jail::REMOTE_ISOLATION.to_owned()),
+        false => target
             .isolation()
             .map(|i| format!("{}: {}", i.level, i.detail)),
-        Launcher::Remote(..) => Some(witness_engine::jail::REMOTE_ISOLATION.to_owned()),
     };
     let header = TraceEntry::Header(TraceHeader {
         schema: PROXY_TRACE_SCHEMA.into(),
-        generator: options.generator.clone(),
+        generator: witness_model::GENERATOR.into(),
         started_unix_ms,
         host_transport: options.host_transport.into(),
         server: server_entry(options),
-        live: matches!(options.target, Target::Command { live: true, .. }),
+        live: options.target.is_live(),
         isolation,
         stores,
         facts: options.facts.clone(),
-        settle_ms: u64::try_from(options.settle.as_millis()).unwrap_or(u64::MAX),
+        settle_ms: u64::try_from(options.settle.bound.as_millis()).unwrap_or(u64::MAX),
     });
-    let writer = TraceWriter::create(&options.trace, header, &options.env, started)
+    let writer = TraceWriter::create(&options.trace, header, options.target.env(), started)
         .map_err(|e| e.to_string())?;
     Ok(Prepared {
         connection,
-        witness: Witness::new(writer, observed, facts, options.settle),
-        launcher,
-        observed_jail,
+        witness: Witness::new(writer, observed, options.settle, notify),
+        target,
         warning,
     })
 }
 
 fn server_entry(options: &ProxyOptions) -> ProxiedServer {
-    let (command, transport) = match &options.target {
-        Target::Command { command, .. } => (command.clone(), "stdio"),
-        Target::Url(_) => (Vec::new(), "http"),
-    };
+    let target = &options.target;
     ProxiedServer {
-        command,
-        transport: transport.into(),
-        env: options.env.iter().map(|(k, _)| k.clone()).collect(),
+        command: target.command().to_vec(),
+        transport: target.transport().into(),
+        env: target.env().iter().map(|(k, _)| k.clone()).collect(),
     }
-}
-
-/// Where a live server writes: a tree (a git repository too, `.git` inside)
-/// itself; beside a file, its directory
-/// (SQLite's journal and WAL, a JSON-lines file's replacement, are made
-/// there). A PostgreSQL store has none: it cannot be observed in place, and
-/// the in-place view refuses it first.
-fn live_dirs(stores: &[StoreSpec]) -> Vec<PathBuf> {
-    stores
-        .iter()
-        .filter_map(|store| match store.kind {
-            StoreKind::Fs | StoreKind::Git => Some(store.source.clone()),
-            StoreKind::Sqlite | StoreKind::Jsonl => match store.source.parent() {
-                Some(parent) if !parent.as_os_str().is_empty() => Some(parent.to_path_buf()),
-                _ => Some(PathBuf::from(".")),
-            },
-            StoreKind::Postgres => None,
-        })
-        .collect()
-}
-
-/// `{NAME}` as the live path of store NAME (`{jail}` is left to the jail).
-fn live_paths(arg: &str, stores: &[StoreSpec]) -> String {
-    let mut out = arg.to_owned();
-    for store in stores {
-        out = out.replace(
-            &format!("{{{}}}", store.name),
-            &store.source.to_string_lossy(),
-        );
-    }
-    out
 }
 
 /// What the pump does with each thing the server sends.

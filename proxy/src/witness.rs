@@ -1,28 +1,31 @@
 //! The witness: every message is recorded before it is forwarded, and the
 //! stores are observed around every `tools/call`.
 //!
-//! A moment (a snapshot of every store, and the declared row facts of what
-//! changed) is taken when the host's `tools/call` arrives, before it goes
-//! on to the server, and when its answer arrives, before it goes back to
-//! the host. What changed since the moment before is charged to the calls
-//! in flight in between: one call — its effects; several — each of them,
+//! The observation is the audit's and the agent runs' own
+//! (`witness_jail::observe`), for calls that may overlap. A moment (every
+//! store, with the declared row facts of what changed) is taken when the
+//! host's `tools/call` arrives, before it goes on to the server, and when
+//! its answer arrives — after the same settle an audit gives a call, until
+//! the stores are quiet within `--settle-ms` — before it goes back to the
+//! host. What changed since the moment before is charged to the calls in
+//! flight in between: one call — its effects; several — each of them,
 //! marked ambiguous, because the store cannot say which did what; none —
 //! late effects of the calls in flight last (before any call: startup).
 //! Holding the answer until its moment is what keeps the next call's
-//! effects out of this call's window; it costs the host one snapshot.
+//! effects out of this call's window; it costs the host the settle and one
+//! snapshot.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::Duration;
 
-use witness_agent::facts::FactsReader;
-use witness_engine::audit::ObservedSet;
-use witness_model::audit::{Effect, Finding};
+use witness_jail::observe::{Changes, ObservedSet, Settle};
+use witness_model::audit::Finding;
 use witness_model::proxy::{
     EffectEntry, EffectPhase, EndEntry, MessageEntry, Party, TraceEntry, WarningEntry,
 };
 
 use crate::message::{self, IdKey, Kind};
 use crate::record::TraceWriter;
+use crate::{Notice, Notify};
 
 /// A request of the host's still waiting for its answer.
 enum Pending {
@@ -35,8 +38,7 @@ enum Pending {
 pub struct Witness {
     writer: TraceWriter,
     observed: ObservedSet,
-    facts: FactsReader,
-    settle: Duration,
+    settle: Settle,
     calls: u32,
     pending: BTreeMap<(Option<u32>, IdKey), Pending>,
     flight: BTreeSet<u32>,
@@ -45,32 +47,25 @@ pub struct Witness {
     /// The stores could not be observed: from then on only messages are kept.
     blind: bool,
     findings: Vec<Finding>,
-    /// Row-fact warnings already recorded (the reader keeps them all).
-    facts_warned: usize,
     write_failed: bool,
+    /// Where a trace that cannot be written is said.
+    notify: Notify,
 }
 
 impl Witness {
     /// The pristine moment, before the server starts: what it does while
     /// starting becomes its startup effects.
-    pub fn pristine(observed: &mut ObservedSet, facts: &mut FactsReader) -> Result<(), String> {
+    pub fn pristine(observed: &mut ObservedSet) -> Result<(), String> {
         observed
             .baseline()
-            .map_err(|e| format!("cannot observe the stores: {e}"))?;
-        facts.moment(&[]).map(|_| ())
+            .map_err(|e| format!("cannot observe the stores: {e}"))
     }
 
     /// A witness over stores whose pristine moment was taken.
-    pub fn new(
-        writer: TraceWriter,
-        observed: ObservedSet,
-        facts: FactsReader,
-        settle: Duration,
-    ) -> Self {
+    pub fn new(writer: TraceWriter, observed: ObservedSet, settle: Settle, notify: Notify) -> Self {
         Self {
             writer,
             observed,
-            facts,
             settle,
             calls: 0,
             pending: BTreeMap::new(),
@@ -78,8 +73,8 @@ impl Witness {
             last: Vec::new(),
             blind: false,
             findings: Vec::new(),
-            facts_warned: 0,
             write_failed: false,
+            notify,
         }
     }
 
@@ -91,7 +86,7 @@ impl Witness {
         if let Kind::Request { id, method } = &read.kind {
             let pending = match method.as_str() {
                 "tools/call" => {
-                    self.moment(None);
+                    self.moment(None, false);
                     self.calls += 1;
                     call = Some(self.calls);
                     self.flight.insert(self.calls);
@@ -116,10 +111,7 @@ impl Witness {
         if let Kind::Response { id } = &read.kind {
             match self.pending.remove(&(session, id.clone())) {
                 Some(Pending::Call(n)) => {
-                    if !self.settle.is_zero() {
-                        std::thread::sleep(self.settle);
-                    }
-                    self.moment(None);
+                    self.moment(None, true);
                     self.flight.remove(&n);
                     call = Some(n);
                 }
@@ -147,13 +139,13 @@ impl Witness {
 
     /// The last moment while the server runs: its late effects.
     pub fn before_stop(&mut self) {
-        self.moment(None);
+        self.moment(None, false);
     }
 
     /// After the server stopped: what changed while it stopped, and the end
     /// line. Rewrites the trace through everything the redactor learnt.
     pub fn finish(mut self, reason: &str) {
-        self.moment(Some(EffectPhase::Shutdown));
+        self.moment(Some(EffectPhase::Shutdown), false);
         let unanswered: Vec<u32> = self.flight.iter().copied().collect();
         let (seq, t_us) = self.writer.stamp();
         let end = TraceEntry::End(EndEntry {
@@ -165,7 +157,7 @@ impl Witness {
         });
         self.write(&end);
         if let Err(e) = self.writer.finish() {
-            crate::say(format_args!("{e}"));
+            (self.notify)(&Notice::TraceUnfinished(e.to_string()));
         }
     }
 
@@ -192,21 +184,23 @@ impl Witness {
         self.write(&entry);
     }
 
-    /// Snapshots every store and charges what changed (see the module doc).
-    fn moment(&mut self, phase: Option<EffectPhase>) {
+    /// Observes every store — after an answer, once it has settled — and
+    /// charges what changed (see the module doc).
+    fn moment(&mut self, phase: Option<EffectPhase>, after_answer: bool) {
         if self.blind {
             return;
         }
-        let mut changes: Vec<Effect> = Vec::new();
-        let observed = self.observed.snapshot(&mut changes);
-        self.observed.report_warnings(&mut self.findings, None);
-        let rows = self.facts.moment(&changes);
-        let failure = match (&observed, &rows) {
-            (Err(e), _) => Some(format!("cannot observe the stores: {e}")),
-            (Ok(()), Err(e)) => Some(format!("cannot read the row facts: {e}")),
-            _ => None,
+        let mut changes = Changes::default();
+        let observed = if after_answer {
+            self.observed.after_answer(self.settle, || {}, &mut changes)
+        } else {
+            self.observed.moment(&mut changes)
         };
-        let rows = rows.unwrap_or_default();
+        self.observed.report_warnings(&mut self.findings, None);
+        let failure = observed
+            .err()
+            .map(|e| format!("cannot observe the stores: {e}"));
+        let Changes { effects, rows } = changes;
         let (phase, calls) = match phase {
             Some(phase) => (phase, Vec::new()),
             None if !self.flight.is_empty() => {
@@ -216,7 +210,7 @@ impl Witness {
             None if self.calls > 0 => (EffectPhase::Late, self.last.clone()),
             None => (EffectPhase::Startup, Vec::new()),
         };
-        for effect in changes {
+        for effect in effects {
             let row = rows
                 .iter()
                 .find(|r| r.store == effect.store && r.object == effect.object)
@@ -233,9 +227,7 @@ impl Witness {
             });
             self.write(&entry);
         }
-        let mut warnings: Vec<String> = self.findings.drain(..).map(|f| f.detail).collect();
-        warnings.extend(self.facts.warnings.iter().skip(self.facts_warned).cloned());
-        self.facts_warned = self.facts.warnings.len();
+        let warnings: Vec<String> = self.findings.drain(..).map(|f| f.detail).collect();
         for detail in warnings {
             self.warn(detail);
         }
@@ -252,7 +244,7 @@ impl Witness {
             && !self.write_failed
         {
             self.write_failed = true;
-            crate::say(format_args!("{e}; messages are still forwarded"));
+            (self.notify)(&Notice::TraceFailed(e.to_string()));
         }
     }
 }
@@ -263,29 +255,22 @@ mod tests {
     use std::time::Instant;
 
     use serde_json::{Value, json};
-    use witness_engine::audit::store_dirs;
-    use witness_engine::jail::{Jail, JailSpec, StoreSpec};
+    use witness_jail::observe::store_dirs;
+    use witness_jail::{Jail, StoreSpec};
     use witness_model::proxy::{PROXY_TRACE_SCHEMA, ProxiedServer, TraceHeader};
 
     use super::*;
 
     fn witness(store: &Path, trace: &Path) -> (Witness, Jail) {
         let spec = StoreSpec::parse(&format!("files=fs:{}", store.display())).expect("spec");
-        let jail = Jail::in_place(JailSpec {
-            command: Vec::new(),
-            stores: vec![spec],
-            env: Vec::new(),
-            keep: false,
-            isolate_network: false,
-        })
-        .expect("in place");
+        let jail = Jail::in_place(vec![spec]).expect("in place");
         let mut observed = ObservedSet::for_jail(
             &jail,
             &store_dirs(&jail.stores),
-            witness_engine::audit::ObserveOptions::default().budget,
+            witness_jail::observe::ObserveOptions::default().budget,
+            &[],
         );
-        let mut facts = FactsReader::new(Vec::new());
-        Witness::pristine(&mut observed, &mut facts).expect("pristine");
+        Witness::pristine(&mut observed).expect("pristine");
         let header = TraceEntry::Header(TraceHeader {
             schema: PROXY_TRACE_SCHEMA.into(),
             generator: "test".into(),
@@ -303,7 +288,8 @@ mod tests {
             settle_ms: 0,
         });
         let writer = TraceWriter::create(trace, header, &[], Instant::now()).expect("trace");
-        (Witness::new(writer, observed, facts, Duration::ZERO), jail)
+        let notify: Notify = std::sync::Arc::new(|_: &Notice| {});
+        (Witness::new(writer, observed, Settle::NONE, notify), jail)
     }
 
     fn call(id: u32) -> Vec<u8> {

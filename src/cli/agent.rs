@@ -9,16 +9,18 @@ use clap::{Args, Subcommand};
 use witness_agent::driver::{ApiKey, Driver, HttpOptions, anthropic, openai, replay, scripted};
 use witness_agent::suite::{self, Suite, SuiteOptions};
 use witness_agent::tools;
-use witness_engine::jail::parse_env_pairs;
-use witness_engine::manifest::load_pin;
+use witness_jail::observe::Settle;
+use witness_jail::parse_env_pairs;
+use witness_manifest::load_pin;
 use witness_model::agent::{
     AGENT_RUN_SCHEMA, AgentRunDocument, CaseEntry, HandedTools, JudgeSettings,
 };
 use witness_model::exit::ExitStatus;
 use witness_wire::http::Endpoint;
 
-use super::{EraArgs, Format, FormatArgs};
+use super::{EraArgs, Format, FormatArgs, SettleArgs};
 use crate::exit::{invalid, recorded};
+use crate::progress::Progress;
 
 const HELP: &str = "\
 Drivers:
@@ -107,9 +109,8 @@ pub struct RunArgs {
     /// Timeout of every MCP request, in milliseconds.
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
     timeout_ms: u64,
-    /// Wait after each call before the post-call snapshot, in milliseconds.
-    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(0..=60_000))]
-    settle_ms: u64,
+    #[command(flatten)]
+    settle: SettleArgs,
     /// A variable for the server (repeatable; the value is never recorded).
     #[arg(long = "env", value_name = "K=V")]
     env: Vec<String>,
@@ -128,9 +129,9 @@ pub struct RunArgs {
     command: Vec<String>,
 }
 
-pub fn run(command: AgentCommand) -> Result<ExitStatus> {
+pub fn run(command: AgentCommand, progress: &Progress) -> Result<ExitStatus> {
     match command {
-        AgentCommand::Run(args) => run_cases(*args),
+        AgentCommand::Run(args) => run_cases(*args, progress),
         AgentCommand::Compare(args) => super::compare::run(args),
     }
 }
@@ -146,7 +147,7 @@ struct Chosen {
     seed: Option<u64>,
 }
 
-fn run_cases(args: RunArgs) -> Result<ExitStatus> {
+fn run_cases(args: RunArgs, progress: &Progress) -> Result<ExitStatus> {
     if !(0.0..=1.0).contains(&args.gate) {
         return Err(invalid("--gate must be between 0 and 1"));
     }
@@ -176,22 +177,13 @@ fn run_cases(args: RunArgs) -> Result<ExitStatus> {
         handed,
         replayed: matches!(args.driver.first().map(String::as_str), Some("replay")),
     };
-    let mut progress = |run: &witness_model::agent::CaseRun| {
-        errln!(
-            "mcp-witness: {} · {} · run {}: {} (outcome {})",
-            witness_text::clip(&run.case, 60),
-            witness_text::clip(&run.model, 60),
-            run.run,
-            run.status.as_str(),
-            run.outcome
-        );
-    };
-    let document = suite::run(suite, driver.as_mut(), &mut progress)
+    let mut finished = |run: &witness_model::agent::CaseRun| progress.agent_run(run);
+    let document = suite::run(suite, driver.as_mut(), &mut finished)
         .map_err(|e| anyhow::anyhow!("no agent run: {e}"))?;
     if let (Some(pinned), Some(served)) = (&document.tools.manifest, &document.server.manifest)
         && &pinned.fingerprint != served
     {
-        eprintln!(
+        errln!(
             "mcp-witness: the model was handed {} ({}) while the server lists {served}: \
              the calls went to the server as it is now",
             witness_text::clip(&pinned.file, 120),
@@ -352,7 +344,7 @@ fn fresh_inputs(
         isolate_network: !args.no_netns,
         era: args.era.choice(),
         timeout: Duration::from_millis(args.timeout_ms),
-        settle: Duration::from_millis(args.settle_ms),
+        settle: args.settle.settle(),
         runs: args.runs,
         max_tokens: args.max_tokens,
         gate: args.gate,
@@ -392,7 +384,12 @@ fn replay_inputs(
         isolate_network: !args.no_netns,
         era: args.era.choice(),
         timeout: Duration::from_millis(args.timeout_ms),
-        settle: Duration::from_millis(settings.settle_ms),
+        // The recording's bound; how quiet is quiet enough was not
+        // recorded, so it is this command's --quiet-ms.
+        settle: Settle {
+            bound: Duration::from_millis(settings.settle_ms),
+            quiet: args.settle.settle().quiet,
+        },
         runs: settings.runs,
         max_tokens: settings.max_tokens,
         gate: settings.gate,

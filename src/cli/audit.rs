@@ -10,8 +10,9 @@ use witness_engine::plan::Plan;
 use witness_model::audit::AuditReport;
 use witness_model::exit::ExitStatus;
 
-use super::{DestructiveArgs, EraArgs, ServerArgs, StoreArgs};
+use super::{DestructiveArgs, EraArgs, ServerArgs, SettleArgs, StoreArgs};
 use crate::exit::invalid;
+use crate::progress::Progress;
 
 const HELP: &str = "\
 The server runs in a jail: a fresh temporary directory with copies of the
@@ -79,23 +80,16 @@ pub struct AuditArgs {
     format: AuditFormat,
     #[command(flatten)]
     era: EraArgs,
-    /// The longest wait after each call before the post-call snapshot, in
-    /// milliseconds; the wait ends earlier once the stores are quiet (--quiet-ms).
-    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(0..=60_000))]
-    settle_ms: u64,
-    /// A settle ends once every store has seen no write for this long after
-    /// the response, in milliseconds (file-system events tell; without them
-    /// the settle is the whole --settle-ms).
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(0..=60_000))]
-    quiet_ms: u64,
+    #[command(flatten)]
+    settle: SettleArgs,
     /// The largest file (or SQLite/JSONL store) one observation reads, in
     /// bytes: a larger file is recorded by its size with a finding, a larger
     /// declared store makes the audit incomplete.
-    #[arg(long, default_value_t = witness_observers::Budget::DEFAULT.max_bytes)]
+    #[arg(long, default_value_t = audit::OBSERVE_BYTES)]
     max_observe_bytes: u64,
     /// The longest one observation of one store may take, in milliseconds;
     /// past it the audit ends incomplete, saying which store.
-    #[arg(long, default_value_t = 120_000, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = audit::OBSERVE_MS, value_parser = clap::value_parser!(u64).range(1..))]
     max_observe_ms: u64,
     /// Keep the jail directory after the audit (its path is printed).
     #[arg(long, conflicts_with = "url")]
@@ -140,7 +134,7 @@ enum ProbeChoice {
 }
 
 /// Runs the audit; its report decides the exit status.
-pub fn run(args: AuditArgs) -> Result<ExitStatus> {
+pub fn run(args: AuditArgs, progress: &Progress) -> Result<ExitStatus> {
     let target = args.server.target(args.stores.specs()?, args.keep_jail)?;
     let plan = match &args.plan {
         Some(path) => Some(Plan::load(path)?),
@@ -155,13 +149,12 @@ pub fn run(args: AuditArgs) -> Result<ExitStatus> {
         check_out_dir(out)?;
     }
     let options = AuditOptions {
-        jail: target.jail,
         era: args.era.choice(),
         plan,
         timeout: args.server.connect.timeout(),
-        settle: Duration::from_millis(args.settle_ms),
+        settle: args.settle.settle().bound,
         observe: audit::ObserveOptions {
-            quiet: Duration::from_millis(args.quiet_ms),
+            quiet: args.settle.settle().quiet,
             budget: witness_observers::Budget {
                 max_bytes: args.max_observe_bytes,
                 max_time: Duration::from_millis(args.max_observe_ms),
@@ -169,18 +162,13 @@ pub fn run(args: AuditArgs) -> Result<ExitStatus> {
         },
         deterministic: args.deterministic,
         probe: probe(&args),
-        label: None,
-        pinned_version: None,
-        events: Default::default(),
         include_destructive: args.destructive.include_destructive,
         session_per_call: args.session_per_call,
         min_coverage: args.min_coverage,
+        progress: progress.audit(),
+        ..AuditOptions::new(target)
     };
-    let run = match target.remote {
-        Some(endpoint) => audit::run_remote(options, endpoint),
-        None => audit::run(options),
-    }
-    .context("the audit could not start")?;
+    let run = audit::run(options).context("the audit could not start")?;
     let report = run.report;
     let json = serde_json::to_string_pretty(&report)? + "\n";
     if let Some(out) = &args.out {
@@ -189,7 +177,7 @@ pub fn run(args: AuditArgs) -> Result<ExitStatus> {
     match args.format {
         AuditFormat::Json => out!("{json}"),
         AuditFormat::Text => out!("{}", witness_pages::text::text(&report)),
-        AuditFormat::Junit => out!("{}", witness_pages::ci::junit(&report)),
+        AuditFormat::Junit => out!("{}", witness_pages::ci::junit(&report)?),
         AuditFormat::Sarif => {
             let artifact = sarif_artifact(&args, plan_text);
             let log = witness_pages::ci::sarif(&report, &artifact);

@@ -113,8 +113,8 @@ fn write_outputs(args: &CompareArgs, document: &AgentCompareDocument) -> Result<
         std::fs::write(&path, page).with_context(|| format!("cannot write {}", path.display()))?;
     }
     match args.format.format {
-        Format::Json => print!("{json}"),
-        Format::Text => print!("{}", witness_pages::compare::text(document)),
+        Format::Json => out!("{json}"),
+        Format::Text => out!("{}", witness_pages::compare::text(document)),
     }
     Ok(())
 }

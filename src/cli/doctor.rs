@@ -3,7 +3,7 @@
 use anyhow::Result;
 use clap::Args;
 use serde::Serialize;
-use witness_engine::jail::sandbox::{self, Availability};
+use witness_jail::sandbox::{self, Availability};
 use witness_model::exit::ExitStatus;
 use witness_model::vocab::{IsolationLayer, IsolationLevel};
 

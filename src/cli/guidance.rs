@@ -3,7 +3,7 @@
 
 use anyhow::Result;
 use clap::{Args, ValueEnum};
-use witness_engine::guidance::{self, GuidanceOptions};
+use witness_guidance::GuidanceOptions;
 use witness_model::exit::ExitStatus;
 use witness_model::guidance::Profile;
 
@@ -78,13 +78,9 @@ impl From<ProfileArg> for Profile {
 
 /// Runs the discovery; the report decides the exit status.
 pub fn run(args: GuidanceArgs) -> Result<ExitStatus> {
-    let target = args.target.target(Vec::new(), false)?;
     let options = GuidanceOptions {
         server: args.server,
-        target: match target.remote {
-            Some(endpoint) => guidance::Target::Http(endpoint),
-            None => guidance::Target::Command(target.jail),
-        },
+        target: args.target.target(Vec::new(), false)?,
         profiles: args.profiles.iter().map(|&p| p.into()).collect(),
         required: args.require_tools,
         settle: args.settle.settle(),
@@ -92,7 +88,7 @@ pub fn run(args: GuidanceArgs) -> Result<ExitStatus> {
     };
     // Validated before anything is launched or contacted.
     options.validate()?;
-    let report = guidance::run(&options)?;
+    let report = witness_guidance::run(&options)?;
     match args.format.format {
         Format::Json => outln!("{}", serde_json::to_string_pretty(&report)?),
         Format::Text => out!("{}", witness_pages::guidance::text(&report)),

@@ -1,6 +1,5 @@
 //! `mcp-witness lab`: the experiments and the case studies, and their pages.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
@@ -11,6 +10,7 @@ use witness_model::exit::ExitStatus;
 use super::PagesArgs;
 use super::report::render_pages;
 use crate::exit::invalid;
+use crate::progress::Progress;
 
 const HELP: &str = "\
 Experiments (all on the built-in testbed, no network, no Node):
@@ -78,7 +78,7 @@ enum Experiment {
 }
 
 /// Runs the chosen experiments, then renders every page.
-pub fn run(args: LabArgs) -> Result<ExitStatus> {
+pub fn run(args: LabArgs, progress: &Progress) -> Result<ExitStatus> {
     if args.out.exists() && !args.out.is_dir() {
         return Err(invalid(format!(
             "--out {}: not a directory",
@@ -97,7 +97,7 @@ pub fn run(args: LabArgs) -> Result<ExitStatus> {
     let pages = args.pages.dir(&args.out)?;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
-    let progress = lab::Progress::new();
+    let progress = progress.lab();
     let want = |e: Experiment| args.experiment == e || args.experiment == Experiment::All;
     if want(Experiment::E1) {
         lab::e1::run(&args.out, &progress)?;
@@ -110,12 +110,10 @@ pub fn run(args: LabArgs) -> Result<ExitStatus> {
     }
     let mut status = ExitStatus::Passed;
     if args.experiment == Experiment::Coverage {
-        let progress = std::io::stderr().is_terminal();
-        status = lab::coverage::run_coverage_in(&cases_dir, &args.out, progress)?.status;
+        status = lab::coverage::run_coverage_in(&cases_dir, &args.out, &progress)?.status;
     }
     if run_cases {
-        let progress = std::io::stderr().is_terminal();
-        status = lab::cases::run_cases_in(&cases_dir, &args.out, progress)?.status;
+        status = lab::cases::run_cases_in(&cases_dir, &args.out, &progress)?.status;
     } else if args.experiment == Experiment::All {
         errln!(
             "mcp-witness: case studies skipped: the pinned servers are not installed in {} \

@@ -9,11 +9,11 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use clap::{Args, Subcommand, ValueEnum};
 
-use witness_engine::manifest::allow::AllowList;
-use witness_engine::manifest::diff::build;
-use witness_engine::manifest::measure;
-use witness_engine::manifest::source::{FetchOptions, Source};
-use witness_engine::manifest::{ManifestError, load_pin, write_pin};
+use witness_manifest::allow::AllowList;
+use witness_manifest::diff::build;
+use witness_manifest::measure;
+use witness_manifest::source::{FetchOptions, Source};
+use witness_manifest::{ManifestError, load_pin, write_pin};
 use witness_model::exit::ExitStatus;
 use witness_model::manifest::diff::{ManifestDiff, Side};
 use witness_model::manifest::{DEFAULT_ENVIRONMENT, Pin, validate_environment};
@@ -132,7 +132,7 @@ pub struct DiffArgs {
 
 impl FetchArgs {
     fn options(&self) -> Result<FetchOptions, ManifestError> {
-        let env = witness_engine::jail::parse_env_pairs("--server-env", &self.server_env)
+        let env = witness_jail::parse_env_pairs("--server-env", &self.server_env)
             .map_err(ManifestError::Invalid)?;
         Ok(FetchOptions {
             era: self.era.choice(),

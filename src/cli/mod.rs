@@ -25,8 +25,9 @@ use std::time::Duration;
 
 use anyhow::Result;
 use clap::{Args, ValueEnum};
-use witness_engine::audit::EraChoice;
-use witness_engine::jail::{JailSpec, StoreSpec, parse_env_pairs};
+use witness_engine::audit::{EraChoice, MAX_TIMEOUT_MS, TIMEOUT_MS};
+use witness_jail::observe::Settle;
+use witness_jail::{JailSpec, StoreSpec, Target, parse_env_pairs};
 use witness_wire::http::Endpoint;
 
 use crate::exit::invalid;
@@ -49,7 +50,8 @@ pub struct TargetArgs {
 #[derive(Args)]
 pub struct ConnectArgs {
     /// Timeout of every request, in milliseconds.
-    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    #[arg(long, default_value_t = TIMEOUT_MS,
+          value_parser = clap::value_parser!(u64).range(1..=MAX_TIMEOUT_MS))]
     pub timeout_ms: u64,
     /// Do not try to put a launched server in a network namespace.
     #[arg(long)]
@@ -99,26 +101,22 @@ pub struct ServerArgs {
     pub target: TargetArgs,
 }
 
-/// Where a command's server is: the jail a launched one gets, or, for a
-/// remote one, its endpoint and the stores observed in place.
-pub struct Target {
-    pub jail: JailSpec,
-    pub remote: Option<Endpoint>,
-}
-
 impl ServerArgs {
-    /// The one place a jail spec is built from the command line.
+    /// The one place a command line's server becomes a [`Target`]: the
+    /// launched command in a jail on copies of `stores`, or the `--url`
+    /// endpoint with `stores` observed in place.
     pub fn target(&self, stores: Vec<StoreSpec>, keep: bool) -> Result<Target> {
-        let remote = self.target.endpoint(&self.connect)?;
-        Ok(Target {
-            jail: JailSpec {
+        let endpoint = self.target.endpoint(&self.connect)?;
+        let env = parse_env_pairs("--env", &self.env).map_err(invalid)?;
+        Ok(match endpoint {
+            Some(endpoint) => Target::remote(endpoint, stores),
+            None => Target::launched(JailSpec {
                 command: self.target.command.clone(),
                 stores,
-                env: parse_env_pairs("--env", &self.env).map_err(invalid)?,
+                env,
                 keep,
                 isolate_network: !self.connect.no_netns,
-            },
-            remote,
+            }),
         })
     }
 }
@@ -213,13 +211,38 @@ pub struct DestructiveArgs {
     pub include_destructive: bool,
 }
 
+/// `--settle-ms` and `--quiet-ms`: how long each call's effects are given
+/// to land before the post-call snapshot. `audit`, `agent run` and `proxy`
+/// all take these, with these defaults, and mean the same by them.
+#[derive(Args)]
+pub struct SettleArgs {
+    /// The longest wait after each call's answer before the post-call
+    /// snapshot, in milliseconds; the wait ends earlier once the stores are
+    /// quiet (--quiet-ms).
+    #[arg(long, default_value_t = Settle::BOUND_MS,
+          value_parser = clap::value_parser!(u64).range(0..=Settle::MAX_MS))]
+    settle_ms: u64,
+    /// A settle ends once every store has seen no write for this long after
+    /// the answer, in milliseconds (file-system events tell; without them
+    /// the settle is the whole --settle-ms).
+    #[arg(long, default_value_t = Settle::QUIET_MS,
+          value_parser = clap::value_parser!(u64).range(0..=Settle::MAX_MS))]
+    quiet_ms: u64,
+}
+
+impl SettleArgs {
+    pub fn settle(&self) -> Settle {
+        Settle::from_millis(self.settle_ms, self.quiet_ms)
+    }
+}
+
 /// `--settle-ms` before a catalog is read (`guidance`, `manifest`).
 #[derive(Args)]
 pub struct CatalogSettleArgs {
     /// Wait after the handshake before reading the catalog, in milliseconds
     /// (servers may register tools a moment after initializing).
-    #[arg(long, default_value_t = witness_engine::guidance::DEFAULT_SETTLE_MS,
-          value_parser = clap::value_parser!(u64).range(0..=witness_engine::guidance::MAX_SETTLE_MS))]
+    #[arg(long, default_value_t = witness_guidance::DEFAULT_SETTLE_MS,
+          value_parser = clap::value_parser!(u64).range(0..=witness_guidance::MAX_SETTLE_MS))]
     settle_ms: u64,
 }
 

@@ -47,11 +47,8 @@ pub fn run(args: PlanArgs) -> Result<ExitStatus> {
     let target = args.server.target(args.stores.specs()?, false)?;
     let (era, timeout) = (args.era.choice(), args.server.connect.timeout());
     let include_destructive = args.destructive.include_destructive;
-    let preview = match target.remote {
-        Some(endpoint) => audit::preview_remote(endpoint, era, timeout, include_destructive),
-        None => audit::preview(target.jail, era, timeout, include_destructive),
-    }
-    .map_err(|reason| anyhow!("no plan: {reason}"))?;
+    let preview = audit::preview(&target, era, timeout, include_destructive)
+        .map_err(|reason| anyhow!("no plan: {reason}"))?;
     match args.format.format {
         Format::Json => outln!("{}", serde_json::to_string_pretty(&preview)?),
         Format::Text => out!("{}", witness_pages::plan::text(&preview)),

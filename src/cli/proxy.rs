@@ -8,14 +8,15 @@ use std::time::Duration;
 
 use anyhow::Result;
 use clap::Args;
-use witness_engine::jail::parse_env_pairs;
+use witness_jail::{JailSpec, StoreKind, Target, parse_env_pairs};
 use witness_model::agent::case::FactsSpec;
 use witness_model::exit::ExitStatus;
-use witness_proxy::upstream::{ProxyOptions, Target};
+use witness_proxy::upstream::ProxyOptions;
 use witness_wire::http::Endpoint;
 
-use super::StoreArgs;
+use super::{SettleArgs, StoreArgs};
 use crate::exit::invalid;
+use crate::progress::Progress;
 
 const PROXY_HELP: &str = "\
 A host launches `mcp-witness proxy ... -- SERVER ...` in place of SERVER
@@ -49,9 +50,8 @@ pub struct ProxyArgs {
     /// Read the row facts golden cases declare ([[facts]]) from a case file or directory.
     #[arg(long, value_name = "CASES")]
     facts_from: Option<PathBuf>,
-    /// Wait after a call's answer before its post-call snapshot, in milliseconds.
-    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=10_000))]
-    settle_ms: u64,
+    #[command(flatten)]
+    settle: SettleArgs,
     /// Serve Streamable HTTP on this loopback address (port 0: any free port,
     /// printed on stderr) instead of stdio.
     #[arg(long, value_name = "ADDR")]
@@ -79,11 +79,11 @@ pub struct ProxyArgs {
 }
 
 /// Runs the proxy until the host is done with it.
-pub fn run(args: ProxyArgs) -> Result<ExitStatus> {
+pub fn run(args: ProxyArgs, progress: &Progress) -> Result<ExitStatus> {
     let options = options(&args)?;
     let ended = match &args.listen {
-        Some(listen) => witness_proxy::http::run(&options, listen_addr(listen)?),
-        None => witness_proxy::stdio::run(&options),
+        Some(listen) => witness_proxy::http::run(&options, listen_addr(listen)?, progress.proxy()),
+        None => witness_proxy::stdio::run(&options, progress.proxy()),
     }
     .map_err(anyhow::Error::msg)?;
     errln!(
@@ -95,12 +95,9 @@ pub fn run(args: ProxyArgs) -> Result<ExitStatus> {
 }
 
 fn options(args: &ProxyArgs) -> Result<ProxyOptions> {
-    let target = match &args.url {
-        Some(url) => Target::Url(Endpoint::parse(url, args.allow_remote_http)?),
-        None => Target::Command {
-            command: args.command.clone(),
-            live: args.live,
-        },
+    let endpoint = match &args.url {
+        Some(url) => Some(Endpoint::parse(url, args.allow_remote_http)?),
+        None => None,
     };
     if args.url.is_some() && (args.no_netns || !args.env.is_empty()) {
         return Err(invalid(
@@ -124,20 +121,41 @@ fn options(args: &ProxyArgs) -> Result<ProxyOptions> {
         }
     }
     for spec in &facts {
-        if !stores.iter().any(|s| s.name == spec.store) {
-            return Err(invalid(format!(
-                "row facts of store {:?}, which no --store declares",
-                spec.store
-            )));
+        match stores.iter().find(|s| s.name == spec.store) {
+            None => {
+                return Err(invalid(format!(
+                    "row facts of store {:?}, which no --store declares",
+                    spec.store
+                )));
+            }
+            // Row facts are columns of table rows: only a SQLite store has them.
+            Some(store) if store.kind != StoreKind::Sqlite => {
+                return Err(invalid(format!(
+                    "row facts of store {:?}, which is not a SQLite store",
+                    spec.store
+                )));
+            }
+            Some(_) => {}
         }
     }
+    let env = parse_env_pairs("--env", &args.env).map_err(invalid)?;
+    let target = match endpoint {
+        Some(endpoint) => Target::remote(endpoint, stores),
+        None => Target::Launched {
+            spec: JailSpec {
+                command: args.command.clone(),
+                stores,
+                env,
+                keep: false,
+                isolate_network: !args.no_netns,
+            },
+            live: args.live,
+        },
+    };
     Ok(ProxyOptions {
         target,
-        stores,
-        env: parse_env_pairs("--env", &args.env).map_err(invalid)?,
-        isolate_network: !args.no_netns,
         facts,
-        settle: Duration::from_millis(args.settle_ms),
+        settle: args.settle.settle(),
         timeout: Duration::from_millis(args.timeout_ms),
         trace: trace_path(&args.trace)?,
         host_transport: if args.listen.is_some() {
@@ -145,7 +163,6 @@ fn options(args: &ProxyArgs) -> Result<ProxyOptions> {
         } else {
             "stdio"
         },
-        generator: concat!("mcp-witness ", env!("CARGO_PKG_VERSION")).to_owned(),
     })
 }
 

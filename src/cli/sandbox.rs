@@ -14,7 +14,7 @@ use std::process::Command;
 
 use anyhow::{Result, anyhow};
 use clap::Args;
-use witness_engine::jail::sandbox::{self, LandlockRequest};
+use witness_jail::sandbox::{self, LandlockRequest};
 use witness_model::exit::ExitStatus;
 
 #[derive(Args)]

@@ -8,8 +8,9 @@ use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use witness_model::exit::ExitStatus;
 use witness_model::sweep::SweepDocument;
-use witness_sweep::progress::Mode;
 use witness_sweep::{RunOptions, Sweep, shard};
+
+use crate::progress::Progress;
 
 const HELP: &str = "\
 Targets are package coordinates (npm:@scope/name@1.2.3, pypi:name==1.2.3) or
@@ -97,18 +98,18 @@ impl SweepArgs {
     }
 }
 
-pub fn run(args: SweepArgs) -> Result<ExitStatus> {
+pub fn run(args: SweepArgs, progress: &Progress) -> Result<ExitStatus> {
     match args.command {
         Some(SweepCommand::Merge(merge)) => run_merge(merge),
         Some(SweepCommand::Worker { job }) => {
             witness_sweep::worker::run_job(&job)?;
             Ok(ExitStatus::Passed)
         }
-        None => run_sweep(&args),
+        None => run_sweep(&args, progress),
     }
 }
 
-fn run_sweep(args: &SweepArgs) -> Result<ExitStatus> {
+fn run_sweep(args: &SweepArgs, progress: &Progress) -> Result<ExitStatus> {
     let Some(file) = &args.file else {
         return Err(crate::exit::invalid("give a sweep file"));
     };
@@ -117,7 +118,7 @@ fn run_sweep(args: &SweepArgs) -> Result<ExitStatus> {
     if let Some((shard, from)) = &shard
         && !args.quiet
     {
-        eprintln!("sweep: shard {shard}, from {from}");
+        errln!("sweep: shard {shard}, from {from}");
     }
     let installs = args.installs.clone().unwrap_or_else(|| {
         std::env::var_os("MCP_WITNESS_INSTALLS")
@@ -143,18 +144,18 @@ fn run_sweep(args: &SweepArgs) -> Result<ExitStatus> {
             OsString::from("sweep"),
             OsString::from("worker"),
         ],
-        progress: if args.quiet {
-            Mode::Quiet
-        } else {
-            Mode::detect()
-        },
     };
-    let outcome = witness_sweep::run(&sweep, &options)?;
+    let mut view = progress.sweep(args.quiet);
+    let outcome = witness_sweep::run(&sweep, &options, &mut |event, tally| {
+        view.show(event, tally);
+    })?;
+    drop(view);
     render(&args.out, &outcome.document, args.quiet)?;
     if !args.quiet {
-        eprintln!(
+        errln!(
             "sweep: {} targets here ({} done earlier)",
-            outcome.selected, outcome.done_earlier
+            outcome.selected,
+            outcome.done_earlier
         );
     }
     Ok(outcome.status)
@@ -170,7 +171,7 @@ fn run_merge(args: MergeArgs) -> Result<ExitStatus> {
 fn render(out: &Path, document: &SweepDocument, quiet: bool) -> Result<()> {
     let rendered = witness_pages::sweep::render_dir(out)?;
     for warning in &rendered.warnings {
-        eprintln!("mcp-witness: {warning}");
+        errln!("mcp-witness: {warning}");
     }
     if quiet {
         return Ok(());
@@ -180,7 +181,7 @@ fn render(out: &Path, document: &SweepDocument, quiet: bool) -> Result<()> {
         .iter()
         .map(|(status, n)| format!("{n} {status}"))
         .collect();
-    eprintln!(
+    errln!(
         "sweep {}: {}{}; {} rows in {}, page {}",
         document.name,
         if statuses.is_empty() {

@@ -124,7 +124,7 @@ pub fn run(command: TraceCommand) -> Result<ExitStatus> {
                 conversation: lines
                     .as_deref()
                     .map(|l| (l, conversation_file.as_str(), format_name)),
-                generator: concat!("mcp-witness ", env!("CARGO_PKG_VERSION")),
+                generator: witness_model::GENERATOR,
             };
             let doc = witness_proxy::check::document(&input).map_err(|e| invalid(e.to_string()))?;
             if let Some(dir) = &out {
@@ -133,7 +133,7 @@ pub fn run(command: TraceCommand) -> Result<ExitStatus> {
             match format {
                 CheckFormat::Text => out!("{}", witness_pages::trace_check::text(&doc)),
                 CheckFormat::Json => outln!("{}", serde_json::to_string_pretty(&doc)?),
-                CheckFormat::Junit => out!("{}", witness_pages::trace_check::junit(&doc)),
+                CheckFormat::Junit => out!("{}", witness_pages::trace_check::junit(&doc)?),
             }
             recorded(doc.exit_code)
         }

@@ -97,7 +97,7 @@ pub fn write(
     }
     let document = SweepDocument {
         schema: SWEEP_SCHEMA.into(),
-        generator: crate::generator(),
+        generator: witness_model::GENERATOR.into(),
         name: scope.name.to_owned(),
         digest: sweep_digest(scope.all_keys.iter().map(String::as_str)),
         shard: scope.shard.map(|s| ShardEntry {

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 use witness_model::sweep::{Ecosystem, Package};
 
 use crate::layout::lock;
-use crate::process::{Ended, children};
+use crate::process::{self, Ended};
 use crate::spec::Target;
 
 /// The marker of a finished install.
@@ -225,12 +225,12 @@ fn pip_version(job: &Job<'_>) -> Option<String> {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
-    // Through the sweep's children, like every process it starts: a child
-    // it did not track would be taken for an orphan and ended.
-    let mut child = children().spawn(command).ok()?;
-    let mut stdout = child.stdout.take()?;
+    // Through the controller, like every process the sweep starts: a child
+    // it did not know would be taken for an orphan and ended.
+    let mut child = process::spawn(command).ok()?;
+    let mut stdout = child.child_mut().stdout.take()?;
     let deadline = Instant::now() + Duration::from_secs(60);
-    let ended = children().wait(&mut child, deadline).ok()?;
+    let ended = process::wait(&mut child, deadline).ok()?;
     let mut text = String::new();
     std::io::Read::read_to_string(&mut stdout, &mut text).ok()?;
     match ended {
@@ -262,10 +262,8 @@ fn run_step(job: &Job<'_>, mut command: Command, what: &str) -> Result<(), Strin
         .try_clone()
         .map_err(|e| format!("cannot write {}: {e}", job.log.display()))?;
     command.stdin(Stdio::null()).stdout(log).stderr(err);
-    let mut child = children()
-        .spawn(command)
-        .map_err(|e| format!("cannot run {what}: {e}"))?;
-    match children().wait(&mut child, job.deadline) {
+    let mut child = process::spawn(command).map_err(|e| format!("cannot run {what}: {e}"))?;
+    match process::wait(&mut child, job.deadline) {
         Ok(Ended::Exited(status)) if status.success() => Ok(()),
         Ok(Ended::Exited(status)) => Err(format!(
             "{what} failed ({status}){}",

@@ -20,9 +20,10 @@
 //! `result.json` is exactly a target that finished an attempt.
 
 use std::fs::File;
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
+use rustix::fs::FlockOperation;
+use rustix::io::Errno;
 use serde::Serialize;
 use witness_model::sweep::TargetResult;
 
@@ -171,21 +172,17 @@ pub fn lock(path: &Path, wait: bool) -> std::io::Result<Option<File>> {
         .truncate(false)
         .write(true)
         .open(path)?;
-    let mode = if wait {
-        libc::LOCK_EX
+    let operation = if wait {
+        FlockOperation::LockExclusive
     } else {
-        libc::LOCK_EX | libc::LOCK_NB
+        FlockOperation::NonBlockingLockExclusive
     };
     loop {
-        // SAFETY: flock(2) on a descriptor this function owns.
-        if unsafe { libc::flock(file.as_raw_fd(), mode) } == 0 {
-            return Ok(Some(file));
-        }
-        let error = std::io::Error::last_os_error();
-        match error.raw_os_error() {
-            Some(libc::EINTR) => continue,
-            Some(libc::EWOULDBLOCK) => return Ok(None),
-            _ => return Err(error),
+        match rustix::fs::flock(&file, operation) {
+            Ok(()) => return Ok(Some(file)),
+            Err(Errno::INTR) => continue,
+            Err(Errno::WOULDBLOCK) => return Ok(None),
+            Err(error) => return Err(error.into()),
         }
     }
 }

@@ -31,6 +31,8 @@
 //!   time, retried while incomplete up to a limit, resumable after a kill.
 //! - [`dataset`]: one row per target × tool × check, JSON lines and CSV, and
 //!   `sweep.json`; [`merge`] combines shard directories into the same.
+//! - [`progress`]: what happens to each target, told to the caller as it
+//!   happens (the binary draws it).
 //!
 //! Install failures, servers that never start and audits past their time
 //! are rows with their reason, never a stopped sweep.
@@ -106,9 +108,4 @@ impl SweepError {
         let path = path.into();
         move |source| SweepError::Io { path, source }
     }
-}
-
-/// `mcp-witness <version>`, as every document names its writer.
-pub fn generator() -> String {
-    witness_lab::generator()
 }

@@ -25,8 +25,8 @@ use crate::SweepError;
 use crate::dataset::{Scope, verdicts};
 use crate::install::Installs;
 use crate::layout::{AUDIT_JSON, Layout, Scratch, write_json};
-use crate::process::{Ended, become_subreaper, children};
-use crate::progress::{Event, Mode, Progress};
+use crate::process::{self, Ended};
+use crate::progress::{Event, OnProgress, Tally};
 use crate::shard::Shard;
 use crate::spec::{Sweep, Target};
 use crate::worker::Job;
@@ -42,7 +42,6 @@ pub struct RunOptions {
     /// The program and arguments that start a worker; the job file's path
     /// is added last (`mcp-witness sweep worker`).
     pub worker: Vec<OsString>,
-    pub progress: Mode,
 }
 
 /// What a run did.
@@ -64,8 +63,13 @@ struct Context<'a> {
     installs: Installs,
 }
 
-/// Runs the sweep's slice and writes its dataset.
-pub fn run(sweep: &Sweep, options: &RunOptions) -> Result<RunOutcome, SweepError> {
+/// Runs the sweep's slice and writes its dataset, telling `on_progress`
+/// what happens to each target as it happens.
+pub fn run(
+    sweep: &Sweep,
+    options: &RunOptions,
+    on_progress: &mut OnProgress<'_>,
+) -> Result<RunOutcome, SweepError> {
     if options.worker.is_empty() {
         return Err(SweepError::Output {
             path: options.out.clone(),
@@ -74,7 +78,9 @@ pub fn run(sweep: &Sweep, options: &RunOptions) -> Result<RunOutcome, SweepError
     }
     let layout = Layout::new(&options.out);
     let _lock = layout.claim()?;
-    become_subreaper();
+    // Where the kernel refuses, orphans go to init as usual: the sweep
+    // still runs.
+    let _ = witness_process::become_subreaper();
     let selected: Vec<&Target> = sweep
         .targets
         .iter()
@@ -87,17 +93,20 @@ pub fn run(sweep: &Sweep, options: &RunOptions) -> Result<RunOutcome, SweepError
         }
     }
     let done_earlier = selected.len() - todo.len();
-    let mut progress = Progress::new(options.progress, todo.len());
-    progress.say(&format!(
-        "{}: {} of {} targets in this {}, {} done earlier, {} to run with {} jobs",
-        sweep.name,
-        selected.len(),
-        sweep.targets.len(),
-        options.shard.map_or("run".into(), |s| format!("shard {s}")),
+    let mut tally = Tally::default();
+    let mut progress = |event: Event| {
+        tally.count(&event);
+        on_progress(&event, &tally);
+    };
+    progress(Event::Planned {
+        sweep: sweep.name.clone(),
+        selected: selected.len(),
+        targets: sweep.targets.len(),
+        shard: options.shard,
         done_earlier,
-        todo.len(),
-        options.jobs.max(1)
-    ));
+        to_run: todo.len(),
+        jobs: options.jobs.max(1),
+    });
     let context = Context {
         sweep,
         options,
@@ -107,8 +116,7 @@ pub fn run(sweep: &Sweep, options: &RunOptions) -> Result<RunOutcome, SweepError
         },
     };
     pool(&context, todo, &mut progress)?;
-    progress.done();
-    children().reap_orphans();
+    witness_process::reap_orphans();
     // Every attempt removed its own scratch; the directory goes too.
     let _ = std::fs::remove_dir(layout.work());
     let all_keys: Vec<String> = sweep.targets.iter().map(|t| t.key.clone()).collect();
@@ -151,7 +159,7 @@ fn pending(layout: &Layout, target: &Target, max_attempts: u32) -> Option<u32> {
 fn pool(
     context: &Context<'_>,
     todo: VecDeque<(&Target, u32)>,
-    progress: &mut Progress,
+    progress: &mut dyn FnMut(Event),
 ) -> Result<(), SweepError> {
     let threads = context.options.jobs.max(1).min(todo.len());
     let queue = Mutex::new(todo);
@@ -180,7 +188,7 @@ fn pool(
         }
         drop(sender);
         for event in events {
-            progress.event(&event);
+            progress(event);
         }
     });
     match failure.into_inner().unwrap_or_else(|e| e.into_inner()) {
@@ -208,7 +216,7 @@ fn run_target(
         let outcome = attempt(context, target)?;
         let result = TargetResult {
             schema: SWEEP_TARGET_SCHEMA.into(),
-            generator: crate::generator(),
+            generator: witness_model::GENERATOR.into(),
             key: target.key.clone(),
             definition: target.definition.clone(),
             status: outcome.status,
@@ -328,7 +336,7 @@ fn audit_in_worker(
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(log);
-    let mut child = match children().spawn(command) {
+    let mut child = match process::spawn(command) {
         Ok(child) => child,
         Err(e) => {
             return Ok(Outcome::without_audit(
@@ -338,9 +346,7 @@ fn audit_in_worker(
         }
     };
     let deadline = Instant::now() + context.sweep.audit_timeout;
-    let ended = children()
-        .wait(&mut child, deadline)
-        .map_err(SweepError::io(&log_path))?;
+    let ended = process::wait(&mut child, deadline).map_err(SweepError::io(&log_path))?;
     Ok(match ended {
         Ended::TimedOut => Outcome::without_audit(
             TargetStatus::TimedOut,

@@ -35,9 +35,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
-use witness_engine::jail::StoreKind;
+use witness_engine::audit::{self, stable::ClockText};
 use witness_engine::plan::Plan;
+use witness_jail::StoreKind;
 use witness_model::sweep::{AuditSettings, Ecosystem, Package, StoreDefinition, TargetDefinition};
+use witness_model::vocab::EraChoice;
 
 use crate::SweepError;
 use crate::key::{pin_file, pin_files, pin_tree, target_key};
@@ -351,29 +353,33 @@ fn resolve(file: &TargetFile, defaults: &Options, dir: &Path) -> Result<Target, 
 }
 
 /// The kind of clock value a `clock_text` entry names.
-pub fn clock_kind(kind: &str) -> Result<witness_lab::cases::clock::ClockText, String> {
-    use witness_lab::cases::clock::ClockText;
-    match kind {
-        "js-date" => Ok(ClockText::JsDate),
-        "sql-datetime" => Ok(ClockText::SqlDateTime),
-        other => Err(format!(
-            "clock_text {other:?}: expected \"js-date\" or \"sql-datetime\""
-        )),
-    }
+pub fn clock_kind(kind: &str) -> Result<ClockText, String> {
+    kind.parse()
+        .map_err(|e| format!("clock_text {kind:?}: {e}"))
 }
 
+/// A target's audit settings: what it and `[defaults]` say, else the
+/// audit's own defaults, each checked against the audit's bounds.
 fn settings(options: &Options) -> Result<AuditSettings, String> {
-    let era = options.era.clone().unwrap_or_else(|| "auto".into());
-    if !matches!(era.as_str(), "auto" | "modern" | "legacy") {
-        return Err(format!("era {era:?}: expected auto, modern or legacy"));
+    let era = match &options.era {
+        Some(text) => text
+            .parse::<EraChoice>()
+            .map_err(|e| format!("era {text:?}: {e}"))?,
+        None => EraChoice::default(),
+    };
+    let timeout_ms = options.timeout_ms.unwrap_or(audit::TIMEOUT_MS);
+    if !(1..=audit::MAX_TIMEOUT_MS).contains(&timeout_ms) {
+        return Err(format!(
+            "timeout_ms = {timeout_ms}: it must be 1 to {}",
+            audit::MAX_TIMEOUT_MS
+        ));
     }
-    let timeout_ms = options.timeout_ms.unwrap_or(10_000);
-    if !(1..=600_000).contains(&timeout_ms) {
-        return Err(format!("timeout_ms = {timeout_ms}: it must be 1 to 600000"));
-    }
-    let settle_ms = options.settle_ms.unwrap_or(50);
-    if settle_ms > 60_000 {
-        return Err(format!("settle_ms = {settle_ms}: it must be 0 to 60000"));
+    let settle_ms = options.settle_ms.unwrap_or(audit::SETTLE_MS);
+    if settle_ms > audit::MAX_SETTLE_MS {
+        return Err(format!(
+            "settle_ms = {settle_ms}: it must be 0 to {}",
+            audit::MAX_SETTLE_MS
+        ));
     }
     Ok(AuditSettings {
         era,

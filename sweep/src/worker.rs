@@ -15,9 +15,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use witness_engine::audit::{self, AuditOptions, EraChoice};
-use witness_engine::jail::{JailSpec, StoreKind, StoreSpec};
+use witness_engine::audit::{self, AuditOptions};
 use witness_engine::plan::Plan;
+use witness_jail::{JailSpec, StoreKind, StoreSpec};
 use witness_model::audit::AuditReport;
 use witness_model::sweep::{StoreDefinition, TargetDefinition};
 use witness_observers::sqlite::ClockColumn;
@@ -68,7 +68,7 @@ pub enum WorkerError {
     #[error("{0}")]
     Setup(String),
     #[error("cannot make the jail: {0}")]
-    Jail(#[from] witness_engine::jail::JailError),
+    Jail(#[from] witness_jail::JailError),
     #[error("cannot write the audit: {0}")]
     Write(std::io::Error),
 }
@@ -107,17 +107,24 @@ fn options(job: &Job) -> Result<AuditOptions, WorkerError> {
         }
         None => None,
     };
-    let era = match definition.audit.era.as_str() {
-        "modern" => EraChoice::Modern,
-        "legacy" => EraChoice::Legacy,
-        _ => EraChoice::Auto,
-    };
     let label = match &definition.package {
         Some(package) => format!("sweep target {}: {}", definition.name, package.coordinate()),
         None => format!("sweep target {}", definition.name),
     };
+    let settings = &definition.audit;
     Ok(AuditOptions {
-        jail: JailSpec {
+        era: settings.era,
+        plan,
+        timeout: Duration::from_millis(settings.timeout_ms),
+        settle: Duration::from_millis(settings.settle_ms),
+        deterministic: true,
+        label: Some(label),
+        pinned_version: definition.package.as_ref().map(|p| p.version.clone()),
+        include_destructive: settings.include_destructive,
+        // One session per target, as the case studies run them; and no
+        // coverage floor: a sweep measures coverage (it is in every row)
+        // rather than failing a target on it.
+        ..AuditOptions::new(witness_jail::Target::launched(JailSpec {
             command: definition.command.iter().map(install).collect(),
             stores,
             env: definition
@@ -126,24 +133,8 @@ fn options(job: &Job) -> Result<AuditOptions, WorkerError> {
                 .map(|(k, v)| (k.clone(), install(v)))
                 .collect(),
             keep: false,
-            isolate_network: definition.audit.isolate_network,
-        },
-        era,
-        plan,
-        timeout: Duration::from_millis(definition.audit.timeout_ms),
-        settle: Duration::from_millis(definition.audit.settle_ms),
-        observe: Default::default(),
-        deterministic: true,
-        probe: Box::new(witness_probes::NullProbe),
-        label: Some(label),
-        pinned_version: definition.package.as_ref().map(|p| p.version.clone()),
-        events: Default::default(),
-        include_destructive: definition.audit.include_destructive,
-        // One session per target, as the case studies run them; and no
-        // coverage floor: a sweep measures coverage (it is in every row)
-        // rather than failing a target on it.
-        session_per_call: false,
-        min_coverage: None,
+            isolate_network: settings.isolate_network,
+        }))
     })
 }
 
@@ -201,8 +192,6 @@ fn store_spec(
 
 /// The report with machine- and run-specific text written as placeholders.
 fn stable(job: &Job, report: AuditReport) -> Result<AuditReport, WorkerError> {
-    let fail = |e: serde_json::Error| WorkerError::Setup(format!("the report: {e}"));
-    let mut value = serde_json::to_value(&report).map_err(fail)?;
     let mut pairs: Vec<(String, &str)> = vec![
         (job.sweep_dir.to_string_lossy().into_owned(), "{sweep}"),
         (job.scratch.to_string_lossy().into_owned(), "{scratch}"),
@@ -213,15 +202,12 @@ fn stable(job: &Job, report: AuditReport) -> Result<AuditReport, WorkerError> {
     // The longest first: one of these directories may hold another.
     pairs.sort_by_key(|(path, _)| std::cmp::Reverse(path.len()));
     let pairs: Vec<(&str, &str)> = pairs.iter().map(|(p, t)| (p.as_str(), *t)).collect();
-    witness_lab::cases::replace_strings(&mut value, &pairs);
     let kinds = job
         .definition
         .clock_text
         .iter()
         .map(|k| clock_kind(k).map_err(WorkerError::Setup))
         .collect::<Result<Vec<_>, _>>()?;
-    let clock = witness_lab::cases::clock::replace_clock_values(&mut value, &kinds);
-    let mut report: AuditReport = serde_json::from_value(value).map_err(fail)?;
-    report.volatile.clock = clock;
-    Ok(report)
+    audit::stable::stable(&report, &pairs, &kinds)
+        .map_err(|e| WorkerError::Setup(format!("the report: {e}")))
 }

@@ -1,5 +1,9 @@
 //! Helpers shared by the end-to-end tests.
 #![allow(dead_code)]
+#![allow(
+    clippy::print_stderr,
+    reason = "a test says on stderr what it skipped or found, where cargo test shows it"
+)]
 
 pub mod html;
 
@@ -8,6 +12,7 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
+use rustix::process::{Pid, Signal, kill_process_group};
 use serde_json::Value;
 
 pub fn fixture(name: &str) -> PathBuf {
@@ -124,11 +129,8 @@ impl HttpFake {
 
 impl Drop for HttpFake {
     fn drop(&mut self) {
-        let pid = self.child.id() as i32;
-        // SAFETY: signals the process group this test created.
-        unsafe {
-            libc::kill(-pid, libc::SIGKILL);
-        }
+        // The process group this test created.
+        let _ = kill_process_group(Pid::from_child(&self.child), Signal::KILL);
         let _ = self.child.wait();
     }
 }
@@ -173,4 +175,41 @@ impl LaunchMarker {
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
     }
+}
+
+/// Validates JUnit XML against the committed XSD with Python's `xmlschema`
+/// (installed pinned by .ci/run). Without it: a loud skip, or under
+/// `CI=true` a failure.
+pub fn validate_junit(xml: &str) -> bool {
+    let probe = Command::new("python3")
+        .args(["-c", "import xmlschema"])
+        .output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        let message =
+            "python3 with xmlschema is needed to validate JUnit XML (pip install xmlschema==4.3.2)";
+        if std::env::var("CI").as_deref() == Ok("true") {
+            panic!("{message}; CI=true, so this fails instead of skipping");
+        }
+        eprintln!("\n!!! SKIPPED JUnit XSD validation: {message} !!!\n");
+        return false;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("junit.xml");
+    std::fs::write(&file, xml).expect("write");
+    let xsd = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/schemas/junit-10.xsd");
+    let output = Command::new("python3")
+        .args([
+            "-c",
+            "import sys, xmlschema; xmlschema.XMLSchema(sys.argv[1]).validate(sys.argv[2])",
+        ])
+        .arg(&xsd)
+        .arg(&file)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        output.status.success(),
+        "JUnit XML does not validate against junit-10.xsd: {}\n{xml}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    true
 }

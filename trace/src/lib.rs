@@ -21,8 +21,11 @@
 
 mod calls;
 pub mod claims;
+mod content;
 mod conversation;
 mod stores;
+
+pub use content::content_of;
 
 use witness_model::agent::case::{GoldenCase, object_matches};
 use witness_model::agent::trace::{Trace, TraceCall};

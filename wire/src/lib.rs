@@ -6,8 +6,10 @@
 //!
 //! This crate knows nothing of jails, stores, reports or command lines. A
 //! process it talks to is launched elsewhere and handed over as a
-//! [`connection::Process`]; it must never depend on the engine, the model,
-//! clap, rusqlite or minijinja.
+//! [`connection::Process`]; it must never depend on the engine, clap,
+//! rusqlite or minijinja. Of the model it takes one word, the era asked
+//! for ([`session::EraChoice`]), which the documents record: the wire and
+//! the documents cannot then disagree on what `--era` means.
 //!
 //! Two transports carry the same [`rpc::RpcClient`]:
 //! - [`stdio::StdioTransport`]: newline-delimited JSON-RPC over a child's pipes;

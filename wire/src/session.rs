@@ -20,17 +20,9 @@ pub const LEGACY_ACCEPTED: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18"
 pub const MAX_PAGES: u32 = 20;
 pub const MAX_TOOLS: usize = 10_000;
 
-/// Which era to speak.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum EraChoice {
-    /// Try `server/discover` on a fresh process; fall back to `initialize` on another.
-    Auto,
-    /// Only `server/discover` (2026-07-28); anything else is incomplete.
-    Modern,
-    /// Only the legacy `initialize` handshake.
-    Legacy,
-}
+/// Which era to speak: the word the documents record as requested, so it
+/// is defined once, in the model.
+pub use witness_model::vocab::EraChoice;
 
 /// The era a session ended up in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

@@ -100,7 +100,7 @@ pub fn compare(inputs: &Inputs<'_>) -> Result<AgentCompareDocument, CompareError
     let exit_code = exit_code(&cases, &not_compared, &summary);
     Ok(AgentCompareDocument {
         schema: COMPARE_SCHEMA.to_owned(),
-        generator: format!("mcp-witness {}", env!("CARGO_PKG_VERSION")),
+        generator: witness_model::GENERATOR.into(),
         before: side(inputs.before),
         after: side(inputs.after),
         noise: noise_rule(),

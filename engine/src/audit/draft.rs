@@ -40,7 +40,7 @@ impl Draft {
     /// its consequence, whichever was noticed first.
     pub(super) fn interrupted(&mut self, signal: i32) {
         self.report.complete = false;
-        self.report.incomplete_reason = Some(crate::interrupt::reason(signal));
+        self.report.incomplete_reason = Some(witness_jail::interrupt::reason(signal));
     }
 
     pub(super) fn is_complete(&self) -> bool {

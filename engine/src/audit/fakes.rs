@@ -3,21 +3,20 @@
 //! Nothing here starts a process.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use witness_model::audit::*;
-use witness_observers::{ObjectState, Observation, ObserveError, Observer, Snapshot, diff};
-use witness_probes::NullProbe;
+use witness_observers::fake::{advance, snapshot_of};
+use witness_observers::{Observation, ObserveError, Observer, Snapshot};
 use witness_wire::connection::Connection;
 use witness_wire::rpc::RpcClient;
 use witness_wire::session::{EraChoice, LEGACY_OFFER};
 use witness_wire::{Incoming, Transport};
 
 use super::AuditOptions;
-use crate::jail::JailSpec;
+use witness_jail::{JailSpec, StoreSpec, Target};
 
 /// A store the fake server writes and [`StoreObserver`] reads: object id →
 /// content, and writes that land only once the observer has looked (a
@@ -179,110 +178,33 @@ impl Observer for StoreObserver {
     }
 }
 
-/// Makes `now` the reference, giving the changes since the old one.
-fn advance(last: &mut Snapshot, now: Snapshot, changes: bool) -> Observation {
-    let delta = if changes {
-        diff(last, &now)
-    } else {
-        Default::default()
-    };
-    let warnings = now.warnings.clone();
-    *last = now;
-    Observation { delta, warnings }
-}
-
-/// A snapshot holding `objects` as `id → content`.
-pub(super) fn snapshot_of(objects: &BTreeMap<String, String>) -> Snapshot {
-    Snapshot {
-        objects: objects
-            .iter()
-            .map(|(id, content)| (id.clone(), ObjectState::whole(content.as_bytes())))
-            .collect(),
-        warnings: Vec::new(),
-    }
-}
-
-/// One scripted snapshot: objects and warnings, or a failure.
-pub(super) enum Scripted {
-    Objects(
-        &'static [(&'static str, &'static str)],
-        &'static [&'static str],
-    ),
-    Fails(&'static str),
-}
-
-/// Gives the scripted snapshots in order, then the last one forever.
-pub(super) struct ScriptedObserver {
-    script: VecDeque<Scripted>,
-    last: Snapshot,
-}
-
-impl ScriptedObserver {
-    pub(super) fn new(script: Vec<Scripted>) -> Self {
-        Self {
-            script: script.into(),
-            last: Snapshot::default(),
-        }
-    }
-}
-
-impl Observer for ScriptedObserver {
-    fn kind(&self) -> &'static str {
-        "fake"
-    }
-
-    fn observe(&mut self, changes: bool) -> Result<Observation, ObserveError> {
-        let now = match self.script.pop_front() {
-            Some(Scripted::Objects(objects, warnings)) => {
-                let map = objects
-                    .iter()
-                    .map(|(id, content)| (id.to_string(), content.to_string()))
-                    .collect();
-                let mut now = snapshot_of(&map);
-                now.warnings = warnings.iter().map(|w| w.to_string()).collect();
-                now
-            }
-            Some(Scripted::Fails(reason)) => {
-                return Err(ObserveError::Unusable {
-                    path: PathBuf::from("/fake/store"),
-                    reason: reason.into(),
-                });
-            }
-            None => self.last.clone(),
-        };
-        Ok(advance(&mut self.last, now, changes))
-    }
-
-    fn present(&mut self, visit: &mut dyn FnMut(&str)) -> Result<(), ObserveError> {
-        self.last.objects.keys().for_each(|id| visit(id));
-        Ok(())
-    }
-}
-
 /// Options for an audit of a fake server: legacy era, no settling, the
 /// null probe, no stores.
 pub(super) fn options() -> AuditOptions {
     AuditOptions {
-        jail: JailSpec {
+        era: EraChoice::Legacy,
+        timeout: Duration::from_millis(50),
+        settle: Duration::ZERO,
+        deterministic: true,
+        ..AuditOptions::new(Target::launched(JailSpec {
             command: vec!["fake-server".into()],
             stores: Vec::new(),
             env: Vec::new(),
             keep: false,
             isolate_network: false,
-        },
-        era: EraChoice::Legacy,
-        plan: None,
-        timeout: Duration::from_millis(50),
-        settle: Duration::ZERO,
-        observe: super::ObserveOptions::default(),
-        deterministic: true,
-        probe: Box::new(NullProbe),
-        label: None,
-        pinned_version: None,
-        events: BTreeMap::new(),
-        include_destructive: false,
-        session_per_call: false,
-        min_coverage: None,
+        }))
+    }
+}
+
+/// [`options`] for a server behind a loopback URL nothing listens on, its
+/// `stores` observed in place.
+pub(super) fn remote(stores: Vec<StoreSpec>) -> AuditOptions {
+    let Ok(endpoint) = witness_wire::http::Endpoint::parse("http://127.0.0.1:9/mcp", false) else {
+        panic!("a loopback endpoint parses");
+    };
+    AuditOptions {
+        target: Target::remote(endpoint, stores),
+        ..options()
     }
 }
 

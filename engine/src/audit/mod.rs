@@ -8,9 +8,13 @@
 //!            pristine    calls       unjail
 //! ```
 //!
-//! - `prepare`: the jail (copies of the stores, or the stores in place for
-//!   a remote server), an observer for every store and one for the rest of
-//!   the jail, the report's skeleton, and the pristine snapshots;
+//! - [`options`](AuditOptions): what an audit is told, with its one set of
+//!   defaults ([`AuditOptions::new`]) and the bounds every caller checks
+//!   against ([`SETTLE_MS`], [`MAX_SETTLE_MS`], ...);
+//! - `prepare`: the target opened (a jail with copies of the stores, or the
+//!   stores in place for a remote server), an observer for every store and
+//!   one for the rest of the jail, the report's skeleton, and the pristine
+//!   snapshots;
 //! - `execute`: the session (era detection, handshake), the catalog, the
 //!   plan (a plan file or the planner's), then for every call
 //!   snapshot → `tools/call` → settle → snapshot → delta, an identical
@@ -21,7 +25,10 @@
 //!   [`ObservedSet`] is public, for agent runs that drive a jailed server
 //!   themselves;
 //! - `assemble`: transcripts, redaction, the checks and the exit code, and
-//!   the jail's path written as `{jail}`.
+//!   the jail's path written as `{jail}`;
+//! - [`stable`]: what a caller that keeps the audit adds to make its bytes
+//!   the same on every run and machine (paths as placeholders, server
+//!   clock values as `{clock}`).
 //!
 //! Every stage writes into one `Draft`; whatever stops the audit
 //! early is recorded there as the reason it is incomplete, and the audit
@@ -30,90 +37,33 @@
 mod assemble;
 mod draft;
 mod execute;
-mod observe;
+mod options;
 mod prepare;
+pub mod stable;
 
 #[cfg(test)]
 mod fakes;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use witness_probes::Probe;
 
 use witness_model::audit::*;
 use witness_model::plan::PlanPreview;
 use witness_wire::clock::{Clock, MonotonicClock, StepClock};
-use witness_wire::http::Endpoint;
 pub use witness_wire::session::EraChoice;
 use witness_wire::session::Session;
 
-use crate::jail::{Jail, JailSpec, JailedStore};
 use crate::plan::Plan;
 use execute::tool_entry;
-pub use observe::{ObserveError, ObservedSet, store_dirs};
+pub use options::*;
+pub use witness_jail::observe::{ObserveError, ObserveOptions, ObservedSet, store_dirs};
+use witness_jail::{JailedStore, OpenTarget, Target};
 
 /// An out-of-band event an experiment applies between two calls. It gets the
 /// jailed stores and returns a description for the ledger.
 pub type Event = Box<dyn FnMut(&[JailedStore]) -> Result<String, String>>;
-
-/// Everything an audit needs to know before it starts.
-pub struct AuditOptions {
-    pub jail: JailSpec,
-    pub era: EraChoice,
-    pub plan: Option<Plan>,
-    pub timeout: Duration,
-    /// The longest wait after a call before its post-call snapshot.
-    pub settle: Duration,
-    /// How a settle decides a store is quiet, and each observation's budget.
-    pub observe: ObserveOptions,
-    /// Injected clock and no wall-clock values: reruns write identical JSON.
-    pub deterministic: bool,
-    pub probe: Box<dyn Probe>,
-    pub label: Option<String>,
-    pub pinned_version: Option<String>,
-    /// Events to apply after a plan step's call (and its repeat), by step.
-    pub events: BTreeMap<u32, Vec<Event>>,
-    /// Let the planner call destructive and unknown tools even when the jail
-    /// has no network isolation.
-    pub include_destructive: bool,
-    /// Start the server afresh (same jail, stores as left) before every
-    /// call after the first, for servers that misbehave in a long session.
-    pub session_per_call: bool,
-    /// `--min-coverage`: the percentage of listed tools that must be
-    /// exercised for the audit to conclude.
-    pub min_coverage: Option<u8>,
-}
-
-/// How the stores are observed: the quiet window that ends a settle early,
-/// and what one observation may cost.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ObserveOptions {
-    /// A settle ends once every store has seen no write for this long after
-    /// the response (as file-system events tell), or at `settle`, whichever
-    /// comes first.
-    pub quiet: Duration,
-    pub budget: witness_observers::Budget,
-}
-
-impl ObserveOptions {
-    /// The default quiet window: long enough for a server's own follow-up
-    /// write (a Node server finishing an `fs.writeFile` it did not await
-    /// lands within a millisecond or two), short enough that a call on an
-    /// idle store costs a few milliseconds.
-    pub const QUIET: Duration = Duration::from_millis(5);
-}
-
-impl Default for ObserveOptions {
-    fn default() -> Self {
-        Self {
-            quiet: Self::QUIET,
-            budget: witness_observers::Budget::DEFAULT,
-        }
-    }
-}
 
 /// The audit, plus the kept jail's path when `--keep-jail` was given.
 pub struct AuditRun {
@@ -122,47 +72,28 @@ pub struct AuditRun {
 }
 
 /// Runs one audit to the end. Never panics on anything the server does; every
-/// failure ends in a report with `complete: false`.
-pub fn run(options: AuditOptions) -> Result<AuditRun, crate::jail::JailError> {
-    run_on(options, None)
-}
-
-/// Audits a server that is already running behind a Streamable HTTP endpoint.
-/// Nothing is launched or jailed: `options.jail.command` is ignored, and the
-/// stores in `options.jail.stores` are observed in place (read-only, never
-/// copied) while the server writes them. The report's isolation says so.
-pub fn run_remote(
-    options: AuditOptions,
-    endpoint: Endpoint,
-) -> Result<AuditRun, crate::jail::JailError> {
-    run_on(options, Some(endpoint))
-}
-
-/// The stages in order. `Err` only when no jail could be made; after that,
-/// every way an audit can end is a report.
-fn run_on(
-    mut options: AuditOptions,
-    remote: Option<Endpoint>,
-) -> Result<AuditRun, crate::jail::JailError> {
+/// failure ends in a report with `complete: false`. A remote server is not
+/// launched or jailed: its stores are observed in place (read-only, never
+/// copied) while it writes them, and the report's isolation says so.
+///
+/// `Err` only when no jail could be made; after that, every way an audit
+/// can end is a report.
+pub fn run(mut options: AuditOptions) -> Result<AuditRun, witness_jail::JailError> {
     let started = Instant::now();
     let prepare::Prepared {
-        mut jail,
+        mut target,
         mut observed,
         mut draft,
-    } = prepare::prepare(&options, remote.is_some())?;
+    } = prepare::prepare(&options)?;
     let clock: Arc<dyn Clock> = if options.deterministic {
         Arc::new(StepClock::default())
     } else {
         Arc::new(MonotonicClock::start())
     };
-    let timeout = options.timeout;
-    let mut connect = |jail: &mut Jail| match &remote {
-        None => jail.launch(clock.clone()),
-        Some(endpoint) => Ok(crate::jail::connect(endpoint, clock.clone(), timeout)),
-    };
+    let mut connect = |target: &mut OpenTarget| target.connect(clock.clone());
     let processes = if draft.is_complete() {
         let stage = execute::Stage {
-            jail: &mut jail,
+            target: &mut target,
             observed: &mut observed,
             draft: &mut draft,
             options: &mut options,
@@ -172,67 +103,41 @@ fn run_on(
         // The stores could not be observed: no server is started.
         assemble::Processes::discarded(Vec::new())
     };
-    if let Some(signal) = crate::interrupt::signal() {
+    if let Some(signal) = witness_jail::interrupt::signal() {
         draft.interrupted(signal);
     }
     Ok(assemble::assemble(
-        draft, processes, jail, started, &options,
+        draft,
+        processes,
+        target.into_jail(),
+        started,
+        &options,
     ))
 }
 
-/// Starts the server in a jail, lists its tools and returns the planner's
-/// plan without calling any tool. `Err` with a reason when no catalog could
-/// be had.
+/// Reaches the server as an audit would (launched in a jail, or connected
+/// to), lists its tools and returns the planner's plan without calling any
+/// tool. A remote server's plan has isolation `none`, so destructive and
+/// unknown tools are left out unless `include_destructive`. `Err` with a
+/// reason when no catalog could be had.
 pub fn preview(
-    jail_spec: JailSpec,
+    target: &Target,
     era: EraChoice,
     timeout: Duration,
     include_destructive: bool,
 ) -> Result<PlanPreview, String> {
-    preview_on(jail_spec, None, era, timeout, include_destructive)
-}
-
-/// The plan for a server already running behind a Streamable HTTP endpoint.
-/// Nothing is launched or jailed, so the plan's isolation is `none` and
-/// destructive and unknown tools are left out unless `include_destructive`.
-pub fn preview_remote(
-    endpoint: Endpoint,
-    era: EraChoice,
-    timeout: Duration,
-    include_destructive: bool,
-) -> Result<PlanPreview, String> {
-    let nothing = JailSpec {
-        command: Vec::new(),
-        stores: Vec::new(),
-        env: Vec::new(),
-        keep: false,
-        isolate_network: false,
+    // A remote server's stores are not read to plan: nothing to view.
+    let target = match target.is_remote() {
+        true => target.without_stores(),
+        false => target.clone(),
     };
-    preview_on(nothing, Some(endpoint), era, timeout, include_destructive)
-}
-
-fn preview_on(
-    jail_spec: JailSpec,
-    remote: Option<Endpoint>,
-    era: EraChoice,
-    timeout: Duration,
-    include_destructive: bool,
-) -> Result<PlanPreview, String> {
-    let command = jail_spec.command.clone();
-    let mut jail = match &remote {
-        None => Jail::create(jail_spec),
-        Some(_) => Jail::in_place(jail_spec),
-    }
-    .map_err(|e| e.to_string())?;
+    let mut opened = target.open(timeout).map_err(|e| e.to_string())?;
     let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::start());
-    let opened = {
-        let mut launch = || match &remote {
-            None => jail.launch(clock.clone()).map_err(|e| e.to_string()),
-            Some(endpoint) => Ok(crate::jail::connect(endpoint, clock.clone(), timeout)),
-        };
+    let session = {
+        let mut launch = || opened.connect(clock.clone()).map_err(|e| e.to_string());
         Session::open(&mut launch, era, timeout)
     };
-    let (mut session, _) = opened.map_err(|(e, _)| format!("no session: {e}"))?;
+    let (mut session, _) = session.map_err(|(e, _)| format!("no session: {e}"))?;
     let catalog = session
         .list_tools()
         .map_err(|e| format!("tools/list failed: {e}"))?;
@@ -244,18 +149,18 @@ fn preview_on(
         ));
     }
     let tools: Vec<ToolEntry> = catalog.tools.iter().map(tool_entry).collect();
-    let isolation = jail.isolation().cloned();
+    let isolation = opened.isolation().cloned();
     let (plan, skipped) = planned(&tools, isolation.as_ref(), include_destructive);
     let mut preview = crate::plan::preview::preview(
-        command,
+        target.command().to_vec(),
         isolation.map_or(IsolationLevel::None, |i| i.level),
         include_destructive,
         &tools,
         &plan,
         skipped,
     );
-    if remote.is_some() {
-        preview.transport = Some("http".into());
+    if target.is_remote() {
+        preview.transport = Some(target.transport().into());
     }
     Ok(preview)
 }
@@ -266,7 +171,7 @@ fn preview_on(
 /// declare nothing are not called unless `--include-destructive` says so.
 pub fn planned(
     tools: &[ToolEntry],
-    isolation: Option<&crate::jail::Isolation>,
+    isolation: Option<&witness_jail::Isolation>,
     include_destructive: bool,
 ) -> (Plan, Vec<SkippedTool>) {
     let plan = Plan::synthesized(tools);
@@ -312,7 +217,7 @@ fn expand_strings(value: &Value, expand: &dyn Fn(&str) -> String) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::jail::{StoreKind, StoreSpec};
+    use witness_jail::{StoreKind, StoreSpec};
 
     #[test]
     fn stores_that_cannot_be_observed_end_the_audit_before_any_server_is_reached() {
@@ -321,8 +226,7 @@ mod tests {
         };
         let garbage = dir.path().join("not-a.db");
         assert!(std::fs::write(&garbage, b"this is not a SQLite database, not at all").is_ok());
-        let mut options = fakes::options();
-        options.jail.stores = vec![StoreSpec {
+        let stores = vec![StoreSpec {
             name: "db".into(),
             kind: StoreKind::Sqlite,
             source: garbage,
@@ -330,10 +234,7 @@ mod tests {
             clock_columns: Vec::new(),
         }];
         // Nothing listens there, and nothing may try: the audit stops first.
-        let Ok(endpoint) = Endpoint::parse("http://127.0.0.1:9/mcp", false) else {
-            panic!("a loopback endpoint parses");
-        };
-        let Ok(run) = run_remote(options, endpoint) else {
+        let Ok(run) = run(fakes::remote(stores)) else {
             panic!("an in-place jail is always made");
         };
         let report = run.report;

@@ -1,35 +1,31 @@
 //! Prepare: the world the server will run in, seen before it runs.
 //!
-//! Takes the audit's options and whether the server is remote. Gives a
-//! [`Prepared`]: the jail (copies of the stores, or the stores in place for
-//! a remote server), the observed set over it, and the report's skeleton
-//! (target, requested era, stores, jail scope, probe), with the stores'
-//! pristine snapshots taken. When those cannot be taken the draft is
-//! already incomplete and nothing else should run.
+//! Takes the audit's options. Gives a [`Prepared`]: the opened target (a
+//! jail with copies of the stores, or the stores in place for a remote
+//! server), the observed set over it, and the report's skeleton (target,
+//! requested era, stores, jail scope, probe), with the stores' pristine
+//! snapshots taken. When those cannot be taken the draft is already
+//! incomplete and nothing else should run.
 
 use witness_model::audit::*;
-use witness_wire::session::EraChoice;
 
 use super::AuditOptions;
 use super::draft::Draft;
-use super::observe::ObservedSet;
-use crate::jail::{Jail, JailError, JailedStore};
+use witness_jail::observe::ObservedSet;
+use witness_jail::{JailError, JailedStore, OpenTarget};
 
 /// What the later stages start from.
 pub(super) struct Prepared {
-    pub(super) jail: Jail,
+    pub(super) target: OpenTarget,
     pub(super) observed: ObservedSet,
     pub(super) draft: Draft,
 }
 
-/// Makes the jail, lays out the report and takes the pristine snapshots.
+/// Opens the target, lays out the report and takes the pristine snapshots.
 /// `Err` only when the jail itself cannot be made.
-pub(super) fn prepare(options: &AuditOptions, remote: bool) -> Result<Prepared, JailError> {
-    let jail = if remote {
-        Jail::in_place(options.jail.clone())?
-    } else {
-        Jail::create(options.jail.clone())?
-    };
+pub(super) fn prepare(options: &AuditOptions) -> Result<Prepared, JailError> {
+    let target = options.target.open(options.timeout)?;
+    let jail = target.jail();
     let mut draft = Draft::new(skeleton(options, &jail.stores));
     // What the copies could not carry over faithfully, before anything runs.
     draft
@@ -40,22 +36,19 @@ pub(super) fn prepare(options: &AuditOptions, remote: bool) -> Result<Prepared, 
             detail: warning.clone(),
             call: None,
         }));
-    if remote {
-        // Nothing was launched: the command is not what ran.
-        draft.report.target.command = Vec::new();
-        draft.report.target.transport = Some("http".into());
-    }
+    // An audit reads no row facts: its evidence is the effects themselves.
     let mut observed = ObservedSet::for_jail(
-        &jail,
+        jail,
         &draft.report.jail_scope.excluded,
         options.observe.budget,
+        &[],
     );
     // The pristine copies, before the server ever runs.
     if let Err(e) = observed.baseline() {
         draft.incomplete(format!("cannot observe the stores: {e}"));
     }
     Ok(Prepared {
-        jail,
+        target,
         observed,
         draft,
     })
@@ -66,15 +59,31 @@ pub(super) fn prepare(options: &AuditOptions, remote: bool) -> Result<Prepared, 
 pub(super) fn skeleton(options: &AuditOptions, stores: &[JailedStore]) -> AuditReport {
     AuditReport {
         schema: AUDIT_SCHEMA.into(),
-        generator: format!("mcp-witness {}", env!("CARGO_PKG_VERSION")),
+        generator: witness_model::GENERATOR.into(),
+        // A remote server's command is not what ran: nothing was launched.
         target: Target {
-            command: options.jail.command.clone(),
-            env: options.jail.env.iter().map(|(k, _)| k.clone()).collect(),
+            command: options.target.command().to_vec(),
+            env: options
+                .target
+                .env()
+                .iter()
+                .map(|(k, _)| k.clone())
+                .collect(),
             label: options.label.clone(),
             pinned_version: options.pinned_version.clone(),
-            transport: None,
+            transport: options
+                .target
+                .is_remote()
+                .then(|| options.target.transport().into()),
         },
-        era: requested_era(options.era),
+        era: EraEntry {
+            requested: options.era,
+            era: None,
+            protocol_version: None,
+            discover: None,
+            server_info: None,
+            instructions_present: false,
+        },
         isolation: IsolationEntry {
             level: IsolationLevel::None,
             detail: "the server was never started".into(),
@@ -138,23 +147,7 @@ fn jail_scope(stores: &[JailedStore]) -> JailScope {
     JailScope {
         observer: "fs".into(),
         watched: vec!["home".into(), "tmp".into(), "work".into(), "stores".into()],
-        excluded: super::observe::store_dirs(stores),
-    }
-}
-
-fn requested_era(choice: EraChoice) -> EraEntry {
-    EraEntry {
-        requested: match choice {
-            EraChoice::Auto => "auto",
-            EraChoice::Modern => "modern",
-            EraChoice::Legacy => "legacy",
-        }
-        .into(),
-        era: None,
-        protocol_version: None,
-        discover: None,
-        server_info: None,
-        instructions_present: false,
+        excluded: witness_jail::observe::store_dirs(stores),
     }
 }
 
@@ -162,7 +155,7 @@ fn requested_era(choice: EraChoice) -> EraEntry {
 mod tests {
     use super::*;
     use crate::audit::fakes;
-    use crate::jail::{StoreKind, StoreSpec};
+    use witness_jail::{StoreKind, StoreSpec, Target};
 
     fn store(name: &str, kind: StoreKind, source: &str, shown: Option<&str>) -> StoreSpec {
         StoreSpec {
@@ -177,7 +170,10 @@ mod tests {
     #[test]
     fn the_skeleton_names_stores_as_given_and_keeps_no_env_value() {
         let mut options = fakes::options();
-        options.jail.stores = vec![
+        let Target::Launched { spec, .. } = &mut options.target else {
+            panic!("the fake server is launched");
+        };
+        spec.stores = vec![
             store("zeta", StoreKind::Fs, "/nonexistent/tree", None),
             store(
                 "alpha",
@@ -186,9 +182,9 @@ mod tests {
                 Some("memory.jsonl"),
             ),
         ];
-        options.jail.env = vec![("API_TOKEN".into(), "s3cr3t-value".into())];
+        spec.env = vec![("API_TOKEN".into(), "s3cr3t-value".into())];
         options.label = Some("fake".into());
-        let Ok(prepared) = prepare(&options, false) else {
+        let Ok(prepared) = prepare(&options) else {
             panic!("no jail");
         };
         let report = &prepared.draft.report;
@@ -215,17 +211,15 @@ mod tests {
         assert_eq!(report.target.env, ["API_TOKEN"]);
         let written = serde_json::to_string(report).unwrap_or_default();
         assert!(!written.contains("s3cr3t-value"));
-        assert_eq!(report.era.requested, "legacy");
+        assert_eq!(
+            report.era.requested,
+            witness_model::vocab::EraChoice::Legacy
+        );
         assert_eq!(report.isolation.detail, "the server was never started");
         assert_eq!(report.probe, "null");
         // Copies in the jail, never the sources.
-        assert!(
-            prepared
-                .jail
-                .stores
-                .iter()
-                .all(|s| s.path.starts_with(prepared.jail.root()))
-        );
+        let jail = prepared.target.jail();
+        assert!(jail.stores.iter().all(|s| s.path.starts_with(jail.root())));
     }
 
     #[test]
@@ -235,20 +229,19 @@ mod tests {
         };
         let source = dir.path().join("tree");
         assert!(std::fs::create_dir_all(&source).is_ok());
-        let mut options = fakes::options();
-        options.jail.stores = vec![store(
+        let options = fakes::remote(vec![store(
             "files",
             StoreKind::Fs,
             &source.to_string_lossy(),
             None,
-        )];
-        let Ok(prepared) = prepare(&options, true) else {
+        )]);
+        let Ok(prepared) = prepare(&options) else {
             panic!("no jail");
         };
         let report = &prepared.draft.report;
         assert!(report.target.command.is_empty());
         assert_eq!(report.target.transport.as_deref(), Some("http"));
-        assert_eq!(prepared.jail.stores[0].path, source);
+        assert_eq!(prepared.target.jail().stores[0].path, source);
         assert!(report.stores[0].existed);
         assert!(prepared.draft.is_complete());
     }
@@ -260,14 +253,13 @@ mod tests {
         };
         let garbage = dir.path().join("not-a.db");
         assert!(std::fs::write(&garbage, b"this is not a SQLite database, not at all").is_ok());
-        let mut options = fakes::options();
-        options.jail.stores = vec![store(
+        let options = fakes::remote(vec![store(
             "db",
             StoreKind::Sqlite,
             &garbage.to_string_lossy(),
             None,
-        )];
-        let Ok(prepared) = prepare(&options, true) else {
+        )]);
+        let Ok(prepared) = prepare(&options) else {
             panic!("no jail");
         };
         let reason = prepared.draft.report.incomplete_reason.unwrap_or_default();

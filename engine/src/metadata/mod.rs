@@ -14,7 +14,7 @@
 use serde_json::Value;
 use witness_model::audit::{MetadataFinding, MetadataKind, ToolEntry};
 
-use crate::redact::mask;
+use witness_jail::redact::mask;
 
 /// Description length past which a client is known to cut: Claude Code
 /// passes on the first 2,048 characters of an MCP tool description.

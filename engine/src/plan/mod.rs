@@ -1094,7 +1094,7 @@ mod tests {
 
     /// A directory store holding `docs/a.txt`, as the baseline names it.
     fn seeded_pool() -> Pool {
-        use crate::jail::{JailedStore, StoreKind, StoreSpec};
+        use witness_jail::{JailedStore, StoreKind, StoreSpec};
         let store = JailedStore {
             spec: StoreSpec {
                 name: "fs".into(),

@@ -15,7 +15,7 @@ use witness_model::audit::StoreObject;
 
 use super::cues::PathKind;
 use super::harvest::Harvested;
-use crate::jail::{JailedStore, StoreKind};
+use witness_jail::{JailedStore, StoreKind};
 
 /// The values a store's baseline names, and the directory stores' roots.
 /// `present` is every `(store, object id)` of the baseline snapshot.
@@ -182,7 +182,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::jail::StoreSpec;
+    use witness_jail::StoreSpec;
 
     fn store(name: &str, kind: StoreKind, path: &str) -> JailedStore {
         JailedStore {

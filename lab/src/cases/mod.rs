@@ -22,11 +22,11 @@
 //! are missing, [`run_cases`] says how to install them and runs nothing.
 //!
 //! By job: [`table`] says which servers and how each is audited, [`install`]
-//! finds the packages, [`run`] audits and writes (with [`clock`] standing a
-//! token in for the times a server answers with), [`summary`] and [`notes`]
-//! turn an audit into the case document.
+//! finds the packages, [`run`] audits and writes (by the engine's rules for
+//! a byte-stable audit, `witness_engine::audit::stable`: machine paths as
+//! placeholders, the times a server answers with as `{clock}`), [`summary`]
+//! and [`notes`] turn an audit into the case document.
 
-pub mod clock;
 pub mod install;
 pub mod notes;
 pub mod run;
@@ -42,7 +42,7 @@ pub use install::{
     source_cases_dir,
 };
 pub use notes::notes;
-pub use run::{replace_strings, run_cases, run_cases_in};
+pub use run::{run_cases, run_cases_in};
 pub use summary::summarize;
 pub use table::{CASES, CaseSpec};
 

@@ -6,15 +6,14 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
+use witness_engine::audit::stable::stable;
 use witness_engine::audit::{self, AuditOptions};
-use witness_engine::jail::{StoreKind, StoreSpec};
 use witness_engine::plan::Plan;
+use witness_jail::{StoreKind, StoreSpec};
 use witness_model::audit::AuditReport;
-use witness_model::case::CaseReport;
 use witness_model::exit::ExitStatus;
 use witness_observers::sqlite::ClockColumn;
 
-use super::clock::replace_clock_values;
 use super::install::{absolute_dir, cases_dir, check_installed};
 use super::summary::summarize;
 use super::table::{
@@ -22,14 +21,19 @@ use super::table::{
     initial_state,
 };
 use super::{CasesError, CasesOutcome};
+use crate::progress::{Event, Progress};
 
 /// Runs every case against the packages in [`cases_dir`].
-pub fn run_cases(out: &Path, progress: bool) -> Result<CasesOutcome, CasesError> {
+pub fn run_cases(out: &Path, progress: &Progress) -> Result<CasesOutcome, CasesError> {
     run_cases_in(&cases_dir(), out, progress)
 }
 
 /// Runs every case against the packages in `dir`, writing into `out`.
-pub fn run_cases_in(dir: &Path, out: &Path, progress: bool) -> Result<CasesOutcome, CasesError> {
+pub fn run_cases_in(
+    dir: &Path,
+    out: &Path,
+    progress: &Progress,
+) -> Result<CasesOutcome, CasesError> {
     let dir = &absolute_dir(dir);
     check_installed(dir)?;
     let audits = out.join("audits");
@@ -39,27 +43,18 @@ pub fn run_cases_in(dir: &Path, out: &Path, progress: bool) -> Result<CasesOutco
     })?;
     let mut cases = Vec::new();
     for case in CASES {
-        if progress {
-            eprintln!("case {}: {}@{}", case.name, case.package, case.version);
-        }
-        let (report, audit) = run_case(dir, &case)?;
+        progress.report(Event::Published {
+            experiment: "case",
+            name: case.name,
+            package: case.package,
+            version: case.version,
+        });
+        let (report, audit) = run_case(dir, &case, progress)?;
         let audit_rel = format!("audits/case-{}.json", case.name);
         write_json(&out.join(&audit_rel), &audit)?;
         let summary = summarize(dir, &case, &report, audit_rel);
         write_json(&out.join(format!("case-{}.json", case.name)), &summary)?;
-        if progress {
-            let o = &summary.observed;
-            eprintln!(
-                "case {}: {} calls, {}c/{}u/{}d, {} outside the store; {}",
-                case.name,
-                o.calls,
-                o.creates,
-                o.updates,
-                o.deletes,
-                o.outside_stores,
-                verdict_line(&summary)
-            );
-        }
+        progress.report(Event::Case(&summary));
         cases.push(summary);
     }
     // A code outside the rule cannot claim a concluded case.
@@ -71,14 +66,6 @@ pub fn run_cases_in(dir: &Path, out: &Path, progress: bool) -> Result<CasesOutco
     Ok(CasesOutcome { cases, status })
 }
 
-fn verdict_line(case: &CaseReport) -> String {
-    case.checks
-        .iter()
-        .map(|(id, c)| format!("{id} {}p/{}f/{}s/{}u", c.pass, c.fail, c.skip, c.untestable))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), CasesError> {
     crate::write_json_file(path, value).map_err(|source| CasesError::Write {
         path: path.to_path_buf(),
@@ -88,7 +75,11 @@ fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), CasesError> {
 
 /// Audits one case. Returns the report and the audit document as written
 /// (machine-specific paths replaced by placeholders).
-fn run_case(dir: &Path, case: &CaseSpec) -> Result<(AuditReport, Value), CasesError> {
+fn run_case(
+    dir: &Path,
+    case: &CaseSpec,
+    progress: &Progress,
+) -> Result<(AuditReport, Value), CasesError> {
     let fail = |message: String| CasesError::Case {
         case: case.name.to_owned(),
         message,
@@ -99,24 +90,25 @@ fn run_case(dir: &Path, case: &CaseSpec) -> Result<(AuditReport, Value), CasesEr
         .tempdir()
         .map_err(|e| fail(format!("cannot make a seed directory: {e}")))?;
     let source = seed_store(case, seed.path()).map_err(fail)?;
-    let options = audit_options(dir, case, plan, source).map_err(fail)?;
+    let options = AuditOptions {
+        progress: progress.audit(),
+        ..audit_options(dir, case, plan, source).map_err(fail)?
+    };
     let run = audit::run(options).map_err(|e| fail(e.to_string()))?;
     let mut report = run.report;
     for store in &mut report.stores {
         store.path = initial_state(case).to_owned();
     }
-    // The cases directory and the seed differ per machine and run.
-    let mut value = serde_json::to_value(&report).map_err(|e| fail(e.to_string()))?;
+    // The cases directory and the seed differ per machine and run, and the
+    // times the server answers with on every run.
     let dir_text = dir.to_string_lossy().into_owned();
     let seed_text = seed.path().to_string_lossy().into_owned();
-    replace_strings(
-        &mut value,
+    let report = stable(
+        &report,
         &[(&dir_text, "{cases}"), (&seed_text, "{seed}")],
-    );
-    // The times the server answers with differ on every run.
-    let clock = replace_clock_values(&mut value, case.clock_text);
-    let mut report: AuditReport = serde_json::from_value(value).map_err(|e| fail(e.to_string()))?;
-    report.volatile.clock = clock;
+        case.clock_text,
+    )
+    .map_err(|e| fail(e.to_string()))?;
     let value = serde_json::to_value(&report).map_err(|e| fail(e.to_string()))?;
     Ok((report, value))
 }
@@ -240,22 +232,4 @@ fn audit_options(
         version: case.version,
     }
     .options())
-}
-
-/// Replaces, in every string inside `value`, each `from` with its `to`, in
-/// the order given: machine paths become placeholders (`{cases}`, `{seed}`;
-/// a sweep's `{install}`, `{sweep}`).
-pub fn replace_strings(value: &mut Value, pairs: &[(&str, &str)]) {
-    match value {
-        Value::String(s) => {
-            for (from, to) in pairs {
-                if !from.is_empty() && s.contains(from) {
-                    *s = s.replace(from, to);
-                }
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(|v| replace_strings(v, pairs)),
-        Value::Object(map) => map.values_mut().for_each(|v| replace_strings(v, pairs)),
-        _ => {}
-    }
 }

@@ -1,9 +1,9 @@
 //! The case table: which published servers, at which versions, with which
 //! store, seed and plan. Everything else in the case studies reads this.
 
-use witness_engine::jail::StoreKind;
+use witness_jail::StoreKind;
 
-use super::clock::ClockText;
+use witness_engine::audit::stable::ClockText;
 
 /// How a case's server is installed and started.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -7,7 +7,8 @@ use std::path::Path;
 use serde_json::Value;
 
 use witness_engine::audit;
-use witness_engine::jail::StoreSpec;
+use witness_engine::audit::stable::stable;
+use witness_jail::StoreSpec;
 use witness_model::audit::{AuditReport, CheckResult, Coverage, FindingKind, Verdict};
 use witness_model::coverage::*;
 use witness_model::exit::ExitStatus;
@@ -17,7 +18,7 @@ use super::install::{check_installed, command};
 use super::table::{SERVERS, ServerSpec};
 use super::{AUDIT_PREFIX, DOCUMENT, seed};
 use crate::cases::CasesError;
-use crate::cases::clock::replace_clock_values;
+use crate::progress::{Event, Progress};
 
 /// The experiment's document and the exit status it adds up to.
 #[derive(Clone, Debug)]
@@ -34,35 +35,24 @@ pub struct CoverageOutcome {
 pub fn run_coverage_in(
     dir: &Path,
     out: &Path,
-    progress: bool,
+    progress: &Progress,
 ) -> Result<CoverageOutcome, CasesError> {
     let dir = &crate::cases::absolute_dir(dir);
     check_installed(dir)?;
     let mut servers = Vec::new();
     let mut statuses = Vec::new();
     for server in SERVERS {
-        if progress {
-            eprintln!(
-                "coverage {}: {}@{}",
-                server.name, server.package, server.version
-            );
-        }
-        let (report, audit) = audit_server(dir, &server)?;
+        progress.report(Event::Published {
+            experiment: "coverage",
+            name: server.name,
+            package: server.package,
+            version: server.version,
+        });
+        let (report, audit) = audit_server(dir, &server, progress)?;
         let relative = format!("audits/{AUDIT_PREFIX}{}.json", server.name);
         write(&out.join(&relative), &audit)?;
         let summary = summarize(&server, &report, relative);
-        if progress {
-            eprintln!(
-                "coverage {}: {}/{} tools exercised (target {}), {} failing check(s), {} false; exit {}",
-                server.name,
-                summary.exercised,
-                summary.tools,
-                summary.target,
-                summary.failures.len(),
-                summary.false_failures,
-                summary.exit_code
-            );
-        }
+        progress.report(Event::Coverage(&summary));
         statuses.push(if !summary.met || summary.false_failures > 0 {
             ExitStatus::Failed
         } else if !report.complete {
@@ -74,7 +64,7 @@ pub fn run_coverage_in(
     }
     let document = CoverageDocument {
         schema: COVERAGE_SCHEMA.into(),
-        generator: crate::generator(),
+        generator: witness_model::GENERATOR.into(),
         method: CoverageMethod {
             plan: "none".into(),
             timeout_ms: u64::try_from(crate::PUBLISHED_TIMEOUT.as_millis()).unwrap_or(u64::MAX),
@@ -99,7 +89,11 @@ fn write(path: &Path, value: &impl serde::Serialize) -> Result<(), CasesError> {
 
 /// Audits one server on a fresh store. Gives the report and the audit as
 /// written (machine paths and the server's clock replaced by tokens).
-fn audit_server(dir: &Path, server: &ServerSpec) -> Result<(AuditReport, Value), CasesError> {
+fn audit_server(
+    dir: &Path,
+    server: &ServerSpec,
+    progress: &Progress,
+) -> Result<(AuditReport, Value), CasesError> {
     let fail = |message: String| CasesError::Case {
         case: format!("coverage {}", server.name),
         message,
@@ -134,25 +128,27 @@ fn audit_server(dir: &Path, server: &ServerSpec) -> Result<(AuditReport, Value),
         version: server.version,
     }
     .options();
+    let options = audit::AuditOptions {
+        progress: progress.audit(),
+        ..options
+    };
     let run = audit::run(options).map_err(|e| fail(e.to_string()))?;
-    let mut value = serde_json::to_value(&run.report).map_err(|e| fail(e.to_string()))?;
     let dir_text = dir.to_string_lossy().into_owned();
     let seed_text = seed_dir.path().to_string_lossy().into_owned();
     // The jail passes the host's PATH through; a server that echoes its
     // environment (server-everything's get-env) would write this machine's
     // into the committed audit.
     let path_text = std::env::var("PATH").unwrap_or_default();
-    crate::cases::run::replace_strings(
-        &mut value,
+    let report = stable(
+        &run.report,
         &[
             (&dir_text, "{cases}"),
             (&seed_text, "{seed}"),
             (&path_text, "{PATH}"),
         ],
-    );
-    let clock = replace_clock_values(&mut value, server.clock_text);
-    let mut report: AuditReport = serde_json::from_value(value).map_err(|e| fail(e.to_string()))?;
-    report.volatile.clock = clock;
+        server.clock_text,
+    )
+    .map_err(|e| fail(e.to_string()))?;
     let value = serde_json::to_value(&report).map_err(|e| fail(e.to_string()))?;
     Ok((report, value))
 }

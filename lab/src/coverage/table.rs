@@ -3,9 +3,9 @@
 //! and which failing checks are the server's real behaviour (with where
 //! `docs/coverage.md` shows it). Everything else is measured.
 
-use witness_engine::jail::StoreKind;
+use witness_jail::StoreKind;
 
-use crate::cases::clock::ClockText;
+use witness_engine::audit::stable::ClockText;
 
 /// Where a server's package comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

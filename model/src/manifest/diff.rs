@@ -7,7 +7,7 @@
 //! that verify the new claim, by id and tool.
 //!
 //! This module holds the document and its vocabulary; the comparison that
-//! fills it is the engine's (`witness_engine::manifest::diff`).
+//! fills it is the engine's (`witness_manifest::diff`).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -116,7 +116,8 @@ pub struct StoreDefinition {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct AuditSettings {
     /// `auto`, `modern` or `legacy`.
-    pub era: String,
+    #[schemars(with = "String")]
+    pub era: crate::vocab::EraChoice,
     pub timeout_ms: u64,
     pub settle_ms: u64,
     pub include_destructive: bool,

@@ -125,6 +125,12 @@ impl Incremental {
         !self.legacy
     }
 
+    /// Whether the current image has an observed table of this name (as
+    /// SQLite compares names: without regard to ASCII case).
+    pub(crate) fn has_table(&self, name: &str) -> bool {
+        self.tables.keys().any(|t| t.eq_ignore_ascii_case(name))
+    }
+
     /// Every warning that holds now, in table order.
     pub(crate) fn warnings(&self) -> Vec<String> {
         self.tables

@@ -25,6 +25,10 @@
 //! keys in a rowid table, a `,` inside a composite key) get a `#2`, `#3`, ...
 //! suffix in scan order, and the snapshot carries a warning saying so.
 //!
+//! Row facts: a store may also declare columns to read of every changed row
+//! ([`SqliteObserver::with_facts`]); they come with the changes, read from
+//! the images the changes were seen between ([`facts`]).
+//!
 //! Clock columns: a store may declare columns the server fills from the clock
 //! (`created_at TEXT DEFAULT CURRENT_TIMESTAMP`). In those columns, and only
 //! there, a value in one of the text forms SQLite's date and time functions
@@ -36,6 +40,7 @@
 //! as itself, so writing something that is not a time is still a change.
 
 mod btree;
+mod facts;
 pub(crate) mod image;
 mod incremental;
 mod rows;
@@ -43,14 +48,17 @@ mod rows;
 use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OpenFlags};
+use witness_model::agent::case::FactsSpec;
 
 use crate::watch::FileSetWatch;
-use crate::{Activity, Budget, Delta, Observation, ObserveError, Observer, Snapshot, diff};
+use crate::{
+    Activity, Budget, ChangedRow, Delta, Observation, ObserveError, Observer, Snapshot, diff,
+};
 use image::{Images, JOURNAL, Refreshed, WAL, with_suffix};
-use incremental::Incremental;
+use incremental::{Incremental, open_image};
 #[cfg(test)]
 use rows::*;
-pub use rows::{ClockColumn, clock_text_len, render_key};
+pub use rows::{ClockColumn, clock_text_len};
 
 /// A private, disposable image of a database, consistent as of one moment,
 /// opened read-write so a probe may query it as it likes; nothing it does
@@ -98,6 +106,7 @@ impl PrivateCopy {
 pub struct SqliteObserver {
     path: PathBuf,
     clock_columns: Vec<ClockColumn>,
+    facts: Vec<FactsSpec>,
     budget: Budget,
     events: Option<FileSetWatch>,
     state: Option<Incremental>,
@@ -110,6 +119,7 @@ impl SqliteObserver {
         Self {
             path: path.into(),
             clock_columns: Vec::new(),
+            facts: Vec::new(),
             budget: Budget::DEFAULT,
             events: None,
             state: None,
@@ -120,6 +130,16 @@ impl SqliteObserver {
     /// documentation for what that changes, and what it costs).
     pub fn with_clock_columns(mut self, columns: Vec<ClockColumn>) -> Self {
         self.clock_columns = columns;
+        self
+    }
+
+    /// Declares the columns to read of every changed row of a table (a
+    /// golden case's row facts; each spec's store is the caller's business):
+    /// every observation that lists changes then gives, in
+    /// [`Observation::rows`], those columns of each changed row, read from
+    /// the images the change was seen between (see [`facts`]).
+    pub fn with_facts(mut self, facts: Vec<FactsSpec>) -> Self {
+        self.facts = facts;
         self
     }
 
@@ -167,10 +187,49 @@ impl SqliteObserver {
         } else {
             Delta::default()
         };
-        let warnings = state.warnings();
+        let mut warnings = state.warnings();
+        facts::missing_tables(&self.facts, |t| state.has_table(t), &mut warnings);
+        let current = Some(state.images.current());
+        let rows = read_rows(
+            &self.facts,
+            &self.path,
+            &delta,
+            None,
+            current,
+            &mut warnings,
+        )?;
         self.state = Some(state);
-        Ok(Observation { delta, warnings })
+        Ok(Observation {
+            delta,
+            warnings,
+            rows,
+        })
     }
+}
+
+/// The declared facts of the rows `delta` changed, read from the image
+/// before the changes (`old`) and the one after (`new`), each where there
+/// is one.
+fn read_rows(
+    facts: &[FactsSpec],
+    store: &Path,
+    delta: &Delta,
+    old: Option<PathBuf>,
+    new: Option<PathBuf>,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<ChangedRow>, ObserveError> {
+    if facts.is_empty() || delta.is_empty() {
+        return Ok(Vec::new());
+    }
+    let open = |image: Option<PathBuf>| image.map(|i| open_image(&i, store)).transpose();
+    let (old, new) = (open(old)?, open(new)?);
+    Ok(facts::changed_rows(
+        facts,
+        &delta.changes,
+        old.as_ref(),
+        new.as_ref(),
+        warnings,
+    ))
 }
 
 impl Observer for SqliteObserver {
@@ -204,20 +263,39 @@ impl Observer for SqliteObserver {
             self.events.as_mut(),
         )? {
             Refreshed::Missing => {
-                // The database went away: everything it held is deleted.
+                // The database went away: everything it held is deleted,
+                // as the last image (still the current one) held it.
                 let before = state.snapshot(&self.path, &self.clock_columns)?;
+                let delta = diff(&before, &Snapshot::default());
+                let mut warnings = Vec::new();
+                let last = Some(state.images.current());
+                let rows = read_rows(&self.facts, &self.path, &delta, last, None, &mut warnings)?;
                 self.state = None;
                 return Ok(Observation {
-                    delta: diff(&before, &Snapshot::default()),
-                    warnings: Vec::new(),
+                    delta,
+                    warnings,
+                    rows,
                 });
             }
             Refreshed::Unchanged => Delta::default(),
             Refreshed::Changed(behind) => state.delta(&behind, &self.path, &self.clock_columns)?,
         };
+        let delta = if changes { delta } else { Delta::default() };
+        let mut warnings = state.warnings();
+        facts::missing_tables(&self.facts, |t| state.has_table(t), &mut warnings);
+        let (old, new) = (state.images.previous(), state.images.current());
+        let rows = read_rows(
+            &self.facts,
+            &self.path,
+            &delta,
+            Some(old),
+            Some(new),
+            &mut warnings,
+        )?;
         Ok(Observation {
-            delta: if changes { delta } else { Delta::default() },
-            warnings: state.warnings(),
+            delta,
+            warnings,
+            rows,
         })
     }
 
@@ -1001,6 +1079,134 @@ mod tests {
             }
             assert_eq!(std::fs::read(&path).expect("read"), bytes);
         }
+    }
+
+    fn facts_spec(table: &str, columns: &[&str]) -> FactsSpec {
+        FactsSpec {
+            store: "db".into(),
+            table: table.into(),
+            columns: columns.iter().map(|c| (*c).to_owned()).collect(),
+        }
+    }
+
+    type Row = BTreeMap<String, serde_json::Value>;
+
+    fn column(row: &Option<Row>, name: &str) -> Option<serde_json::Value> {
+        row.as_ref().and_then(|r| r.get(name).cloned())
+    }
+
+    #[test]
+    fn row_facts_name_rows_as_the_changes_do_and_follow_each_change() {
+        let (dir, path) = db("PRAGMA journal_mode=WAL;
+             CREATE TABLE contacts(id TEXT PRIMARY KEY, tenant_id TEXT, secret TEXT);
+             CREATE TABLE log(n INTEGER PRIMARY KEY, tool TEXT);
+             CREATE TABLE pairs(a TEXT, b INTEGER, v TEXT, PRIMARY KEY (a, b));
+             CREATE TABLE other(k TEXT PRIMARY KEY);
+             INSERT INTO contacts VALUES ('c_1', 'acme', 's1'), ('c_2', 'globex', 's2');
+             INSERT INTO pairs VALUES ('x', 1, 'v');");
+        let mut observer = SqliteObserver::new(&path).with_facts(vec![
+            facts_spec("contacts", &["TENANT_ID", "nope"]),
+            facts_spec("log", &["tool"]),
+            facts_spec("pairs", &["v"]),
+            facts_spec("missing", &["x"]),
+        ]);
+        let baseline = observer.observe(false).expect("baseline");
+        assert!(baseline.rows.is_empty(), "a baseline lists no changes");
+        assert_eq!(
+            baseline.warnings,
+            ["facts of table \"missing\" not read: no such table"]
+        );
+        exec(
+            &path,
+            "DELETE FROM contacts WHERE id = 'c_1';
+             UPDATE contacts SET tenant_id = 'acme' WHERE id = 'c_2';
+             INSERT INTO log(tool) VALUES ('delete_contact');
+             UPDATE pairs SET v = 'w';
+             INSERT INTO other VALUES ('no facts declared');",
+        );
+        let before = file_set(dir.path());
+        let seen = observer.observe(true).expect("observed");
+        let objects: Vec<&str> = seen.rows.iter().map(|r| r.object.as_str()).collect();
+        assert_eq!(
+            objects,
+            ["contacts/c_1", "contacts/c_2", "log/1", "pairs/x,1"],
+            "every changed row of a declared table, named as its change: {:?}",
+            seen.delta
+        );
+        let changed: Vec<&str> = seen
+            .delta
+            .changes
+            .iter()
+            .map(|c| c.object.as_str())
+            .collect();
+        assert!(objects.iter().all(|o| changed.contains(o)));
+        let [deleted, moved, logged, pair] = &seen.rows[..] else {
+            panic!("four rows: {:?}", seen.rows);
+        };
+        // Declared in any case, kept under the declaration's name.
+        assert_eq!(column(&deleted.before, "TENANT_ID"), Some("acme".into()));
+        assert!(deleted.after.is_none(), "a deleted row has no after");
+        assert_eq!(column(&moved.before, "TENANT_ID"), Some("globex".into()));
+        assert_eq!(column(&moved.after, "TENANT_ID"), Some("acme".into()));
+        assert!(
+            moved.after.as_ref().is_some_and(|r| r.len() == 1),
+            "only declared columns the table has: {:?}",
+            moved.after
+        );
+        assert!(logged.before.is_none(), "a created row has no before");
+        assert_eq!(column(&logged.after, "tool"), Some("delete_contact".into()));
+        assert_eq!(column(&pair.before, "v"), Some("v".into()));
+        assert_eq!(column(&pair.after, "v"), Some("w".into()));
+        assert_eq!(seen.warnings.len(), 1, "{:?}", seen.warnings);
+        // Reading the facts left the store as it was.
+        assert_eq!(file_set(dir.path()), before);
+        let again = observer.observe(true).expect("observed");
+        assert!(again.delta.is_empty() && again.rows.is_empty());
+    }
+
+    #[test]
+    fn row_facts_of_rows_whose_ids_collide_carry_the_changes_suffix() {
+        let (_dir, path) = db("CREATE TABLE n(k PRIMARY KEY, v);
+             INSERT INTO n VALUES ('1', 'text');");
+        let mut observer = SqliteObserver::new(&path).with_facts(vec![facts_spec("n", &["v"])]);
+        assert!(observer.observe(false).is_ok());
+        exec(&path, "INSERT INTO n VALUES (1, 'integer');");
+        let seen = observer.observe(true).expect("observed");
+        let created: Vec<&str> = seen
+            .delta
+            .changes
+            .iter()
+            .filter(|c| c.op == Op::Create)
+            .map(|c| c.object.as_str())
+            .collect();
+        assert_eq!(created, ["n/1#2"]);
+        assert_eq!(seen.rows.len(), 1, "{:?}", seen.rows);
+        assert_eq!(seen.rows[0].object, "n/1#2");
+        assert_eq!(column(&seen.rows[0].after, "v"), Some("integer".into()));
+    }
+
+    #[test]
+    fn row_facts_come_with_the_first_look_and_with_a_store_that_went_away() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("later.db");
+        let mut observer =
+            SqliteObserver::new(&path).with_facts(vec![facts_spec("notes", &["body", "n"])]);
+        assert!(observer.observe(true).is_ok_and(|o| o.rows.is_empty()));
+        exec(
+            &path,
+            "CREATE TABLE notes(slug TEXT PRIMARY KEY, body BLOB, n REAL);
+             INSERT INTO notes VALUES ('a', X'00ff', 2.5);",
+        );
+        let created = observer.observe(true).expect("observed");
+        assert_eq!(created.rows.len(), 1);
+        assert_eq!(column(&created.rows[0].after, "body"), Some("00ff".into()));
+        assert_eq!(column(&created.rows[0].after, "n"), Some(2.5.into()));
+        std::fs::remove_file(&path).expect("remove");
+        let gone = observer.observe(true).expect("observed");
+        assert_eq!(gone.rows.len(), 1, "{:?}", gone.rows);
+        assert_eq!(gone.rows[0].object, "notes/a");
+        assert_eq!(column(&gone.rows[0].before, "body"), Some("00ff".into()));
+        assert!(gone.rows[0].after.is_none());
     }
 }
 #[cfg(test)]

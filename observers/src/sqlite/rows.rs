@@ -398,16 +398,8 @@ pub(super) fn read_rows(
                 fields.insert(column.clone(), digest);
             }
         }
-        let mut id = plan.name.clone();
-        id.push('/');
-        for (n, &index) in plan.key.iter().enumerate() {
-            if n > 0 {
-                id.push(',');
-            }
-            id.push_str(&render_key(row.get_ref(index)?));
-        }
         out.push((
-            id,
+            row_id(plan, row)?,
             ObjectState {
                 digest: crate::digest_hex(&encoding),
                 size: encoding.len() as u64,
@@ -419,13 +411,23 @@ pub(super) fn read_rows(
     Ok(())
 }
 
+/// A row's object id: `table/key`, the key values rendered and joined with
+/// `,` in key order (before any `#n` suffix).
+pub(super) fn row_id(plan: &TablePlan, row: &rusqlite::Row<'_>) -> rusqlite::Result<String> {
+    let mut id = plan.name.clone();
+    id.push('/');
+    for (n, &index) in plan.key.iter().enumerate() {
+        if n > 0 {
+            id.push(',');
+        }
+        id.push_str(&render_key(row.get_ref(index)?));
+    }
+    Ok(id)
+}
+
 /// Inserts under `id`, or under the first free `id#2`, `id#3`, ... when `id` is
 /// taken. Returns whether `id` itself was free.
-pub(super) fn insert_unique(
-    objects: &mut BTreeMap<String, ObjectState>,
-    id: String,
-    state: ObjectState,
-) -> bool {
+pub(super) fn insert_unique<V>(objects: &mut BTreeMap<String, V>, id: String, state: V) -> bool {
     let taken = match objects.entry(id) {
         Entry::Vacant(slot) => {
             slot.insert(state);
@@ -473,9 +475,8 @@ pub(super) fn push_len(buf: &mut Vec<u8>, len: usize) {
 }
 
 /// A key value as it appears in row ids (`table/key`): integers and reals in
-/// decimal, text as itself, a blob in hex, NULL as `NULL`. Public so that
-/// whatever else names rows (agent runs' row facts) names them alike.
-pub fn render_key(value: ValueRef<'_>) -> String {
+/// decimal, text as itself, a blob in hex, NULL as `NULL`.
+pub(super) fn render_key(value: ValueRef<'_>) -> String {
     match value {
         ValueRef::Null => "NULL".to_owned(),
         ValueRef::Integer(i) => i.to_string(),

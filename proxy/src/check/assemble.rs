@@ -153,7 +153,7 @@ fn answered(seen: &mut Seen, entry: &MessageEntry, value: &Value) {
     let call = &mut seen.call;
     if let Some(result) = value.get("result") {
         call.status = CallStatus::of_result(result);
-        call.result = Some(witness_agent::runner::content_of(result));
+        call.result = Some(witness_trace::content_of(result));
     } else {
         let error = value.get("error");
         let code = error

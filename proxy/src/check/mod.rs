@@ -169,7 +169,7 @@ pub fn document(
     use witness_model::proxy::{
         CheckedCase, CheckedConversation, CheckedTrace, TRACE_CHECK_SCHEMA,
     };
-    let mut redactor = witness_engine::redact::Redactor::default();
+    let mut redactor = witness_jail::redact::Redactor::default();
     let text = crate::record::redact_lines(input.trace.0, &mut redactor);
     let recorded = read_trace(&text)?;
     let conversation: Option<Vec<witness_model::proxy::ConversationLine>> =

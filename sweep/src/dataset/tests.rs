@@ -31,7 +31,7 @@ fn result(name: &str, status: TargetStatus, audited: bool) -> TargetResult {
             plan: None,
             clock_text: Vec::new(),
             audit: AuditSettings {
-                era: "auto".into(),
+                era: witness_model::vocab::EraChoice::Auto,
                 timeout_ms: 1,
                 settle_ms: 0,
                 include_destructive: false,

@@ -31,7 +31,7 @@ pub(super) use transcripts::Processes;
 
 use super::draft::Draft;
 use super::{AuditOptions, AuditRun};
-use crate::jail::Jail;
+use witness_jail::Jail;
 
 /// Turns the draft into the report. The processes are stopped first, so the
 /// transcripts are final; the jail is removed last (unless kept).
@@ -101,9 +101,13 @@ mod tests {
     #[test]
     fn a_kept_jail_is_named_in_volatile_alone_and_only_when_not_deterministic() {
         let mut options = fakes::options();
-        options.jail.keep = true;
+        let witness_jail::Target::Launched { spec, .. } = &mut options.target else {
+            panic!("the fake server is launched");
+        };
+        spec.keep = true;
+        let kept_spec = spec.clone();
         options.deterministic = false;
-        let Ok(jail) = Jail::create(options.jail.clone()) else {
+        let Ok(jail) = Jail::create(kept_spec.clone()) else {
             panic!("no jail");
         };
         let root = jail.root().to_path_buf();
@@ -132,8 +136,10 @@ mod tests {
         assert_eq!(run.report.exit_code, 3);
 
         options.deterministic = true;
-        options.jail.keep = false;
-        let Ok(jail) = Jail::create(options.jail.clone()) else {
+        let Ok(jail) = Jail::create(witness_jail::JailSpec {
+            keep: false,
+            ..kept_spec
+        }) else {
             panic!("no jail");
         };
         let root = jail.root().to_path_buf();

@@ -10,7 +10,7 @@
 
 use witness_model::audit::AuditReport;
 
-use crate::redact::Redactor;
+use witness_jail::redact::Redactor;
 
 /// Learns, then rewrites. `known` are secrets found elsewhere (the
 /// credential-shaped strings of the tools' metadata).
@@ -126,7 +126,7 @@ mod tests {
 
     use super::*;
     use crate::audit::fakes;
-    use crate::redact::mask;
+    use witness_jail::redact::mask;
 
     const IN_RESPONSE: &str = "sk-RESPONSE-0001";
     const IN_DETAIL: &str = "tok-DETAIL-0002";

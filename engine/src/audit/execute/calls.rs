@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::Value;
 use witness_model::audit::*;
@@ -24,25 +24,24 @@ use witness_wire::session::{CallOutcome, Session};
 
 use super::super::Event;
 use super::super::draft::Draft;
-use super::super::observe::{ObservedSet, probe_effects};
 use super::restart::{MAX_FAILURE_RESTARTS, Relaunch};
 use crate::checks::paging::{Paging, next_cursor};
-use crate::jail::JailedStore;
 use crate::plan::harvest::Pool;
 use crate::plan::{PlanStep, Resolved, resolve};
+use witness_jail::JailedStore;
+use witness_jail::observe::{Changes, ObservedSet, Settle, probe_effects};
 
 /// What the calls read besides the session, the stores and the draft.
 pub(super) struct Context<'a> {
-    /// The longest a call's effects are given to land before the post-snapshot.
-    pub(super) settle: Duration,
-    /// The settle ends earlier, once the stores have been this long without a write.
-    pub(super) quiet: Duration,
+    /// How long a call's effects are given to land before the post-snapshot.
+    pub(super) settle: Settle,
     pub(super) probe: &'a dyn Probe,
     pub(super) stores: Vec<JailedStore>,
     /// Events to apply after a plan step, by step.
     pub(super) events: &'a mut BTreeMap<u32, Vec<Event>>,
     /// Every call on a freshly started server.
     pub(super) session_per_call: bool,
+    pub(super) progress: &'a crate::progress::Progress,
 }
 
 /// The state of the call loop.
@@ -150,7 +149,7 @@ impl<'a> Runner<'a> {
     /// declared idempotent or the plan asks, and the experiment's events
     /// after it. Breaks when the audit cannot go on.
     pub(super) fn step(&mut self, step: &PlanStep) -> ControlFlow<()> {
-        if let Some(signal) = crate::interrupt::signal() {
+        if let Some(signal) = witness_jail::interrupt::signal() {
             // Told to stop: no further call.
             self.draft.interrupted(signal);
             return ControlFlow::Break(());
@@ -279,12 +278,12 @@ impl<'a> Runner<'a> {
         if self.context.session_per_call && self.on_session > 0 {
             self.restart("a fresh session for every call (--session-per-call)".into())?;
         }
-        crate::progress::report(crate::progress::Event::Call {
+        self.context.progress.report(crate::progress::Event::Call {
             started: self.steps_done as usize,
             planned: self.planned.max(self.steps_done as usize),
             tool: &call.step.tool,
         });
-        if let Err(e) = self.observed.catch_up(&mut self.draft.report) {
+        if let Err(e) = super::catch_up(self.observed, &mut self.draft.report) {
             self.draft
                 .incomplete(format!("cannot observe the stores: {e}"));
             return ControlFlow::Break(());
@@ -298,12 +297,15 @@ impl<'a> Runner<'a> {
             .session
             .call_tool(&call.step.tool, &call.resolved.arguments);
         let took = u64::try_from(sent.elapsed().as_millis()).unwrap_or(u64::MAX);
-        self.observed
-            .settle(self.context.settle, self.context.quiet);
-        self.session.server.rpc.drain();
+        let mut changes = Changes::default();
+        let session = &mut self.session;
+        let observed = self.observed.after_answer(
+            self.context.settle,
+            || session.server.rpc.drain(),
+            &mut changes,
+        );
         let frame_end = next_frame(&self.session).saturating_sub(1);
-        let mut effects = Vec::new();
-        let observed = self.observed.snapshot(&mut effects);
+        let effects = changes.effects;
         let network = self.relaunch.network_window();
         let (outcome, response) = ledger_outcome(outcome);
         let status = outcome.status;
@@ -381,14 +383,14 @@ impl<'a> Runner<'a> {
                 last.events_after.push(described);
             }
         }
-        let mut changed = Vec::new();
-        if let Err(e) = self.observed.snapshot(&mut changed) {
+        let mut changed = Changes::default();
+        if let Err(e) = self.observed.moment(&mut changed) {
             self.draft
                 .incomplete(format!("cannot observe the stores: {e}"));
             return ControlFlow::Break(());
         }
         if let Some(last) = self.draft.report.calls.last_mut() {
-            last.event_effects = changed;
+            last.event_effects = changed.effects;
         }
         ControlFlow::Continue(())
     }

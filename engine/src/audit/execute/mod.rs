@@ -31,22 +31,22 @@ use witness_wire::session::{Catalog, Era, Handshake, Session};
 
 use super::assemble::Processes;
 use super::draft::Draft;
-use super::observe::{ObservedSet, probe_objects};
 use super::{AuditOptions, expand_strings, planned};
-use crate::jail::{Isolation, Jail, LaunchError};
 use crate::plan::{ArgSpec, Plan};
 use calls::{Context, Runner};
 use restart::Relauncher;
+use witness_jail::observe::{Changes, ObservedSet, Settle, probe_objects};
+use witness_jail::{Isolation, LaunchError, OpenTarget};
 
 /// How the server is reached: launched in the jail, or connected to where
-/// it runs. Called once per process the session needs (era detection may
-/// take two).
-pub(super) type Connect<'a> = dyn FnMut(&mut Jail) -> Result<Connection, LaunchError> + 'a;
+/// it runs ([`OpenTarget::connect`], or a test's fake). Called once per
+/// process the session needs (era detection may take two).
+pub(super) type Connect<'a> = dyn FnMut(&mut OpenTarget) -> Result<Connection, LaunchError> + 'a;
 
 /// What the execute stage works on; everything but the options is borrowed
 /// from the prepared audit.
 pub(super) struct Stage<'a> {
-    pub(super) jail: &'a mut Jail,
+    pub(super) target: &'a mut OpenTarget,
     pub(super) observed: &'a mut ObservedSet,
     pub(super) draft: &'a mut Draft,
     pub(super) options: &'a mut AuditOptions,
@@ -55,8 +55,9 @@ pub(super) struct Stage<'a> {
 impl Stage<'_> {
     /// Runs the conversation as far as it can go.
     pub(super) fn execute(self, connect: &mut Connect<'_>) -> Processes {
+        let progress = self.options.progress.clone();
         let processes = self.converse(connect);
-        crate::progress::report(crate::progress::Event::Finished);
+        progress.report(crate::progress::Event::Finished);
         processes
     }
 
@@ -73,15 +74,15 @@ impl Stage<'_> {
         };
         let era = session.era();
         let context = Context {
-            settle: self.options.settle,
-            quiet: self.options.observe.quiet,
+            settle: self.settle(),
             probe: self.options.probe.as_ref(),
-            stores: self.jail.stores.clone(),
+            stores: self.target.jail().stores.clone(),
             events: &mut self.options.events,
             session_per_call: self.options.session_per_call,
+            progress: &self.options.progress,
         };
         let mut relaunch = Relauncher {
-            jail: &mut *self.jail,
+            target: &mut *self.target,
             connect,
             era,
             timeout: self.options.timeout,
@@ -99,15 +100,15 @@ impl Stage<'_> {
     /// Opens the session. `Err` with the processes tried, when none would do.
     fn open(&mut self, connect: &mut Connect<'_>) -> Result<Session, Vec<Connection>> {
         let opened = {
-            let jail = &mut *self.jail;
+            let target = &mut *self.target;
             // The wire takes a launch failure as text; its text is the error's.
-            let mut launch = || connect(jail).map_err(|e| e.to_string());
+            let mut launch = || connect(target).map_err(|e| e.to_string());
             Session::open(&mut launch, self.options.era, self.options.timeout)
         };
         record_isolation(
             &mut self.draft.report,
-            self.jail.isolation(),
-            self.jail.network_observer(),
+            self.target.isolation(),
+            self.target.jail().network_observer(),
         );
         match opened {
             Ok((session, handshake)) => {
@@ -127,16 +128,17 @@ impl Stage<'_> {
     /// and the probes of what the stores held then.
     fn before_calls(&mut self, session: &mut Session) -> ControlFlow<()> {
         self.catalog(session)?;
-        self.observed
-            .settle(self.options.settle, self.options.observe.quiet);
-        let mut startup = Vec::new();
-        if let Err(e) = self.observed.snapshot(&mut startup) {
+        let mut startup = Changes::default();
+        if let Err(e) = self
+            .observed
+            .after_answer(self.settle(), || {}, &mut startup)
+        {
             self.draft
                 .incomplete(format!("cannot observe the stores: {e}"));
             return ControlFlow::Break(());
         }
-        self.draft.report.startup_effects = startup;
-        let startup_network = self.jail.network_window();
+        self.draft.report.startup_effects = startup.effects;
+        let startup_network = self.target.jail_mut().network_window();
         record_outside(&mut self.draft.report, startup_network);
         // Objects present before any call: probed once, so a later revocation
         // can be judged against what was authority to begin with.
@@ -150,10 +152,19 @@ impl Stage<'_> {
         };
         self.draft.report.baseline_probes = probe_objects(
             self.options.probe.as_ref(),
-            &self.jail.stores,
+            &self.target.jail().stores,
             present.iter().map(|(s, o)| (s.as_str(), o.as_str())),
         );
         ControlFlow::Continue(())
+    }
+
+    /// How long every answer's effects are given to land (`--settle-ms`,
+    /// `--quiet-ms`).
+    fn settle(&self) -> Settle {
+        Settle {
+            bound: self.options.settle,
+            quiet: self.options.observe.quiet,
+        }
     }
 
     /// The complete catalog, recorded; breaks when it cannot be had.
@@ -166,10 +177,12 @@ impl Stage<'_> {
             }
         };
         record_catalog(&mut self.draft.report, &catalog);
-        crate::progress::report(crate::progress::Event::Catalog {
-            tools: catalog.tools.len(),
-            pages: catalog.pages,
-        });
+        self.options
+            .progress
+            .report(crate::progress::Event::Catalog {
+                tools: catalog.tools.len(),
+                pages: catalog.pages,
+            });
         if !catalog.complete {
             let problem = catalog.problem.clone().unwrap_or_default();
             self.draft
@@ -187,7 +200,7 @@ impl Stage<'_> {
             Some(plan) => (plan, Vec::new()),
             None => planned(
                 &self.draft.report.tools,
-                self.jail.isolation(),
+                self.target.isolation(),
                 include_destructive,
             ),
         };
@@ -206,33 +219,33 @@ impl Stage<'_> {
             ));
             return ControlFlow::Break(());
         }
-        let jail = &*self.jail;
+        let jail = self.target.jail();
         ControlFlow::Continue(expand_literals(plan, &|text| jail.expand(text)))
     }
 
     /// After the calls: whatever arrived after the last call's
     /// post-snapshot, then the server's shutdown and what it changed.
     fn wrap_up(&mut self, session: &mut Session) {
-        let mut late = Vec::new();
-        if self.observed.snapshot(&mut late).is_ok()
+        let mut late = Changes::default();
+        if self.observed.moment(&mut late).is_ok()
             && let Some(last) = self.draft.report.calls.last_mut()
         {
-            last.late_effects.extend(late);
+            last.late_effects.extend(late.effects);
         }
         let last_call = self.draft.last_call();
         self.observed
             .report_warnings(&mut self.draft.report.findings, last_call);
-        let after_last = self.jail.network_window();
+        let after_last = self.target.jail_mut().network_window();
         record_outside(&mut self.draft.report, after_last);
         session.server.shutdown();
-        let mut shutdown = Vec::new();
-        if self.observed.snapshot(&mut shutdown).is_ok() {
-            self.draft.report.shutdown_effects = shutdown;
+        let mut shutdown = Changes::default();
+        if self.observed.moment(&mut shutdown).is_ok() {
+            self.draft.report.shutdown_effects = shutdown.effects;
         }
-        let at_shutdown = self.jail.network_window();
+        let at_shutdown = self.target.jail_mut().network_window();
         record_outside(&mut self.draft.report, at_shutdown);
         // A restart may have run without the observer: say so for the audit.
-        self.draft.report.isolation.network_observer = self.jail.network_observer();
+        self.draft.report.isolation.network_observer = self.target.jail().network_observer();
         self.observed
             .report_warnings(&mut self.draft.report.findings, None);
     }
@@ -283,6 +296,22 @@ fn record_isolation(
             });
         }
     }
+}
+
+/// The snapshot before a call: what changed since the previous call's
+/// post-snapshot is that call's late effect, charged to nobody (before any
+/// call, a startup effect).
+pub(super) fn catch_up(
+    observed: &mut ObservedSet,
+    report: &mut AuditReport,
+) -> Result<(), witness_jail::observe::ObserveError> {
+    let previous = report.calls.last().map(|c| c.id);
+    let late = observed.catch_up(&mut report.findings, previous)?.effects;
+    match report.calls.last_mut() {
+        Some(previous) => previous.late_effects.extend(late),
+        None => report.startup_effects.extend(late),
+    }
+    Ok(())
 }
 
 /// Outbound attempts outside every call's window, kept in the order of the
@@ -358,12 +387,13 @@ mod tests {
 
     use serde_json::json;
     use witness_observers::Observer;
+    use witness_observers::fake::{Scripted, ScriptedObserver};
 
     use super::*;
     use crate::audit::fakes::{self, FakeServer, Handler, Reply, Store, StoreObserver};
     use crate::audit::prepare;
-    use crate::jail::{JailSpec, StoreKind, StoreSpec};
     use crate::plan::PlanStep;
+    use witness_jail::{Jail, JailSpec, StoreKind, StoreSpec};
 
     /// Executes against a fake server whose store is observed as `db`.
     fn execute(
@@ -372,22 +402,22 @@ mod tests {
         store: &Store,
         mut options: AuditOptions,
     ) -> AuditReport {
-        let Ok(mut jail) = Jail::create(options.jail.clone()) else {
+        let Ok(mut target) = options.target.open(options.timeout) else {
             panic!("no jail");
         };
         let observer: Box<dyn Observer> = Box::new(StoreObserver::new(store.clone()));
         let mut observed = ObservedSet::new(vec![("db".into(), observer)]);
         assert!(observed.baseline().is_ok());
-        let mut draft = Draft::new(prepare::skeleton(&options, &jail.stores));
+        let mut draft = Draft::new(prepare::skeleton(&options, &target.jail().stores));
         let mut server = Some(FakeServer::new(tools, store.clone(), handler));
-        let mut connect = |_: &mut Jail| {
+        let mut connect = |_: &mut OpenTarget| {
             server
                 .take()
                 .map(FakeServer::connection)
                 .ok_or(LaunchError::NoCommand)
         };
         let stage = Stage {
-            jail: &mut jail,
+            target: &mut target,
             observed: &mut observed,
             draft: &mut draft,
             options: &mut options,
@@ -517,6 +547,33 @@ mod tests {
     }
 
     #[test]
+    fn the_audit_reports_its_catalog_every_call_and_its_end_to_the_callers_progress() {
+        let store = Store::default();
+        let (tools, handler) = notes_server();
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let kept = seen.clone();
+        let options = AuditOptions {
+            include_destructive: true,
+            progress: crate::progress::Progress::to(move |event| {
+                if let Ok(mut seen) = kept.lock() {
+                    seen.push(format!("{event:?}"));
+                }
+            }),
+            ..fakes::options()
+        };
+        let report = execute(tools, handler, &store, options);
+        let seen = seen.lock().map(|s| s.clone()).unwrap_or_default();
+        assert_eq!(
+            seen.first().map(String::as_str),
+            Some("Catalog { tools: 4, pages: 1 }")
+        );
+        let calls = seen.iter().filter(|e| e.starts_with("Call {")).count();
+        assert_eq!(calls, report.calls.len(), "{seen:?}");
+        assert!(seen[1].contains("tool: \"list_notes\""), "{seen:?}");
+        assert_eq!(seen.last().map(String::as_str), Some("Finished"));
+    }
+
+    #[test]
     fn a_tool_that_failed_on_invention_is_retried_once_real_values_exist() {
         let store = Store::default();
         let (tools, handler) = notes_server();
@@ -617,15 +674,15 @@ mod tests {
         mut options: AuditOptions,
         launches: usize,
     ) -> (AuditReport, usize) {
-        let Ok(mut jail) = Jail::create(options.jail.clone()) else {
+        let Ok(mut target) = options.target.open(options.timeout) else {
             panic!("no jail");
         };
         let observer: Box<dyn Observer> = Box::new(StoreObserver::new(store.clone()));
         let mut observed = ObservedSet::new(vec![("db".into(), observer)]);
         assert!(observed.baseline().is_ok());
-        let mut draft = Draft::new(prepare::skeleton(&options, &jail.stores));
+        let mut draft = Draft::new(prepare::skeleton(&options, &target.jail().stores));
         let mut started = 0usize;
-        let mut connect = |_: &mut Jail| {
+        let mut connect = |_: &mut OpenTarget| {
             if started == launches {
                 return Err(LaunchError::NoCommand);
             }
@@ -633,7 +690,7 @@ mod tests {
             Ok(FakeServer::new(tools.clone(), store.clone(), handler()).connection())
         };
         let stage = Stage {
-            jail: &mut jail,
+            target: &mut target,
             observed: &mut observed,
             draft: &mut draft,
             options: &mut options,
@@ -827,18 +884,18 @@ mod tests {
         );
 
         let mut options = fakes::options();
-        let Ok(mut jail) = Jail::create(options.jail.clone()) else {
+        let Ok(mut target) = options.target.open(options.timeout) else {
             panic!("no jail");
         };
         let mut observed = ObservedSet::new(Vec::new());
-        let mut draft = Draft::new(prepare::skeleton(&options, &jail.stores));
+        let mut draft = Draft::new(prepare::skeleton(&options, &target.jail().stores));
         let stage = Stage {
-            jail: &mut jail,
+            target: &mut target,
             observed: &mut observed,
             draft: &mut draft,
             options: &mut options,
         };
-        let mut refuse = |_: &mut Jail| Err(LaunchError::NoCommand);
+        let mut refuse = |_: &mut OpenTarget| Err(LaunchError::NoCommand);
         drop(stage.execute(&mut refuse));
         assert_eq!(
             draft.report.incomplete_reason.as_deref(),
@@ -901,5 +958,44 @@ mod tests {
             ]
         );
         assert_eq!(expanded.origin, "file");
+    }
+
+    #[test]
+    fn late_effects_go_to_the_previous_call_or_before_any_to_startup() {
+        let scripted: Box<dyn Observer> = Box::new(ScriptedObserver::new(vec![
+            Scripted::Objects(&[], &[]),
+            Scripted::Objects(&[("boot", "1")], &[]),
+            Scripted::Objects(&[("boot", "1"), ("late", "1")], &["odd row"]),
+        ]));
+        let mut observed = ObservedSet::new(vec![("db".into(), scripted)]);
+        let ops = |changes: &[Effect]| -> Vec<(String, Op)> {
+            changes.iter().map(|e| (e.qualified(), e.op)).collect()
+        };
+        let mut report = fakes::report();
+        assert!(observed.moment(&mut Changes::default()).is_ok());
+        assert!(catch_up(&mut observed, &mut report).is_ok());
+        assert_eq!(
+            ops(&report.startup_effects),
+            [("db:boot".into(), Op::Create)]
+        );
+        report.calls.push(fakes::call(
+            7,
+            "save",
+            CallStatus::Ok,
+            Provenance::Literal,
+            Vec::new(),
+        ));
+        assert!(catch_up(&mut observed, &mut report).is_ok());
+        assert_eq!(
+            ops(&report.calls[0].late_effects),
+            [("db:late".into(), Op::Create)]
+        );
+        assert_eq!(
+            report.startup_effects.len(),
+            1,
+            "startup is not charged again"
+        );
+        assert_eq!(report.findings.len(), 1);
+        assert_eq!(report.findings[0].call, Some(7));
     }
 }

@@ -2,8 +2,9 @@
 //! same jail, on the stores as the calls left them, the session is
 //! established again in the era the first one found, and the plan goes on.
 //!
-//! A restart is the existing launch (the audit's `Connect`, so `Jail::launch`
-//! for a launched server and a fresh connection for one behind `--url`), never
+//! A restart is the existing launch (the audit's `Connect`, so
+//! `OpenTarget::connect`: a launch in the jail, or a fresh connection to a
+//! server behind `--url`), never
 //! a launch path of its own. Whatever the old process did while it was being
 //! stopped is a late effect of its last call; what the new one does while it
 //! starts and settles is recorded with the restart, charged to no call.
@@ -17,7 +18,8 @@ use witness_wire::session::{Era, EraChoice, Session};
 
 use super::Connect;
 use super::calls::Runner;
-use crate::jail::Jail;
+use witness_jail::OpenTarget;
+use witness_jail::observe::Changes;
 
 /// Restarts after failed calls beyond which the audit gives up: a server
 /// that dies on every call is not worth a process per tool.
@@ -37,7 +39,7 @@ pub(super) trait Relaunch {
 /// A relaunch through the audit's own `Connect`, in the era the first
 /// session established (no era detection again: one process per restart).
 pub(super) struct Relauncher<'j, 'c> {
-    pub(super) jail: &'j mut Jail,
+    pub(super) target: &'j mut OpenTarget,
     pub(super) connect: &'j mut Connect<'c>,
     pub(super) era: Era,
     pub(super) timeout: Duration,
@@ -45,7 +47,7 @@ pub(super) struct Relauncher<'j, 'c> {
 
 impl Relaunch for Relauncher<'_, '_> {
     fn network_window(&mut self) -> witness_netsink::recorder::Window {
-        self.jail.network_window()
+        self.target.jail_mut().network_window()
     }
 
     fn relaunch(&mut self) -> Result<Session, (String, Vec<Connection>)> {
@@ -53,9 +55,9 @@ impl Relaunch for Relauncher<'_, '_> {
             Era::Modern => EraChoice::Modern,
             Era::Legacy => EraChoice::Legacy,
         };
-        let jail = &mut *self.jail;
+        let target = &mut *self.target;
         let connect = &mut *self.connect;
-        let mut launch = || connect(jail).map_err(|e| e.to_string());
+        let mut launch = || connect(target).map_err(|e| e.to_string());
         match Session::open(&mut launch, choice, self.timeout) {
             Ok((session, _)) => Ok(session),
             Err((error, tried)) => Err((error.to_string(), tried)),
@@ -70,7 +72,7 @@ impl Runner<'_> {
         let after_call = self.draft.last_call().unwrap_or(0);
         self.session.server.shutdown();
         // What the old process did while it stopped: its last call's late effects.
-        if let Err(e) = self.observed.catch_up(&mut self.draft.report) {
+        if let Err(e) = super::catch_up(self.observed, &mut self.draft.report) {
             self.draft
                 .incomplete(format!("cannot observe the stores: {e}"));
             return ControlFlow::Break(());
@@ -89,14 +91,17 @@ impl Runner<'_> {
         // The first session's era-detection processes stay first in the record.
         self.session.discarded = std::mem::take(&mut old.discarded);
         self.ended.push(old.server);
-        self.observed
-            .settle(self.context.settle, self.context.quiet);
-        let mut effects = Vec::new();
-        if let Err(e) = self.observed.snapshot(&mut effects) {
+        // What the new one does while it starts and settles: the restart's.
+        let mut started = Changes::default();
+        if let Err(e) = self
+            .observed
+            .after_answer(self.context.settle, || {}, &mut started)
+        {
             self.draft
                 .incomplete(format!("cannot observe the stores: {e}"));
             return ControlFlow::Break(());
         }
+        let effects = started.effects;
         let session = self.sessions();
         self.draft.report.restarts.push(Restart {
             after_call,

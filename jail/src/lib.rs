@@ -1,0 +1,42 @@
+//! The jail: a throwaway copy of a server's world, and everything that
+//! watches a server run in it.
+//!
+//! Every command that runs a server someone else wrote (audit, plan,
+//! guidance, manifest pins, agent runs, the proxy) runs it here:
+//!
+//! - the jail itself ([`Jail`]): a fresh temporary directory holding copies
+//!   of the declared stores, a working directory, `HOME` and `TMPDIR`; the
+//!   server starts there with a scrubbed environment, in the sandbox this
+//!   machine offers ([`sandbox`]: bubblewrap's namespaces and Landlock, each
+//!   where it works), and in its own process group. The report records
+//!   every isolation layer and whether it held; nothing pretends otherwise.
+//!   The stores are copied so that the copy cannot lead out ([`copy`]);
+//! - [`interrupt`]: a live jail and every launched server are known to the
+//!   signal handler, so that no signal strands them;
+//! - [`observe`]: the stores observed out of band, one observer per store
+//!   plus one over the rest of the jail, and the one observation around a
+//!   call (moments and the settle) that the audit, agent runs and the proxy
+//!   all make;
+//! - [`redact`]: secrets replaced by digests before anything is written;
+//! - [`Target`]: the one server a command talks to, launched here or
+//!   already running behind a URL, and the one place it is opened.
+//!
+//! It knows nothing of plans, checks or verdicts: those are the engine's.
+
+pub mod copy;
+pub mod interrupt;
+mod isolation;
+mod jail;
+pub mod network;
+pub mod observe;
+mod process;
+pub mod redact;
+pub mod sandbox;
+mod stale;
+mod store;
+mod target;
+
+pub use isolation::Isolation;
+pub use jail::{ENV_ALLOWLIST, Jail, JailError, JailSpec, LaunchError, REMOTE_ISOLATION, connect};
+pub use store::{JailedStore, StoreKind, StoreSpec, parse_env_pairs, postgres_socket_dir};
+pub use target::{OpenTarget, Target};

@@ -1,0 +1,657 @@
+//! The sandbox a launched server runs in, from well-kept parts.
+//!
+//! Two independent layers, each used where this machine offers it:
+//!
+//! - **bubblewrap** (`bwrap`): user, mount, PID, network, IPC and UTS
+//!   namespaces; the host file system bound read-only, the jail bound
+//!   writable at its own path, `/run` and the stores' original files hidden,
+//!   a fresh `/proc` that shows only the sandbox's processes, every
+//!   capability dropped, no further user namespaces, a new session, and
+//!   death with the auditor. It works unprivileged (user namespaces) and as
+//!   root, with the same flags, so a root server gains nothing outside.
+//! - **Landlock** (the `landlock` crate), applied by this very binary
+//!   (`mcp-witness sandbox-exec`, see [`HELPER_COMMAND`]) just before it
+//!   becomes the server: the kernel refuses writes outside the jail, TCP
+//!   connect and bind, and signals and abstract unix sockets that leave the
+//!   sandbox. Landlock cannot be applied to bubblewrap itself (a Landlocked
+//!   process may not mount), so the helper runs inside it.
+//!
+//! Which layers work is probed once per process ([`availability`]); the
+//! helper enforces what was claimed as a hard requirement, so a layer the
+//! report says held was in force before the server's first instruction, or
+//! the server never ran.
+
+use std::ffi::OsString;
+use std::io::Read;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use landlock::{
+    ABI, AccessFs, AccessNet, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset, RulesetAttr,
+    RulesetCreated, RulesetCreatedAttr, RulesetStatus, Scope,
+};
+use rustix::event::{PollFd, PollFlags, Timespec};
+use witness_model::audit::LayerEntry;
+use witness_model::vocab::{IsolationLayer, IsolationLevel};
+use witness_process::Launch;
+
+/// The hidden subcommand of the binary that applies Landlock and then
+/// becomes the server: `mcp-witness sandbox-exec [--write DIR]... [--fs]
+/// [--net] [--scope] -- PROGRAM ARGS...`.
+pub const HELPER_COMMAND: &str = "sandbox-exec";
+
+/// The Landlock ABI whose write rights are asked for: 5 adds device
+/// ioctls to the file-system rights of 1–4 (truncate, refer).
+const FS_ABI: ABI = ABI::V5;
+
+/// Device files a server may write to outside the jail: writing to them
+/// changes nothing anyone can see.
+const WRITABLE_DEVICES: [&str; 3] = ["/dev/null", "/dev/zero", "/dev/full"];
+
+static HELPER: OnceLock<PathBuf> = OnceLock::new();
+static AVAILABLE: OnceLock<Availability> = OnceLock::new();
+
+/// Registers the binary that implements [`HELPER_COMMAND`] (the running
+/// `mcp-witness`). Without it no Landlock layer is used.
+pub fn set_helper(path: PathBuf) {
+    let _ = HELPER.set(path);
+}
+
+/// What this machine offers, probed by trying each layer once.
+#[derive(Clone, Debug)]
+pub struct Availability {
+    /// A bubblewrap that set up every namespace we ask for, or why not.
+    pub bwrap: Result<PathBuf, String>,
+    pub landlock_fs: Result<(), String>,
+    pub landlock_net: Result<(), String>,
+    pub landlock_scope: Result<(), String>,
+    /// The helper that applies Landlock, when registered.
+    pub helper: Option<PathBuf>,
+}
+
+/// The probes' results, taken on first use and kept for the process.
+pub fn availability() -> &'static Availability {
+    AVAILABLE.get_or_init(|| Availability {
+        bwrap: find_bwrap().and_then(|path| probe_bwrap(&path).map(|()| path)),
+        landlock_fs: probe_landlock(LandlockRequest {
+            fs: true,
+            ..LandlockRequest::default()
+        }),
+        landlock_net: probe_landlock(LandlockRequest {
+            net: true,
+            ..LandlockRequest::default()
+        }),
+        landlock_scope: probe_landlock(LandlockRequest {
+            scope: true,
+            ..LandlockRequest::default()
+        }),
+        helper: HELPER.get().cloned(),
+    })
+}
+
+/// The Landlock rules the helper applies.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LandlockRequest {
+    /// Directories beneath which writes stay allowed (the jail).
+    pub writable: Vec<PathBuf>,
+    /// Refuse writes anywhere else.
+    pub fs: bool,
+    /// Refuse TCP connect and bind.
+    pub net: bool,
+    /// With `net`: refuse TCP bind only, and leave connects to reach the
+    /// network observer's sink (the namespace still holds every one).
+    pub net_bind_only: bool,
+    /// Refuse signals and abstract unix sockets that leave the domain.
+    pub scope: bool,
+}
+
+impl LandlockRequest {
+    pub fn any(&self) -> bool {
+        self.fs || self.net || self.scope
+    }
+
+    /// The helper's arguments, up to and including `--`.
+    pub fn to_args(&self) -> Vec<OsString> {
+        let mut args: Vec<OsString> = vec![HELPER_COMMAND.into()];
+        for dir in &self.writable {
+            args.push("--write".into());
+            args.push(dir.clone().into_os_string());
+        }
+        for (on, flag) in [
+            (self.fs, "--fs"),
+            (self.net, "--net"),
+            (self.net && self.net_bind_only, "--net-bind-only"),
+            (self.scope, "--scope"),
+        ] {
+            if on {
+                args.push(flag.into());
+            }
+        }
+        args.push("--".into());
+        args
+    }
+}
+
+/// Applies `request` to the calling thread (and everything it executes),
+/// every part a hard requirement: either all of it is in force, or an error
+/// says what is not and nothing should run.
+pub fn enforce(request: &LandlockRequest) -> Result<(), String> {
+    let status = ruleset(request)?
+        .restrict_self()
+        .map_err(|e| format!("Landlock: {e}"))?;
+    if status.ruleset != RulesetStatus::FullyEnforced || !status.no_new_privs {
+        return Err(format!(
+            "Landlock: the rules are not fully enforced here ({:?})",
+            status.ruleset
+        ));
+    }
+    Ok(())
+}
+
+fn ruleset(request: &LandlockRequest) -> Result<RulesetCreated, String> {
+    rules(request).map_err(|e| format!("Landlock: {e}"))
+}
+
+fn rules(request: &LandlockRequest) -> Result<RulesetCreated, Box<dyn std::error::Error>> {
+    let mut ruleset = Ruleset::default().set_compatibility(CompatLevel::HardRequirement);
+    if request.fs {
+        ruleset = ruleset.handle_access(AccessFs::from_write(FS_ABI))?;
+    }
+    if request.net && request.net_bind_only {
+        ruleset = ruleset.handle_access(AccessNet::BindTcp)?;
+    } else if request.net {
+        ruleset = ruleset.handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)?;
+    }
+    if request.scope {
+        ruleset = ruleset.scope(Scope::AbstractUnixSocket | Scope::Signal)?;
+    }
+    let mut created = ruleset.create()?;
+    if request.fs {
+        for dir in &request.writable {
+            let fd = PathFd::new(dir)?;
+            created = created.add_rule(PathBeneath::new(fd, AccessFs::from_write(FS_ABI)))?;
+        }
+        for device in WRITABLE_DEVICES {
+            if let Ok(fd) = PathFd::new(device) {
+                let rights = AccessFs::WriteFile | AccessFs::Truncate | AccessFs::IoctlDev;
+                created = created.add_rule(PathBeneath::new(fd, rights))?;
+            }
+        }
+    }
+    Ok(created)
+}
+
+/// Whether `request` can be enforced here: tried on a throwaway thread
+/// (Landlock restricts the calling thread only), which then ends.
+fn probe_landlock(request: LandlockRequest) -> Result<(), String> {
+    std::thread::spawn(move || enforce(&request))
+        .join()
+        .unwrap_or_else(|_| Err("the probe thread failed".into()))
+}
+
+/// `bwrap` on the auditor's PATH.
+fn find_bwrap() -> Result<PathBuf, String> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|dir| dir.join("bwrap"))
+        .find(|candidate| candidate.is_file())
+        .ok_or_else(|| "bubblewrap (bwrap) is not installed".to_owned())
+}
+
+/// Makes the network observer's sink for a sandbox that runs `true`, as a
+/// launch would (bubblewrap held on `--block-fd` while the helper works),
+/// and says whether it could (what `doctor` shows).
+pub fn probe_observer(available: &Availability) -> Result<(), String> {
+    observer_possible(available, true)?;
+    let (Ok(bwrap), Some(helper)) = (&available.bwrap, &available.helper) else {
+        return Err("the network observer needs bubblewrap and its helper".into());
+    };
+    let info = InfoPipe::new().map_err(|e| e.to_string())?;
+    let block = InfoPipe::new().map_err(|e| e.to_string())?;
+    let (info_fd, block_fd) = (info.write.as_raw_fd(), block.read.as_raw_fd());
+    let mut cmd = Command::new(bwrap);
+    cmd.args(namespace_flags(true))
+        .args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"])
+        .arg("--info-fd")
+        .arg(info_fd.to_string())
+        .arg("--block-fd")
+        .arg(block_fd.to_string())
+        .args(["--", "true"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    // bubblewrap inherits the two ends.
+    let mut child = Launch::new()
+        .inherit_fd(info.write.as_fd())
+        .inherit_fd(block.read.as_fd())
+        .spawn(&mut cmd)
+        .map_err(|e| format!("bubblewrap: {e}"))?;
+    drop(block.read);
+    let outcome = match info.child_pid(Duration::from_secs(5)) {
+        Some(pid) => super::network::start_sink(helper, pid).map(drop),
+        None => Err("bubblewrap did not report its sandbox".into()),
+    };
+    drop(block.write);
+    let _ = child.wait();
+    outcome
+}
+
+/// Runs `true` under exactly the namespaces a server gets.
+fn probe_bwrap(bwrap: &Path) -> Result<(), String> {
+    let mut cmd = Command::new(bwrap);
+    cmd.args(namespace_flags(true))
+        .args(["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"])
+        .args(["--", "true"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    match cmd.output() {
+        Ok(out) if out.status.success() => Ok(()),
+        Ok(out) => {
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let first = stderr.lines().next().unwrap_or("no message").trim();
+            Err(format!(
+                "bubblewrap cannot make the namespaces here: {}",
+                witness_text::clip(first, 200)
+            ))
+        }
+        Err(e) => Err(format!("bubblewrap cannot be run: {e}")),
+    }
+}
+
+/// The namespaces and privileges every sandbox gets, root or not.
+fn namespace_flags(network: bool) -> Vec<&'static str> {
+    let mut flags = vec![
+        "--unshare-user",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--disable-userns",
+        "--cap-drop",
+        "ALL",
+        "--die-with-parent",
+        "--new-session",
+    ];
+    if network {
+        flags.push("--unshare-net");
+    }
+    flags
+}
+
+/// How one launch is to be sandboxed: decided from what works here.
+#[derive(Clone, Debug)]
+pub(crate) struct Decision {
+    pub(crate) bwrap: Option<PathBuf>,
+    pub(crate) landlock: LandlockRequest,
+    pub(crate) helper: Option<PathBuf>,
+    /// Try a network namespace without bubblewrap (root only).
+    pub(crate) direct_netns: bool,
+    /// Whether the network observer's sink is to be set up in the
+    /// sandbox's namespace, or why not.
+    pub(crate) observe_network: Result<(), String>,
+    pub(crate) layers: Vec<LayerEntry>,
+}
+
+/// Whether a sink can be made in a sandbox launched here: bubblewrap's
+/// network namespace, the binary as the setup helper, and `ip` and `nft`.
+fn observer_possible(available: &Availability, network: bool) -> Result<(), String> {
+    if !network {
+        return Err(NO_NETWORK_REQUESTED.into());
+    }
+    if let Err(why) = &available.bwrap {
+        return Err(format!(
+            "the network observer needs bubblewrap's network namespace: {why}"
+        ));
+    }
+    if available.helper.is_none() {
+        return Err("the network observer needs the mcp-witness binary as its setup helper".into());
+    }
+    for (tool, package) in [("ip", "iproute2"), ("nft", "nftables")] {
+        if witness_netsink::setup::find_tool(tool).is_none() {
+            return Err(format!(
+                "the network observer needs {tool} ({package}), which is not installed"
+            ));
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn decide(available: &Availability, jail: &Path, network: bool) -> Decision {
+    let bwrap = available.bwrap.as_ref().ok().cloned();
+    let bwrap_missing = available.bwrap.as_ref().err().cloned().unwrap_or_default();
+    let helper = available.helper.clone();
+    let landlock_ok = |probe: &Result<(), String>| -> Result<(), String> {
+        match (&helper, probe) {
+            (None, _) => Err("Landlock needs the mcp-witness binary as its helper".into()),
+            (Some(_), Err(e)) => Err(e.clone()),
+            (Some(_), Ok(())) => Ok(()),
+        }
+    };
+    let fs = landlock_ok(&available.landlock_fs);
+    let net = if network {
+        landlock_ok(&available.landlock_net)
+    } else {
+        Err(NO_NETWORK_REQUESTED.into())
+    };
+    let scope = landlock_ok(&available.landlock_scope);
+    let namespaces = |_: IsolationLayer| -> Result<(), String> {
+        if bwrap.is_some() {
+            Ok(())
+        } else {
+            Err(bwrap_missing.clone())
+        }
+    };
+    let netns: Result<(), String> = match (network, &bwrap) {
+        (false, _) => Err(NO_NETWORK_REQUESTED.into()),
+        (true, Some(_)) => Ok(()),
+        // Settled at spawn: the kernel lets root alone make one without
+        // a user namespace.
+        (true, None) => Err(format!("{bwrap_missing}; not root")),
+    };
+    let outcome = |layer: IsolationLayer| match layer {
+        IsolationLayer::UserNamespace
+        | IsolationLayer::MountNamespace
+        | IsolationLayer::PidNamespace => namespaces(layer),
+        IsolationLayer::NetworkNamespace => netns.clone(),
+        IsolationLayer::LandlockFs => fs.clone(),
+        IsolationLayer::LandlockNet => net.clone(),
+        IsolationLayer::LandlockScope => scope.clone(),
+    };
+    let observe_network = observer_possible(available, network);
+    let mut layers: Vec<LayerEntry> = IsolationLayer::ALL
+        .iter()
+        .map(|&layer| layer_entry(layer, outcome(layer)))
+        .collect();
+    if observe_network.is_ok() {
+        for entry in layers
+            .iter_mut()
+            .filter(|l| l.layer == IsolationLayer::LandlockNet && l.held)
+        {
+            entry.detail = LANDLOCK_NET_BESIDE_OBSERVER.into();
+        }
+    }
+    Decision {
+        direct_netns: network && bwrap.is_none(),
+        observe_network: observe_network.clone(),
+        bwrap,
+        landlock: LandlockRequest {
+            writable: vec![jail.to_path_buf()],
+            fs: fs.is_ok(),
+            net: net.is_ok(),
+            net_bind_only: observe_network.is_ok(),
+            scope: scope.is_ok(),
+        },
+        helper,
+        layers,
+    }
+}
+
+/// What `landlock-net` guarantees when the network observer is on: a
+/// connect must reach the sink to be seen, and the namespace already
+/// holds it there.
+pub const LANDLOCK_NET_BESIDE_OBSERVER: &str = "the kernel refuses every TCP bind; TCP connects are left to reach the network observer's sink, inside the network namespace";
+
+/// Whether the network observer would be used for a server launched here,
+/// or why not (what `doctor` shows).
+pub fn observer_here(available: &Availability) -> Result<(), String> {
+    observer_possible(available, true)
+}
+
+/// The layers a server launched here would get (what `doctor` shows).
+pub fn layers_here(available: &Availability, network: bool) -> Vec<LayerEntry> {
+    decide(available, &std::env::temp_dir(), network).layers
+}
+
+/// Why the network layers are off when the user asked for that.
+pub const NO_NETWORK_REQUESTED: &str = "network isolation was not requested (--no-netns)";
+
+pub(crate) fn layer_entry(layer: IsolationLayer, outcome: Result<(), String>) -> LayerEntry {
+    match outcome {
+        Ok(()) => LayerEntry {
+            layer,
+            held: true,
+            detail: layer.guarantee().into(),
+        },
+        Err(why) => LayerEntry {
+            layer,
+            held: false,
+            detail: why,
+        },
+    }
+}
+
+/// The level the layers add up to, and one sentence that says so.
+pub fn level_of(layers: &[LayerEntry]) -> (IsolationLevel, String) {
+    let held = |layer: IsolationLayer| layers.iter().any(|l| l.layer == layer && l.held);
+    let writes = layers.iter().any(|l| l.held && l.layer.confines_writes());
+    let network = held(IsolationLayer::NetworkNamespace);
+    let names: Vec<&str> = layers
+        .iter()
+        .filter(|l| l.held)
+        .map(|l| l.layer.as_str())
+        .collect();
+    if writes && network {
+        let detail = format!(
+            "sandboxed ({}): writes outside the jail and the network were out of the server's reach",
+            names.join(", ")
+        );
+        (IsolationLevel::Contained, detail)
+    } else if names.is_empty() {
+        let detail = "no isolation layer held: the server could write anywhere its user may and reach the network".to_owned();
+        (IsolationLevel::None, detail)
+    } else {
+        let missing = match (writes, network) {
+            (false, false) => "writes outside the jail and the network were within its reach",
+            (false, true) => "writes outside the jail were within its reach",
+            _ => "the network was within its reach",
+        };
+        (
+            IsolationLevel::Partial,
+            format!("partly sandboxed ({}): {missing}", names.join(", ")),
+        )
+    }
+}
+
+/// The bubblewrap command for one server: everything up to the program.
+pub(crate) fn bwrap_command(
+    bwrap: &Path,
+    decision: &Decision,
+    jail: &Path,
+    network: bool,
+    hidden: &[PathBuf],
+    info_fd: i32,
+    block_fd: Option<i32>,
+) -> Command {
+    let mut cmd = Command::new(bwrap);
+    cmd.args(namespace_flags(network)).args([
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+    ]);
+    // Sockets of the host's services live here (a read-only mount does not
+    // stop a connect).
+    if Path::new("/run").is_dir() && !Path::new("/run").is_symlink() {
+        cmd.args(["--tmpfs", "/run"]);
+    }
+    for original in hidden {
+        cmd.arg("--ro-bind").arg("/dev/null").arg(original);
+    }
+    // The jail first (it is the first writable directory), then any other
+    // the user allowed (`proxy --live`).
+    cmd.arg("--bind").arg(jail).arg(jail);
+    for dir in decision.landlock.writable.iter().filter(|d| *d != jail) {
+        cmd.arg("--bind").arg(dir).arg(dir);
+    }
+    cmd.arg("--chdir").arg(jail.join("work"));
+    cmd.arg("--info-fd").arg(info_fd.to_string());
+    if let Some(fd) = block_fd {
+        cmd.arg("--block-fd").arg(fd.to_string());
+    }
+    cmd.arg("--");
+    if let Some(helper) = decision.helper.as_ref().filter(|_| decision.landlock.any()) {
+        cmd.arg(helper).args(decision.landlock.to_args());
+    }
+    cmd
+}
+
+/// A pipe whose write end a child inherits (for `--info-fd`) and whose read
+/// end the parent keeps.
+pub(crate) struct InfoPipe {
+    pub(crate) read: OwnedFd,
+    pub(crate) write: OwnedFd,
+}
+
+impl InfoPipe {
+    pub(crate) fn new() -> std::io::Result<Self> {
+        let (read, write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
+        Ok(Self { read, write })
+    }
+
+    /// The sandbox's PID-namespace init as bubblewrap reports it, read
+    /// until bubblewrap closes its end or `limit` passes.
+    pub(crate) fn child_pid(self, limit: Duration) -> Option<i32> {
+        drop(self.write);
+        let deadline = Instant::now() + limit;
+        let mut file = std::fs::File::from(self.read);
+        let mut text = Vec::new();
+        let mut buf = [0u8; 512];
+        while Instant::now() < deadline && text.len() < 64 * 1024 {
+            let wait = Timespec::try_from(deadline.saturating_duration_since(Instant::now())).ok();
+            let mut poll = [PollFd::new(&file, PollFlags::IN)];
+            if !matches!(rustix::event::poll(&mut poll, wait.as_ref()), Ok(1..)) {
+                break;
+            }
+            match file.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => text.extend_from_slice(&buf[..n]),
+            }
+            if let Ok(info) = serde_json::from_slice::<serde_json::Value>(&text) {
+                return info
+                    .get("child-pid")
+                    .and_then(serde_json::Value::as_i64)
+                    .and_then(|p| i32::try_from(p).ok());
+            }
+        }
+        None
+    }
+}
+
+/// Every process in the PID namespace whose init is `init` (`init` itself
+/// left out), found by comparing `/proc/<pid>/ns/pid`.
+pub(crate) fn namespace_members(init: i32) -> Vec<i32> {
+    let Ok(target) = std::fs::read_link(format!("/proc/{init}/ns/pid")) else {
+        return Vec::new();
+    };
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()))
+        .filter(|pid| *pid != init)
+        .filter(|pid| {
+            std::fs::read_link(format!("/proc/{pid}/ns/pid"))
+                .ok()
+                .as_ref()
+                == Some(&target)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn available(bwrap: bool, landlock: bool) -> Availability {
+        let probe = |ok: bool| {
+            if ok {
+                Ok(())
+            } else {
+                Err("no Landlock".to_owned())
+            }
+        };
+        Availability {
+            bwrap: if bwrap {
+                Ok("/usr/bin/bwrap".into())
+            } else {
+                Err("bubblewrap (bwrap) is not installed".into())
+            },
+            landlock_fs: probe(landlock),
+            landlock_net: probe(landlock),
+            landlock_scope: probe(landlock),
+            helper: Some("/usr/bin/mcp-witness".into()),
+        }
+    }
+
+    fn held(decision: &Decision) -> Vec<&'static str> {
+        decision
+            .layers
+            .iter()
+            .filter(|l| l.held)
+            .map(|l| l.layer.as_str())
+            .collect()
+    }
+
+    #[test]
+    fn every_layer_that_works_is_used_and_the_level_follows() {
+        let jail = Path::new("/tmp/jail");
+        let all = decide(&available(true, true), jail, true);
+        assert_eq!(held(&all).len(), 7);
+        assert_eq!(level_of(&all.layers).0, IsolationLevel::Contained);
+        assert!(all.landlock.fs && all.landlock.net && all.landlock.scope);
+
+        let no_net = decide(&available(true, true), jail, false);
+        assert!(!held(&no_net).contains(&"network-namespace"));
+        assert!(!no_net.landlock.net);
+        assert_eq!(level_of(&no_net.layers).0, IsolationLevel::Partial);
+
+        let landlock_only = decide(&available(false, true), jail, true);
+        assert_eq!(
+            held(&landlock_only),
+            ["landlock-fs", "landlock-net", "landlock-scope"]
+        );
+        assert!(landlock_only.direct_netns);
+        let (level, detail) = level_of(&landlock_only.layers);
+        assert_eq!(level, IsolationLevel::Partial);
+        assert!(
+            detail.ends_with("the network was within its reach"),
+            "{detail}"
+        );
+
+        let nothing = decide(&available(false, false), jail, true);
+        assert!(held(&nothing).is_empty());
+        assert_eq!(level_of(&nothing.layers).0, IsolationLevel::None);
+        assert_eq!(
+            nothing.layers[0].detail,
+            "bubblewrap (bwrap) is not installed"
+        );
+    }
+
+    #[test]
+    fn the_helper_arguments_say_what_to_enforce() {
+        let request = LandlockRequest {
+            writable: vec!["/j".into()],
+            fs: true,
+            net: false,
+            net_bind_only: false,
+            scope: true,
+        };
+        let args: Vec<String> = request
+            .to_args()
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            args,
+            ["sandbox-exec", "--write", "/j", "--fs", "--scope", "--"]
+        );
+    }
+}

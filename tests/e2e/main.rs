@@ -1,0 +1,30 @@
+//! End-to-end runs of the binary that need nothing but the repository:
+//! the built-in testbed, the fake servers in tests/fixtures (python3), git.
+//! One test binary for all of them: each used to link the whole workspace
+//! on its own.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod agent_compare;
+mod agent_drivers;
+mod agent_runs;
+mod annotation_lies;
+mod audit_testbed;
+mod bad_out;
+mod cli;
+mod git_store;
+mod guidance;
+mod jsonl_audit;
+mod lab;
+mod late_write;
+mod manifest;
+mod metadata_findings;
+mod pages;
+mod planner;
+mod proxy;
+mod reproduction;
+mod response_lane;
+mod schemas;
+mod sweep;
+mod wire_fakes;
