@@ -21,6 +21,13 @@ fn fake() -> String {
 /// Runs an audit of the fake server in `mode`, with an empty directory
 /// declared as its store; returns (exit code, report, elapsed).
 fn audit(mode: &str, extra: &[&str]) -> (i32, Value, Duration) {
+    audit_within(mode, extra, "1500")
+}
+
+/// `audit` with a per-call deadline of its own, for a fake whose answer
+/// takes the machine's time to produce (megabytes of frames) rather than a
+/// fixed delay.
+fn audit_within(mode: &str, extra: &[&str], timeout_ms: &str) -> (i32, Value, Duration) {
     let store = tempfile::tempdir().expect("tempdir");
     let started = Instant::now();
     let output = Command::new(env!("CARGO_BIN_EXE_mcp-witness"))
@@ -29,7 +36,7 @@ fn audit(mode: &str, extra: &[&str]) -> (i32, Value, Duration) {
             "--format",
             "json",
             "--timeout-ms",
-            "1500",
+            timeout_ms,
             "--settle-ms",
             "0",
         ])
@@ -458,7 +465,9 @@ fn frame_text_past_the_kept_bytes_budget_is_not_kept() {
 #[test]
 fn an_audit_of_a_server_that_floods_notifications_keeps_at_most_the_budget() {
     // 80 notifications of 1 MiB per process pass the 64 MiB default budget.
-    let (code, report, elapsed) = audit("big-notifications", &["--era", "legacy"]);
+    // Writing and reading 80 MiB takes well over the other fakes' 1.5 s
+    // deadline on a loaded machine (90 s seen); the budget, not the deadline, is tested.
+    let (code, report, elapsed) = audit_within("big-notifications", &["--era", "legacy"], "300000");
     assert!(code == 0 || code == 3, "exit {code}");
     assert!(
         finding_kinds(&report)
@@ -474,7 +483,9 @@ fn an_audit_of_a_server_that_floods_notifications_keeps_at_most_the_budget() {
             .sum();
         assert!(kept <= 64 * 1024 * 1024 + 1024 * 1024, "{kept} bytes kept");
     }
-    assert!(elapsed < Duration::from_secs(120), "took {elapsed:?}");
+    // A bound against a hang, not a speed goal: a debug build reading 80 MiB
+    // of frames on a loaded machine has taken 90 s.
+    assert!(elapsed < Duration::from_secs(300), "took {elapsed:?}");
 }
 
 #[test]
