@@ -89,7 +89,11 @@ pub fn parse_bytes(text: &str) -> Result<u64, String> {
         "m" | "mb" | "mib" => 20,
         "g" | "gb" | "gib" => 30,
         "t" | "tb" | "tib" => 40,
-        _ => return Err(format!("{text:?}: unknown unit {unit:?} (say K, M, G or T)")),
+        _ => {
+            return Err(format!(
+                "{text:?}: unknown unit {unit:?} (say K, M, G or T)"
+            ));
+        }
     };
     let bytes = number
         .checked_mul(1u64 << shift)
@@ -103,7 +107,7 @@ pub fn parse_bytes(text: &str) -> Result<u64, String> {
 /// A size as the report says it: `2 GiB`, `512 MiB`, or bytes.
 pub fn show_bytes(bytes: u64) -> String {
     for (shift, unit) in [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")] {
-        if bytes >= 1 << shift && bytes % (1 << shift) == 0 {
+        if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
             return format!("{} {unit}", bytes >> shift);
         }
     }
@@ -284,11 +288,11 @@ impl Cgroup {
             SERIAL.fetch_add(1, Ordering::Relaxed)
         );
         let dir = parent.join(name);
+        // The auditor's own cgroup is not named: it differs between runs.
         std::fs::create_dir(&dir).map_err(|e| {
             format!(
-                "cannot make a {} cgroup beneath {}: {e}",
-                controller.name(),
-                parent.display()
+                "cannot make a {} cgroup beneath the auditor's own: {e}",
+                controller.name()
             )
         })?;
         let mut made = Self {
@@ -329,7 +333,12 @@ impl Cgroup {
             .write(true)
             .open(self.dir.join(file))
             .and_then(|mut f| f.write_all(value.as_bytes()))
-            .map_err(|e| format!("cannot set the {} cgroup's {file}: {e}", self.controller.name()))
+            .map_err(|e| {
+                format!(
+                    "cannot set the {} cgroup's {file}: {e}",
+                    self.controller.name()
+                )
+            })
     }
 
     /// The descriptor a child writes `0` to in order to join.

@@ -533,13 +533,7 @@ impl Jail {
             scratch: crate::bounds::bounds().disk,
         };
         let mut cmd = sandbox::bwrap_command(
-            bwrap,
-            decision,
-            &self.root,
-            network,
-            &visible,
-            info_fd,
-            block_fd,
+            bwrap, decision, &self.root, network, &visible, info_fd, block_fd,
         );
         cmd.arg(program).args(args);
         let mut cmd = self.base_command(cmd);
@@ -590,9 +584,7 @@ impl Jail {
             let cmd = match decision.helper_needed() {
                 Some(helper) => {
                     let mut cmd = Command::new(helper);
-                    cmd.args(decision.helper_args())
-                        .arg(program)
-                        .args(args);
+                    cmd.args(decision.helper_args()).arg(program).args(args);
                     cmd
                 }
                 None => {

@@ -332,13 +332,12 @@ impl Decision {
     }
 }
 
-/// How each resource bound is kept for a launch here: its layer entries,
-/// the limits the helper sets and the cgroups the tree joins.
-fn decide_bounds(
-    available: &Availability,
-    bounds: Bounds,
-    user_namespace: bool,
-) -> (Vec<LayerEntry>, Vec<(Limit, u64)>, Vec<(Controller, u64)>) {
+/// How the resource bounds are kept for one launch: the layer entries, the
+/// limits the helper sets and the cgroups (controller, limit) the tree joins.
+type BoundsDecision = (Vec<LayerEntry>, Vec<(Limit, u64)>, Vec<(Controller, u64)>);
+
+/// How each resource bound is kept for a launch here.
+fn decide_bounds(available: &Availability, bounds: Bounds, user_namespace: bool) -> BoundsDecision {
     let mut limits = Vec::new();
     let mut cgroups = Vec::new();
     let mut layers = Vec::new();

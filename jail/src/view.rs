@@ -128,7 +128,7 @@ pub fn describe(install: usize, extra: &[PathBuf]) -> String {
         let shown: Vec<String> = extra.iter().map(|p| p.display().to_string()).collect();
         text.push_str(&format!(", and {} (--ro-bind)", shown.join(", ")));
     }
-    text.push_str("; temporary and home directories, /run and other audits' jails are absent, so no socket outside can be reached; the stores' original files are hidden");
+    text.push_str("; temporary and home directories, /run and other audits' jails are absent, so no socket outside can be reached; the stores' original files are hidden. A write or connect the sandbox refused is not reported: no layer here reports attempts");
     text
 }
 

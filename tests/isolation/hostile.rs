@@ -863,15 +863,18 @@ fn a_disk_filler_is_held_at_the_disk_bound() {
     let disk = layer(&report, "disk");
     assert_eq!(disk["held"], true, "{disk:#}");
     assert!(
-        disk["detail"]
-            .as_str()
-            .is_some_and(|d| d.starts_with("RLIMIT_FSIZE: no file the server writes grows past 64 MiB")),
+        disk["detail"].as_str().is_some_and(
+            |d| d.starts_with("RLIMIT_FSIZE: no file the server writes grows past 64 MiB")
+        ),
         "{disk:#}"
     );
     // EFBIG (27) at exactly the bound; the file it made is still an effect
     // of a read-only tool.
     let answer = first_answer(&report);
-    assert!(answer.contains("wrote 64 MiB, refused: errno 27"), "{answer}");
+    assert!(
+        answer.contains("wrote 64 MiB, refused: errno 27"),
+        "{answer}"
+    );
     assert_eq!(common::check(&report, "EFF-01", "fill")["verdict"], "fail");
     assert_nothing_left(&scene, &out, &mark);
 }
@@ -903,9 +906,8 @@ fn a_unix_socket_outside_the_jail_cannot_be_reached() {
     let view = layer(&report, "mount-namespace");
     assert_eq!(view["held"], true);
     assert!(
-        view["detail"]
-            .as_str()
-            .is_some_and(|d| d.contains("temporary and home directories, /run and other audits' jails are absent")),
+        view["detail"].as_str().is_some_and(|d| d
+            .contains("temporary and home directories, /run and other audits' jails are absent")),
         "{view:#}"
     );
     assert_nothing_left(&scene, &out, &mark);

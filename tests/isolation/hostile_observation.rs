@@ -124,7 +124,7 @@ fn a_32_gib_sparse_file_in_home_is_a_finding_not_a_minute_of_hashing() {
     ])
     .into_iter()
     .chain([python(), hostile("obs_sparse_home.py")])
-        .collect::<Vec<_>>();
+    .collect::<Vec<_>>();
     let (code, report, took) = audit(tmp.path(), &args, Duration::from_secs(60));
     assert!(took < Duration::from_secs(20), "took {took:?}");
     assert_eq!(code, 1, "the read-only tool created a file: EFF-01 fails");

@@ -999,13 +999,14 @@ mod tests {
     /// A server on loopback that holds a notification's 202 back for
     /// `hold`, and answers a request at once; it notes when each message
     /// arrived and when each acknowledgement left.
-    fn slow_acknowledger(
-        hold: Duration,
-    ) -> (String, Arc<Mutex<Vec<(String, Instant)>>>) {
+    /// What the fake server saw, in order, and when.
+    type Log = Arc<Mutex<Vec<(String, Instant)>>>;
+
+    fn slow_acknowledger(hold: Duration) -> (String, Log) {
         use std::io::Write;
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
         let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
-        let log: Arc<Mutex<Vec<(String, Instant)>>> = Arc::default();
+        let log: Log = Arc::default();
         let seen = log.clone();
         thread::spawn(move || {
             for stream in listener.incoming().flatten() {
@@ -1064,16 +1065,22 @@ mod tests {
         let endpoint = Endpoint::parse(&url, false).expect("endpoint");
         let clock: Arc<dyn Clock> = Arc::new(crate::clock::MonotonicClock::start());
         let mut http = HttpTransport::new(endpoint, clock, Duration::from_secs(5));
-        let initialized = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let initialized =
+            serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
         let call = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "x"}});
-        http.send(&initialized, &initialized.to_string()).expect("send");
+        http.send(&initialized, &initialized.to_string())
+            .expect("send");
         http.send(&call, &call.to_string()).expect("send");
         let answer = http.recv_until(Instant::now() + Duration::from_secs(5));
         assert!(matches!(answer, Some(Incoming::Line { .. })), "{answer:?}");
         let order: Vec<String> = lock(&log).iter().map(|(what, _)| what.clone()).collect();
         assert_eq!(
             order,
-            ["in notifications/initialized", "ack notifications/initialized", "in tools/call"]
+            [
+                "in notifications/initialized",
+                "ack notifications/initialized",
+                "in tools/call"
+            ]
         );
     }
 
@@ -1089,7 +1096,11 @@ mod tests {
             http.send(&call, &call.to_string()).expect("send");
         }
         // Sending never waited on an answer: the three went out at once.
-        assert!(started.elapsed() < Duration::from_millis(300), "{:?}", started.elapsed());
+        assert!(
+            started.elapsed() < Duration::from_millis(300),
+            "{:?}",
+            started.elapsed()
+        );
         for _ in 0..3 {
             let answer = http.recv_until(Instant::now() + Duration::from_secs(5));
             assert!(matches!(answer, Some(Incoming::Line { .. })), "{answer:?}");
@@ -1097,4 +1108,3 @@ mod tests {
         assert_eq!(lock(&log).len(), 3);
     }
 }
-
