@@ -39,6 +39,8 @@ struct Cli {
     /// plain lines otherwise (only after 2 s, so short runs stay quiet).
     #[arg(long, global = true, value_enum, default_value_t = progress::ProgressMode::Auto)]
     progress: progress::ProgressMode,
+    #[command(flatten)]
+    jail: cli::jailargs::JailArgs,
 }
 
 #[derive(Subcommand)]
@@ -119,6 +121,8 @@ fn main() -> ExitCode {
         if let Ok(exe) = std::env::current_exe() {
             witness_jail::sandbox::set_helper(exe);
         }
+        witness_jail::bounds::set_bounds(cli.jail.bounds());
+        witness_jail::sandbox::set_visible(cli.jail.ro_bind().to_vec());
     }
     let mut status = match run(command, &progress) {
         Ok(status) => status,

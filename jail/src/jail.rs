@@ -19,6 +19,7 @@ use witness_wire::http::{Endpoint, HttpTransport};
 use witness_wire::rpc::RpcClient;
 use witness_wire::stdio::StdioTransport;
 
+use crate::bounds::{Cgroup, Controller};
 use crate::{Isolation, JailedStore, StoreKind, StoreSpec, copy, network, process, sandbox, stale};
 
 /// Environment variables a server inherits; everything else is dropped.
@@ -196,6 +197,10 @@ pub struct Jail {
     carried: witness_netsink::recorder::Window,
     /// Directories outside the jail the server may write too ([`Jail::also_writable`]).
     also_writable: Vec<PathBuf>,
+    /// The cgroups holding the server running now (resource bounds).
+    cgroups: Vec<Cgroup>,
+    /// Bounds reached by servers that ended, not yet taken.
+    carried_hits: Vec<String>,
     /// Keeps the directory known to the signal handler while it lives.
     _registration: Option<crate::interrupt::Registration>,
     /// Tells a later audit's sweep that this jail has a live owner.
@@ -206,6 +211,7 @@ impl Jail {
     pub fn create(spec: JailSpec) -> Result<Self, JailError> {
         check_clock_columns(&spec.stores)?;
         stale::sweep(&std::env::temp_dir());
+        crate::bounds::sweep_cgroups();
         let prefix = if spec.keep {
             stale::KEPT_PREFIX
         } else {
@@ -259,6 +265,8 @@ impl Jail {
             launched: false,
             carried: Default::default(),
             also_writable: Vec::new(),
+            cgroups: Vec::new(),
+            carried_hits: Vec::new(),
             _registration: registration,
             _lock: lock,
         })
@@ -338,6 +346,19 @@ impl Jail {
         window
     }
 
+    /// The resource bounds the server reached since this was last asked,
+    /// each as `memory 2 GiB` (only where the kernel counts: a cgroup's).
+    pub fn bounds_hit(&mut self) -> Vec<String> {
+        let mut hits = std::mem::take(&mut self.carried_hits);
+        for cgroup in &mut self.cgroups {
+            if cgroup.hit_since_last() {
+                hits.push(bound_text(cgroup.controller()));
+            }
+        }
+        hits.dedup();
+        hits
+    }
+
     /// The recorder stopped answering: from here on the network is not
     /// observed, and the report says so rather than "nothing was sent".
     fn lose_sink(&mut self) {
@@ -392,7 +413,12 @@ impl Jail {
         let program = resolve_program(program);
         let args: Vec<String> = args.iter().map(|a| self.expand(a)).collect();
         let network = self.spec.isolate_network;
-        let mut decision = sandbox::decide(sandbox::availability(), &self.root, network);
+        let mut decision = sandbox::decide(
+            sandbox::availability(),
+            crate::bounds::bounds(),
+            &self.root,
+            network,
+        );
         decision
             .landlock
             .writable
@@ -412,6 +438,29 @@ impl Jail {
                 None => self.lose_sink(),
             }
         }
+        // The last server's cgroups: what it reached is carried, then they
+        // go (it has been stopped), and the new server gets its own.
+        for mut old in std::mem::take(&mut self.cgroups) {
+            if old.hit_since_last() {
+                self.carried_hits.push(bound_text(old.controller()));
+            }
+        }
+        let mut cgroups = Vec::new();
+        for &(controller, limit) in &decision.cgroups {
+            match Cgroup::make(controller, limit) {
+                Ok(cgroup) => cgroups.push(cgroup),
+                Err(why) => {
+                    let layer = match controller {
+                        Controller::Memory => IsolationLayer::Memory,
+                        Controller::Pids => IsolationLayer::Processes,
+                    };
+                    for entry in decision.layers.iter_mut().filter(|l| l.layer == layer) {
+                        *entry = sandbox::layer_entry(layer, Err(why.clone()));
+                    }
+                }
+            }
+        }
+        self.cgroups = cgroups;
         let ((mut child, init, layers), sink) = match &decision.bwrap {
             Some(bwrap) => self
                 .spawn_bwrap(bwrap, &decision, &program, &args)
@@ -475,20 +524,22 @@ impl Jail {
         };
         let block_fd = block.as_ref().map(|b| b.read.as_raw_fd());
         let network = self.spec.isolate_network;
+        let path_var = self.environment().get("PATH").map(std::ffi::OsString::from);
+        let install = crate::view::install_dirs(program, args, path_var.as_deref(), &self.root);
+        let visible = sandbox::Visible {
+            install: &install,
+            extra: crate::view::extra(),
+            hidden: &self.originals(),
+            scratch: crate::bounds::bounds().disk,
+        };
         let mut cmd = sandbox::bwrap_command(
-            bwrap,
-            decision,
-            &self.root,
-            network,
-            &self.originals(),
-            info_fd,
-            block_fd,
+            bwrap, decision, &self.root, network, &visible, info_fd, block_fd,
         );
         cmd.arg(program).args(args);
         let mut cmd = self.base_command(cmd);
         // bubblewrap (only) inherits the write end of the info pipe and the
         // read end of the block pipe.
-        let mut launch = Launch::new().inherit_fd(info.write.as_fd());
+        let mut launch = self.launch_in_cgroups().inherit_fd(info.write.as_fd());
         if let Some(b) = &block {
             launch = launch.inherit_fd(b.read.as_fd());
         }
@@ -511,7 +562,14 @@ impl Jail {
             let _ = std::io::Write::write_all(&mut go, b"g");
         }
         let init = pid.and_then(|pid| Pidfd::open(pid).ok().map(|fd| (pid, fd)));
-        Ok(((child, init, decision.layers.clone()), sink))
+        let mut layers = decision.layers.clone();
+        for entry in layers
+            .iter_mut()
+            .filter(|l| l.layer == IsolationLayer::MountNamespace && l.held)
+        {
+            entry.detail = crate::view::describe(install.len(), crate::view::extra());
+        }
+        Ok(((child, init, layers), sink))
     }
 
     /// The server without bubblewrap: Landlock through the helper where it
@@ -523,12 +581,10 @@ impl Jail {
         args: &[String],
     ) -> std::io::Result<Spawned> {
         let build = || {
-            let cmd = match decision.helper.as_ref().filter(|_| decision.landlock.any()) {
+            let cmd = match decision.helper_needed() {
                 Some(helper) => {
                     let mut cmd = Command::new(helper);
-                    cmd.args(decision.landlock.to_args())
-                        .arg(program)
-                        .args(args);
+                    cmd.args(decision.helper_args()).arg(program).args(args);
                     cmd
                 }
                 None => {
@@ -541,12 +597,12 @@ impl Jail {
         };
         let mut layers = decision.layers.clone();
         if !decision.direct_netns {
-            return Ok((Launch::new().spawn(&mut build())?, None, layers));
+            return Ok((self.launch_in_cgroups().spawn(&mut build())?, None, layers));
         }
-        let (netns, spawned) = spawn_isolated(build())?;
+        let (netns, spawned) = spawn_isolated(self.launch_in_cgroups(), build())?;
         let child = match spawned {
             Some(child) => child,
-            None => Launch::new().spawn(&mut build())?,
+            None => self.launch_in_cgroups().spawn(&mut build())?,
         };
         if let Some(entry) = layers
             .iter_mut()
@@ -555,6 +611,14 @@ impl Jail {
             *entry = sandbox::layer_entry(IsolationLayer::NetworkNamespace, netns);
         }
         Ok((child, None, layers))
+    }
+
+    /// A launch that puts the server in the jail's cgroups.
+    fn launch_in_cgroups(&self) -> Launch<'_> {
+        self.cgroups
+            .iter()
+            .filter_map(Cgroup::procs)
+            .fold(Launch::new(), |launch, fd| launch.join_cgroup(fd.as_fd()))
     }
 
     /// The stores' original files, hidden from the server in the sandbox.
@@ -622,9 +686,20 @@ impl Jail {
             launched: false,
             carried: Default::default(),
             also_writable: Vec::new(),
+            cgroups: Vec::new(),
+            carried_hits: Vec::new(),
             _registration: None,
             _lock: None,
         })
+    }
+}
+
+/// How a reached bound is named in a `resource-limit` finding.
+fn bound_text(controller: Controller) -> String {
+    let bounds = crate::bounds::bounds();
+    match controller {
+        Controller::Memory => format!("memory {}", crate::bounds::show_bytes(bounds.memory)),
+        Controller::Pids => format!("processes {}", bounds.processes),
     }
 }
 
@@ -648,8 +723,11 @@ type Spawned = (Controlled, Option<(i32, Pidfd)>, Vec<LayerEntry>);
 /// bubblewrap). When the kernel refuses one, no child is started and the
 /// error says why: the caller starts the server without it. Any other
 /// failure to spawn is an error.
-fn spawn_isolated(mut cmd: Command) -> std::io::Result<(Result<(), String>, Option<Controlled>)> {
-    match Launch::new().new_network_namespace().spawn(&mut cmd) {
+fn spawn_isolated(
+    launch: Launch<'_>,
+    mut cmd: Command,
+) -> std::io::Result<(Result<(), String>, Option<Controlled>)> {
+    match launch.new_network_namespace().spawn(&mut cmd) {
         Ok(child) => Ok((Ok(()), Some(child))),
         Err(e)
             if e.kind() == ErrorKind::PermissionDenied

@@ -23,6 +23,7 @@
 //!
 //! It knows nothing of plans, checks or verdicts: those are the engine's.
 
+pub mod bounds;
 pub mod copy;
 pub mod interrupt;
 mod isolation;
@@ -35,6 +36,7 @@ pub mod sandbox;
 mod stale;
 mod store;
 mod target;
+pub mod view;
 
 pub use isolation::Isolation;
 pub use jail::{ENV_ALLOWLIST, Jail, JailError, JailSpec, LaunchError, REMOTE_ISOLATION, connect};

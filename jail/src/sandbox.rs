@@ -38,6 +38,8 @@ use witness_model::audit::LayerEntry;
 use witness_model::vocab::{IsolationLayer, IsolationLevel};
 use witness_process::Launch;
 
+use crate::bounds::{self, Bounds, Controller, Limit};
+
 /// The hidden subcommand of the binary that applies Landlock and then
 /// becomes the server: `mcp-witness sandbox-exec [--write DIR]... [--fs]
 /// [--net] [--scope] -- PROGRAM ARGS...`.
@@ -53,6 +55,8 @@ const WRITABLE_DEVICES: [&str; 3] = ["/dev/null", "/dev/zero", "/dev/full"];
 
 static HELPER: OnceLock<PathBuf> = OnceLock::new();
 static AVAILABLE: OnceLock<Availability> = OnceLock::new();
+
+pub use crate::view::set_visible;
 
 /// Registers the binary that implements [`HELPER_COMMAND`] (the running
 /// `mcp-witness`). Without it no Landlock layer is used.
@@ -70,6 +74,13 @@ pub struct Availability {
     pub landlock_scope: Result<(), String>,
     /// The helper that applies Landlock, when registered.
     pub helper: Option<PathBuf>,
+    /// A memory cgroup of the jail's own can be made, or why not.
+    pub memory_cgroup: Result<(), String>,
+    /// A pids cgroup of the jail's own can be made, or why not.
+    pub pids_cgroup: Result<(), String>,
+    /// The auditor's real user is root, whom the kernel exempts from
+    /// `RLIMIT_NPROC` (inside a user namespace too: its user outside is root).
+    pub root: bool,
 }
 
 /// The probes' results, taken on first use and kept for the process.
@@ -89,6 +100,9 @@ pub fn availability() -> &'static Availability {
             ..LandlockRequest::default()
         }),
         helper: HELPER.get().cloned(),
+        memory_cgroup: bounds::probe_cgroup(Controller::Memory),
+        pids_cgroup: bounds::probe_cgroup(Controller::Pids),
+        root: rustix::process::getuid().is_root(),
     })
 }
 
@@ -294,6 +308,135 @@ pub(crate) struct Decision {
     /// sandbox's namespace, or why not.
     pub(crate) observe_network: Result<(), String>,
     pub(crate) layers: Vec<LayerEntry>,
+    /// The resource limits the helper sets on itself before the server.
+    pub(crate) limits: Vec<(Limit, u64)>,
+    /// The cgroups (controller, limit) the server's tree is put in.
+    pub(crate) cgroups: Vec<(Controller, u64)>,
+}
+
+impl Decision {
+    /// The helper, when it has anything to do (Landlock rules or limits).
+    pub(crate) fn helper_needed(&self) -> Option<&PathBuf> {
+        self.helper
+            .as_ref()
+            .filter(|_| self.landlock.any() || !self.limits.is_empty())
+    }
+
+    /// The helper's arguments, up to and including `--`.
+    pub(crate) fn helper_args(&self) -> Vec<OsString> {
+        let mut args = self.landlock.to_args();
+        let end = args.pop();
+        args.extend(bounds::limit_args(&self.limits));
+        args.extend(end);
+        args
+    }
+}
+
+/// How the resource bounds are kept for one launch: the layer entries, the
+/// limits the helper sets and the cgroups (controller, limit) the tree joins.
+type BoundsDecision = (Vec<LayerEntry>, Vec<(Limit, u64)>, Vec<(Controller, u64)>);
+
+/// How each resource bound is kept for a launch here.
+fn decide_bounds(available: &Availability, bounds: Bounds, user_namespace: bool) -> BoundsDecision {
+    let mut limits = Vec::new();
+    let mut cgroups = Vec::new();
+    let mut layers = Vec::new();
+    let no_helper = "resource limits need the mcp-witness binary as the sandbox's helper";
+    let memory = bounds::show_bytes(bounds.memory);
+    let entry = |layer, outcome: Result<String, String>| match outcome {
+        Ok(detail) => LayerEntry {
+            layer,
+            held: true,
+            detail,
+        },
+        Err(detail) => LayerEntry {
+            layer,
+            held: false,
+            detail,
+        },
+    };
+    let helper = available.helper.is_some();
+    layers.push(entry(
+        IsolationLayer::Memory,
+        match (&available.memory_cgroup, helper) {
+            (Ok(()), _) => {
+                cgroups.push((Controller::Memory, bounds.memory));
+                Ok(format!(
+                    "memory cgroup: {memory} for the server's processes together; the kernel ends the one that goes past it, and each time is a resource-limit finding"
+                ))
+            }
+            (Err(why), true) => {
+                limits.push((Limit::Data, bounds.memory));
+                Ok(format!(
+                    "RLIMIT_DATA: {memory} of data for each server process (no memory cgroup: {why}); a refused allocation is an error inside the server, not counted"
+                ))
+            }
+            (Err(why), false) => Err(format!("{no_helper}; no memory cgroup: {why}")),
+        },
+    ));
+    let processes = bounds.processes;
+    layers.push(entry(
+        IsolationLayer::Processes,
+        match (&available.pids_cgroup, helper) {
+            (Ok(()), _) => {
+                cgroups.push((Controller::Pids, processes));
+                Ok(format!(
+                    "pids cgroup: {processes} processes and threads for the server's tree; each refused fork is counted and is a resource-limit finding"
+                ))
+            }
+            (Err(why), true) if user_namespace && !available.root => {
+                limits.push((Limit::Nproc, processes));
+                Ok(format!(
+                    "RLIMIT_NPROC inside the sandbox's user namespace: {processes} processes and threads (no pids cgroup: {why}); a refused fork is not counted"
+                ))
+            }
+            (Err(why), true) if available.root => Err(format!(
+                "root is exempt from RLIMIT_NPROC, and no pids cgroup could be made: {why}"
+            )),
+            (Err(why), true) => Err(format!(
+                "RLIMIT_NPROC outside a user namespace would count every process of the auditor's user; no pids cgroup: {why}"
+            )),
+            (Err(why), false) => Err(format!("{no_helper}; no pids cgroup: {why}")),
+        },
+    ));
+    let simple = [
+        (
+            IsolationLayer::Disk,
+            Limit::Fsize,
+            bounds.disk,
+            format!(
+                "RLIMIT_FSIZE: no file the server writes grows past {}; the sandbox's scratch directories are a tmpfs of that size (the jail's own directories are on the auditor's disk, where they are observed: their total is not bounded)",
+                bounds::show_bytes(bounds.disk)
+            ),
+        ),
+        (
+            IsolationLayer::CpuTime,
+            Limit::Cpu,
+            bounds.cpu_seconds,
+            format!(
+                "RLIMIT_CPU: {} s of CPU time for each server process, then SIGXCPU and SIGKILL",
+                bounds.cpu_seconds
+            ),
+        ),
+        (
+            IsolationLayer::OpenFiles,
+            Limit::Nofile,
+            bounds.open_files,
+            format!(
+                "RLIMIT_NOFILE: {} open files for each server process",
+                bounds.open_files
+            ),
+        ),
+    ];
+    for (layer, limit, value, detail) in simple {
+        if helper {
+            limits.push((limit, value));
+            layers.push(entry(layer, Ok(detail)));
+        } else {
+            layers.push(entry(layer, Err(no_helper.to_owned())));
+        }
+    }
+    (layers, limits, cgroups)
 }
 
 /// Whether a sink can be made in a sandbox launched here: bubblewrap's
@@ -320,7 +463,12 @@ fn observer_possible(available: &Availability, network: bool) -> Result<(), Stri
     Ok(())
 }
 
-pub(crate) fn decide(available: &Availability, jail: &Path, network: bool) -> Decision {
+pub(crate) fn decide(
+    available: &Availability,
+    bounds: Bounds,
+    jail: &Path,
+    network: bool,
+) -> Decision {
     let bwrap = available.bwrap.as_ref().ok().cloned();
     let bwrap_missing = available.bwrap.as_ref().err().cloned().unwrap_or_default();
     let helper = available.helper.clone();
@@ -360,12 +508,20 @@ pub(crate) fn decide(available: &Availability, jail: &Path, network: bool) -> De
         IsolationLayer::LandlockFs => fs.clone(),
         IsolationLayer::LandlockNet => net.clone(),
         IsolationLayer::LandlockScope => scope.clone(),
+        // Decided by `decide_bounds`; never asked for here.
+        IsolationLayer::Memory
+        | IsolationLayer::Processes
+        | IsolationLayer::Disk
+        | IsolationLayer::CpuTime
+        | IsolationLayer::OpenFiles => Ok(()),
     };
     let observe_network = observer_possible(available, network);
-    let mut layers: Vec<LayerEntry> = IsolationLayer::ALL
+    let mut layers: Vec<LayerEntry> = IsolationLayer::CONTAINMENT
         .iter()
         .map(|&layer| layer_entry(layer, outcome(layer)))
         .collect();
+    let (bound_layers, limits, cgroups) = decide_bounds(available, bounds, bwrap.is_some());
+    layers.extend(bound_layers);
     if observe_network.is_ok() {
         for entry in layers
             .iter_mut()
@@ -387,6 +543,8 @@ pub(crate) fn decide(available: &Availability, jail: &Path, network: bool) -> De
         },
         helper,
         layers,
+        limits,
+        cgroups,
     }
 }
 
@@ -403,7 +561,7 @@ pub fn observer_here(available: &Availability) -> Result<(), String> {
 
 /// The layers a server launched here would get (what `doctor` shows).
 pub fn layers_here(available: &Availability, network: bool) -> Vec<LayerEntry> {
-    decide(available, &std::env::temp_dir(), network).layers
+    decide(available, bounds::bounds(), &std::env::temp_dir(), network).layers
 }
 
 /// Why the network layers are off when the user asked for that.
@@ -431,7 +589,7 @@ pub fn level_of(layers: &[LayerEntry]) -> (IsolationLevel, String) {
     let network = held(IsolationLayer::NetworkNamespace);
     let names: Vec<&str> = layers
         .iter()
-        .filter(|l| l.held)
+        .filter(|l| l.held && !l.layer.is_bound())
         .map(|l| l.layer.as_str())
         .collect();
     if writes && network {
@@ -456,33 +614,57 @@ pub fn level_of(layers: &[LayerEntry]) -> (IsolationLevel, String) {
     }
 }
 
+/// What one server's sandbox shows of the host besides the system's
+/// runtime and the jail.
+pub(crate) struct Visible<'a> {
+    /// The server's install directories (read-only).
+    pub(crate) install: &'a [PathBuf],
+    /// What the user added with `--ro-bind` (read-only).
+    pub(crate) extra: &'a [PathBuf],
+    /// The stores' original files, hidden behind `/dev/null`.
+    pub(crate) hidden: &'a [PathBuf],
+    /// The size of the scratch tmpfs at `/tmp`.
+    pub(crate) scratch: u64,
+}
+
 /// The bubblewrap command for one server: everything up to the program.
 pub(crate) fn bwrap_command(
     bwrap: &Path,
     decision: &Decision,
     jail: &Path,
     network: bool,
-    hidden: &[PathBuf],
+    visible: &Visible<'_>,
     info_fd: i32,
     block_fd: Option<i32>,
 ) -> Command {
     let mut cmd = Command::new(bwrap);
-    cmd.args(namespace_flags(network)).args([
-        "--ro-bind",
-        "/",
-        "/",
-        "--dev",
-        "/dev",
-        "--proc",
-        "/proc",
-    ]);
-    // Sockets of the host's services live here (a read-only mount does not
-    // stop a connect).
-    if Path::new("/run").is_dir() && !Path::new("/run").is_symlink() {
-        cmd.args(["--tmpfs", "/run"]);
+    cmd.args(namespace_flags(network));
+    // The root is an empty tmpfs: only what is bound below exists, so a
+    // socket in a temporary or home directory, under /run or in another
+    // audit's jail has no name here (a read-only mount would not stop a
+    // connect).
+    for dir in crate::view::SYSTEM {
+        let path = Path::new(dir);
+        match std::fs::read_link(path) {
+            // A merged /usr: /bin is a link into it, and stays one.
+            Ok(target) => {
+                cmd.arg("--symlink").arg(target).arg(path);
+            }
+            Err(_) if path.is_dir() => {
+                cmd.arg("--ro-bind").arg(path).arg(path);
+            }
+            Err(_) => {}
+        }
     }
-    for original in hidden {
-        cmd.arg("--ro-bind").arg("/dev/null").arg(original);
+    cmd.args(["--dev", "/dev", "--proc", "/proc"]);
+    cmd.arg("--size")
+        .arg(visible.scratch.to_string())
+        .args(["--tmpfs", "/tmp"]);
+    for dir in visible.install.iter().chain(visible.extra) {
+        cmd.arg("--ro-bind").arg(dir).arg(dir);
+    }
+    if let Some(helper) = decision.helper_needed() {
+        cmd.arg("--ro-bind").arg(helper).arg(helper);
     }
     // The jail first (it is the first writable directory), then any other
     // the user allowed (`proxy --live`).
@@ -490,14 +672,17 @@ pub(crate) fn bwrap_command(
     for dir in decision.landlock.writable.iter().filter(|d| *d != jail) {
         cmd.arg("--bind").arg(dir).arg(dir);
     }
+    for original in visible.hidden {
+        cmd.arg("--ro-bind").arg("/dev/null").arg(original);
+    }
     cmd.arg("--chdir").arg(jail.join("work"));
     cmd.arg("--info-fd").arg(info_fd.to_string());
     if let Some(fd) = block_fd {
         cmd.arg("--block-fd").arg(fd.to_string());
     }
     cmd.arg("--");
-    if let Some(helper) = decision.helper.as_ref().filter(|_| decision.landlock.any()) {
-        cmd.arg(helper).args(decision.landlock.to_args());
+    if let Some(helper) = decision.helper_needed() {
+        cmd.arg(helper).args(decision.helper_args());
     }
     cmd
 }
@@ -588,6 +773,9 @@ mod tests {
             landlock_net: probe(landlock),
             landlock_scope: probe(landlock),
             helper: Some("/usr/bin/mcp-witness".into()),
+            memory_cgroup: Err("no memory cgroup".into()),
+            pids_cgroup: Err("no pids cgroup".into()),
+            root: false,
         }
     }
 
@@ -603,20 +791,41 @@ mod tests {
     #[test]
     fn every_layer_that_works_is_used_and_the_level_follows() {
         let jail = Path::new("/tmp/jail");
-        let all = decide(&available(true, true), jail, true);
-        assert_eq!(held(&all).len(), 7);
+        let all = decide(&available(true, true), Bounds::default(), jail, true);
+        assert_eq!(held(&all).len(), 12);
+        // Without cgroups the bounds are the helper's resource limits.
+        assert_eq!(
+            all.limits.iter().map(|(l, _)| *l).collect::<Vec<_>>(),
+            [
+                Limit::Data,
+                Limit::Nproc,
+                Limit::Fsize,
+                Limit::Cpu,
+                Limit::Nofile
+            ]
+        );
         assert_eq!(level_of(&all.layers).0, IsolationLevel::Contained);
         assert!(all.landlock.fs && all.landlock.net && all.landlock.scope);
 
-        let no_net = decide(&available(true, true), jail, false);
+        let no_net = decide(&available(true, true), Bounds::default(), jail, false);
         assert!(!held(&no_net).contains(&"network-namespace"));
         assert!(!no_net.landlock.net);
         assert_eq!(level_of(&no_net.layers).0, IsolationLevel::Partial);
 
-        let landlock_only = decide(&available(false, true), jail, true);
+        let landlock_only = decide(&available(false, true), Bounds::default(), jail, true);
+        // Without a user namespace RLIMIT_NPROC would count the auditor's
+        // user's every process: not claimed.
         assert_eq!(
             held(&landlock_only),
-            ["landlock-fs", "landlock-net", "landlock-scope"]
+            [
+                "landlock-fs",
+                "landlock-net",
+                "landlock-scope",
+                "memory",
+                "disk",
+                "cpu-time",
+                "open-files"
+            ]
         );
         assert!(landlock_only.direct_netns);
         let (level, detail) = level_of(&landlock_only.layers);
@@ -626,13 +835,45 @@ mod tests {
             "{detail}"
         );
 
-        let nothing = decide(&available(false, false), jail, true);
+        let mut bare = available(false, false);
+        bare.helper = None;
+        let nothing = decide(&bare, Bounds::default(), jail, true);
         assert!(held(&nothing).is_empty());
         assert_eq!(level_of(&nothing.layers).0, IsolationLevel::None);
         assert_eq!(
             nothing.layers[0].detail,
             "bubblewrap (bwrap) is not installed"
         );
+    }
+
+    #[test]
+    fn root_gets_a_pids_cgroup_or_no_process_bound_and_a_cgroup_replaces_the_limits() {
+        let jail = Path::new("/tmp/jail");
+        let mut root = available(true, true);
+        root.root = true;
+        let decision = decide(&root, Bounds::default(), jail, true);
+        let processes = decision
+            .layers
+            .iter()
+            .find(|l| l.layer == IsolationLayer::Processes);
+        assert!(processes.is_some_and(|l| !l.held && l.detail.contains("root is exempt")));
+        assert!(!decision.limits.iter().any(|(l, _)| *l == Limit::Nproc));
+        root.pids_cgroup = Ok(());
+        root.memory_cgroup = Ok(());
+        let decision = decide(&root, Bounds::default(), jail, true);
+        assert_eq!(
+            decision.cgroups,
+            [(Controller::Memory, 2 << 30), (Controller::Pids, 256)]
+        );
+        assert!(
+            !decision
+                .limits
+                .iter()
+                .any(|(l, _)| matches!(l, Limit::Nproc | Limit::Data))
+        );
+        // Bounds never enter the containment sentence.
+        let (_, detail) = level_of(&decision.layers);
+        assert!(!detail.contains("memory"), "{detail}");
     }
 
     #[test]

@@ -162,10 +162,41 @@ pub enum IsolationLayer {
     LandlockNet,
     /// Landlock scopes: signals and abstract unix sockets outside the sandbox refused.
     LandlockScope,
+    /// A bound on the memory the server's processes may use (a memory
+    /// cgroup, else `RLIMIT_DATA` on each process).
+    Memory,
+    /// A bound on how many processes and threads the server may run (a
+    /// pids cgroup, else `RLIMIT_NPROC` inside its user namespace).
+    Processes,
+    /// A bound on the size of any file the server writes (`RLIMIT_FSIZE`),
+    /// and on the sandbox's scratch tmpfs.
+    Disk,
+    /// A bound on the CPU time of each of the server's processes (`RLIMIT_CPU`).
+    CpuTime,
+    /// A bound on the files each of the server's processes may hold open
+    /// (`RLIMIT_NOFILE`).
+    OpenFiles,
 }
 
 impl IsolationLayer {
-    pub const ALL: [IsolationLayer; 7] = [
+    pub const ALL: [IsolationLayer; 12] = [
+        IsolationLayer::UserNamespace,
+        IsolationLayer::MountNamespace,
+        IsolationLayer::PidNamespace,
+        IsolationLayer::NetworkNamespace,
+        IsolationLayer::LandlockFs,
+        IsolationLayer::LandlockNet,
+        IsolationLayer::LandlockScope,
+        IsolationLayer::Memory,
+        IsolationLayer::Processes,
+        IsolationLayer::Disk,
+        IsolationLayer::CpuTime,
+        IsolationLayer::OpenFiles,
+    ];
+
+    /// The layers that contain where a server reaches (the others bound
+    /// how much of the machine it may use).
+    pub const CONTAINMENT: [IsolationLayer; 7] = [
         IsolationLayer::UserNamespace,
         IsolationLayer::MountNamespace,
         IsolationLayer::PidNamespace,
@@ -174,6 +205,11 @@ impl IsolationLayer {
         IsolationLayer::LandlockNet,
         IsolationLayer::LandlockScope,
     ];
+
+    /// Whether the layer bounds a resource rather than a reach.
+    pub fn is_bound(self) -> bool {
+        !Self::CONTAINMENT.contains(&self)
+    }
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -184,6 +220,11 @@ impl IsolationLayer {
             IsolationLayer::LandlockFs => "landlock-fs",
             IsolationLayer::LandlockNet => "landlock-net",
             IsolationLayer::LandlockScope => "landlock-scope",
+            IsolationLayer::Memory => "memory",
+            IsolationLayer::Processes => "processes",
+            IsolationLayer::Disk => "disk",
+            IsolationLayer::CpuTime => "cpu-time",
+            IsolationLayer::OpenFiles => "open-files",
         }
     }
 
@@ -210,6 +251,15 @@ impl IsolationLayer {
             }
             IsolationLayer::LandlockScope => {
                 "the kernel refuses signals and abstract unix sockets that leave the sandbox (Landlock)"
+            }
+            IsolationLayer::Memory => "the kernel bounds the memory the server's processes use",
+            IsolationLayer::Processes => {
+                "the kernel bounds how many processes and threads the server runs"
+            }
+            IsolationLayer::Disk => "the kernel bounds the size of every file the server writes",
+            IsolationLayer::CpuTime => "the kernel bounds the CPU time of each server process",
+            IsolationLayer::OpenFiles => {
+                "the kernel bounds the files each server process holds open"
             }
         }
     }
@@ -884,6 +934,10 @@ pub enum FindingKind {
     /// Outbound attempts past the network observer's bound for one window:
     /// counted, not kept.
     NetworkAttemptsDropped,
+    /// The server reached one of the jail's resource bounds (memory,
+    /// processes) during a call: the call ended there, the server was
+    /// started again.
+    ResourceLimit,
 }
 
 impl FindingKind {
@@ -906,6 +960,7 @@ impl FindingKind {
             FindingKind::StoreCopy => "store-copy",
             FindingKind::NotContained => "not-contained",
             FindingKind::NetworkAttemptsDropped => "network-attempts-dropped",
+            FindingKind::ResourceLimit => "resource-limit",
         }
     }
 }

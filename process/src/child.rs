@@ -31,6 +31,7 @@ pub struct Launch<'fd> {
     kept_on_interrupt: bool,
     new_network_namespace: bool,
     inherited: Vec<BorrowedFd<'fd>>,
+    cgroups: Vec<BorrowedFd<'fd>>,
 }
 
 impl<'fd> Launch<'fd> {
@@ -60,6 +61,15 @@ impl<'fd> Launch<'fd> {
         self
     }
 
+    /// The child moves itself into the cgroup whose `cgroup.procs` is open
+    /// as `procs` before it executes anything, so that everything it runs
+    /// is bound from its first instruction. The kernel's refusal is the
+    /// spawn's error.
+    pub fn join_cgroup(mut self, procs: BorrowedFd<'fd>) -> Self {
+        self.cgroups.push(procs);
+        self
+    }
+
     /// The child inherits `fd` at the same number (it is close-on-exec in
     /// this process, as every descriptor should be).
     pub fn inherit_fd(mut self, fd: BorrowedFd<'fd>) -> Self {
@@ -71,7 +81,11 @@ impl<'fd> Launch<'fd> {
     /// registers the child.
     pub fn spawn(&self, command: &mut Command) -> io::Result<Controlled> {
         command.process_group(0);
-        if self.death_signal.is_some() || self.new_network_namespace || !self.inherited.is_empty() {
+        if self.death_signal.is_some()
+            || self.new_network_namespace
+            || !self.inherited.is_empty()
+            || !self.cgroups.is_empty()
+        {
             self.add_hook(command);
         }
         let (child, id) = registry::spawn(command, self.kept_on_interrupt)?;
@@ -89,12 +103,13 @@ impl<'fd> Launch<'fd> {
 
     fn add_hook(&self, command: &mut Command) {
         let inherited: Vec<RawFd> = self.inherited.iter().map(AsRawFd::as_raw_fd).collect();
+        let cgroups: Vec<RawFd> = self.cgroups.iter().map(AsRawFd::as_raw_fd).collect();
         let new_network_namespace = self.new_network_namespace;
         let death_signal = self.death_signal;
         let parent = rustix::process::getpid();
         // SAFETY: the hook runs in the child between fork and exec, where only
         // async-signal-safe work is allowed: it makes system calls alone
-        // (fcntl, unshare, prctl, getppid, through rustix), allocates
+        // (fcntl, write, unshare, prctl, getppid, through rustix), allocates
         // nothing and takes no lock. The descriptors it borrows are open:
         // `Launch` borrows them for as long as it can spawn, and fork copied
         // them into the child. Unsharing only the network namespace leaves
@@ -104,6 +119,10 @@ impl<'fd> Launch<'fd> {
             command.pre_exec(move || {
                 for &fd in &inherited {
                     rustix::io::fcntl_setfd(BorrowedFd::borrow_raw(fd), FdFlags::empty())?;
+                }
+                for &fd in &cgroups {
+                    // `0` names the writer: the child itself.
+                    rustix::io::write(BorrowedFd::borrow_raw(fd), b"0")?;
                 }
                 if new_network_namespace {
                     rustix::thread::unshare_unsafe(UnshareFlags::NEWNET)?;

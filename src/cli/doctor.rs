@@ -19,6 +19,15 @@ Install bubblewrap (Debian: apt-get install bubblewrap) for the namespaces;
 Landlock needs a kernel with Landlock enabled: ABI 5 (Linux 6.10) for the
 file-system rules, 4 for the network rules, 6 for the scopes.
 
+The resource bounds (memory, processes, disk, cpu-time, open-files) are
+listed with the mechanism that keeps each here: a cgroup beneath the
+auditor's own where one can be made (memory and processes; a reached bound
+is then a resource-limit finding), else a resource limit the sandbox's
+helper sets on itself (RLIMIT_DATA, RLIMIT_NPROC inside the user namespace,
+never for root, whom the kernel exempts; RLIMIT_FSIZE, RLIMIT_CPU,
+RLIMIT_NOFILE). Change them with --memory, --processes, --disk,
+--cpu-seconds and --open-files; they do not decide the exit code.
+
 The network observer (EFF-04) is tried the same way: its sink is made in
 the namespace of a sandbox that runs `true`. It needs bubblewrap, ip
 (iproute2) and nft (nftables; Debian: apt-get install nftables).

@@ -8,6 +8,7 @@ pub mod audit;
 pub mod compare;
 pub mod doctor;
 pub mod guidance;
+pub mod jailargs;
 pub mod lab;
 pub mod manifest;
 pub mod netsink;

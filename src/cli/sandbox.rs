@@ -1,9 +1,10 @@
 //! `mcp-witness sandbox-exec` (hidden): the last step of the jail's launch.
 //!
 //! The jail runs it, inside bubblewrap where that works, as
-//! `sandbox-exec [--write DIR]... [--fs] [--net [--net-bind-only]] [--scope] -- PROGRAM ARGS`:
-//! it applies the Landlock rules to itself, every one a hard requirement,
-//! and then becomes PROGRAM (exec, same process). If a rule cannot be
+//! `sandbox-exec [--write DIR]... [--fs] [--net [--net-bind-only]] [--scope]
+//! [--limit KIND=N]... -- PROGRAM ARGS`: it sets the resource limits on
+//! itself, applies the Landlock rules, every one a hard requirement, and
+//! then becomes PROGRAM (exec, same process). If a limit or a rule cannot be
 //! enforced, PROGRAM never runs: the message goes to stderr, where the
 //! audit's transcript keeps it, and the exit code is 126.
 
@@ -14,6 +15,7 @@ use std::process::Command;
 
 use anyhow::{Result, anyhow};
 use clap::Args;
+use witness_jail::bounds::{self, Limit};
 use witness_jail::sandbox::{self, LandlockRequest};
 use witness_model::exit::ExitStatus;
 
@@ -34,6 +36,10 @@ pub struct SandboxExecArgs {
     /// Refuse signals and abstract unix sockets that leave the sandbox.
     #[arg(long)]
     scope: bool,
+    /// A resource limit to set, soft and hard: data, nproc, fsize, cpu or
+    /// nofile, as KIND=N (bytes, processes, seconds, files; repeatable).
+    #[arg(long = "limit", value_name = "KIND=N", value_parser = bounds::parse_limit)]
+    limit: Vec<(Limit, u64)>,
     /// The program and its arguments.
     #[arg(last = true, required = true, value_name = "PROGRAM")]
     command: Vec<OsString>,
@@ -50,7 +56,13 @@ pub fn run(args: SandboxExecArgs) -> Result<ExitStatus> {
         net_bind_only: args.net_bind_only,
         scope: args.scope,
     };
-    if let Err(why) = sandbox::enforce(&request) {
+    if let Err(why) = bounds::apply_limits(&args.limit).and_then(|()| {
+        if request.any() {
+            sandbox::enforce(&request)
+        } else {
+            Ok(())
+        }
+    }) {
         errln!("mcp-witness sandbox-exec: {why}; the server was not started");
         std::process::exit(i32::from(CANNOT_SANDBOX));
     }

@@ -84,6 +84,8 @@ struct Outcome {
     stderr: String,
     elapsed: Duration,
     killed: bool,
+    /// The auditor's pid (its cgroups are named after it).
+    pid: u32,
 }
 
 impl Outcome {
@@ -99,6 +101,7 @@ impl Outcome {
 
 fn finish(mut child: Child, limit: Duration) -> Outcome {
     let started = Instant::now();
+    let pid = child.id();
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
     let out = std::thread::spawn(move || {
@@ -135,6 +138,7 @@ fn finish(mut child: Child, limit: Duration) -> Outcome {
         stderr: err.join().unwrap_or_default(),
         elapsed,
         killed,
+        pid,
     }
 }
 
@@ -712,4 +716,218 @@ fn landlock_alone_refuses_writes_outside_and_tcp() {
     assert!(out.stdout.contains("write refused 13"), "{}", out.stdout);
     assert!(out.stdout.contains("connect refused 13"), "{}", out.stdout);
     assert!(listener.accept().is_err(), "the connection got through");
+}
+
+// 14. Resource bounds: a server cannot take the machine's memory, processes
+// or disk. Each bound is held by a cgroup where one can be made (root here),
+// else by the helper's resource limits (an ordinary user); the test asserts
+// which, and what the server saw.
+
+fn layer<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["isolation"]["layers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|l| l["layer"] == name)
+        .unwrap_or_else(|| panic!("no {name} layer: {:#}", report["isolation"]))
+}
+
+/// What the first call of the audit answered, as text.
+fn first_answer(report: &Value) -> String {
+    report["calls"][0]["response"].to_string()
+}
+
+fn bound_findings(report: &Value) -> Vec<String> {
+    report["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|f| f["kind"] == "resource-limit")
+        .filter_map(|f| f["detail"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// The cgroups an auditor with pid `pid` made beneath this process's own,
+/// still there.
+fn cgroups_left(pid: u32) -> Vec<PathBuf> {
+    let prefix = format!("mcp-witness-{pid}-");
+    let own = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+    let mut left = Vec::new();
+    for line in own.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (Some(_), Some(names), Some(path)) = (parts.next(), parts.next(), parts.next()) else {
+            continue;
+        };
+        for name in names.split(',').filter(|n| ["memory", "pids"].contains(n)) {
+            let dir = Path::new("/sys/fs/cgroup")
+                .join(name)
+                .join(path.trim_start_matches('/'));
+            for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                if entry.file_name().to_string_lossy().starts_with(&prefix) {
+                    left.push(entry.path());
+                }
+            }
+        }
+    }
+    left
+}
+
+fn assert_nothing_left(scene: &Scene, out: &Outcome, mark: &str) {
+    assert_no_process_left(mark);
+    scene.assert_no_jail_left();
+    let cgroups = cgroups_left(out.pid);
+    assert!(cgroups.is_empty(), "cgroups left: {cgroups:?}");
+}
+
+#[test]
+fn a_memory_hog_is_held_at_the_memory_bound() {
+    let scene = Scene::new();
+    let mark = marker("hog");
+    let hog = hostile("mem_hog.py");
+    let out = scene.run(&audit_args(&["--memory", "256M"], &[&hog, &mark]), LIMIT);
+    let report = out.report();
+    assert!(!out.killed, "took {:?}", out.elapsed);
+    let memory = layer(&report, "memory");
+    assert_eq!(memory["held"], true, "{memory:#}");
+    let detail = memory["detail"].as_str().unwrap_or_default();
+    let answer = first_answer(&report);
+    if detail.starts_with("memory cgroup") {
+        // The kernel ended the hog at 256 MiB: its call ended there, with a
+        // finding, and the audit went on with a fresh server.
+        assert!(detail.contains("256 MiB"), "{detail}");
+        let findings = bound_findings(&report);
+        assert!(
+            findings.iter().any(|f| f.starts_with("memory 256 MiB")),
+            "{:#}",
+            report["findings"]
+        );
+        assert!(
+            !report["restarts"].as_array().is_none_or(Vec::is_empty),
+            "the server is started again: {:#}",
+            report["restarts"]
+        );
+        assert!(!answer.contains("touched 6144 MiB"), "{answer}");
+    } else {
+        assert!(detail.starts_with("RLIMIT_DATA: 256 MiB"), "{detail}");
+        // The allocation past the bound was refused inside the server.
+        assert!(answer.contains("refused after"), "{answer}");
+    }
+    assert_nothing_left(&scene, &out, &mark);
+}
+
+#[test]
+fn a_fork_flood_is_held_at_the_process_bound() {
+    let scene = Scene::new();
+    let mark = marker("flood");
+    let flood = hostile("fork_flood.py");
+    let out = scene.run(&audit_args(&["--processes", "64"], &[&flood, &mark]), LIMIT);
+    let report = out.report();
+    assert!(!out.killed, "took {:?}", out.elapsed);
+    let processes = layer(&report, "processes");
+    assert_eq!(processes["held"], true, "{processes:#}");
+    let detail = processes["detail"].as_str().unwrap_or_default();
+    let answer = first_answer(&report);
+    // Refused with EAGAIN (11) before the 64th process of the sandbox.
+    let started: u32 = answer
+        .split("started ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no count in {answer}"));
+    assert!(started < 64, "{answer}");
+    assert!(answer.contains("refused: 11"), "{answer}");
+    if detail.starts_with("pids cgroup") {
+        let findings = bound_findings(&report);
+        assert!(
+            findings.iter().any(|f| f.starts_with("processes 64")),
+            "{:#}",
+            report["findings"]
+        );
+    } else {
+        assert!(
+            detail.starts_with("RLIMIT_NPROC inside the sandbox's user namespace: 64"),
+            "{detail}"
+        );
+    }
+    assert_nothing_left(&scene, &out, &mark);
+}
+
+#[test]
+fn a_disk_filler_is_held_at_the_disk_bound() {
+    let scene = Scene::new();
+    let mark = marker("fill");
+    let filler = hostile("disk_filler.py");
+    let out = scene.run(&audit_args(&["--disk", "64M"], &[&filler, &mark]), LIMIT);
+    let report = out.report();
+    assert!(!out.killed, "took {:?}", out.elapsed);
+    let disk = layer(&report, "disk");
+    assert_eq!(disk["held"], true, "{disk:#}");
+    assert!(
+        disk["detail"].as_str().is_some_and(
+            |d| d.starts_with("RLIMIT_FSIZE: no file the server writes grows past 64 MiB")
+        ),
+        "{disk:#}"
+    );
+    // EFBIG (27) at exactly the bound; the file it made is still an effect
+    // of a read-only tool.
+    let answer = first_answer(&report);
+    assert!(
+        answer.contains("wrote 64 MiB, refused: errno 27"),
+        "{answer}"
+    );
+    assert_eq!(common::check(&report, "EFF-01", "fill")["verdict"], "fail");
+    assert_nothing_left(&scene, &out, &mark);
+}
+
+#[test]
+fn a_unix_socket_outside_the_jail_cannot_be_reached() {
+    use std::os::unix::net::UnixListener;
+    let scene = Scene::new();
+    let mark = marker("reach");
+    // An ssh-agent-like socket in a temporary directory of the auditor's user.
+    let agent = tempfile::tempdir().expect("tempdir");
+    let path = agent.path().join("agent.sock");
+    let listener = UnixListener::bind(&path).expect("bind");
+    listener.set_nonblocking(true).expect("nonblocking");
+    let reacher = hostile("unix_reacher.py");
+    let socket = path.to_string_lossy().into_owned();
+    let out = scene.run(&audit_args(&[], &[&reacher, &socket, &mark]), LIMIT);
+    let report = out.report();
+    assert!(!out.killed, "took {:?}", out.elapsed);
+    assert!(
+        listener.accept().is_err(),
+        "the server reached the socket: {report:#}"
+    );
+    let answer = first_answer(&report);
+    assert!(
+        answer.contains("could not reach the socket: No such file or directory"),
+        "{answer}"
+    );
+    let view = layer(&report, "mount-namespace");
+    assert_eq!(view["held"], true);
+    assert!(
+        view["detail"].as_str().is_some_and(|d| d
+            .contains("temporary and home directories, /run and other audits' jails are absent")),
+        "{view:#}"
+    );
+    assert_nothing_left(&scene, &out, &mark);
+}
+
+#[test]
+fn another_audits_jail_and_the_auditors_temporary_files_are_not_visible() {
+    let scene = Scene::new();
+    // A file beside the auditor's jails (as another audit's would be).
+    let beside = scene.tmp.join("mcp-witness-jail-other");
+    std::fs::create_dir_all(&beside).expect("beside");
+    std::fs::write(beside.join("secret.txt"), "another audit's store\n").expect("write");
+    let reader = hostile("unix_reacher.py");
+    let probe = beside.join("secret.txt").to_string_lossy().into_owned();
+    let out = scene.run(&audit_args(&[], &[&reader, &probe]), LIMIT);
+    let report = out.report();
+    // Connecting to a regular file that exists would say "Connection
+    // refused"; absent, it is not there at all.
+    let answer = first_answer(&report);
+    assert!(answer.contains("No such file or directory"), "{answer}");
+    std::fs::remove_dir_all(&beside).expect("cleanup");
+    scene.assert_no_jail_left();
 }

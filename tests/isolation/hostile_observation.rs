@@ -99,6 +99,10 @@ fn assert_no_images_left(tmp: &Path) {
     assert!(left.is_empty(), "left behind: {left:?}");
 }
 
+/// A disk bound past the 32 GiB sparse files below, so that these tests
+/// hold the observer's budget, not the jail's bound (`hostile.rs` holds that).
+const BEYOND_THE_FILE: &str = "64G";
+
 fn python() -> String {
     "python3".into()
 }
@@ -106,10 +110,21 @@ fn python() -> String {
 #[test]
 fn a_32_gib_sparse_file_in_home_is_a_finding_not_a_minute_of_hashing() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let args = common::s(&["audit", "--format", "json", "--settle-ms", "0", "--"])
-        .into_iter()
-        .chain([python(), hostile("obs_sparse_home.py")])
-        .collect::<Vec<_>>();
+    // The jail's disk bound (RLIMIT_FSIZE, 1 GiB by default) would refuse
+    // the file outright; raised, what is left to hold is the observer's budget.
+    let args = common::s(&[
+        "audit",
+        "--format",
+        "json",
+        "--settle-ms",
+        "0",
+        "--disk",
+        BEYOND_THE_FILE,
+        "--",
+    ])
+    .into_iter()
+    .chain([python(), hostile("obs_sparse_home.py")])
+    .collect::<Vec<_>>();
     let (code, report, took) = audit(tmp.path(), &args, Duration::from_secs(60));
     assert!(took < Duration::from_secs(20), "took {took:?}");
     assert_eq!(code, 1, "the read-only tool created a file: EFF-01 fails");
@@ -154,6 +169,8 @@ fn a_store_made_a_32_gib_sparse_file_is_refused_not_copied() {
         "json",
         "--settle-ms",
         "0",
+        "--disk",
+        BEYOND_THE_FILE,
         "--store",
         &store,
         "--",

@@ -23,7 +23,7 @@
 use std::io::{BufRead, BufReader, Read};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -170,12 +170,72 @@ struct Shared {
     protocol_version: Option<String>,
 }
 
+/// Keeps the wire's order over HTTP, where every POST is an exchange of its
+/// own: a notification or a response must have been acknowledged (its
+/// status line received) before the next message goes out, so that the
+/// server sees `notifications/initialized` before the call that follows
+/// it. A request holds nothing back: its answer may stream for as long as
+/// it takes while other requests go out beside it.
+#[derive(Default)]
+struct Order {
+    unacknowledged: Mutex<u32>,
+    acknowledged: Condvar,
+}
+
+impl Order {
+    /// Waits until every earlier notification and response was
+    /// acknowledged, or `limit` passed (that exchange then fails on its own
+    /// timeout and says so).
+    fn wait(&self, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        let mut pending = lock(&self.unacknowledged);
+        while *pending > 0 {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            pending = match self.acknowledged.wait_timeout(pending, left) {
+                Ok((guard, _)) => guard,
+                Err(poisoned) => poisoned.into_inner().0,
+            };
+        }
+    }
+
+    fn hold(&self) {
+        *lock(&self.unacknowledged) += 1;
+    }
+
+    fn release(&self) {
+        let mut pending = lock(&self.unacknowledged);
+        *pending = pending.saturating_sub(1);
+        self.acknowledged.notify_all();
+    }
+}
+
+/// Releases the order when the exchange that held it ends, however it ends.
+struct Acknowledge(Option<Arc<Order>>);
+
+impl Acknowledge {
+    fn now(&mut self) {
+        if let Some(order) = self.0.take() {
+            order.release();
+        }
+    }
+}
+
+impl Drop for Acknowledge {
+    fn drop(&mut self) {
+        self.now();
+    }
+}
+
 /// One Streamable HTTP connection (a legacy session, or a series of
 /// self-contained 2026-07-28 requests).
 pub struct HttpTransport {
     endpoint: Endpoint,
     agent: ureq::Agent,
     shared: Arc<Mutex<Shared>>,
+    order: Arc<Order>,
     tx: SyncSender<Incoming>,
     rx: Receiver<Incoming>,
     clock: Arc<dyn Clock>,
@@ -200,6 +260,7 @@ impl HttpTransport {
             endpoint,
             agent,
             shared: Arc::new(Mutex::new(Shared::default())),
+            order: Arc::default(),
             tx,
             rx,
             clock,
@@ -218,8 +279,10 @@ impl HttpTransport {
             url: self.endpoint.url.clone(),
             agent: self.agent.clone(),
             shared: self.shared.clone(),
+            order: self.order.clone(),
             tx: self.tx.clone(),
             clock: self.clock.clone(),
+            timeout: self.timeout,
         }
     }
 }
@@ -230,13 +293,25 @@ struct Poster {
     url: String,
     agent: ureq::Agent,
     shared: Arc<Mutex<Shared>>,
+    order: Arc<Order>,
     tx: SyncSender<Incoming>,
     clock: Arc<dyn Clock>,
+    timeout: Duration,
 }
 
 impl Poster {
-    /// One POST on its own thread; what comes back joins the transport's queue.
+    /// One POST on its own thread; what comes back joins the transport's
+    /// queue. It goes out once every earlier notification and response was
+    /// acknowledged ([`Order`]).
     fn post(&self, message: &Value, text: &str) -> std::io::Result<()> {
+        self.order.wait(self.timeout);
+        let is_request = message.get("method").is_some() && message.get("id").is_some();
+        let acknowledge = if is_request {
+            Acknowledge(None)
+        } else {
+            self.order.hold();
+            Acknowledge(Some(self.order.clone()))
+        };
         let headers = request_headers(message, &lock(&self.shared));
         let request = match (message.get("method"), message.get("id")) {
             (Some(_), Some(id)) => id.as_i64(),
@@ -248,14 +323,16 @@ impl Poster {
             headers,
             body: text.to_owned(),
             request,
-            expects_answer: message.get("method").is_some() && message.get("id").is_some(),
+            expects_answer: is_request,
             shared: self.shared.clone(),
             tx: self.tx.clone(),
             clock: self.clock.clone(),
         };
+        // Not spawned: the acknowledgement is dropped here, and the order
+        // released.
         thread::Builder::new()
             .name("mcp-witness-http".into())
-            .spawn(move || exchange.run())
+            .spawn(move || exchange.run(acknowledge))
             .map(|_| ())
     }
 }
@@ -270,7 +347,7 @@ impl crate::Outbox for Poster {
     }
 }
 
-fn lock(shared: &Mutex<Shared>) -> std::sync::MutexGuard<'_, Shared> {
+fn lock<T>(shared: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     match shared.lock() {
         Ok(guard) => guard,
         Err(poisoned) => poisoned.into_inner(),
@@ -423,12 +500,16 @@ struct Exchange {
 }
 
 impl Exchange {
-    fn run(self) {
+    fn run(self, mut acknowledge: Acknowledge) {
         let mut builder = self.agent.post(&self.url);
         for (name, value) in &self.headers {
             builder = builder.header(*name, value);
         }
-        let response = match builder.send(self.body.as_bytes()) {
+        let sent = builder.send(self.body.as_bytes());
+        // The status line is in (or the exchange failed): the next message
+        // may go.
+        acknowledge.now();
+        let response = match sent {
             Ok(response) => response,
             Err(e) => {
                 self.fail(format!("the POST failed: {}", describe(&e)));
@@ -913,5 +994,117 @@ mod tests {
             get(&headers, "Accept").as_deref(),
             Some("application/json, text/event-stream")
         );
+    }
+
+    /// A server on loopback that holds a notification's 202 back for
+    /// `hold`, and answers a request at once; it notes when each message
+    /// arrived and when each acknowledgement left.
+    /// What the fake server saw, in order, and when.
+    type Log = Arc<Mutex<Vec<(String, Instant)>>>;
+
+    fn slow_acknowledger(hold: Duration) -> (String, Log) {
+        use std::io::Write;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+        let log: Log = Arc::default();
+        let seen = log.clone();
+        thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let seen = seen.clone();
+                // Each exchange on its own thread: the server would take
+                // the call while the notification is held, were it sent.
+                thread::spawn(move || {
+                    let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+                    let mut length = 0usize;
+                    loop {
+                        let mut line = String::new();
+                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        let line = line.trim_end();
+                        if line.is_empty() {
+                            break;
+                        }
+                        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                            length = v.trim().parse().unwrap_or(0);
+                        }
+                    }
+                    let mut body = vec![0u8; length];
+                    reader.read_exact(&mut body).expect("body");
+                    let message: Value = serde_json::from_slice(&body).expect("json");
+                    let method = message["method"].as_str().unwrap_or_default().to_owned();
+                    lock(&seen).push((format!("in {method}"), Instant::now()));
+                    let mut stream = stream;
+                    if message.get("id").is_some() {
+                        let answer = format!(
+                            "{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{{}}}}",
+                            message["id"]
+                        );
+                        let _ = write!(
+                            stream,
+                            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
+                            answer.len()
+                        );
+                    } else {
+                        thread::sleep(hold);
+                        lock(&seen).push((format!("ack {method}"), Instant::now()));
+                        let _ = write!(
+                            stream,
+                            "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                        );
+                    }
+                });
+            }
+        });
+        (url, log)
+    }
+
+    #[test]
+    fn a_notification_is_acknowledged_before_the_next_message_is_sent() {
+        let (url, log) = slow_acknowledger(Duration::from_millis(300));
+        let endpoint = Endpoint::parse(&url, false).expect("endpoint");
+        let clock: Arc<dyn Clock> = Arc::new(crate::clock::MonotonicClock::start());
+        let mut http = HttpTransport::new(endpoint, clock, Duration::from_secs(5));
+        let initialized =
+            serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let call = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "x"}});
+        http.send(&initialized, &initialized.to_string())
+            .expect("send");
+        http.send(&call, &call.to_string()).expect("send");
+        let answer = http.recv_until(Instant::now() + Duration::from_secs(5));
+        assert!(matches!(answer, Some(Incoming::Line { .. })), "{answer:?}");
+        let order: Vec<String> = lock(&log).iter().map(|(what, _)| what.clone()).collect();
+        assert_eq!(
+            order,
+            [
+                "in notifications/initialized",
+                "ack notifications/initialized",
+                "in tools/call"
+            ]
+        );
+    }
+
+    #[test]
+    fn requests_are_not_held_back_by_one_another() {
+        let (url, log) = slow_acknowledger(Duration::from_millis(300));
+        let endpoint = Endpoint::parse(&url, false).expect("endpoint");
+        let clock: Arc<dyn Clock> = Arc::new(crate::clock::MonotonicClock::start());
+        let mut http = HttpTransport::new(endpoint, clock, Duration::from_secs(5));
+        let started = Instant::now();
+        for id in [1, 2, 3] {
+            let call = serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"});
+            http.send(&call, &call.to_string()).expect("send");
+        }
+        // Sending never waited on an answer: the three went out at once.
+        assert!(
+            started.elapsed() < Duration::from_millis(300),
+            "{:?}",
+            started.elapsed()
+        );
+        for _ in 0..3 {
+            let answer = http.recv_until(Instant::now() + Duration::from_secs(5));
+            assert!(matches!(answer, Some(Incoming::Line { .. })), "{answer:?}");
+        }
+        assert_eq!(lock(&log).len(), 3);
     }
 }

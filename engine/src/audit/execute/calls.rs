@@ -307,6 +307,7 @@ impl<'a> Runner<'a> {
         let frame_end = next_frame(&self.session).saturating_sub(1);
         let effects = changes.effects;
         let network = self.relaunch.network_window();
+        let bounds_hit = self.relaunch.bounds_hit();
         let (outcome, response) = ledger_outcome(outcome);
         let status = outcome.status;
         if call.repeat_of.is_none()
@@ -342,8 +343,17 @@ impl<'a> Runner<'a> {
                 .incomplete(format!("cannot observe the stores: {e}"));
             return ControlFlow::Break(());
         }
+        super::record_bounds(&mut self.draft.report, &bounds_hit, Some(id));
         if status == CallStatus::TransportError {
             self.after_lost_transport(id, &call.step.tool)?;
+        } else if let Some(hit) = bounds_hit.first() {
+            // A server held at a bound may be left half-broken (a process
+            // killed, a fork refused): the rest of the plan gets a fresh one.
+            let reason = format!(
+                "the server reached its {hit} bound during call {id} ({})",
+                call.step.tool
+            );
+            self.after_failure(reason)?;
         }
         ControlFlow::Continue((id, status))
     }
@@ -351,7 +361,12 @@ impl<'a> Runner<'a> {
     /// A call lost the transport: the server is started again for the rest
     /// of the plan, unless it has already been restarted too often.
     fn after_lost_transport(&mut self, id: u32, tool: &str) -> ControlFlow<()> {
-        let reason = format!("the transport failed during call {id} ({tool})");
+        self.after_failure(format!("the transport failed during call {id} ({tool})"))
+    }
+
+    /// The server is started again after a failure, unless it has already
+    /// been restarted too often.
+    fn after_failure(&mut self, reason: String) -> ControlFlow<()> {
         if self.failure_restarts >= MAX_FAILURE_RESTARTS {
             self.draft.incomplete(format!(
                 "{reason} after {MAX_FAILURE_RESTARTS} restarts; later calls were not made"

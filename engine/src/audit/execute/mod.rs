@@ -244,6 +244,8 @@ impl Stage<'_> {
         }
         let at_shutdown = self.target.jail_mut().network_window();
         record_outside(&mut self.draft.report, at_shutdown);
+        let hits = self.target.jail_mut().bounds_hit();
+        record_bounds(&mut self.draft.report, &hits, None);
         // A restart may have run without the observer: say so for the audit.
         self.draft.report.isolation.network_observer = self.target.jail().network_observer();
         self.observed
@@ -319,6 +321,22 @@ pub(super) fn catch_up(
 pub(super) fn record_outside(report: &mut AuditReport, window: witness_netsink::recorder::Window) {
     report.network_outside_calls.extend(window.attempts);
     record_dropped(report, window.dropped, None);
+}
+
+/// A `resource-limit` finding for each bound the server reached: during
+/// call `call`, or outside every call.
+pub(super) fn record_bounds(report: &mut AuditReport, hits: &[String], call: Option<u32>) {
+    for hit in hits {
+        let when = match call {
+            Some(id) => format!("during call {id}, which ended there"),
+            None => "outside the calls".to_owned(),
+        };
+        report.findings.push(Finding {
+            kind: FindingKind::ResourceLimit,
+            detail: format!("{hit}: the server reached the jail's bound {when}"),
+            call,
+        });
+    }
 }
 
 /// A finding for attempts past the observer's bound in one window.

@@ -34,6 +34,11 @@ pub(super) trait Relaunch {
     fn network_window(&mut self) -> witness_netsink::recorder::Window {
         witness_netsink::recorder::Window::default()
     }
+    /// The jail's resource bounds the server reached since the last time
+    /// this was asked (`memory 2 GiB`; none where the kernel counts none).
+    fn bounds_hit(&mut self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// A relaunch through the audit's own `Connect`, in the era the first
@@ -48,6 +53,10 @@ pub(super) struct Relauncher<'j, 'c> {
 impl Relaunch for Relauncher<'_, '_> {
     fn network_window(&mut self) -> witness_netsink::recorder::Window {
         self.target.jail_mut().network_window()
+    }
+
+    fn bounds_hit(&mut self) -> Vec<String> {
+        self.target.jail_mut().bounds_hit()
     }
 
     fn relaunch(&mut self) -> Result<Session, (String, Vec<Connection>)> {

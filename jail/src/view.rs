@@ -1,0 +1,160 @@
+//! What of the host file system a sandboxed server sees: the system's
+//! read-only runtime, its own install directories, the jail, and what the
+//! user added with `--ro-bind`. Everything else — temporary directories
+//! (other audits' jails, agents' sockets), home directories, `/run`, `/srv`,
+//! `/mnt`, the auditor's working trees — is absent: bubblewrap's root is an
+//! empty tmpfs, and only these are bound into it.
+
+use std::path::{Component, Path, PathBuf};
+use std::sync::OnceLock;
+
+/// The system's runtime, bound read-only where it exists.
+pub const SYSTEM: [&str; 9] = [
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
+];
+
+static EXTRA: OnceLock<Vec<PathBuf>> = OnceLock::new();
+
+/// Paths every server launched by this process may also see, read-only
+/// (the binary's `--ro-bind`).
+pub fn set_visible(paths: Vec<PathBuf>) {
+    let _ = EXTRA.set(paths);
+}
+
+/// The `--ro-bind` paths, as given.
+pub fn extra() -> &'static [PathBuf] {
+    EXTRA.get().map(Vec::as_slice).unwrap_or_default()
+}
+
+/// Whether `path` is beneath the system's runtime, so already visible.
+fn in_system(path: &Path) -> bool {
+    SYSTEM.iter().any(|dir| path.starts_with(dir))
+}
+
+/// The directory a program or script at `path` was installed into: the
+/// parent of its outermost `node_modules` (a Node package and all it
+/// requires), else the prefix its directory belongs to (`PREFIX/bin/x`,
+/// `PREFIX/lib/x.py`: the parent of the directory holding it), so that an
+/// interpreter finds its libraries beside it.
+fn install_root(path: &Path) -> Option<PathBuf> {
+    let mut outermost = None;
+    let mut at = PathBuf::new();
+    for component in path.components() {
+        if component == Component::Normal("node_modules".as_ref()) {
+            outermost.get_or_insert_with(|| at.clone());
+        }
+        at.push(component);
+    }
+    if let Some(root) = outermost {
+        return Some(root);
+    }
+    let dir = if path.is_dir() { path } else { path.parent()? };
+    let prefix = dir.parent().unwrap_or(dir);
+    // Never the whole file system, nor a top-level directory as a whole.
+    (prefix.components().count() > 2)
+        .then(|| prefix.to_path_buf())
+        .or_else(|| Some(dir.to_path_buf()))
+        .filter(|p| p.components().count() > 2)
+}
+
+/// A bare program name as the sandbox's `PATH` will find it.
+fn on_path(program: &Path, path_var: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
+    if program.components().count() != 1 {
+        return Some(program.to_path_buf());
+    }
+    std::env::split_paths(path_var?)
+        .map(|dir| dir.join(program))
+        .find(|candidate| candidate.is_file())
+}
+
+/// The install directories to bind for a server launched as `program
+/// args` (with the sandbox's `PATH`): the install root of the program and
+/// of the script it is given (its first argument that is an existing
+/// regular file outside the jail), each as named and where its links lead.
+/// Data the command names (a store, a socket, a directory) is never bound:
+/// the store is in the jail, and the rest is out of the server's sight.
+/// Sorted, without one inside another, and without what the system's
+/// runtime already shows.
+pub fn install_dirs(
+    program: &Path,
+    args: &[String],
+    path_var: Option<&std::ffi::OsStr>,
+    jail: &Path,
+) -> Vec<PathBuf> {
+    let mut named: Vec<PathBuf> = on_path(program, path_var).into_iter().collect();
+    named.extend(
+        args.iter()
+            .map(PathBuf::from)
+            .find(|p| p.is_absolute() && p.is_file() && !p.starts_with(jail)),
+    );
+    let mut roots = Vec::new();
+    for path in named {
+        let real = path.canonicalize().ok();
+        for candidate in std::iter::once(path).chain(real) {
+            if let Some(root) = install_root(&candidate)
+                && !in_system(&root)
+                && !root.starts_with(jail)
+                && !jail.starts_with(&root)
+                && root.exists()
+            {
+                roots.push(root);
+            }
+        }
+    }
+    roots.sort();
+    roots.dedup();
+    let kept: Vec<PathBuf> = roots
+        .iter()
+        .filter(|r| !roots.iter().any(|o| o != *r && r.starts_with(o)))
+        .cloned()
+        .collect();
+    kept
+}
+
+/// One line for the report: what the server could see.
+pub fn describe(install: usize, extra: &[PathBuf]) -> String {
+    let system: Vec<&str> = SYSTEM
+        .iter()
+        .copied()
+        .filter(|d| Path::new(d).exists())
+        .collect();
+    let mut text = format!(
+        "the server sees only the system's runtime ({}, read-only), {} install director{} named by its command line (read-only), and the jail (writable)",
+        system.join(", "),
+        install,
+        if install == 1 { "y" } else { "ies" }
+    );
+    if !extra.is_empty() {
+        let shown: Vec<String> = extra.iter().map(|p| p.display().to_string()).collect();
+        text.push_str(&format!(", and {} (--ro-bind)", shown.join(", ")));
+    }
+    text.push_str("; temporary and home directories, /run and other audits' jails are absent, so no socket outside can be reached; the stores' original files are hidden. A write or connect the sandbox refused is not reported: no layer here reports attempts");
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_package_is_bound_from_its_node_modules_and_a_program_from_its_prefix() {
+        assert_eq!(
+            install_root(Path::new("/srv/cases/node_modules/.bin/x")),
+            Some(PathBuf::from("/srv/cases"))
+        );
+        assert_eq!(
+            install_root(Path::new("/srv/a/node_modules/p/node_modules/q/i.js")),
+            Some(PathBuf::from("/srv/a"))
+        );
+        assert_eq!(
+            install_root(Path::new("/home/u/.venv/bin/python")),
+            Some(PathBuf::from("/home/u/.venv"))
+        );
+        // A top-level directory is never bound whole.
+        assert_eq!(install_root(Path::new("/srv/x")), None);
+        assert_eq!(
+            install_root(Path::new("/srv/tools/x")),
+            Some(PathBuf::from("/srv/tools"))
+        );
+    }
+}
