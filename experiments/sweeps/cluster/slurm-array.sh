@@ -10,18 +10,18 @@
 #   merge=$(sbatch --parsable --dependency=afterok:${jobid}_0:${jobid}_1:${jobid}_2:${jobid}_3 \
 #       --wrap 'mcp-witness sweep merge /shared/results/shard-* --out /shared/results/merged')
 #
-# Retry one task, here 2, after it failed or was cancelled: it stays shard 2
-# of 4 and resumes into its directory. Either requeue it (the job keeps its
-# id, so the merge's per-task dependency holds as it is):
-#
-#   scontrol requeue ${jobid}_2
-#
-# or, once Slurm has forgotten the job, submit that task again and point the
-# merge at the new one:
+# Retry one task, here 2, after it failed or was cancelled: submit it again
+# as an array of one. It stays shard 2 of 4 and resumes into its directory.
+# Then set the merge's dependency anew: once a task it waited on was
+# cancelled, Slurm marks it DependencyNeverSatisfied for good, even after a
+# rerun of that task completed.
 #
 #   retry=$(sbatch --parsable --array=2 experiments/sweeps/cluster/slurm-array.sh \
 #       experiments/sweeps/published.toml /shared/results 4)
 #   scontrol update jobid=$merge dependency=afterok:${jobid}_0:${jobid}_1:${retry}_2:${jobid}_3
+#
+# (`scontrol requeue ${jobid}_2` reruns it under its own id instead; the
+# merge's dependency must be set again all the same.)
 #
 # The number of shards is the third argument (or MCP_WITNESS_SHARD_COUNT),
 # never the size of the array that happens to run: a retry of one task is
