@@ -14,7 +14,9 @@
 //! command returns and some documents record. [`vocab`] holds the words
 //! they share: operations, probe statuses, verdicts, tool classes, the
 //! annotations with the specification's defaults, the check catalogs (EFF
-//! checks and agent checks) and finding kinds.
+//! checks and agent checks) and finding kinds. [`measure`] is the one rule
+//! for comparing two documents by what they measure, the fields that vary
+//! with timing left out.
 //!
 //! Everything that reads a result — checks, detectors, pages, the lab —
 //! reads these types and nothing else. This crate must never depend on the
@@ -29,6 +31,7 @@ pub mod exit;
 pub mod experiments;
 pub mod guidance;
 pub mod manifest;
+pub mod measure;
 pub mod plan;
 pub mod proxy;
 pub mod schema;

@@ -9,6 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use witness_model::exit::ExitStatus;
+use witness_model::measure::same_measure;
 use witness_model::sweep::{SweepDocument, TargetResult, TargetStatus};
 
 use crate::SweepError;
@@ -79,7 +80,9 @@ fn read_document(dir: &Path) -> Result<SweepDocument, SweepError> {
 
 /// Copies one target from `from` into `into`, unless `into` already holds
 /// a result for it that is at least as good. Two concluded audits of one
-/// key that differ cannot both be right: that is an error, not a choice.
+/// key that differ in what they measure cannot both be right: that is an
+/// error, not a choice. Two that differ only in what varies with timing
+/// (`witness_model::measure`) are one audit, and the first merged is kept.
 fn take(from: &Layout, into: &Layout, key: &str) -> Result<(), SweepError> {
     let Some(incoming) = read_target(from, key) else {
         return Err(SweepError::Merge(format!(
@@ -89,8 +92,8 @@ fn take(from: &Layout, into: &Layout, key: &str) -> Result<(), SweepError> {
     };
     if let Some(present) = read_target(into, key) {
         let audited = |r: &TargetResult| r.status == TargetStatus::Audited;
-        let same =
-            same_result(&present.result, &incoming.result) && present.report == incoming.report;
+        let same = same_measure(&present.result, &incoming.result)
+            && same_measure(&present.report, &incoming.report);
         if same || (audited(&present.result) && !audited(&incoming.result)) {
             return Ok(());
         }
@@ -118,13 +121,4 @@ fn take(from: &Layout, into: &Layout, key: &str) -> Result<(), SweepError> {
         }
     }
     Ok(())
-}
-
-/// Equal but for what differs from run to run by nature.
-fn same_result(a: &TargetResult, b: &TargetResult) -> bool {
-    a.key == b.key
-        && a.definition == b.definition
-        && a.status == b.status
-        && a.reason == b.reason
-        && a.audit == b.audit
 }

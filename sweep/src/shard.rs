@@ -8,10 +8,16 @@
 //! |---|---|---|
 //! | any (our own) | `MCP_WITNESS_SHARD=I/N` | |
 //! | Kubernetes Indexed Job | `JOB_COMPLETION_INDEX` (from 0) | `MCP_WITNESS_SHARD_COUNT` (the Job's `completions`; Kubernetes does not pass it) |
+//! | Slurm job array, count given | `SLURM_ARRAY_TASK_ID` | `MCP_WITNESS_SHARD_COUNT` |
 //! | Slurm job array | (`SLURM_ARRAY_TASK_ID` − `SLURM_ARRAY_TASK_MIN`) / `SLURM_ARRAY_TASK_STEP` | `SLURM_ARRAY_TASK_COUNT` |
 //! | GitLab CI `parallel` (also Travis, Knapsack) | `CI_NODE_INDEX` − 1 (it counts from 1) | `CI_NODE_TOTAL` |
 //! | CircleCI parallelism | `CIRCLE_NODE_INDEX` | `CIRCLE_NODE_TOTAL` |
 //! | Buildkite parallel jobs | `BUILDKITE_PARALLEL_JOB` | `BUILDKITE_PARALLEL_JOB_COUNT` |
+//!
+//! A Slurm array's own variables describe the array that runs now, not the
+//! sweep: a retry of one task (`sbatch --array=2`) is an array of one, whose
+//! only task they make shard 0 of 1. With `MCP_WITNESS_SHARD_COUNT` set the
+//! task id is the shard, so a task keeps its shard however it is rerun.
 //!
 //! A target belongs to shard `blake3(key) mod N`: a function of its key
 //! alone, so every copy agrees without talking to the others, and a target
@@ -157,6 +163,12 @@ fn from_slurm(get: &dyn Fn(&str) -> Option<String>) -> Result<Option<(Shard, Str
     let Some(id) = number(get, "SLURM_ARRAY_TASK_ID")? else {
         return Ok(None);
     };
+    if let Some(count) = number(get, "MCP_WITNESS_SHARD_COUNT")? {
+        let what = format!(
+            "SLURM_ARRAY_TASK_ID={id}, MCP_WITNESS_SHARD_COUNT={count} (Slurm job array, task id = shard)"
+        );
+        return Ok(Some((Shard::new(id, count, &what)?, what)));
+    }
     let missing = |name: &str| {
         SweepError::Shard(format!(
             "SLURM_ARRAY_TASK_ID is set (Slurm job array) but {name} is not"
@@ -239,6 +251,16 @@ mod tests {
             ("SLURM_ARRAY_TASK_COUNT", "4"),
         ];
         assert_eq!(shard(None, &stepped), some(3, 4));
+        // A retry of task 2 alone is an array of one; with the count given
+        // it stays shard 2 of 3.
+        let retry = [
+            ("SLURM_ARRAY_TASK_ID", "2"),
+            ("SLURM_ARRAY_TASK_MIN", "2"),
+            ("SLURM_ARRAY_TASK_COUNT", "1"),
+        ];
+        assert_eq!(shard(None, &retry), some(0, 1));
+        let counted = [retry.as_slice(), &[("MCP_WITNESS_SHARD_COUNT", "3")]].concat();
+        assert_eq!(shard(None, &counted), some(2, 3));
         let gitlab = [("CI_NODE_INDEX", "1"), ("CI_NODE_TOTAL", "2")];
         assert_eq!(shard(None, &gitlab), some(0, 2));
         let circle = [("CIRCLE_NODE_INDEX", "1"), ("CIRCLE_NODE_TOTAL", "2")];
@@ -254,7 +276,7 @@ mod tests {
 
     #[test]
     fn half_set_or_impossible_variables_are_refused_in_one_line() {
-        let cases: [&[(&str, &str)]; 5] = [
+        let cases: [&[(&str, &str)]; 6] = [
             &[("JOB_COMPLETION_INDEX", "0")],
             &[
                 ("JOB_COMPLETION_INDEX", "3"),
@@ -270,6 +292,12 @@ mod tests {
                 ("SLURM_ARRAY_TASK_MIN", "1"),
                 ("SLURM_ARRAY_TASK_STEP", "2"),
                 ("SLURM_ARRAY_TASK_COUNT", "3"),
+            ],
+            &[
+                ("SLURM_ARRAY_TASK_ID", "3"),
+                ("SLURM_ARRAY_TASK_MIN", "3"),
+                ("SLURM_ARRAY_TASK_COUNT", "1"),
+                ("MCP_WITNESS_SHARD_COUNT", "3"),
             ],
         ];
         for pairs in cases {

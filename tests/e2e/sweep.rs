@@ -517,8 +517,33 @@ fn bad_sweep_files_and_shards_are_one_line_and_exit_2() {
     assert!(log.contains("cannot read the sweep file"), "{log}");
 }
 
+/// The array script as Slurm starts one task: `task` of an array of
+/// `array` tasks from `min`, with `args` after the script.
+fn slurm_task(
+    script: &Path,
+    args: &[&Path],
+    installs: &Path,
+    task: u32,
+    min: u32,
+    array: u32,
+) -> Output {
+    let mut command = Command::new("bash");
+    for name in SHARD_VARIABLES {
+        command.env_remove(name);
+    }
+    run(command
+        .arg(script)
+        .args(args)
+        .env("MCP_WITNESS", env!("CARGO_BIN_EXE_mcp-witness"))
+        .env("MCP_WITNESS_INSTALLS", installs)
+        .env("SLURM_JOB_ID", "7")
+        .env("SLURM_ARRAY_TASK_ID", task.to_string())
+        .env("SLURM_ARRAY_TASK_MIN", min.to_string())
+        .env("SLURM_ARRAY_TASK_COUNT", array.to_string()))
+}
+
 #[test]
-fn the_slurm_array_script_runs_each_task_as_its_shard_and_the_tasks_merge() {
+fn the_slurm_array_script_keeps_each_task_its_shard_through_a_retry_and_the_tasks_merge() {
     let script =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments/sweeps/cluster/slurm-array.sh");
     let body = format!(
@@ -528,41 +553,36 @@ fn the_slurm_array_script_runs_each_task_as_its_shard_and_the_tasks_merge() {
     );
     let (dir, file) = sweep_file(&body);
     let results = dir.path().join("results");
-    // An array submitted as --array=1-2: task ids 1 and 2, shards 0 and 1.
-    for task in ["1", "2"] {
-        let mut command = Command::new("bash");
-        for name in SHARD_VARIABLES {
-            command.env_remove(name);
-        }
-        let output = run(command
-            .arg(&script)
-            .arg(&file)
-            .arg(&results)
-            .env("MCP_WITNESS", env!("CARGO_BIN_EXE_mcp-witness"))
-            .env("MCP_WITNESS_INSTALLS", dir.path().join("installs"))
-            .env("SLURM_ARRAY_TASK_ID", task)
-            .env("SLURM_ARRAY_TASK_MIN", "1")
-            .env("SLURM_ARRAY_TASK_COUNT", "2"));
+    let installs = dir.path().join("installs");
+    let two = Path::new("2");
+    let args = [file.as_path(), results.as_path(), two];
+    // Submitted as --array=0-1: tasks 0 and 1 of an array of two. Then task
+    // 1 retried alone, as --array=1: an array of one, whose variables alone
+    // would make it shard 0 of 1; it stays shard 1 of 2 and resumes.
+    for (task, min, array) in [(0, 0, 2), (1, 0, 2), (1, 1, 1)] {
+        let output = slurm_task(&script, &args, &installs, task, min, array);
+        let log = std::fs::read_to_string(results.join(format!("logs/shard-{task}.log")))
+            .unwrap_or_default();
         // A failed check is a result: the task succeeds, so a merge that
         // depends on it may run.
-        assert_eq!(
-            output.status.code(),
-            Some(0),
-            "task {task}: {}",
-            stderr(&output)
-        );
+        assert_eq!(output.status.code(), Some(0), "task {task}: {log}");
         let document = read(&results.join(format!("shard-{task}/sweep.json")));
-        assert_eq!(document["shard"]["count"], 2);
-        assert_eq!(
-            document["shard"]["index"],
-            task.parse::<u32>().unwrap_or(0) - 1
+        assert_eq!(document["shard"]["count"], 2, "{log}");
+        assert_eq!(document["shard"]["index"], task, "{log}");
+        assert!(
+            log.contains(&format!("shard {task}/2: sweep exit")),
+            "{log}"
         );
     }
+    // The retry appended to the task's log, after the first run's lines.
+    let log = std::fs::read_to_string(results.join("logs/shard-1.log")).expect("the log");
+    assert_eq!(log.matches("sweep exit").count(), 2, "{log}");
+    assert!(!results.join("shard-0/shard-1").exists());
     let merged = dir.path().join("merged");
     let output = run(witness()
         .args(["sweep", "merge"])
+        .arg(results.join("shard-0"))
         .arg(results.join("shard-1"))
-        .arg(results.join("shard-2"))
         .arg("--out")
         .arg(&merged));
     assert_eq!(
@@ -572,14 +592,164 @@ fn the_slurm_array_script_runs_each_task_as_its_shard_and_the_tasks_merge() {
         stderr(&output)
     );
     assert_eq!(read(&merged.join("sweep.json"))["statuses"]["audited"], 2);
-    // An invalid invocation still fails the task.
-    let output = run(Command::new("bash")
-        .arg(&script)
-        .arg(dir.path().join("missing.toml"))
-        .arg(&results)
-        .env("MCP_WITNESS", env!("CARGO_BIN_EXE_mcp-witness"))
-        .env("SLURM_ARRAY_TASK_ID", "1")
-        .env("SLURM_ARRAY_TASK_MIN", "1")
-        .env("SLURM_ARRAY_TASK_COUNT", "2"));
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+
+    // An invalid invocation fails the task, and its log says why: no
+    // number of shards, a task past it, a sweep file that is not there.
+    let missing = dir.path().join("missing.toml");
+    let cases: [(&[&Path], u32, &str); 3] = [
+        (
+            &[file.as_path(), results.as_path()],
+            0,
+            "the number of shards is missing",
+        ),
+        (&args, 2, "shard 2 of 2 does not exist"),
+        (
+            &[missing.as_path(), results.as_path(), two],
+            1,
+            "cannot read the sweep file",
+        ),
+    ];
+    for (args, task, says) in cases {
+        let output = slurm_task(&script, args, &installs, task, task, 1);
+        let log = std::fs::read_to_string(results.join(format!("logs/shard-{task}.log")))
+            .unwrap_or_default();
+        assert_eq!(output.status.code(), Some(2), "{log}");
+        assert!(log.contains(says), "{says}: {log}");
+    }
+}
+
+/// A copy of the committed example sweep's results (no installs: merging
+/// reads documents only).
+fn committed_copy(into: &Path) -> PathBuf {
+    fn copy(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).expect("mkdir");
+        for entry in std::fs::read_dir(from).expect("readdir").flatten() {
+            let path = entry.path();
+            let target = to.join(entry.file_name());
+            if path.is_dir() {
+                copy(&path, &target);
+            } else {
+                std::fs::copy(&path, &target).expect("copy");
+            }
+        }
+    }
+    let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments/sweeps/published");
+    copy(&committed, into);
+    into.to_path_buf()
+}
+
+/// The example's audit that has a wire record (every audit has one), and
+/// its path.
+fn an_audit_with_transcripts(out: &Path) -> (PathBuf, Value) {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(out.join("targets"))
+        .expect("targets")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    dirs.sort();
+    dirs.into_iter()
+        .map(|d| d.join("audit.json"))
+        .filter(|p| p.is_file())
+        .map(|p| {
+            let audit = read(&p);
+            (p, audit)
+        })
+        .find(|(_, a)| {
+            a["transcripts"].as_array().is_some_and(|t| {
+                t.iter()
+                    .any(|p| p["frames"].as_array().is_some_and(|f| !f.is_empty()))
+            })
+        })
+        .expect("an audit with frames")
+}
+
+fn write_json(path: &Path, value: &Value) {
+    let text = serde_json::to_string_pretty(value).expect("JSON");
+    std::fs::write(path, text).expect("write");
+}
+
+#[test]
+fn shards_that_differ_only_in_timing_merge_and_a_measured_difference_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments/sweeps/published");
+    let first = committed_copy(&dir.path().join("first"));
+    let second = committed_copy(&dir.path().join("second"));
+    let (path, mut audit) = an_audit_with_transcripts(&second);
+    let original = std::fs::read(&path).expect("audit");
+    // The same audit, had its server taken the grace period to leave, its
+    // output arrived in other pieces and its run taken longer.
+    for process in audit["transcripts"].as_array_mut().into_iter().flatten() {
+        process["exit"] = Value::from("signal: 15");
+        for frame in process["frames"].as_array_mut().into_iter().flatten() {
+            frame["t_us"] = Value::from(frame["t_us"].as_u64().unwrap_or(0) + 7);
+        }
+    }
+    audit["volatile"]["elapsed_ms"] = Value::from(123_456);
+    write_json(&path, &audit);
+    let result_path = path.with_file_name("result.json");
+    let mut result = read(&result_path);
+    result["volatile"]["attempts"] = Value::from(2);
+    write_json(&result_path, &result);
+
+    // What the committed documents add up to, merged alone.
+    let alone = run(witness()
+        .args(["sweep", "merge"])
+        .arg(&first)
+        .arg("--out")
+        .arg(dir.path().join("alone")));
+    let merged = dir.path().join("merged");
+    let output = run(witness()
+        .args(["sweep", "merge"])
+        .arg(&first)
+        .arg(&second)
+        .arg("--out")
+        .arg(&merged));
+    assert_eq!(
+        output.status.code(),
+        alone.status.code(),
+        "timing does not make a different audit: {}",
+        stderr(&output)
+    );
+    // One dataset, byte for byte the committed one; the audit kept is the
+    // first merged.
+    for name in ["dataset.jsonl", "dataset.csv", "sweep.json", "index.html"] {
+        assert_eq!(
+            std::fs::read(merged.join(name)).expect("merged"),
+            std::fs::read(committed.join(name)).expect("committed"),
+            "{name}"
+        );
+    }
+    let key = path
+        .parent()
+        .and_then(Path::file_name)
+        .expect("a target directory");
+    assert_eq!(
+        std::fs::read(merged.join("targets").join(key).join("audit.json")).expect("merged audit"),
+        original
+    );
+
+    // What an audit measures may not differ: a frame's text is the wire.
+    let third = committed_copy(&dir.path().join("third"));
+    let third_audit = third.join("targets").join(key).join("audit.json");
+    let mut audit: Value = serde_json::from_slice(&original).expect("JSON");
+    let frame = audit["transcripts"]
+        .as_array_mut()
+        .into_iter()
+        .flatten()
+        .flat_map(|p| p["frames"].as_array_mut().into_iter().flatten())
+        .next()
+        .expect("a frame");
+    frame["text"] = Value::from(format!("{} ", frame["text"].as_str().unwrap_or("")));
+    write_json(&third_audit, &audit);
+    let refused = dir.path().join("refused");
+    let output = run(witness()
+        .args(["sweep", "merge"])
+        .arg(&first)
+        .arg(&third)
+        .arg("--out")
+        .arg(&refused));
+    let log = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{log}");
+    assert_eq!(log.lines().count(), 1, "{log}");
+    assert!(log.contains("holds a different audit"), "{log}");
 }

@@ -104,37 +104,9 @@ fn files(root: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// `value` without what the documented rule leaves out of comparisons:
-/// every field named `volatile` (elapsed times, attempts), and the timing of
-/// the wire record — how each server process ended at shutdown
-/// (`transcripts[].exit`: whether it left within the engine's grace after
-/// its stdin closed) and when each frame was recorded
-/// (`transcripts[].frames[].t_us`: steps of the injected clock, which the
-/// threads reading a server's output also step, as often as its output
-/// happened to arrive in pieces).
-fn comparable(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            map.remove("volatile");
-            if let Some(Value::Array(processes)) = map.get_mut("transcripts") {
-                for process in processes.iter_mut().filter_map(Value::as_object_mut) {
-                    process.remove("exit");
-                    if let Some(Value::Array(frames)) = process.get_mut("frames") {
-                        for frame in frames.iter_mut().filter_map(Value::as_object_mut) {
-                            frame.remove("t_us");
-                        }
-                    }
-                }
-            }
-            map.values_mut().for_each(comparable);
-        }
-        Value::Array(items) => items.iter_mut().for_each(comparable),
-        _ => {}
-    }
-}
-
 /// Whether two files of two sweep directories are the same by the rule:
-/// JSON documents compared as values without what `comparable` leaves out,
+/// JSON documents compared as values without what the rule leaves out
+/// (`witness_model::measure`, the one rule `sweep merge` applies too),
 /// the evidence pages of targets skipped (they render those documents;
 /// `the_committed_pages_and_dataset_are_exactly_what_its_documents_render` holds
 /// them to it), everything else by bytes.
@@ -145,7 +117,7 @@ fn same(path: &Path, left: &[u8], right: &[u8], strict: bool) -> bool {
     if path.extension().is_some_and(|e| e == "json") {
         let parse = |bytes: &[u8]| {
             let mut value: Value = serde_json::from_slice(bytes).unwrap_or(Value::Null);
-            comparable(&mut value);
+            witness_model::measure::comparable(&mut value);
             value
         };
         return parse(left) == parse(right);
@@ -228,9 +200,8 @@ fn the_example_sweep_reproduces_and_its_shards_merge_to_the_same_dataset() {
     }
     let scratch = tempfile::tempdir().expect("tempdir");
     let whole = scratch.path().join("whole");
-    // The exit status its committed targets add up to: the time server
-    // (no store, so nothing for an effect check to rest on) does not
-    // conclude, so 3.
+    // The exit status its committed targets add up to (0: every target
+    // audited and passed).
     let expected = committed_exit();
     let output = sweep(&whole, &["--jobs", "2"]).output().expect("runs");
     let log = String::from_utf8_lossy(&output.stderr);
