@@ -1182,14 +1182,26 @@ fn hash_file(
         Err(Stopped::Failed(reason)) => return FileOutcome::Unreadable(reason),
         Err(_) => return FileOutcome::Vanished,
     };
-    if opened.len() > max_bytes {
-        return FileOutcome::TooLarge {
-            size: opened.len(),
-            stamp,
-        };
+    hash_open(file, opened.len(), stamp, &[], prefix, max_bytes, deadline)
+}
+
+/// Hashes an opened file whose first bytes, `head`, were already read from
+/// it (so a file sniffed for its content is not opened twice).
+fn hash_open(
+    file: fs::File,
+    len: u64,
+    stamp: Option<Stamp>,
+    head: &[u8],
+    prefix: Option<u64>,
+    max_bytes: u64,
+    deadline: Instant,
+) -> FileOutcome {
+    if len > max_bytes {
+        return FileOutcome::TooLarge { size: len, stamp };
     }
     // Never more than the budget, even if the file grows while being read.
-    let mut reader = file.take(max_bytes.saturating_add(1));
+    let rest = max_bytes.saturating_add(1).saturating_sub(head.len() as u64);
+    let mut reader = file.take(rest);
     let mut hasher = blake3::Hasher::new();
     let mut size = 0u64;
     // One buffer per thread: zeroing 64 KiB for each of 10^5 small files
@@ -1206,6 +1218,7 @@ fn hash_file(
                 prefix,
                 at_prefix: &mut at_prefix,
             };
+            sink.take(head);
             sink.feed(&mut reader, buffer, deadline)
         })
         .map_or_else(
@@ -1250,15 +1263,13 @@ fn hash_and_read(
     previous: Option<&View>,
 ) -> (FileOutcome, Option<Viewed>) {
     let limit = max_bytes.min(content::MAX_PARSE_BYTES);
-    let (file, opened, stamp) = match open_listed(path, listed) {
+    let (mut file, opened, stamp) = match open_listed(path, listed) {
         Ok(opened) => opened,
         Err(Stopped::Failed(reason)) => return (FileOutcome::Unreadable(reason), None),
         Err(_) => return (FileOutcome::Vanished, None),
     };
-    let mut reader = file.take(limit.saturating_add(1));
     let mut head = Vec::with_capacity(content::SQLITE_MAGIC.len());
-    if let Err(e) = reader
-        .by_ref()
+    if let Err(e) = (&mut file)
         .take(content::SQLITE_MAGIC.len() as u64)
         .read_to_end(&mut head)
     {
@@ -1266,8 +1277,7 @@ fn hash_and_read(
     }
     let structured = content::is_sqlite(&head) || content::may_be_json(&head);
     if !structured || opened.len() > limit {
-        drop(reader);
-        let outcome = hash_file(path, listed, prefix, max_bytes, deadline);
+        let outcome = hash_open(file, opened.len(), stamp, &head, prefix, max_bytes, deadline);
         let fallback = (structured && matches!(outcome, FileOutcome::Hashed { .. })).then(|| {
             Viewed::Fallback(format!(
                 "{} bytes, more than the {limit} bytes read as content (--max-observe-bytes, at most {})",
@@ -1278,12 +1288,13 @@ fn hash_and_read(
         return (outcome, fallback);
     }
     let mut bytes = head;
-    if let Err(e) = reader.read_to_end(&mut bytes) {
+    let rest = limit.saturating_add(1).saturating_sub(bytes.len() as u64);
+    if let Err(e) = file.take(rest).read_to_end(&mut bytes) {
         return (FileOutcome::Unreadable(e.to_string()), None);
     }
     let size = bytes.len() as u64;
     if size > limit {
-        // Grew past the limit while being read: as a file.
+        // Grew past the limit while being read: a file, read again as one.
         return (hash_file(path, listed, prefix, max_bytes, deadline), None);
     }
     if Instant::now() > deadline {

@@ -20,6 +20,7 @@ fn audit(
     let plan_path = dir.join("plan.toml");
     std::fs::write(&plan_path, plan).expect("plan");
     let mut args = s(&["audit", "--format", "json", "--settle-ms", "0"]);
+    args.push(format!("--out={}", dir.join("out").display()));
     args.push(format!("--store=docs=fs:{}", seed.display()));
     if let Some(db) = extra_store {
         args.push(format!("--store=mk=sqlite:{}", db.display()));
@@ -98,6 +99,12 @@ fn a_json_document_rewritten_whole_is_judged_by_its_records() {
     );
     // Declared destructive, the same removal passes.
     assert_ne!(verdict(&report, "EFF-02", "close_task"), "fail");
+    // The evidence page names the file and the record inside it.
+    let page = std::fs::read_to_string(dir.path().join("out/report.html")).expect("report.html");
+    assert!(
+        page.contains("json/tasks.json#/requests/[requestId=req-1]/tasks/[id=task-1]"),
+        "the removed record is not on the evidence page"
+    );
     assert_eq!(
         report["summary"]["outside_stores"], 0,
         "{:#}",
