@@ -22,12 +22,12 @@ done
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 doc="$work/tasks.json"
-# A task manager's document: 2 000 requests of 25 tasks, every record with
+# A task manager's document: 1 300 requests of 25 tasks, every record with
 # an id, pretty-printed as such servers write it (about 10 MB).
 python3 - "$doc" <<'PY'
 import json, sys
 requests = []
-for r in range(2000):
+for r in range(1300):
     tasks = [{
         "id": "task-%d-%d" % (r, t),
         "title": "Task %d of request %d: %048x" % (t, r, (r * 31 + t) * 0x9e3779b9),

@@ -164,11 +164,11 @@ fn document(dir: &Path) -> PathBuf {
         std::fs::copy(given, &path).expect("copy the given document");
         return root;
     }
-    std::fs::write(&path, tasks_document(2_000, 25)).expect("write");
+    std::fs::write(&path, tasks_document(1_300, 25)).expect("write");
     root
 }
 
-/// `requests` requests of `tasks` tasks each (2 000 × 25 ≈ 10 MB).
+/// `requests` requests of `tasks` tasks each (1 300 × 25 ≈ 10 MB).
 fn tasks_document(requests: usize, tasks: usize) -> Vec<u8> {
     let requests: Vec<serde_json::Value> = (0..requests)
         .map(|r| {
@@ -240,7 +240,7 @@ fn json_document_rewritten(bencher: Bencher) {
             let at = bytes.len() / 2;
             let marker = b"Task ";
             if let Some(i) = bytes[at..].windows(marker.len()).position(|w| w == marker) {
-                bytes[at + i] = if n.get() % 2 == 0 { b'T' } else { b't' };
+                bytes[at + i] = if n.get().is_multiple_of(2) { b'T' } else { b't' };
             }
             let tmp = root.join("tasks.json.tmp");
             std::fs::write(&tmp, &bytes).expect("write");

@@ -1200,7 +1200,9 @@ fn hash_open(
         return FileOutcome::TooLarge { size: len, stamp };
     }
     // Never more than the budget, even if the file grows while being read.
-    let rest = max_bytes.saturating_add(1).saturating_sub(head.len() as u64);
+    let rest = max_bytes
+        .saturating_add(1)
+        .saturating_sub(head.len() as u64);
     let mut reader = file.take(rest);
     let mut hasher = blake3::Hasher::new();
     let mut size = 0u64;
@@ -1277,7 +1279,15 @@ fn hash_and_read(
     }
     let structured = content::is_sqlite(&head) || content::may_be_json(&head);
     if !structured || opened.len() > limit {
-        let outcome = hash_open(file, opened.len(), stamp, &head, prefix, max_bytes, deadline);
+        let outcome = hash_open(
+            file,
+            opened.len(),
+            stamp,
+            &head,
+            prefix,
+            max_bytes,
+            deadline,
+        );
         let fallback = (structured && matches!(outcome, FileOutcome::Hashed { .. })).then(|| {
             Viewed::Fallback(format!(
                 "{} bytes, more than the {limit} bytes read as content (--max-observe-bytes, at most {})",
