@@ -240,7 +240,11 @@ fn json_document_rewritten(bencher: Bencher) {
             let at = bytes.len() / 2;
             let marker = b"Task ";
             if let Some(i) = bytes[at..].windows(marker.len()).position(|w| w == marker) {
-                bytes[at + i] = if n.get().is_multiple_of(2) { b'T' } else { b't' };
+                bytes[at + i] = if n.get().is_multiple_of(2) {
+                    b'T'
+                } else {
+                    b't'
+                };
             }
             let tmp = root.join("tasks.json.tmp");
             std::fs::write(&tmp, &bytes).expect("write");
