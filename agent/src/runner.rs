@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use witness_jail::observe::{Changes, ObserveOptions, ObservedSet, Settle, store_dirs};
+use witness_jail::observe::{Changes, ObserveOptions, ObservedSet, Settle, store_paths};
 use witness_jail::{JailSpec, OpenTarget, Target};
 use witness_model::agent::case::FactsSpec;
 use witness_model::agent::trace::RowFacts;
@@ -68,7 +68,7 @@ impl JailedServer {
         let jail = target.jail();
         let mut observed = ObservedSet::for_jail(
             jail,
-            &store_dirs(&jail.stores),
+            &store_paths(&jail.stores),
             ObserveOptions::default().budget,
             &launch.facts,
         );

@@ -231,15 +231,31 @@ impl ObservedSet {
     }
 }
 
-/// The jail directories the stores' own observers cover (`stores/NAME`),
-/// sorted: what the jail-wide observer leaves out.
-pub fn store_dirs(stores: &[JailedStore]) -> Vec<String> {
-    let mut dirs: Vec<String> = stores
-        .iter()
-        .map(|s| format!("stores/{}", s.spec.name))
-        .collect();
-    dirs.sort();
-    dirs
+/// What of the jail the stores' own observers cover, relative to the jail
+/// and sorted: what the jail-wide observer leaves out. Only the store
+/// itself: a file store's file (and a database's `-wal`, `-shm` and
+/// `-journal`, which its observer reads as part of it), a tree store's tree,
+/// a PostgreSQL store's cluster directory. What a server writes beside its
+/// store, in the folder the jail made for it, is the jail-wide observer's
+/// to see: no folder is blind.
+pub fn store_paths(stores: &[JailedStore]) -> Vec<String> {
+    let mut paths = Vec::new();
+    for s in stores {
+        let holder = format!("stores/{}", s.spec.name);
+        let name = s.path.file_name().map(|n| n.to_string_lossy().into_owned());
+        match (s.spec.kind, name) {
+            (StoreKind::Postgres, _) | (_, None) => paths.push(holder),
+            (StoreKind::Sqlite, Some(name)) => {
+                paths.push(format!("{holder}/{name}"));
+                for suffix in ["-journal", "-shm", "-wal"] {
+                    paths.push(format!("{holder}/{name}{suffix}"));
+                }
+            }
+            (_, Some(name)) => paths.push(format!("{holder}/{name}")),
+        }
+    }
+    paths.sort();
+    paths
 }
 
 fn observer_for(store: &JailedStore, budget: Budget, facts: Vec<FactsSpec>) -> Box<dyn Observer> {
@@ -253,9 +269,11 @@ fn observer_for(store: &JailedStore, budget: Budget, facts: Vec<FactsSpec>) -> B
         StoreKind::Jsonl => {
             Box::new(witness_observers::jsonl::JsonlObserver::new(&store.path).with_budget(budget))
         }
-        StoreKind::Fs => {
-            Box::new(witness_observers::fs::FsObserver::new(&store.path).with_budget(budget))
-        }
+        StoreKind::Fs => Box::new(
+            witness_observers::fs::FsObserver::new(&store.path)
+                .with_content_views()
+                .with_budget(budget),
+        ),
         StoreKind::Git => Box::new(witness_observers_git::GitObserver::new(&store.path)),
         StoreKind::Postgres => Box::new(witness_postgres::PostgresObserver::new(
             &crate::postgres_socket_dir(&store.path),
@@ -546,5 +564,61 @@ mod tests {
             probes[0].basis,
             "sqlite keys/k1 in /jail/stores/db/db.sqlite"
         );
+    }
+
+    fn jailed(name: &str, kind: StoreKind, path: &str) -> JailedStore {
+        JailedStore {
+            spec: StoreSpec {
+                name: name.into(),
+                kind,
+                source: "/src/x".into(),
+                shown: None,
+                clock_columns: Vec::new(),
+            },
+            path: Path::new(path).to_path_buf(),
+            existed: true,
+        }
+    }
+
+    #[test]
+    fn the_jail_observer_leaves_out_each_store_itself_not_its_folder() {
+        let stores = [
+            jailed("mk", StoreKind::Sqlite, "/jail/stores/mk/context.db"),
+            jailed("mem", StoreKind::Jsonl, "/jail/stores/mem/memory.jsonl"),
+            jailed("fs", StoreKind::Fs, "/jail/stores/fs/tree"),
+            jailed("pg", StoreKind::Postgres, "/jail/stores/pg"),
+        ];
+        assert_eq!(
+            store_paths(&stores),
+            [
+                "stores/fs/tree",
+                "stores/mem/memory.jsonl",
+                "stores/mk/context.db",
+                "stores/mk/context.db-journal",
+                "stores/mk/context.db-shm",
+                "stores/mk/context.db-wal",
+                "stores/pg",
+            ]
+        );
+        // An export written beside the database is the jail observer's.
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let holder = dir.path().join("stores/mk");
+        std::fs::create_dir_all(&holder).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(holder.join("context.db"), b"db").unwrap_or_else(|e| panic!("{e}"));
+        let mut observer = witness_observers::fs::FsObserver::new(dir.path());
+        for path in store_paths(&stores[..1]) {
+            observer = observer.exclude(path);
+        }
+        observer.observe(false).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(holder.join("context.db-wal"), b"wal").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(holder.join("export.csv"), b"a,b").unwrap_or_else(|e| panic!("{e}"));
+        let seen = observer.observe(true).unwrap_or_else(|e| panic!("{e}"));
+        let ids: Vec<&str> = seen
+            .delta
+            .changes
+            .iter()
+            .map(|c| c.object.as_str())
+            .collect();
+        assert_eq!(ids, ["file/stores/mk/export.csv"]);
     }
 }

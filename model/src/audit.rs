@@ -739,7 +739,10 @@ pub struct JailScope {
     pub observer: String,
     /// Directories of the jail it watched, relative to the jail.
     pub watched: Vec<String>,
-    /// Directories it left to the declared stores' own observers.
+    /// What it left to the declared stores' own observers, relative to the
+    /// jail: each store itself (a file store's file, with a database's
+    /// `-journal`, `-shm` and `-wal`; a tree store's tree), never the folder
+    /// around it, so a file written beside a store is seen.
     pub excluded: Vec<String>,
 }
 

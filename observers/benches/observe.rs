@@ -150,3 +150,105 @@ fn tree_one_file(bencher: Bencher, files: usize) {
         })
         .bench_local_values(|()| observer.borrow_mut().observe(true).expect("observe"));
 }
+
+/// A JSON document of about 10 MB, as a task manager keeps one: requests,
+/// each with its tasks, every record with an id. Written pretty-printed, as
+/// such servers write it. `WITNESS_BENCH_JSON` names a file to observe
+/// instead (what `bench/content.sh` times its shell baseline on), copied in
+/// so the document is the same for both.
+fn document(dir: &Path) -> PathBuf {
+    let root = dir.join("docs");
+    std::fs::create_dir_all(&root).expect("mkdir");
+    let path = root.join("tasks.json");
+    if let Some(given) = std::env::var_os("WITNESS_BENCH_JSON") {
+        std::fs::copy(given, &path).expect("copy the given document");
+        return root;
+    }
+    std::fs::write(&path, tasks_document(1_300, 25)).expect("write");
+    root
+}
+
+/// `requests` requests of `tasks` tasks each (1 300 × 25 ≈ 10 MB).
+fn tasks_document(requests: usize, tasks: usize) -> Vec<u8> {
+    let requests: Vec<serde_json::Value> = (0..requests)
+        .map(|r| {
+            let tasks: Vec<serde_json::Value> = (0..tasks)
+                .map(|t| {
+                    serde_json::json!({
+                        "id": format!("task-{r}-{t}"),
+                        "title": format!("Task {t} of request {r}: {:048x}", (r * 31 + t) as u128 * 0x9e37_79b9),
+                        "description": "Write the code, then the tests, then the docs.",
+                        "done": t % 3 == 0,
+                        "approved": false,
+                        "completedDetails": ""
+                    })
+                })
+                .collect();
+            serde_json::json!({
+                "requestId": format!("req-{r}"),
+                "originalRequest": format!("Request number {r}"),
+                "splitDetails": "",
+                "tasks": tasks,
+                "completed": false
+            })
+        })
+        .collect();
+    serde_json::to_vec_pretty(&serde_json::json!({ "requests": requests })).expect("json")
+}
+
+/// The first observation of a directory holding the document, read as
+/// objects (what a directory store costs cold).
+#[divan::bench(sample_count = 10, sample_size = 1)]
+fn json_document_cold(bencher: Bencher) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = document(dir.path());
+    bencher.bench_local(|| {
+        FsObserver::new(&root)
+            .with_content_views()
+            .observe(false)
+            .expect("observe")
+    });
+}
+
+/// A call that changed nothing: the document is not read again.
+#[divan::bench(sample_count = 30, sample_size = 1)]
+fn json_document_no_change(bencher: Bencher) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = document(dir.path());
+    let mut observer = FsObserver::new(&root).with_content_views();
+    observer.observe(false).expect("observe");
+    settle();
+    bencher.bench_local(|| observer.observe(true).expect("observe"));
+}
+
+/// A call that rewrote the document whole with one record changed: read,
+/// parsed and diffed object by object.
+#[divan::bench(sample_count = 10, sample_size = 1)]
+fn json_document_rewritten(bencher: Bencher) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = document(dir.path());
+    let path = root.join("tasks.json");
+    let original = std::fs::read(&path).expect("read");
+    let observer = RefCell::new(FsObserver::new(&root).with_content_views());
+    observer.borrow_mut().observe(false).expect("observe");
+    let n = Cell::new(0usize);
+    bencher
+        .with_inputs(|| {
+            n.set(n.get() + 1);
+            // One title changed, the rest as it was: one update.
+            let mut bytes = original.clone();
+            let at = bytes.len() / 2;
+            let marker = b"Task ";
+            if let Some(i) = bytes[at..].windows(marker.len()).position(|w| w == marker) {
+                bytes[at + i] = if n.get().is_multiple_of(2) {
+                    b'T'
+                } else {
+                    b't'
+                };
+            }
+            let tmp = root.join("tasks.json.tmp");
+            std::fs::write(&tmp, &bytes).expect("write");
+            std::fs::rename(&tmp, &path).expect("rename");
+        })
+        .bench_local_values(|()| observer.borrow_mut().observe(true).expect("observe"));
+}

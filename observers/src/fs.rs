@@ -74,8 +74,11 @@ use std::ffi::OsStr;
 use std::fs::{self, FileType};
 use std::io::{self, Read};
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
+use crate::content::{self, Kind, View};
+use crate::sqlite::SqliteObserver;
 use crate::stamp::{Stamp, now_ns};
 use crate::watch::{Fired, Watcher};
 use crate::{
@@ -118,6 +121,9 @@ struct Entry {
     /// Whether this content begins with the content the entry had before
     /// it was last hashed (an append), when that was checked.
     extends_previous: bool,
+    /// The objects inside the file, when content views are on and it holds
+    /// content read as objects ([`crate::content`]).
+    view: Option<Arc<View>>,
 }
 
 impl Entry {
@@ -157,6 +163,10 @@ pub struct FsObserver {
     /// Files actually hashed by the last observation (the rest came from the
     /// cache); lets tests prove the cache works without timing anything.
     hashed: usize,
+    /// Whether files are read for what they hold ([`Self::with_content_views`]).
+    views: bool,
+    /// The observer of each database file in the tree, by its `file/` id.
+    databases: BTreeMap<String, SqliteObserver>,
 }
 
 impl std::fmt::Debug for FsObserver {
@@ -190,7 +200,19 @@ impl FsObserver {
             established: false,
             pending: Vec::new(),
             hashed: 0,
+            views: false,
+            databases: BTreeMap::new(),
         }
+    }
+
+    /// Reads each file for what it holds ([`crate::content`]): a JSON
+    /// document, JSON lines or a SQLite database is observed as the objects
+    /// inside it, so a server that rewrites its one file whole is seen to
+    /// change only the records it changed. What a directory store needs; the
+    /// jail-wide observer, which charges any change at all, goes without.
+    pub fn with_content_views(mut self) -> Self {
+        self.views = true;
+        self
     }
 
     /// Leaves a sub-tree (or a single entry) out of every snapshot, because
@@ -249,14 +271,20 @@ impl FsObserver {
         let objects = self
             .entries
             .iter()
-            .map(|(id, e)| {
+            .flat_map(|(id, e)| {
                 let state = ObjectState {
                     digest: e.digest_text(),
                     size: e.size,
                     fields: BTreeMap::new(),
                     head: None,
                 };
-                (id.clone(), state)
+                let inner = e.view.iter().flat_map(move |v| {
+                    let prefix = inner_prefix(v.kind, id);
+                    v.objects
+                        .iter()
+                        .map(move |(i, s)| (format!("{prefix}{i}"), s.clone()))
+                });
+                std::iter::once((id.clone(), state)).chain(inner)
             })
             .collect();
         Ok(Snapshot {
@@ -370,6 +398,7 @@ impl FsObserver {
                 taken_at: now_ns(),
                 key,
                 extends_previous: false,
+                view: None,
             },
         );
     }
@@ -387,6 +416,10 @@ impl FsObserver {
         if file_type.is_symlink() {
             self.read_link(rel, format!("link/{name}"));
         } else if file_type.is_file() {
+            if self.views && self.is_database_companion(rel) {
+                // Part of the database beside it, which its observer reads.
+                return;
+            }
             let id = format!("file/{name}");
             let path = self.root.join(rel);
             let taken_at = now_ns();
@@ -404,6 +437,7 @@ impl FsObserver {
                 Seen::Hash(digest) => Some((e.size, digest)),
                 _ => None,
             });
+            let previous = old.get(&id).and_then(|e| e.view.clone());
             if let (Some(cached), Some(stamp)) = (old.get(&id), listed)
                 && cached.stamp == Some(stamp)
                 && stamp.settled_at(cached.taken_at)
@@ -420,6 +454,7 @@ impl FsObserver {
                 taken_at,
                 listed,
                 before,
+                previous,
             });
         } else {
             self.entries.insert(
@@ -432,6 +467,7 @@ impl FsObserver {
                     taken_at: 0,
                     key: None,
                     extends_previous: false,
+                    view: None,
                 },
             );
         }
@@ -451,6 +487,7 @@ impl FsObserver {
                         taken_at: 0,
                         key: None,
                         extends_previous: false,
+                        view: None,
                     },
                 );
             }
@@ -519,21 +556,29 @@ impl FsObserver {
     fn run_jobs(&mut self, jobs: Vec<Job>, deadline: Instant) -> Result<(), ObserveError> {
         let max_bytes = self.budget.max_bytes;
         let root = self.root.clone();
+        let views = self.views;
         let hash = |job: &Job| {
             let path = root.join(&job.rel);
             let relative = job.id.strip_prefix("file/").unwrap_or(&job.id);
             if crate::git_index::is_index_path(relative) {
-                return hash_index(&path, job.listed, max_bytes, deadline);
+                return (hash_index(&path, job.listed, max_bytes, deadline), None);
             }
             let prefix = job.before.map(|(size, _)| size);
-            hash_file(&path, job.listed, prefix, max_bytes, deadline)
+            if views {
+                let previous = job.previous.as_deref();
+                return hash_and_read(&path, job.listed, prefix, max_bytes, deadline, previous);
+            }
+            (
+                hash_file(&path, job.listed, prefix, max_bytes, deadline),
+                None,
+            )
         };
-        let outcomes: Vec<FileOutcome> = if jobs.len() >= PARALLEL_FROM {
+        let outcomes: Vec<(FileOutcome, Option<Viewed>)> = if jobs.len() >= PARALLEL_FROM {
             let half = jobs.len() / 2;
             let (a, b) = jobs.split_at(half);
             std::thread::scope(|scope| {
                 let other = scope.spawn(|| b.iter().map(hash).collect::<Vec<_>>());
-                let mut first: Vec<FileOutcome> = a.iter().map(hash).collect();
+                let mut first: Vec<_> = a.iter().map(hash).collect();
                 match other.join() {
                     Ok(rest) => first.extend(rest),
                     Err(_) => first.extend(b.iter().map(hash)),
@@ -543,8 +588,125 @@ impl FsObserver {
         } else {
             jobs.iter().map(hash).collect()
         };
-        for (job, outcome) in jobs.into_iter().zip(outcomes) {
+        for (job, (outcome, viewed)) in jobs.into_iter().zip(outcomes) {
+            let id = job.id.clone();
             self.apply(job, outcome)?;
+            match viewed {
+                Some(Viewed::View(view)) => {
+                    if let Some(e) = self.entries.get_mut(&id) {
+                        if !view.warnings.is_empty() {
+                            let listed = view.warnings.join("; ");
+                            self.warnings.insert(id.clone(), format!("{id}: {listed}"));
+                        }
+                        e.view = Some(Arc::new(view));
+                    }
+                }
+                Some(Viewed::Fallback(why)) => {
+                    self.warnings
+                        .insert(id.clone(), format!("{id}: {why}; observed as a file"));
+                }
+                None => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether `rel` is a `-wal`, `-shm` or `-journal` file beside a SQLite
+    /// database: read by the database's observer as part of it, never a
+    /// change of its own (a plain read makes them appear). Decided by the
+    /// database's header, read without following a link or blocking.
+    fn is_database_companion(&self, rel: &Path) -> bool {
+        let Some(name) = rel.file_name().and_then(OsStr::to_str) else {
+            return false;
+        };
+        let Some(base) = content::SQLITE_COMPANIONS
+            .iter()
+            .find_map(|suffix| name.strip_suffix(suffix))
+        else {
+            return false;
+        };
+        let Ok((file, _, _)) = open_listed(&self.root.join(rel.with_file_name(base)), None) else {
+            return false;
+        };
+        let mut head = Vec::with_capacity(content::SQLITE_MAGIC.len());
+        file.take(content::SQLITE_MAGIC.len() as u64)
+            .read_to_end(&mut head)
+            .is_ok()
+            && content::is_sqlite(&head)
+    }
+
+    /// Observes every database file the tree holds, through its own
+    /// observer, and adds its changes as `sqlite/<path>#<row id>`. A file
+    /// that stopped being a database (or went away) takes its objects with it.
+    fn observe_databases(
+        &mut self,
+        changes: bool,
+        out: &mut Vec<Change>,
+    ) -> Result<(), ObserveError> {
+        let mut live: BTreeMap<String, PathBuf> = BTreeMap::new();
+        for (id, e) in self.entries.range("file/".to_owned().."file0".to_owned()) {
+            if e.view.as_ref().is_some_and(|v| v.kind == Kind::Sqlite) {
+                live.insert(id.clone(), e.rel.clone());
+            }
+        }
+        for (id, rel) in &live {
+            if !self.databases.contains_key(id) {
+                let observer = SqliteObserver::new(self.root.join(rel)).with_budget(self.budget);
+                self.databases.insert(id.clone(), observer);
+            }
+        }
+        let ids: Vec<String> = self.databases.keys().cloned().collect();
+        for id in ids {
+            if !live.contains_key(&id) {
+                if let Some(mut gone) = self.databases.remove(&id)
+                    && changes
+                {
+                    let prefix = inner_prefix(Kind::Sqlite, &id);
+                    gone.present(&mut |object| {
+                        out.push(Change {
+                            object: format!("{prefix}{object}"),
+                            op: Op::Delete,
+                            overwrite: None,
+                            before: None,
+                            after: None,
+                        })
+                    })?;
+                }
+                continue;
+            }
+            let prefix = inner_prefix(Kind::Sqlite, &id);
+            let Some(observer) = self.databases.get_mut(&id) else {
+                continue;
+            };
+            match observer.observe(changes) {
+                Ok(seen) => {
+                    for mut change in seen.delta.changes {
+                        change.object = format!("{prefix}{}", change.object);
+                        out.push(change);
+                    }
+                    let key = prefix.clone();
+                    if seen.warnings.is_empty() {
+                        self.warnings.remove(&key);
+                    } else {
+                        let listed = seen.warnings.join("; ");
+                        self.warnings.insert(key, format!("{id}: {listed}"));
+                    }
+                }
+                Err(e) => {
+                    // A file that begins like a database but does not read as
+                    // one is seen as the file it is; its rows are not.
+                    self.databases.remove(&id);
+                    if let Some(entry) = self.entries.get_mut(&id) {
+                        entry.view = None;
+                    }
+                    self.warnings.insert(
+                        prefix,
+                        format!(
+                            "{id}: not readable as a SQLite database ({e}); observed as a file"
+                        ),
+                    );
+                }
+            }
         }
         Ok(())
     }
@@ -567,6 +729,7 @@ impl FsObserver {
             taken_at,
             key,
             extends_previous: false,
+            view: None,
         };
         match outcome {
             FileOutcome::Hashed {
@@ -728,10 +891,11 @@ impl FsObserver {
         for rel in &roots {
             touched.extend(self.ids_at(rel));
         }
-        Ok(touched
-            .into_iter()
-            .filter_map(|id| change_of(&id, before.get(&id), self.entries.get(&id)))
-            .collect())
+        let mut changes = Vec::new();
+        for id in touched {
+            changes_of(&id, before.get(&id), self.entries.get(&id), &mut changes);
+        }
+        Ok(changes)
     }
 
     /// Ids at `rel` or below it, of every kind.
@@ -762,6 +926,8 @@ struct Job {
     /// Size and digest of what the file held before, to tell whether the
     /// new content begins with it.
     before: Option<(u64, Digest)>,
+    /// The objects it held before, so JSON lines keep their keys.
+    previous: Option<Arc<View>>,
 }
 
 impl Observer for FsObserver {
@@ -772,7 +938,7 @@ impl Observer for FsObserver {
     fn observe(&mut self, changes: bool) -> Result<Observation, ObserveError> {
         let deadline = self.budget.deadline();
         self.hashed = 0;
-        let delta = match self.follow_events(deadline) {
+        let mut delta = match self.follow_events(deadline) {
             Some(Ok(found)) => Delta { changes: found },
             Some(Err(e)) => {
                 self.established = false;
@@ -793,6 +959,11 @@ impl Observer for FsObserver {
                 }
             }
         };
+        if self.views {
+            self.observe_databases(changes, &mut delta.changes)?;
+            // Objects inside files sort among the files' own ids.
+            delta.changes.sort_by(|a, b| a.object.cmp(&b.object));
+        }
         Ok(Observation {
             delta: if changes { delta } else { Delta::default() },
             warnings: self.warnings.values().cloned().collect(),
@@ -816,10 +987,74 @@ impl Observer for FsObserver {
     }
 
     fn present(&mut self, visit: &mut dyn FnMut(&str)) -> Result<(), ObserveError> {
-        for id in self.entries.keys() {
+        if !self.views {
+            for id in self.entries.keys() {
+                visit(id);
+            }
+            return Ok(());
+        }
+        // Objects inside files have groups of their own (`json`, `sqlite`):
+        // gathered and sorted, so every group is visited in one run.
+        let mut ids: Vec<String> = Vec::with_capacity(self.entries.len());
+        for (id, e) in &self.entries {
+            ids.push(id.clone());
+            if let Some(view) = &e.view {
+                let prefix = inner_prefix(view.kind, id);
+                ids.extend(view.objects.keys().map(|inner| format!("{prefix}{inner}")));
+            }
+        }
+        for (id, db) in &mut self.databases {
+            let prefix = inner_prefix(Kind::Sqlite, id);
+            db.present(&mut |inner| ids.push(format!("{prefix}{inner}")))?;
+        }
+        ids.sort_unstable();
+        for id in &ids {
             visit(id);
         }
         Ok(())
+    }
+}
+
+/// How the objects inside the file `file_id` (`file/<path>`) begin:
+/// `<group>/<path>#`, the path's `#` written `\x23` so the first `#` ends it.
+fn inner_prefix(kind: Kind, file_id: &str) -> String {
+    let path = file_id.strip_prefix("file/").unwrap_or(file_id);
+    format!("{}/{}#", kind.group(), path.replace('#', "\\x23"))
+}
+
+/// Every change to the file `id` and to the objects inside it, from `old`
+/// to `new`. A file read as objects both times (of the same kind) changes
+/// only where its objects do.
+fn changes_of(id: &str, old: Option<&Entry>, new: Option<&Entry>, out: &mut Vec<Change>) {
+    let view = |e: Option<&Entry>| e.and_then(|e| e.view.clone());
+    let (before, after) = (view(old), view(new));
+    let same_kind = matches!((&before, &after), (Some(a), Some(b)) if a.kind == b.kind);
+    if !same_kind || old.is_none() || new.is_none() {
+        out.extend(change_of(id, old, new));
+    }
+    let inner = |v: &Option<Arc<View>>| Snapshot {
+        objects: v.as_ref().map(|v| v.objects.clone()).unwrap_or_default(),
+        warnings: Vec::new(),
+    };
+    if before.is_none() && after.is_none() {
+        return;
+    }
+    if let (Some(a), Some(b)) = (&before, &after)
+        && Arc::ptr_eq(a, b)
+    {
+        return;
+    }
+    let found = crate::diff(&inner(&before), &inner(&after));
+    for mut change in found.changes {
+        // Which view the object was in: the one it is in now, or was.
+        let kind = if change.op == Op::Delete {
+            before.as_ref().map(|v| v.kind)
+        } else {
+            after.as_ref().map(|v| v.kind)
+        };
+        let Some(kind) = kind else { continue };
+        change.object = format!("{}{}", inner_prefix(kind, id), change.object);
+        out.push(change);
     }
 }
 
@@ -866,33 +1101,32 @@ fn merge_diff(old: &BTreeMap<String, Entry>, new: &BTreeMap<String, Entry>) -> D
     let mut a = old.iter().peekable();
     let mut b = new.iter().peekable();
     loop {
-        let next = match (a.peek().copied(), b.peek().copied()) {
+        match (a.peek().copied(), b.peek().copied()) {
             (None, None) => break,
             (Some((id, e)), None) => {
                 a.next();
-                change_of(id, Some(e), None)
+                changes_of(id, Some(e), None, &mut changes);
             }
             (None, Some((id, e))) => {
                 b.next();
-                change_of(id, None, Some(e))
+                changes_of(id, None, Some(e), &mut changes);
             }
             (Some((ia, ea)), Some((ib, eb))) => match ia.cmp(ib) {
                 std::cmp::Ordering::Less => {
                     a.next();
-                    change_of(ia, Some(ea), None)
+                    changes_of(ia, Some(ea), None, &mut changes);
                 }
                 std::cmp::Ordering::Greater => {
                     b.next();
-                    change_of(ib, None, Some(eb))
+                    changes_of(ib, None, Some(eb), &mut changes);
                 }
                 std::cmp::Ordering::Equal => {
                     a.next();
                     b.next();
-                    change_of(ia, Some(ea), Some(eb))
+                    changes_of(ia, Some(ea), Some(eb), &mut changes);
                 }
             },
-        };
-        changes.extend(next);
+        }
     }
     Delta { changes }
 }
@@ -906,6 +1140,7 @@ fn unreadable(rel: &Path) -> Entry {
         taken_at: 0,
         key: None,
         extends_previous: false,
+        view: None,
     }
 }
 
@@ -947,14 +1182,28 @@ fn hash_file(
         Err(Stopped::Failed(reason)) => return FileOutcome::Unreadable(reason),
         Err(_) => return FileOutcome::Vanished,
     };
-    if opened.len() > max_bytes {
-        return FileOutcome::TooLarge {
-            size: opened.len(),
-            stamp,
-        };
+    hash_open(file, opened.len(), stamp, &[], prefix, max_bytes, deadline)
+}
+
+/// Hashes an opened file whose first bytes, `head`, were already read from
+/// it (so a file sniffed for its content is not opened twice).
+fn hash_open(
+    file: fs::File,
+    len: u64,
+    stamp: Option<Stamp>,
+    head: &[u8],
+    prefix: Option<u64>,
+    max_bytes: u64,
+    deadline: Instant,
+) -> FileOutcome {
+    if len > max_bytes {
+        return FileOutcome::TooLarge { size: len, stamp };
     }
     // Never more than the budget, even if the file grows while being read.
-    let mut reader = file.take(max_bytes.saturating_add(1));
+    let rest = max_bytes
+        .saturating_add(1)
+        .saturating_sub(head.len() as u64);
+    let mut reader = file.take(rest);
     let mut hasher = blake3::Hasher::new();
     let mut size = 0u64;
     // One buffer per thread: zeroing 64 KiB for each of 10^5 small files
@@ -971,6 +1220,7 @@ fn hash_file(
                 prefix,
                 at_prefix: &mut at_prefix,
             };
+            sink.take(head);
             sink.feed(&mut reader, buffer, deadline)
         })
         .map_or_else(
@@ -992,6 +1242,91 @@ fn hash_file(
                 }
             },
         )
+}
+
+/// What reading a file as content gave, besides its digest.
+enum Viewed {
+    View(View),
+    /// Content that could not be read as objects within the budget.
+    Fallback(String),
+}
+
+/// Hashes one regular file and, when it may hold content read as objects
+/// ([`crate::content`]) and fits [`content::MAX_PARSE_BYTES`] and the byte
+/// budget, reads it as such from the same bytes (one read, one version). A
+/// larger one is hashed as a file, and said to be too large when its first
+/// bytes are those of content.
+fn hash_and_read(
+    path: &Path,
+    listed: Option<Stamp>,
+    prefix: Option<u64>,
+    max_bytes: u64,
+    deadline: Instant,
+    previous: Option<&View>,
+) -> (FileOutcome, Option<Viewed>) {
+    let limit = max_bytes.min(content::MAX_PARSE_BYTES);
+    let (mut file, opened, stamp) = match open_listed(path, listed) {
+        Ok(opened) => opened,
+        Err(Stopped::Failed(reason)) => return (FileOutcome::Unreadable(reason), None),
+        Err(_) => return (FileOutcome::Vanished, None),
+    };
+    let mut head = Vec::with_capacity(content::SQLITE_MAGIC.len());
+    if let Err(e) = (&mut file)
+        .take(content::SQLITE_MAGIC.len() as u64)
+        .read_to_end(&mut head)
+    {
+        return (FileOutcome::Unreadable(e.to_string()), None);
+    }
+    let structured = content::is_sqlite(&head) || content::may_be_json(&head);
+    if !structured || opened.len() > limit {
+        let outcome = hash_open(
+            file,
+            opened.len(),
+            stamp,
+            &head,
+            prefix,
+            max_bytes,
+            deadline,
+        );
+        let fallback = (structured && matches!(outcome, FileOutcome::Hashed { .. })).then(|| {
+            Viewed::Fallback(format!(
+                "{} bytes, more than the {limit} bytes read as content (--max-observe-bytes, at most {})",
+                opened.len(),
+                content::MAX_PARSE_BYTES
+            ))
+        });
+        return (outcome, fallback);
+    }
+    let mut bytes = head;
+    let rest = limit.saturating_add(1).saturating_sub(bytes.len() as u64);
+    if let Err(e) = file.take(rest).read_to_end(&mut bytes) {
+        return (FileOutcome::Unreadable(e.to_string()), None);
+    }
+    let size = bytes.len() as u64;
+    if size > limit {
+        // Grew past the limit while being read: a file, read again as one.
+        return (hash_file(path, listed, prefix, max_bytes, deadline), None);
+    }
+    if Instant::now() > deadline {
+        return (FileOutcome::OutOfTime, None);
+    }
+    let digest = Digest::of(&bytes);
+    let at_prefix = prefix
+        .and_then(|p| usize::try_from(p).ok())
+        .filter(|p| *p <= bytes.len())
+        .map(|p| Digest::of(&bytes[..p]));
+    let viewed = match content::read(&bytes, previous, deadline) {
+        content::Read::Opaque => None,
+        content::Read::View(view) => Some(Viewed::View(view)),
+        content::Read::Fallback(why) => Some(Viewed::Fallback(why)),
+    };
+    let outcome = FileOutcome::Hashed {
+        digest,
+        size,
+        stamp,
+        prefix: at_prefix,
+    };
+    (outcome, viewed)
 }
 
 /// Digests a git index by what it stages ([`crate::git_index`]), so the
@@ -1733,5 +2068,267 @@ mod tests {
         assert!(git(&copy, &["add", "a.txt"]));
         let staged = observer.snapshot().unwrap();
         assert!(ops(&after, &staged).contains(&("file/.git/index".to_string(), Op::Update)));
+    }
+}
+
+#[cfg(test)]
+mod content_tests {
+    use std::os::unix::fs::MetadataExt;
+    use std::time::Duration;
+
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    fn rewrite(path: &Path, bytes: &[u8]) {
+        // As servers do: a temporary file renamed over the old one.
+        let tmp = path.with_extension("tmp-write");
+        fs::write(&tmp, bytes).unwrap();
+        fs::rename(&tmp, path).unwrap();
+    }
+
+    /// The next observation's changes as (object, op, destructive).
+    fn next(observer: &mut FsObserver) -> Vec<(String, Op, bool)> {
+        observer
+            .observe(true)
+            .unwrap()
+            .delta
+            .changes
+            .into_iter()
+            .map(|c| (c.object.clone(), c.op, c.is_destructive()))
+            .collect()
+    }
+
+    fn tasks(list: &[(&str, &str)]) -> Vec<u8> {
+        let tasks: Vec<serde_json::Value> = list
+            .iter()
+            .map(|(id, title)| serde_json::json!({"id": id, "title": title, "done": false}))
+            .collect();
+        serde_json::to_vec_pretty(&serde_json::json!({
+            "requests": [{"requestId": "req-1", "originalRequest": "plan", "tasks": tasks}]
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_document_rewritten_whole_changes_only_the_records_that_changed() {
+        for events in [true, false] {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("tasks.json");
+            fs::write(&path, tasks(&[("task-1", "a")])).unwrap();
+            let mut observer = FsObserver::new(dir.path()).with_content_views();
+            if !events {
+                observer = observer.without_events();
+            }
+            observer.observe(false).unwrap();
+            rewrite(&path, &tasks(&[("task-1", "a"), ("task-2", "b")]));
+            assert_eq!(
+                next(&mut observer),
+                [(
+                    "json/tasks.json#/requests/[requestId=req-1]/tasks/[id=task-2]".into(),
+                    Op::Create,
+                    false
+                )],
+                "{events}"
+            );
+            // The same records, rewritten: nothing.
+            rewrite(&path, &tasks(&[("task-1", "a"), ("task-2", "b")]));
+            assert_eq!(next(&mut observer), [], "{events}");
+            rewrite(&path, &tasks(&[("task-2", "b")]));
+            assert_eq!(
+                next(&mut observer),
+                [(
+                    "json/tasks.json#/requests/[requestId=req-1]/tasks/[id=task-1]".into(),
+                    Op::Delete,
+                    true
+                )],
+                "{events}"
+            );
+            // No longer JSON: the file is overwritten and its objects gone.
+            rewrite(&path, b"not json");
+            let found = next(&mut observer);
+            assert!(
+                found.contains(&("file/tasks.json".into(), Op::Update, true)),
+                "{found:?}"
+            );
+            assert!(
+                found.iter().filter(|c| c.1 == Op::Delete).count() >= 3,
+                "{found:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn json_lines_rewritten_sorted_are_one_create() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.jsonl");
+        fs::write(&path, b"{\"id\":\"b\",\"v\":2}\n{\"id\":\"a\",\"v\":1}\n").unwrap();
+        let mut observer = FsObserver::new(dir.path()).with_content_views();
+        observer.observe(false).unwrap();
+        rewrite(
+            &path,
+            b"{\"id\":\"a\",\"v\":1}\n{\"id\":\"b\",\"v\":2}\n{\"id\":\"c\",\"v\":3}\n",
+        );
+        assert_eq!(
+            next(&mut observer),
+            [("jsonl/log.jsonl#record/c".into(), Op::Create, false)]
+        );
+        rewrite(&path, b"{\"id\":\"a\",\"v\":1}\n{\"id\":\"c\",\"v\":3}\n");
+        assert_eq!(
+            next(&mut observer),
+            [("jsonl/log.jsonl#record/b".into(), Op::Delete, true)]
+        );
+    }
+
+    fn database(path: &Path) -> rusqlite::Connection {
+        let conn = rusqlite::Connection::open(path).unwrap();
+        conn.pragma_update(None, "journal_mode", "wal").unwrap();
+        conn
+    }
+
+    #[test]
+    fn a_database_in_the_tree_is_read_as_rows_and_a_plain_read_is_no_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data/app.db");
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        {
+            let conn = database(&path);
+            conn.execute_batch(
+                "CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes VALUES (1, 'a');",
+            )
+            .unwrap();
+        }
+        let mut observer = FsObserver::new(dir.path()).with_content_views();
+        observer.observe(false).unwrap();
+        // A reader in WAL mode makes -wal and -shm appear, and may leave them.
+        let reader = database(&path);
+        let n: i64 = reader
+            .query_row("SELECT count(*) FROM notes", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(n, 1);
+        assert!(path.with_file_name("app.db-shm").exists());
+        assert_eq!(next(&mut observer), []);
+        reader
+            .execute("INSERT INTO notes VALUES (2, 'b')", [])
+            .unwrap();
+        assert_eq!(
+            next(&mut observer),
+            [("sqlite/data/app.db#notes/2".into(), Op::Create, false)]
+        );
+        reader
+            .execute("DELETE FROM notes WHERE id = 1", [])
+            .unwrap();
+        drop(reader);
+        assert_eq!(
+            next(&mut observer),
+            [("sqlite/data/app.db#notes/1".into(), Op::Delete, true)]
+        );
+        let mut seen = Vec::new();
+        observer
+            .present(&mut |id| seen.push(id.to_owned()))
+            .unwrap();
+        assert!(
+            seen.contains(&"sqlite/data/app.db#notes/2".to_owned()),
+            "{seen:?}"
+        );
+        assert!(
+            !seen
+                .iter()
+                .any(|id| id.contains("-wal") || id.contains("-shm")),
+            "{seen:?}"
+        );
+        fs::remove_file(&path).unwrap();
+        let gone = next(&mut observer);
+        assert!(
+            gone.contains(&("file/data/app.db".into(), Op::Delete, true)),
+            "{gone:?}"
+        );
+        assert!(
+            gone.contains(&("sqlite/data/app.db#notes/2".into(), Op::Delete, true)),
+            "{gone:?}"
+        );
+    }
+
+    #[test]
+    fn a_document_over_the_budget_is_a_file_with_a_warning() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.json");
+        fs::write(&path, tasks(&[("task-1", "a")])).unwrap();
+        let size = fs::metadata(&path).unwrap().len();
+        let budget = Budget {
+            max_bytes: size - 1,
+            max_time: Duration::from_secs(60),
+        };
+        let mut observer = FsObserver::new(dir.path())
+            .with_content_views()
+            .with_budget(budget);
+        let seen = observer.observe(false).unwrap();
+        assert_eq!(seen.warnings.len(), 1, "{:?}", seen.warnings);
+        assert!(
+            seen.warnings[0].starts_with("file/big.json: "),
+            "{:?}",
+            seen.warnings
+        );
+        // Within the budget but above what is read as content, the file is
+        // hashed whole and the warning says why it has no objects.
+        let budget = Budget {
+            max_bytes: size + 1,
+            max_time: Duration::from_secs(60),
+        };
+        let mut observer = FsObserver::new(dir.path())
+            .with_content_views()
+            .with_budget(budget);
+        let snapshot = observer.snapshot().unwrap();
+        assert!(
+            snapshot
+                .objects
+                .keys()
+                .any(|id| id.starts_with("json/big.json#"))
+        );
+    }
+
+    #[test]
+    fn reading_content_leaves_every_byte_inode_and_time_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("tasks.json"), tasks(&[("task-1", "a")])).unwrap();
+        fs::write(dir.path().join("log.jsonl"), b"{\"id\":1}\n{\"id\":2}\n").unwrap();
+        {
+            let conn = database(&dir.path().join("app.db"));
+            conn.execute_batch("CREATE TABLE t(x); INSERT INTO t VALUES (1);")
+                .unwrap();
+            // Left open: the -wal and -shm files stay while the observer reads.
+            let state = |root: &Path| -> BTreeMap<PathBuf, (Vec<u8>, u64, i64, i64)> {
+                walkdir::WalkDir::new(root)
+                    .into_iter()
+                    .map(|e| e.unwrap())
+                    .filter(|e| e.file_type().is_file())
+                    .map(|e| {
+                        let m = e.metadata().unwrap();
+                        (
+                            e.path().to_path_buf(),
+                            (
+                                fs::read(e.path()).unwrap(),
+                                m.ino(),
+                                m.mtime_nsec(),
+                                m.ctime_nsec(),
+                            ),
+                        )
+                    })
+                    .collect()
+            };
+            let before = state(dir.path());
+            assert!(before.keys().any(|p| p.ends_with("app.db-wal")));
+            let mut observer = FsObserver::new(dir.path()).with_content_views();
+            observer.observe(false).unwrap();
+            observer.observe(true).unwrap();
+            let mut ids = Vec::new();
+            observer.present(&mut |id| ids.push(id.to_owned())).unwrap();
+            assert!(
+                ids.iter().any(|id| id.starts_with("sqlite/app.db#t/")),
+                "{ids:?}"
+            );
+            assert_eq!(state(dir.path()), before);
+            drop(conn);
+        }
     }
 }

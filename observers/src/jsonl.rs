@@ -66,6 +66,12 @@ const DEFAULT_PREFIX: &str = "record";
 /// - `field:<f1>[,<f2>…]@<prefix>`: the same under another prefix:
 ///   `field:user,day@visit` gives `visit/alice,2024-05-01`.
 ///
+/// - `content`: no key in the line; each line is `record/<short digest>` of
+///   its canonical JSON, so a reordered file is no change, an edited line is
+///   the delete of one record and the create of another, and a removed line
+///   the delete of its record. (What a directory store uses for a JSON-lines
+///   file whose lines carry no evident key; see [`evident_strategy`].)
+///
 /// Field names in the string form cannot contain `,` or `@`; build
 /// [`KeyStrategy::Fields`] directly for such names. A string field value is
 /// used as is; any other value by its canonical JSON (`42`, `true`). A field
@@ -78,6 +84,7 @@ pub enum KeyStrategy {
         prefix: String,
         fields: Vec<String>,
     },
+    Content,
 }
 
 /// A key strategy string that does not follow the syntax of [`KeyStrategy`].
@@ -101,6 +108,9 @@ impl FromStr for KeyStrategy {
         let trimmed = spec.trim();
         if trimmed == "memory" {
             return Ok(Self::Memory);
+        }
+        if trimmed == "content" {
+            return Ok(Self::Content);
         }
         let Some(rest) = trimmed.strip_prefix("field:") else {
             return Err(fail("unknown strategy"));
@@ -129,6 +139,7 @@ impl fmt::Display for KeyStrategy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Memory => f.write_str("memory"),
+            Self::Content => f.write_str("content"),
             Self::Fields { prefix, fields } => {
                 write!(f, "field:{}", fields.join(","))?;
                 if prefix != DEFAULT_PREFIX {
@@ -162,6 +173,13 @@ impl KeyStrategy {
                     Some(other) => Err(format!("unknown \"type\" {other:?}")),
                     None => Err("no string \"type\"".into()),
                 }
+            }
+            Self::Content => {
+                let mut text = String::new();
+                write_object(object, &mut text);
+                let mut digest = digest_hex(text.as_bytes());
+                digest.truncate(FIELD_DIGEST_CHARS);
+                Ok(format!("{DEFAULT_PREFIX}/{digest}"))
             }
             Self::Fields { prefix, fields } => {
                 let mut parts = Vec::with_capacity(fields.len());
@@ -410,6 +428,113 @@ impl JsonlObserver {
     }
 }
 
+/// Field names that say "this is the record's identity" wherever they are
+/// found, tried in this order before any `…Id`/`…_id` field (see
+/// [`evident_key`]).
+const KEY_NAMES: [&str; 5] = ["id", "_id", "uuid", "key", "name"];
+
+/// The field that identifies every one of `records`, when one is evident: a
+/// field every record has, whose value is a string or an integer, distinct
+/// in each record. `id`, `_id`, `uuid`, `key` and `name` are tried first, in
+/// that order, then any field whose name ends in `Id`, `ID` or `_id`
+/// (`requestId`, `task_id`), in byte order. Nothing about the server or the
+/// file's name is consulted: only what the records hold.
+pub(crate) fn evident_key<'a>(
+    records: impl Iterator<Item = &'a Map<String, Value>> + Clone,
+) -> Option<String> {
+    let first = records.clone().next()?;
+    let mut candidates: Vec<&str> = KEY_NAMES
+        .iter()
+        .copied()
+        .filter(|k| first.contains_key(*k))
+        .collect();
+    let mut suffixed: Vec<&str> = first
+        .keys()
+        .map(String::as_str)
+        .filter(|k| {
+            !KEY_NAMES.contains(k)
+                && k.len() > 2
+                && (k.ends_with("Id") || k.ends_with("ID") || k.ends_with("_id"))
+        })
+        .collect();
+    suffixed.sort_unstable();
+    candidates.extend(suffixed);
+    candidates.into_iter().find_map(|name| {
+        let mut seen = std::collections::HashSet::new();
+        let identifies = records.clone().all(|record| match record.get(name) {
+            Some(Value::String(s)) => seen.insert(s.clone()),
+            Some(Value::Number(n)) if n.is_i64() || n.is_u64() => seen.insert(n.to_string()),
+            _ => false,
+        });
+        identifies.then(|| name.to_owned())
+    })
+}
+
+/// How to key the lines of `bytes`, when `bytes` reads as JSON lines: every
+/// non-blank line a JSON object, and more than one of them (one alone is a
+/// JSON document, but for the memory server's shape). The
+/// memory server's shape when every line has it, else a key field when one
+/// is evident ([`evident_key`]), else the lines' content. `None` when the
+/// bytes are not JSON lines.
+pub(crate) fn evident_strategy(bytes: &[u8]) -> Option<KeyStrategy> {
+    let bytes = bytes.strip_prefix(UTF8_BOM).unwrap_or(bytes);
+    let mut objects = Vec::new();
+    for line in bytes.split(|&b| b == b'\n') {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match serde_json::from_slice::<Value>(line) {
+            Ok(Value::Object(object)) => objects.push(object),
+            _ => return None,
+        }
+    }
+    let memory = objects.iter().all(|o| KeyStrategy::Memory.id_of(o).is_ok());
+    match objects.len() {
+        0 => return None,
+        // One object is a JSON document, unless it has the memory server's
+        // shape: its next line would make it JSON lines, and ids that
+        // change kind with the second record would read as a rewrite.
+        1 if !memory => return None,
+        _ => {}
+    }
+    if memory {
+        return Some(KeyStrategy::Memory);
+    }
+    Some(match evident_key(objects.iter()) {
+        Some(field) => KeyStrategy::Fields {
+            prefix: DEFAULT_PREFIX.to_owned(),
+            fields: vec![field],
+        },
+        None => KeyStrategy::Content,
+    })
+}
+
+/// Whether every line of `bytes` still has what `strategy` keys it by, so
+/// a view can keep the ids it gave before rather than infer new ones.
+pub(crate) fn still_fits(bytes: &[u8], strategy: &KeyStrategy) -> bool {
+    if *strategy == KeyStrategy::Content {
+        return true;
+    }
+    let bytes = bytes.strip_prefix(UTF8_BOM).unwrap_or(bytes);
+    bytes
+        .split(|&b| b == b'\n')
+        .filter(|line| !line.iter().all(u8::is_ascii_whitespace))
+        .all(|line| match serde_json::from_slice::<Value>(line) {
+            Ok(Value::Object(object)) => strategy.id_of(&object).is_ok(),
+            _ => false,
+        })
+}
+
+/// The objects of JSON-lines `bytes` keyed by `strategy`, exactly as a
+/// JSON-lines store of that strategy sees them (the same reader).
+pub(crate) fn snapshot_of(bytes: &[u8], strategy: &KeyStrategy) -> Snapshot {
+    let reader = JsonlObserver::new(PathBuf::new()).with_strategy(strategy.clone());
+    // Reading from memory cannot fail.
+    reader
+        .read(bytes, &LineCache::new(), &mut LineCache::new())
+        .unwrap_or_default()
+}
+
 /// What parsing one line's bytes gave, kept by the line's digest so a line
 /// that did not change is not parsed again.
 #[derive(Clone, Debug)]
@@ -529,7 +654,7 @@ fn object_state(object: &Map<String, Value>) -> ObjectState {
     }
 }
 
-fn short_digest(value: &Value) -> String {
+pub(crate) fn short_digest(value: &Value) -> String {
     let mut digest = digest_hex(canonical(value).as_bytes());
     digest.truncate(FIELD_DIGEST_CHARS);
     digest
@@ -539,7 +664,7 @@ fn short_digest(value: &Value) -> String {
 /// every depth, no whitespace. The workspace builds serde_json with
 /// `preserve_order`, so its own output keeps the file's key order; this must
 /// not.
-fn canonical(value: &Value) -> String {
+pub(crate) fn canonical(value: &Value) -> String {
     let mut out = String::new();
     write_value(value, &mut out);
     out
@@ -566,7 +691,7 @@ fn write_value(value: &Value, out: &mut String) {
     }
 }
 
-fn write_object(object: &Map<String, Value>, out: &mut String) {
+pub(crate) fn write_object(object: &Map<String, Value>, out: &mut String) {
     let mut entries: Vec<(&String, &Value)> = object.iter().collect();
     entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
     out.push('{');

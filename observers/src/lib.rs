@@ -26,6 +26,7 @@
 //! is small or cannot be read incrementally; the tests use them as the
 //! reference an incremental observation must agree with.
 
+pub mod content;
 mod delta;
 #[cfg(feature = "fake")]
 pub mod fake;

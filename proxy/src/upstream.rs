@@ -9,7 +9,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
-use witness_jail::observe::{ObserveOptions, ObservedSet, Settle, store_dirs};
+use witness_jail::observe::{ObserveOptions, ObservedSet, Settle, store_paths};
 use witness_jail::{JailError, OpenTarget, Target};
 use witness_model::agent::case::FactsSpec;
 use witness_model::proxy::{
@@ -79,7 +79,7 @@ pub fn prepare(options: &ProxyOptions, notify: Notify) -> Result<Prepared, Strin
     let view = target.jail();
     let mut observed = ObservedSet::for_jail(
         view,
-        &store_dirs(&view.stores),
+        &store_paths(&view.stores),
         ObserveOptions::default().budget,
         &options.facts,
     );

@@ -255,7 +255,7 @@ mod tests {
     use std::time::Instant;
 
     use serde_json::{Value, json};
-    use witness_jail::observe::store_dirs;
+    use witness_jail::observe::store_paths;
     use witness_jail::{Jail, StoreSpec};
     use witness_model::proxy::{PROXY_TRACE_SCHEMA, ProxiedServer, TraceHeader};
 
@@ -266,7 +266,7 @@ mod tests {
         let jail = Jail::in_place(vec![spec]).expect("in place");
         let mut observed = ObservedSet::for_jail(
             &jail,
-            &store_dirs(&jail.stores),
+            &store_paths(&jail.stores),
             witness_jail::observe::ObserveOptions::default().budget,
             &[],
         );

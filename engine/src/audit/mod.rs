@@ -58,7 +58,7 @@ use witness_wire::session::Session;
 use crate::plan::Plan;
 use execute::tool_entry;
 pub use options::*;
-pub use witness_jail::observe::{ObserveError, ObserveOptions, ObservedSet, store_dirs};
+pub use witness_jail::observe::{ObserveError, ObserveOptions, ObservedSet, store_paths};
 use witness_jail::{JailedStore, OpenTarget, Target};
 
 /// An out-of-band event an experiment applies between two calls. It gets the

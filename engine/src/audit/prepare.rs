@@ -141,13 +141,13 @@ fn store_entry(store: &JailedStore) -> StoreEntry {
     }
 }
 
-/// The jail-wide observer watches the whole jail but the stores' own
-/// directories, which their observers report.
+/// The jail-wide observer watches the whole jail but the stores
+/// themselves, which their observers report.
 fn jail_scope(stores: &[JailedStore]) -> JailScope {
     JailScope {
         observer: "fs".into(),
         watched: vec!["home".into(), "tmp".into(), "work".into(), "stores".into()],
-        excluded: witness_jail::observe::store_dirs(stores),
+        excluded: witness_jail::observe::store_paths(stores),
     }
 }
 
@@ -206,7 +206,11 @@ mod tests {
                 ("alpha", "jsonl", "memory.jsonl", false),
             ]
         );
-        assert_eq!(report.jail_scope.excluded, ["stores/alpha", "stores/zeta"]);
+        // The stores themselves, not the folders around them.
+        assert_eq!(
+            report.jail_scope.excluded,
+            ["stores/alpha/seed-123.jsonl", "stores/zeta/tree"]
+        );
         assert_eq!(report.target.command, ["fake-server"]);
         assert_eq!(report.target.env, ["API_TOKEN"]);
         let written = serde_json::to_string(report).unwrap_or_default();

@@ -1114,7 +1114,7 @@ mod tests {
     }
 
     #[test]
-    fn reads_get_store_paths_a_creator_a_fresh_one_and_later_writes_what_it_made() {
+    fn reads_get_store_dirs_a_creator_a_fresh_one_and_later_writes_what_it_made() {
         let path = json!({"type": "object", "properties": {"path": {"type": "string"}},
             "required": ["path"]});
         let read = json!({"readOnlyHint": true});
