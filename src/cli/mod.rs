@@ -19,6 +19,7 @@ pub mod schema;
 pub mod sweep;
 pub mod testbed;
 pub mod trace;
+pub mod weaker;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -27,4 +27,5 @@ mod reproduction;
 mod response_lane;
 mod schemas;
 mod sweep;
+mod weaker_results;
 mod wire_fakes;
