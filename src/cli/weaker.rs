@@ -198,7 +198,10 @@ mod tests {
         let text = refusal(Path::new("experiments/results"), &[gap]);
         let first = text.lines().next().unwrap_or_default();
         assert!(first.contains("network-observer"), "{first}");
-        assert!(first.contains("EFF-04 verdict becomes untestable"), "{first}");
+        assert!(
+            first.contains("EFF-04 verdict becomes untestable"),
+            "{first}"
+        );
         assert!(first.contains("nftables"), "{first}");
         assert!(first.contains("--allow-weaker"), "{first}");
         assert_eq!(text.lines().count(), 1);

@@ -37,10 +37,16 @@ fn lab_refuses_to_overwrite_results_made_with_a_layer_missing_here() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     let first = stderr.lines().next().unwrap_or_default();
-    assert!(first.contains("refusing to write weaker results"), "{first}");
+    assert!(
+        first.contains("refusing to write weaker results"),
+        "{first}"
+    );
     assert!(first.contains("user-namespace"), "names the layer: {first}");
     assert!(first.contains("partial"), "says what changes: {first}");
-    assert!(first.contains("install bubblewrap"), "says how to install: {first}");
+    assert!(
+        first.contains("install bubblewrap"),
+        "says how to install: {first}"
+    );
     assert!(stderr.contains("EFF-04"), "{stderr}");
     assert_eq!(
         std::fs::read_dir(dir.path()).expect("dir").count(),
