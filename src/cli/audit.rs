@@ -24,6 +24,8 @@ stands for the jailed path of store NAME and {jail} for the jail itself; the
 program name `mcp-witness` means this binary.
 
 Examples:
+  mcp-witness audit 'npx -y @modelcontextprotocol/server-memory@2026.8.31' --store mem=jsonl:memory.jsonl --env MEMORY_FILE_PATH={mem}
+  mcp-witness audit pypi:mcp-server-time==2026.10.19
   mcp-witness audit --store db=sqlite:notes.db -- mcp-witness testbed serve --variant honest --store {db}
   mcp-witness audit --store mem=jsonl:memory.jsonl --env MEMORY_FILE_PATH={mem} -- node /path/to/server-memory/dist/index.js
   mcp-witness audit --plan plan.toml --format json --out results/ -- ...

@@ -20,6 +20,7 @@ mod lab;
 mod late_write;
 mod manifest;
 mod metadata_findings;
+mod package_line;
 mod pages;
 mod planner;
 mod proxy;

@@ -64,7 +64,11 @@ fn assert_audited(output: &Output, name: &str, version: &str, entry: &str, hash:
     let code = output.status.code();
     let doc = report(output);
     assert!(matches!(code, Some(0 | 1 | 3)), "{code:?}: {stderr}");
-    assert_eq!(doc["complete"], true, "the audit finished: {stderr}");
+    assert_eq!(
+        doc["complete"], true,
+        "the audit finished: {stderr}\n{}",
+        doc["findings"]
+    );
     let pin = &doc["target"]["package"];
     assert_eq!(pin["name"], name, "{pin}");
     assert_eq!(pin["version"], version, "{pin}");
