@@ -53,10 +53,8 @@ pub fn committed(dir: &Path) -> BTreeSet<String> {
             continue;
         };
         for layer in isolation["layers"].as_array().into_iter().flatten() {
-            if layer["held"] == true {
-                if let Some(name) = layer["layer"].as_str() {
-                    held.insert(name.to_owned());
-                }
+            if let (true, Some(name)) = (layer["held"] == true, layer["layer"].as_str()) {
+                held.insert(name.to_owned());
             }
         }
         if isolation["network_observer"]["observed"] == true {

@@ -7,6 +7,10 @@
 //! It needs npm, python3 and a package registry: CI runs it always
 //! (`CI=true`); elsewhere it runs with `MCP_WITNESS_PACKAGE_AUDIT=1`, and
 //! otherwise says it skipped.
+#![allow(
+    clippy::print_stderr,
+    reason = "a test says on stderr what it skipped or found, where cargo test shows it"
+)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -151,7 +155,16 @@ fn a_pypi_package_is_audited_from_a_fresh_cache_and_a_warm_one_in_both_forms() {
         return;
     }
     let cache = fresh_cache("time");
-    let common = ["--format", "json", "--deterministic", "--progress", "off"];
+    // A generous timeout: a fresh venv's first start compiles its modules.
+    let common = [
+        "--format",
+        "json",
+        "--deterministic",
+        "--progress",
+        "off",
+        "--timeout-ms",
+        "60000",
+    ];
     let first_target = format!("pypi:{TIME}");
     let mut args = vec!["audit", first_target.as_str()];
     args.extend(common);
