@@ -46,6 +46,10 @@ pub fn status_of(error: &anyhow::Error) -> ExitStatus {
 
 fn is_invalid_invocation(cause: &(dyn std::error::Error + 'static)) -> bool {
     cause.is::<Invalid>()
+        // A package that declares nothing to run.
+        || cause
+            .downcast_ref::<witness_sweep::package::PackageError>()
+            .is_some_and(witness_sweep::package::PackageError::is_invalid)
         // A plan file that cannot be read or does not parse.
         || cause.is::<PlanError>()
         // A refused --url (or url: side).

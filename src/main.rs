@@ -25,10 +25,15 @@ against the target).";
     name = "mcp-witness",
     version,
     about = "Effect-aware conformance lab for MCP servers",
-    long_about = "mcp-witness runs an MCP server against a throwaway copy of its store, observes that \
+    long_about = "The two most common commands:\n  \
+mcp-witness audit 'npx -y @scope/server@1.2.3'      audit a published package before you install it\n  \
+mcp-witness audit --store db=sqlite:app.db -- COMMAND   audit a server you run, on a copy of its store\n\n\
+mcp-witness runs an MCP server against a throwaway copy of its store, observes that \
 store out of band around every tool call, and holds the tools' declared annotations \
-(readOnlyHint, destructiveHint, idempotentHint) to what actually happened.\n\n\
-Start with the built-in testbed:\n  \
+(readOnlyHint, destructiveHint, idempotentHint) to what actually happened. A package \
+(npm:NAME@VERSION, pypi:NAME==VERSION, or the npx/uvx line its README gives, quoted) is \
+installed into a pinned cache and run in the jail.\n\n\
+Try it on the built-in testbed:\n  \
 mcp-witness audit --store db=sqlite:/tmp/new.db -- mcp-witness testbed serve --variant honest --store {db}",
     after_help = AFTER_HELP
 )]

@@ -408,6 +408,29 @@ pub struct Target {
     /// (absent for a launched stdio server). The endpoint itself is not kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transport: Option<String>,
+    /// The published package the server was installed from
+    /// (`audit npm:NAME@VERSION`, `pypi:NAME==VERSION`, or an `npx`/`uvx`
+    /// line), pinned by version and by the registry's integrity hash.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub package: Option<PackagePin>,
+}
+
+/// A published package, pinned: what was installed and run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct PackagePin {
+    /// `npm` or `pypi`.
+    pub ecosystem: String,
+    pub name: String,
+    /// The exact version installed (checked against the install).
+    pub version: String,
+    /// The registry's hash of the installed archive as the client recorded
+    /// it: `sha512-…` (npm's lock `integrity`) or `sha256=…` (pip's
+    /// report). Absent when the client recorded none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub integrity: Option<String>,
+    /// The program the package declares that was run (npm `bin`, Python
+    /// `console_scripts`).
+    pub entry: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]

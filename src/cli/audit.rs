@@ -24,6 +24,8 @@ stands for the jailed path of store NAME and {jail} for the jail itself; the
 program name `mcp-witness` means this binary.
 
 Examples:
+  mcp-witness audit 'npx -y @modelcontextprotocol/server-memory@2026.8.31' --store mem=jsonl:memory.jsonl --env MEMORY_FILE_PATH={mem}
+  mcp-witness audit pypi:mcp-server-time==2026.10.19
   mcp-witness audit --store db=sqlite:notes.db -- mcp-witness testbed serve --variant honest --store {db}
   mcp-witness audit --store mem=jsonl:memory.jsonl --env MEMORY_FILE_PATH={mem} -- node /path/to/server-memory/dist/index.js
   mcp-witness audit --plan plan.toml --format json --out results/ -- ...
@@ -135,7 +137,9 @@ enum ProbeChoice {
 
 /// Runs the audit; its report decides the exit status.
 pub fn run(args: AuditArgs, progress: &Progress) -> Result<ExitStatus> {
-    let target = args.server.target(args.stores.specs()?, args.keep_jail)?;
+    let (target, installed) = args
+        .server
+        .target_and_package(args.stores.specs()?, args.keep_jail)?;
     let plan = match &args.plan {
         Some(path) => Some(Plan::load(path)?),
         None => None,
@@ -166,10 +170,21 @@ pub fn run(args: AuditArgs, progress: &Progress) -> Result<ExitStatus> {
         session_per_call: args.session_per_call,
         min_coverage: args.min_coverage,
         progress: progress.audit(),
+        label: installed.as_ref().map(|i| i.package.coordinate()),
+        pinned_version: installed.as_ref().map(|i| i.package.version.clone()),
+        package: installed.as_ref().map(super::package::pin),
         ..AuditOptions::new(target)
     };
     let run = audit::run(options).context("the audit could not start")?;
-    let report = run.report;
+    let mut report = run.report;
+    if let Some(installed) = &installed {
+        // The cache's place on this machine is not part of what was
+        // audited: the command reads `{install}/…`, as a sweep's does.
+        let dir = installed.dir.to_string_lossy();
+        for word in &mut report.target.command {
+            *word = word.replace(dir.as_ref(), "{install}");
+        }
+    }
     let json = serde_json::to_string_pretty(&report)? + "\n";
     if let Some(out) = &args.out {
         write_out(out, &report, &json)?;

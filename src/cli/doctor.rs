@@ -32,6 +32,10 @@ The network observer (EFF-04) is tried the same way: its sink is made in
 the namespace of a sandbox that runs `true`. It needs bubblewrap, ip
 (iproute2) and nft (nftables; Debian: apt-get install nftables).
 
+Run in the repository, it also lists every layer the committed results
+(experiments/results) were made with that this machine lacks, and what a
+rerun of `lab` here would change: `lab` refuses to write over them.
+
 Exit codes: 0 the layers contain a server here (destructive and unknown
 tools are called), 1 they do not (such tools are left out unless
 --include-destructive).";
@@ -59,7 +63,15 @@ struct Doctor {
     /// Whether an audit here records outbound attempts (EFF-04), and how
     /// or why not.
     network_observer: ObserverLine,
+    /// Layers the committed results (`experiments/results` under the
+    /// working directory, when there) were made with and this machine
+    /// lacks: `lab` refuses to write over them (`--allow-weaker`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    weaker_than_committed: Vec<super::weaker::Gap>,
 }
+
+/// Where `doctor` looks for committed results: the repository's own.
+const COMMITTED: &str = "experiments/results";
 
 #[derive(Serialize)]
 struct ObserverLine {
@@ -84,6 +96,14 @@ pub fn run(args: DoctorArgs) -> Result<ExitStatus> {
             let mark = if observer.works { "works  " } else { "missing" };
             outln!("{mark}  {:18} {}", "network-observer", observer.detail);
             outln!("isolation here: {} — {}", report.level, report.detail);
+            for gap in &report.weaker_than_committed {
+                outln!(
+                    "weaker than {COMMITTED}: {} missing here: {}; to fix: {}",
+                    gap.layers.join(", "),
+                    gap.changes,
+                    gap.install
+                );
+            }
         }
     }
     Ok(if report.level.contains_effects() {
@@ -112,6 +132,7 @@ fn doctor(available: &Availability) -> Doctor {
                 detail: l.detail,
             })
             .collect(),
+        weaker_than_committed: super::weaker::gaps(std::path::Path::new(COMMITTED), available),
         network_observer: match sandbox::probe_observer(available) {
             Ok(()) => ObserverLine {
                 works: true,

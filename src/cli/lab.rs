@@ -46,7 +46,14 @@ check is not explained as the server's real behaviour. `lab cases` and `lab
 coverage` without the installed servers: exit 2.
 
 The repository's committed results are made with:
-  mcp-witness lab all --out experiments/results --pages reports";
+  mcp-witness lab all --out experiments/results --pages reports
+
+Never weaker results over committed ones: when --out already holds audits
+made with an isolation layer or the network observer that does not work
+here (mcp-witness doctor lists them), the run is refused with exit 2 before
+anything runs, its first line naming the layer, what a rerun here would
+change (without nftables: every EFF-04 verdict untestable) and how to
+install it. Install it, write elsewhere (--out DIR), or pass --allow-weaker.";
 
 #[derive(Args)]
 #[command(after_help = HELP)]
@@ -61,6 +68,12 @@ pub struct LabArgs {
     /// $MCP_WITNESS_CASES_DIR, else ./experiments/cases, else the source tree's).
     #[arg(long, value_name = "DIR")]
     cases_dir: Option<PathBuf>,
+    /// Write into an --out whose audits were made with isolation layers (or
+    /// a network observer) this machine lacks. Without it such a run is
+    /// refused (exit 2), naming the layer, what it changes and how to
+    /// install it: a rerun here would write weaker results over them.
+    #[arg(long)]
+    allow_weaker: bool,
     #[command(flatten)]
     pages: PagesArgs,
 }
@@ -84,6 +97,12 @@ pub fn run(args: LabArgs, progress: &Progress) -> Result<ExitStatus> {
             "--out {}: not a directory",
             args.out.display()
         )));
+    }
+    if !args.allow_weaker {
+        let gaps = super::weaker::gaps(&args.out, witness_jail::sandbox::availability());
+        if !gaps.is_empty() {
+            return Err(invalid(super::weaker::refusal(&args.out, &gaps)));
+        }
     }
     let cases_dir = args
         .cases_dir

@@ -183,7 +183,7 @@ fn writable_parent(out: &Path) -> Result<(), ManifestError> {
 /// Where the pin comes from: the launched COMMAND or the --url server.
 fn pin_source(args: &PinArgs) -> Result<Source> {
     let Some(endpoint) = args.target.endpoint(&args.fetch.connect)? else {
-        return Ok(Source::Live(args.target.command.clone()));
+        return Ok(Source::Live(args.target.launch()?.command));
     };
     if !args.fetch.server_env.is_empty() {
         // As --env for audit: a running server's variables are not ours to set.

@@ -12,6 +12,7 @@ pub mod jailargs;
 pub mod lab;
 pub mod manifest;
 pub mod netsink;
+pub mod package;
 pub mod plan;
 pub mod proxy;
 pub mod report;
@@ -20,6 +21,7 @@ pub mod schema;
 pub mod sweep;
 pub mod testbed;
 pub mod trace;
+pub mod weaker;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -39,12 +41,30 @@ use crate::exit::invalid;
 pub struct TargetArgs {
     /// Reach a server already running behind this Streamable HTTP endpoint
     /// instead of launching COMMAND. It is not jailed: its stores are real.
-    #[arg(long, value_name = "URL", conflicts_with = "command")]
+    #[arg(long, value_name = "URL", conflicts_with_all = ["command", "package"])]
     pub url: Option<String>,
+    /// A published package to install into the pinned cache and run in the
+    /// jail: npm:NAME@VERSION, pypi:NAME==VERSION, or an npx/uvx line as a
+    /// README gives it ('npx -y NAME@VERSION'). Arguments after -- go to
+    /// its program. A COMMAND whose program is npx or uvx is read the same way.
+    #[arg(value_name = "PACKAGE")]
+    pub package: Option<String>,
+    /// Where packages are installed (default: $MCP_WITNESS_INSTALLS, else
+    /// ~/.cache/mcp-witness/installs); the sweep's layout, so a sweep with
+    /// `--installs` on the same directory shares them.
+    #[arg(long, value_name = "DIR", conflicts_with = "url")]
+    pub installs: Option<PathBuf>,
     /// The server command and its arguments, after `--`. {jail} is the jail
     /// directory and {NAME} the jailed path of store NAME.
-    #[arg(last = true, required_unless_present = "url", value_name = "COMMAND")]
+    #[arg(last = true, required_unless_present_any = ["url", "package"], value_name = "COMMAND")]
     pub command: Vec<String>,
+}
+
+/// What a launched target runs: the command, and the package it was
+/// installed from, when it was.
+pub struct Launch {
+    pub command: Vec<String>,
+    pub installed: Option<witness_sweep::package::Installed>,
 }
 
 /// How every server is reached, launched or remote.
@@ -69,6 +89,35 @@ impl ConnectArgs {
 }
 
 impl TargetArgs {
+    /// The command to launch: COMMAND as given, or the program of the
+    /// package PACKAGE (or an npx/uvx COMMAND) names, installed first.
+    /// A malformed line or a package with nothing to run is an invalid
+    /// invocation; an install that fails is incomplete.
+    pub fn launch(&self) -> Result<Launch> {
+        let words = match &self.package {
+            Some(text) => {
+                let mut words = package::words(text)?;
+                words.extend(self.command.iter().cloned());
+                words
+            }
+            None => self.command.clone(),
+        };
+        let Some(line) = package::parse(&words) else {
+            return Ok(Launch {
+                command: words,
+                installed: None,
+            });
+        };
+        let line = line.map_err(invalid)?;
+        let installed = package::install(&line, package::installs_root(self.installs.as_ref()))?;
+        let mut command = vec![installed.program.to_string_lossy().into_owned()];
+        command.extend(line.args.iter().cloned());
+        Ok(Launch {
+            command,
+            installed: Some(installed),
+        })
+    }
+
     /// The `--url` endpoint, checked before anything is contacted (`None`
     /// when a command is launched). Flags that only make sense for the other
     /// kind of target are refused rather than silently ignored.
@@ -107,17 +156,30 @@ impl ServerArgs {
     /// launched command in a jail on copies of `stores`, or the `--url`
     /// endpoint with `stores` observed in place.
     pub fn target(&self, stores: Vec<StoreSpec>, keep: bool) -> Result<Target> {
+        Ok(self.target_and_package(stores, keep)?.0)
+    }
+
+    /// [`ServerArgs::target`], and the package it was installed from.
+    pub fn target_and_package(
+        &self,
+        stores: Vec<StoreSpec>,
+        keep: bool,
+    ) -> Result<(Target, Option<witness_sweep::package::Installed>)> {
         let endpoint = self.target.endpoint(&self.connect)?;
         let env = parse_env_pairs("--env", &self.env).map_err(invalid)?;
         Ok(match endpoint {
-            Some(endpoint) => Target::remote(endpoint, stores),
-            None => Target::launched(JailSpec {
-                command: self.target.command.clone(),
-                stores,
-                env,
-                keep,
-                isolate_network: !self.connect.no_netns,
-            }),
+            Some(endpoint) => (Target::remote(endpoint, stores), None),
+            None => {
+                let launch = self.target.launch()?;
+                let target = Target::launched(JailSpec {
+                    command: launch.command,
+                    stores,
+                    env,
+                    keep,
+                    isolate_network: !self.connect.no_netns,
+                });
+                (target, launch.installed)
+            }
         })
     }
 }

@@ -24,11 +24,15 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use witness_model::sweep::{Ecosystem, Package};
+use witness_model::sweep::{Ecosystem, Package, Pinned};
 
-use crate::layout::lock;
+use crate::layout::lock as lock_file;
 use crate::process::{self, Ended};
 use crate::spec::Target;
+
+/// pip's report of what it installed (`pip install --report`), in the
+/// install directory.
+pub const PIP_REPORT: &str = "pip-report.json";
 
 /// The marker of a finished install.
 pub const MARKER: &str = ".mcp-witness-install.json";
@@ -61,6 +65,13 @@ impl Installs {
             let hex = blake3::hash(lock.digest.as_bytes()).to_hex();
             return Some(self.root.join(format!("{ecosystem}-lock-{}", &hex[..12])));
         }
+        Some(self.dir_for_package(package))
+    }
+
+    /// The install directory of a package pinned by its coordinate alone
+    /// (no lock): what `audit npm:NAME@VERSION` shares with a sweep.
+    pub fn dir_for_package(&self, package: &Package) -> PathBuf {
+        let ecosystem = package.ecosystem.as_str();
         let hex = blake3::hash(package.coordinate().as_bytes()).to_hex();
         let name: String = package
             .name
@@ -73,12 +84,12 @@ impl Installs {
                 }
             })
             .collect();
-        Some(self.root.join(format!(
+        self.root.join(format!(
             "{ecosystem}-{}-{}-{}",
             name.trim_start_matches('_'),
             package.version,
             &hex[..12]
-        )))
+        ))
     }
 
     /// Installs `target`'s package unless it already is, checks that the
@@ -88,20 +99,38 @@ impl Installs {
         let (Some(package), Some(dir)) = (&target.definition.package, self.dir_for(target)) else {
             return Err("a command target has nothing to install".into());
         };
+        let lock = target.lock.as_deref().zip(target.definition.lock.as_ref());
+        self.ensure_in(package, lock, dir, timeout)
+    }
+
+    /// [`Installs::ensure`] for a package pinned by its coordinate alone,
+    /// in [`Installs::dir_for_package`]: the same install a sweep target
+    /// with no lock gets.
+    pub fn ensure_package(&self, package: &Package, timeout: Duration) -> Result<PathBuf, String> {
+        self.ensure_in(package, None, self.dir_for_package(package), timeout)
+    }
+
+    fn ensure_in(
+        &self,
+        package: &Package,
+        lock: Option<(&Path, &Pinned)>,
+        dir: PathBuf,
+        timeout: Duration,
+    ) -> Result<PathBuf, String> {
         std::fs::create_dir_all(&self.root)
             .map_err(|e| format!("cannot create {}: {e}", self.root.display()))?;
-        let held = lock(&beside(&dir, "lock"), true)
+        let held = lock_file(&beside(&dir, "lock"), true)
             .map_err(|e| format!("cannot lock the install directory: {e}"))?;
         let job = Job {
             package,
-            lock: target.lock.as_deref(),
+            lock: lock.map(|(path, _)| path),
             log: beside(&dir, "log"),
             dir,
             deadline: Instant::now() + timeout,
             timeout,
         };
         if !job.dir.join(MARKER).is_file() {
-            install(&job, target)?;
+            install(&job, lock.map(|(_, pinned)| pinned))?;
         }
         drop(held);
         let found = match package.ecosystem {
@@ -114,7 +143,7 @@ impl Installs {
 }
 
 /// Installs into `job.dir` from nothing, and marks it finished.
-fn install(job: &Job<'_>, target: &Target) -> Result<(), String> {
+fn install(job: &Job<'_>, pinned: Option<&Pinned>) -> Result<(), String> {
     if job.dir.exists() {
         std::fs::remove_dir_all(&job.dir)
             .map_err(|e| format!("cannot clear a partial install: {e}"))?;
@@ -126,7 +155,7 @@ fn install(job: &Job<'_>, target: &Target) -> Result<(), String> {
         Ecosystem::Npm => install_npm(job)?,
         _ => install_pypi(job)?,
     }
-    let marker = match &target.definition.lock {
+    let marker = match pinned {
         Some(lock) => serde_json::json!({ "lock": lock }),
         None => serde_json::json!({ "package": job.package.coordinate() }),
     };
@@ -204,6 +233,9 @@ fn install_pypi(job: &Job<'_>) -> Result<(), String> {
         "--no-input",
         "--disable-pip-version-check",
     ]);
+    // What pip installed, with each archive's hash: the integrity an
+    // audit of the package pins (crate::package).
+    command.arg("--report").arg(job.dir.join(PIP_REPORT));
     // A lock pins the whole environment, the package included (checked
     // when the sweep was read); without one, the package alone is pinned.
     match job.lock {

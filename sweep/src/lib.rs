@@ -47,6 +47,7 @@ pub mod install;
 pub mod key;
 pub mod layout;
 pub mod merge;
+pub mod package;
 mod process;
 pub mod progress;
 pub mod run;

@@ -6,6 +6,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod audit_package;
 mod everything_e2e;
 mod lab_cases;
 mod lab_coverage;

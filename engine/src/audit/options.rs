@@ -67,6 +67,8 @@ pub struct AuditOptions {
     pub probe: Box<dyn Probe>,
     pub label: Option<String>,
     pub pinned_version: Option<String>,
+    /// The published package the target was installed from, for the report.
+    pub package: Option<witness_model::audit::PackagePin>,
     /// Events to apply after a plan step's call (and its repeat), by step.
     pub events: BTreeMap<u32, Vec<Event>>,
     /// Let the planner call destructive and unknown tools even when the jail
@@ -100,6 +102,7 @@ impl AuditOptions {
             probe: Box::new(NullProbe),
             label: None,
             pinned_version: None,
+            package: None,
             events: BTreeMap::new(),
             include_destructive: false,
             session_per_call: false,

@@ -71,6 +71,7 @@ pub(super) fn skeleton(options: &AuditOptions, stores: &[JailedStore]) -> AuditR
                 .collect(),
             label: options.label.clone(),
             pinned_version: options.pinned_version.clone(),
+            package: options.package.clone(),
             transport: options
                 .target
                 .is_remote()
