@@ -22,6 +22,7 @@ mod manifest;
 mod metadata_findings;
 mod pages;
 mod planner;
+mod protected;
 mod proxy;
 mod reproduction;
 mod response_lane;

@@ -11,6 +11,8 @@
 //! prints as a digest, errors are fixed descriptions, and the transcripts
 //! record JSON-RPC frames, never headers.
 
+pub mod oauth;
+
 use std::fmt;
 
 /// How many times one request is retried with new credentials after a
@@ -130,6 +132,30 @@ impl Authorizer for StaticHeaders {
 
     fn refused(&self, _: u64, _: u16, _: Option<&str>) -> Result<bool, AuthError> {
         Ok(false)
+    }
+}
+
+/// Another authorizer's credentials plus fixed headers (an API key beside
+/// OAuth tokens, say); refusals go to the other.
+pub struct WithHeaders<A> {
+    pub inner: A,
+    pub headers: Vec<(String, Secret)>,
+}
+
+impl<A: Authorizer> Authorizer for WithHeaders<A> {
+    fn credentials(&self) -> Credentials {
+        let mut credentials = self.inner.credentials();
+        credentials.headers.extend(self.headers.iter().cloned());
+        credentials
+    }
+
+    fn refused(
+        &self,
+        generation: u64,
+        status: u16,
+        challenge: Option<&str>,
+    ) -> Result<bool, AuthError> {
+        self.inner.refused(generation, status, challenge)
     }
 }
 
