@@ -57,35 +57,36 @@ pub struct AuthArgs {
     /// client: a pre-registered id or a client ID metadata document URL.
     #[arg(long, value_name = "ID")]
     pub oauth_client_id: Option<String>,
+    /// Get tokens by OAuth 2.1 as a client registered dynamically (RFC 7591)
+    /// at the server's registration endpoint.
+    #[arg(long, conflicts_with_all = ["oauth_client_id", "bearer_env"])]
+    pub oauth_register: bool,
     /// The OAuth client secret, from this environment variable.
-    #[arg(
-        long,
-        value_name = "VAR",
-        requires = "oauth_client_id",
-        conflicts_with = "oauth_client_secret_file"
-    )]
+    #[arg(long, value_name = "VAR", conflicts_with = "oauth_client_secret_file")]
     pub oauth_client_secret_env: Option<String>,
     /// The OAuth client secret, from this file (its first line).
-    #[arg(long, value_name = "FILE", requires = "oauth_client_id")]
+    #[arg(long, value_name = "FILE")]
     pub oauth_client_secret_file: Option<PathBuf>,
     /// How tokens are had.
-    #[arg(long, value_enum, default_value_t = OAuthFlow::AuthorizationCode,
-          requires = "oauth_client_id")]
+    #[arg(long, value_enum, default_value_t = OAuthFlow::AuthorizationCode)]
     pub oauth_flow: OAuthFlow,
     /// How the client authenticates at the token endpoint (default: basic
     /// or post as the server lists them with a secret, none without).
-    #[arg(long, value_enum, requires = "oauth_client_id")]
+    #[arg(long, value_enum)]
     pub oauth_token_auth: Option<TokenAuth>,
     /// Scopes to ask for when the server's challenge names none
     /// (space-separated; default: the resource's scopes_supported).
-    #[arg(long, value_name = "SCOPES", requires = "oauth_client_id")]
+    #[arg(long, value_name = "SCOPES")]
     pub oauth_scope: Option<String>,
 }
 
 impl AuthArgs {
     /// Whether any authentication was asked for.
     pub fn any(&self) -> bool {
-        self.bearer_env.is_some() || !self.header_env.is_empty() || self.oauth_client_id.is_some()
+        self.bearer_env.is_some()
+            || !self.header_env.is_empty()
+            || self.oauth_client_id.is_some()
+            || self.oauth_register
     }
 
     /// `endpoint` carrying the credentials asked for (unchanged when none
@@ -122,13 +123,29 @@ impl AuthArgs {
                 .fold(auth, |auth, (name, value)| auth.with(name, value));
             return Ok(endpoint.with_auth(Arc::new(auth)));
         }
-        let Some(client_id) = &self.oauth_client_id else {
+        let registered = String::new();
+        let client_id = match &self.oauth_client_id {
+            Some(id) => Some(id),
+            None if self.oauth_register => Some(&registered),
+            None => None,
+        };
+        let Some(client_id) = client_id else {
+            let oauth_only = self.oauth_client_secret_env.is_some()
+                || self.oauth_client_secret_file.is_some()
+                || self.oauth_token_auth.is_some()
+                || self.oauth_scope.is_some();
+            if oauth_only {
+                return Err(invalid(
+                    "--oauth-* options need --oauth-client-id or --oauth-register",
+                ));
+            }
             if headers.is_empty() {
                 return Ok(endpoint);
             }
             return Ok(endpoint.with_auth(Arc::new(StaticHeaders::headers(headers))));
         };
-        if client_id.is_empty() || client_id.chars().any(char::is_control) {
+        if (client_id.is_empty() && !self.oauth_register) || client_id.chars().any(char::is_control)
+        {
             return Err(invalid(
                 "--oauth-client-id must be non-empty printable text",
             ));
@@ -152,6 +169,7 @@ impl AuthArgs {
                 OAuthFlow::AuthorizationCode => Flow::AuthorizationCode,
             },
             client_id: client_id.clone(),
+            register: self.oauth_register,
             client_secret,
             client_auth: self.oauth_token_auth.map(|m| match m {
                 TokenAuth::Basic => ClientAuth::Basic,

@@ -68,8 +68,12 @@ pub type OnAuthorize = Arc<dyn Fn(&str) + Send + Sync>;
 #[derive(Clone)]
 pub struct OAuthConfig {
     pub flow: Flow,
-    /// A pre-registered client id, or the URL of a client ID metadata document.
+    /// A pre-registered client id, or the URL of a client ID metadata
+    /// document; empty with `register`.
     pub client_id: String,
+    /// Register a client dynamically (RFC 7591) at the server's
+    /// `registration_endpoint` when no client id was given.
+    pub register: bool,
     pub client_secret: Option<Secret>,
     /// `None`: chosen from what the server supports.
     pub client_auth: Option<ClientAuth>,
@@ -100,6 +104,7 @@ struct Discovered {
     token_endpoint: String,
     auth_methods: Option<Vec<String>>,
     pkce_s256: bool,
+    registration_endpoint: Option<String>,
 }
 
 #[derive(Default)]
@@ -118,6 +123,11 @@ pub struct OAuth {
     config: OAuthConfig,
     agent: ureq::Agent,
     state: Mutex<State>,
+    /// The client a dynamic registration gave: its id and secret.
+    registered: Mutex<Option<(String, Option<Secret>)>>,
+    /// The loopback redirect listener, bound once: a registered client's
+    /// redirect URI must stay the same.
+    listener: Mutex<Option<TcpListener>>,
 }
 
 impl OAuth {
@@ -125,6 +135,9 @@ impl OAuth {
     pub fn new(endpoint_url: &str, config: OAuthConfig) -> Result<Self, AuthError> {
         let endpoint = Url::parse(endpoint_url)
             .map_err(|_| AuthError::Config("the --url cannot be read as a URL".into()))?;
+        if config.client_id.is_empty() && !config.register {
+            return Err(AuthError::Config("an OAuth client id is needed".into()));
+        }
         if config.flow == Flow::ClientCredentials && config.client_secret.is_none() {
             return Err(AuthError::Config(
                 "client credentials need a client secret (--oauth-client-secret-env or -file)"
@@ -144,6 +157,8 @@ impl OAuth {
             config,
             agent,
             state: Mutex::new(State::default()),
+            registered: Mutex::new(None),
+            listener: Mutex::new(None),
         })
     }
 
@@ -278,6 +293,7 @@ impl OAuth {
             auth_methods: list("token_endpoint_auth_methods_supported"),
             pkce_s256: list("code_challenge_methods_supported")
                 .is_some_and(|m| m.iter().any(|m| m == "S256")),
+            registration_endpoint: text("registration_endpoint"),
         })
     }
 
@@ -287,7 +303,7 @@ impl OAuth {
         if let Some(chosen) = self.config.client_auth {
             return chosen;
         }
-        if self.config.client_secret.is_none() {
+        if self.client_secret().is_none() {
             return ClientAuth::None;
         }
         match &found.auth_methods {
@@ -328,14 +344,14 @@ impl OAuth {
         let token_url = TokenUrl::new(found.token_endpoint.clone())
             .map_err(|_| AuthError::ServerMetadata("the token_endpoint is not a URL".into()))?;
         let method = self.client_auth(found);
-        let mut client = BasicClient::new(ClientId::new(self.config.client_id.clone()))
+        let mut client = BasicClient::new(ClientId::new(self.client_id()))
             .set_token_uri(token_url)
             .set_auth_type(match method {
                 ClientAuth::Basic => AuthType::BasicAuth,
                 ClientAuth::Post | ClientAuth::None => AuthType::RequestBody,
             });
         if method != ClientAuth::None
-            && let Some(secret) = &self.config.client_secret
+            && let Some(secret) = &self.client_secret()
         {
             client = client.set_client_secret(ClientSecret::new(secret.expose().to_owned()));
         }
@@ -366,11 +382,13 @@ impl OAuth {
                 let auth_url = AuthUrl::new(authorize.clone()).map_err(|_| {
                     AuthError::ServerMetadata("the authorization_endpoint is not a URL".into())
                 })?;
-                let listener = TcpListener::bind("127.0.0.1:0").map_err(|_| {
-                    AuthError::Authorize("no loopback port for the redirect".into())
-                })?;
-                let port = listener.local_addr().map(|a| a.port()).unwrap_or_default();
-                let redirect = format!("http://127.0.0.1:{port}/callback");
+                let guard = self.listener()?;
+                let Some(listener) = guard.as_ref() else {
+                    return Err(AuthError::Authorize(
+                        "no loopback port for the redirect".into(),
+                    ));
+                };
+                let redirect = redirect_of(listener);
                 let redirect_url = RedirectUrl::new(redirect.clone())
                     .map_err(|_| AuthError::Authorize("bad redirect".into()))?;
                 let client = client.set_auth_uri(auth_url).set_redirect_uri(redirect_url);
@@ -381,7 +399,7 @@ impl OAuth {
                     .set_pkce_challenge(challenge)
                     .add_extra_param("resource", found.resource.clone())
                     .url();
-                let code = self.authorize(&url, &redirect, &listener, state.secret())?;
+                let code = self.authorize(&url, &redirect, listener, state.secret())?;
                 client
                     .exchange_code(AuthorizationCode::new(code))
                     .set_pkce_verifier(verifier)
@@ -451,18 +469,102 @@ impl OAuth {
         query("code").ok_or_else(|| AuthError::Authorize("no code in the redirect".into()))
     }
 
+    /// The client id: the registered one, else the configured one.
+    fn client_id(&self) -> String {
+        match &*lock(&self.registered) {
+            Some((id, _)) => id.clone(),
+            None => self.config.client_id.clone(),
+        }
+    }
+
+    fn client_secret(&self) -> Option<Secret> {
+        match &*lock(&self.registered) {
+            Some((_, secret)) => secret.clone(),
+            None => self.config.client_secret.clone(),
+        }
+    }
+
+    /// The redirect listener, bound on first use.
+    fn listener(&self) -> Result<std::sync::MutexGuard<'_, Option<TcpListener>>, AuthError> {
+        let mut guard = lock(&self.listener);
+        if guard.is_none() {
+            let listener = TcpListener::bind("127.0.0.1:0")
+                .map_err(|_| AuthError::Authorize("no loopback port for the redirect".into()))?;
+            *guard = Some(listener);
+        }
+        Ok(guard)
+    }
+
+    /// Registers a public client for the authorization-code flow (RFC 7591),
+    /// once, when no client id was given.
+    fn register(&self, found: &Discovered) -> Result<(), AuthError> {
+        if !self.config.register || lock(&self.registered).is_some() {
+            return Ok(());
+        }
+        let Some(endpoint) = &found.registration_endpoint else {
+            return Err(AuthError::Config(
+                "no client id was given and the server offers no registration_endpoint".into(),
+            ));
+        };
+        let url = Url::parse(endpoint)
+            .map_err(|_| AuthError::Config("the registration_endpoint is not a URL".into()))?;
+        safe_address(&url).map_err(AuthError::Config)?;
+        let redirect = {
+            let guard = self.listener()?;
+            guard.as_ref().map(redirect_of).unwrap_or_default()
+        };
+        let (grants, method) = match self.config.flow {
+            Flow::AuthorizationCode => (vec!["authorization_code", "refresh_token"], "none"),
+            Flow::ClientCredentials => (vec!["client_credentials"], "client_secret_basic"),
+        };
+        let body = serde_json::json!({
+            "client_name": "mcp-witness",
+            "redirect_uris": [redirect],
+            "grant_types": grants,
+            "response_types": ["code"],
+            "token_endpoint_auth_method": method,
+        });
+        let response = self
+            .agent
+            .post(url.as_str())
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json")
+            .send(body.to_string().as_bytes())
+            .map_err(|_| AuthError::Config("the registration request failed".into()))?;
+        let status = response.status().as_u16();
+        let mut bytes = Vec::new();
+        response
+            .into_body()
+            .into_reader()
+            .take(MAX_DOCUMENT_BYTES)
+            .read_to_end(&mut bytes)
+            .map_err(|_| AuthError::Config("the registration answer could not be read".into()))?;
+        let answer: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        let Some(id) = answer.get("client_id").and_then(Value::as_str) else {
+            return Err(AuthError::Config(format!(
+                "the client registration got HTTP {status} without a client_id"
+            )));
+        };
+        let secret = answer
+            .get("client_secret")
+            .and_then(Value::as_str)
+            .map(Secret::new);
+        *lock(&self.registered) = Some((id.to_owned(), secret));
+        Ok(())
+    }
+
     /// A refresh, when a refresh token came with the last token.
     fn refresh(&self, found: &Discovered, refresh: &Secret) -> Option<Token> {
         let token_url = TokenUrl::new(found.token_endpoint.clone()).ok()?;
         let method = self.client_auth(found);
-        let mut client = BasicClient::new(ClientId::new(self.config.client_id.clone()))
+        let mut client = BasicClient::new(ClientId::new(self.client_id()))
             .set_token_uri(token_url)
             .set_auth_type(match method {
                 ClientAuth::Basic => AuthType::BasicAuth,
                 ClientAuth::Post | ClientAuth::None => AuthType::RequestBody,
             });
         if method != ClientAuth::None
-            && let Some(secret) = &self.config.client_secret
+            && let Some(secret) = &self.client_secret()
         {
             client = client.set_client_secret(ClientSecret::new(secret.expose().to_owned()));
         }
@@ -521,6 +623,7 @@ impl Authorizer for OAuth {
                 found
             }
         };
+        self.register(&found)?;
         let scope = if step_up {
             union(state.scope.as_deref(), challenge.scope.as_deref())
         } else {
@@ -686,6 +789,19 @@ fn union(a: Option<&str>, b: Option<&str>) -> Option<String> {
         }
     }
     (!out.is_empty()).then(|| out.join(" "))
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    match mutex.lock() {
+        Ok(guard) => guard,
+        Err(poisoned) => poisoned.into_inner(),
+    }
+}
+
+/// The redirect URI our loopback listener answers.
+fn redirect_of(listener: &TcpListener) -> String {
+    let port = listener.local_addr().map(|a| a.port()).unwrap_or_default();
+    format!("http://127.0.0.1:{port}/callback")
 }
 
 /// Server text shown in an error: control characters escaped.
