@@ -219,9 +219,9 @@ impl OAuth {
             }
         }
         let Some(resource) = resource else {
-            return Err(AuthError::ResourceMetadata(
-                "neither the challenge nor the well-known addresses gave a document".into(),
-            ));
+            // Protocol 2025-03-26 had no resource metadata: the endpoint's
+            // origin is its authorization server.
+            return self.legacy_discover();
         };
         let resource_id = match resource.get("resource").and_then(Value::as_str) {
             Some(id) => {
@@ -288,6 +288,60 @@ impl OAuth {
         Ok(Discovered {
             resource: resource_id,
             scopes_supported,
+            authorization_endpoint: text("authorization_endpoint"),
+            token_endpoint,
+            auth_methods: list("token_endpoint_auth_methods_supported"),
+            pkce_s256: list("code_challenge_methods_supported")
+                .is_some_and(|m| m.iter().any(|m| m == "S256")),
+            registration_endpoint: text("registration_endpoint"),
+        })
+    }
+
+    /// The 2025-03-26 rules: metadata at the endpoint's origin, else the
+    /// default `/authorize`, `/token` and `/register` there.
+    fn legacy_discover(&self) -> Result<Discovered, AuthError> {
+        let mut origin = self.endpoint.clone();
+        origin.set_path("");
+        origin.set_query(None);
+        let resource = canonical_resource(&self.endpoint);
+        let metadata = origin.join("/.well-known/oauth-authorization-server").ok();
+        let found = match metadata {
+            Some(url) => self.document(&url).map_err(AuthError::ServerMetadata)?,
+            None => None,
+        };
+        let at = |path: &str| origin.join(path).map(|u| u.to_string()).ok();
+        let Some(server) = found else {
+            let Some(token_endpoint) = at("/token") else {
+                return Err(AuthError::ServerMetadata(
+                    "no default token endpoint".into(),
+                ));
+            };
+            return Ok(Discovered {
+                resource,
+                scopes_supported: None,
+                authorization_endpoint: at("/authorize"),
+                token_endpoint,
+                auth_methods: None,
+                // 2025-03-26 made PKCE mandatory for every client.
+                pkce_s256: true,
+                registration_endpoint: at("/register"),
+            });
+        };
+        let text = |key: &str| server.get(key).and_then(Value::as_str).map(str::to_owned);
+        let Some(token_endpoint) = text("token_endpoint") else {
+            return Err(AuthError::ServerMetadata("it has no token_endpoint".into()));
+        };
+        let list = |key: &str| {
+            server.get(key).and_then(Value::as_array).map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect::<Vec<_>>()
+            })
+        };
+        Ok(Discovered {
+            resource,
+            scopes_supported: None,
             authorization_endpoint: text("authorization_endpoint"),
             token_endpoint,
             auth_methods: list("token_endpoint_auth_methods_supported"),
