@@ -20,6 +20,7 @@ use witness_model::manifest::{DEFAULT_ENVIRONMENT, Pin, validate_environment};
 use witness_pages::manifest::{self as render, Artifact};
 
 use super::{CatalogSettleArgs, ConnectArgs, EraArgs, TargetArgs};
+use crate::exit::invalid;
 
 const PIN_HELP: &str = "\
 The server is started the way `audit` starts it — in a jail with no stores, a
@@ -240,8 +241,20 @@ fn pin(args: PinArgs) -> Result<ExitStatus> {
 
 fn diff(args: DiffArgs) -> Result<ExitStatus> {
     let allow_remote = args.fetch.connect.allow_remote_http;
-    let old = Source::parse_with(&args.old, allow_remote)?;
-    let new = Source::parse_with(&args.new, allow_remote)?;
+    let old = authorized(
+        Source::parse_with(&args.old, allow_remote)?,
+        &args.fetch.connect,
+    )?;
+    let new = authorized(
+        Source::parse_with(&args.new, allow_remote)?,
+        &args.fetch.connect,
+    )?;
+    let remote = |s: &Source| matches!(s, Source::Remote(..));
+    if args.fetch.connect.auth.any() && !remote(&old) && !remote(&new) {
+        return Err(invalid(
+            "--bearer-env, --header-env and --oauth-* apply only to a url: side",
+        ));
+    }
     if let Some(env) = &args.environment {
         validate_environment(env).map_err(ManifestError::Invalid)?;
     }
@@ -338,4 +351,14 @@ fn print_diff(format: DiffFormat, doc: &ManifestDiff, [old, new]: [&Source; 2]) 
 fn to_pretty<T: serde::Serialize>(value: &T) -> String {
     serde_json::to_string_pretty(value)
         .unwrap_or_else(|e| format!("{{\"error\": {:?}}}", e.to_string()))
+}
+
+/// A `url:` side carrying the credentials asked for; other sides unchanged.
+fn authorized(source: Source, connect: &ConnectArgs) -> Result<Source> {
+    Ok(match source {
+        Source::Remote(url, endpoint) => {
+            Source::Remote(url, connect.auth.apply(endpoint, connect.timeout())?)
+        }
+        other => other,
+    })
 }

@@ -5,6 +5,7 @@
 
 pub mod agent;
 pub mod audit;
+pub mod auth;
 pub mod compare;
 pub mod doctor;
 pub mod guidance;
@@ -80,6 +81,8 @@ pub struct ConnectArgs {
     /// Allow a URL whose host is not loopback (it must use https).
     #[arg(long)]
     pub allow_remote_http: bool,
+    #[command(flatten)]
+    pub auth: auth::AuthArgs,
 }
 
 impl ConnectArgs {
@@ -126,6 +129,11 @@ impl TargetArgs {
             if connect.allow_remote_http {
                 return Err(invalid("--allow-remote-http applies only to a --url"));
             }
+            if connect.auth.any() {
+                return Err(invalid(
+                    "--bearer-env, --header-env and --oauth-* apply only to a --url",
+                ));
+            }
             return Ok(None);
         };
         if connect.no_netns {
@@ -133,7 +141,8 @@ impl TargetArgs {
                 "--no-netns applies only to a launched server; a --url server is not launched",
             ));
         }
-        Ok(Some(Endpoint::parse(url, connect.allow_remote_http)?))
+        let endpoint = Endpoint::parse(url, connect.allow_remote_http)?;
+        Ok(Some(connect.auth.apply(endpoint, connect.timeout())?))
     }
 }
 

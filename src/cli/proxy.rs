@@ -67,6 +67,8 @@ pub struct ProxyArgs {
     /// Allow a --url whose host is not loopback (it must use https).
     #[arg(long, requires = "url")]
     allow_remote_http: bool,
+    #[command(flatten)]
+    auth: super::auth::AuthArgs,
     /// Every exchange with a --url server ends within this, in milliseconds.
     #[arg(long, default_value_t = 120_000, value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
     timeout_ms: u64,
@@ -96,7 +98,15 @@ pub fn run(args: ProxyArgs, progress: &Progress) -> Result<ExitStatus> {
 
 fn options(args: &ProxyArgs) -> Result<ProxyOptions> {
     let endpoint = match &args.url {
-        Some(url) => Some(Endpoint::parse(url, args.allow_remote_http)?),
+        Some(url) => Some(args.auth.apply(
+            Endpoint::parse(url, args.allow_remote_http)?,
+            Duration::from_millis(args.timeout_ms),
+        )?),
+        None if args.auth.any() => {
+            return Err(invalid(
+                "--bearer-env, --header-env and --oauth-* apply only to a --url",
+            ));
+        }
         None => None,
     };
     if args.url.is_some() && (args.no_netns || !args.env.is_empty()) {

@@ -24,6 +24,7 @@ mod metadata_findings;
 mod package_line;
 mod pages;
 mod planner;
+mod protected;
 mod proxy;
 mod reproduction;
 mod response_lane;

@@ -15,7 +15,11 @@
 //! mirrored from the body.
 //!
 //! We never open the standing GET stream: whatever a server sends only there
-//! is not seen. Bounds: a JSON body or one SSE event's data is kept up to
+//! is not seen. A POST's stream that ends before its response after an event
+//! id is resumed by GET with `Last-Event-ID` (SEP-1699, [`resume`]). A
+//! protected endpoint's requests carry what its [`Authorizer`] supplies; a
+//! `401` or `403` is handed to it and the request retried, at most
+//! [`MAX_AUTH_RETRIES`] times. Bounds: a JSON body or one SSE event's data is kept up to
 //! [`MAX_LINE_BYTES`] (cut beyond, like a stdout line); every exchange, body
 //! included, ends at the transport's timeout, so a stream that never ends
 //! cannot hold us; redirects are not followed and no proxy is used.
@@ -29,8 +33,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::auth::{Authorizer, Credentials, MAX_AUTH_RETRIES};
 use crate::clock::Clock;
 use crate::{Incoming, MAX_LINE_BYTES, Transport};
+
+mod resume;
+pub use resume::{DEFAULT_RETRY_MS, MAX_RESUMES};
 
 /// Longest `Mcp-Session-Id` we keep and send back.
 pub const MAX_SESSION_ID_BYTES: usize = 1024;
@@ -39,17 +47,28 @@ pub const MAX_SESSION_ID_BYTES: usize = 1024;
 const ACCEPT: &str = "application/json, text/event-stream";
 
 /// A validated MCP endpoint. Its URL never enters a report.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone)]
 pub struct Endpoint {
     url: String,
     loopback: bool,
+    /// The credentials its requests carry, when it is protected.
+    auth: Option<Arc<dyn Authorizer>>,
 }
+
+impl PartialEq for Endpoint {
+    fn eq(&self, other: &Self) -> bool {
+        self.url == other.url && self.auth.is_some() == other.auth.is_some()
+    }
+}
+
+impl Eq for Endpoint {}
 
 impl std::fmt::Debug for Endpoint {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // The URL may carry a token in its query: never print it by accident.
         f.debug_struct("Endpoint")
             .field("loopback", &self.loopback)
+            .field("authorized", &self.auth.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -123,11 +142,24 @@ impl Endpoint {
         Ok(Self {
             url: text.to_owned(),
             loopback,
+            auth: None,
         })
     }
 
     pub fn is_loopback(&self) -> bool {
         self.loopback
+    }
+
+    /// The same endpoint, its requests carrying what `auth` supplies.
+    pub fn with_auth(mut self, auth: Arc<dyn Authorizer>) -> Self {
+        self.auth = Some(auth);
+        self
+    }
+
+    /// The URL, for the one who must derive other addresses from it (the
+    /// OAuth discovery); never for a report.
+    pub fn url(&self) -> &str {
+        &self.url
     }
 }
 
@@ -277,6 +309,7 @@ impl HttpTransport {
     fn poster(&self) -> Poster {
         Poster {
             url: self.endpoint.url.clone(),
+            auth: self.endpoint.auth.clone(),
             agent: self.agent.clone(),
             shared: self.shared.clone(),
             order: self.order.clone(),
@@ -291,6 +324,7 @@ impl HttpTransport {
 /// outbox go through one.
 struct Poster {
     url: String,
+    auth: Option<Arc<dyn Authorizer>>,
     agent: ureq::Agent,
     shared: Arc<Mutex<Shared>>,
     order: Arc<Order>,
@@ -320,6 +354,8 @@ impl Poster {
         let exchange = Exchange {
             agent: self.agent.clone(),
             url: self.url.clone(),
+            auth: self.auth.clone(),
+            deadline: Instant::now() + timeout_of(&self.agent),
             headers,
             body: text.to_owned(),
             request,
@@ -406,6 +442,11 @@ impl Transport for HttpTransport {
             if let Some(version) = self.shared().protocol_version.clone() {
                 builder = builder.header("MCP-Protocol-Version", &version);
             }
+            if let Some(auth) = &self.endpoint.auth {
+                for (name, value) in auth.credentials().headers {
+                    builder = builder.header(name, value.expose());
+                }
+            }
             let _ = builder
                 .config()
                 .timeout_global(Some(self.timeout.min(Duration::from_secs(2))))
@@ -489,6 +530,9 @@ fn base64(bytes: &[u8]) -> String {
 struct Exchange {
     agent: ureq::Agent,
     url: String,
+    auth: Option<Arc<dyn Authorizer>>,
+    /// When the exchange, resumptions included, must be over.
+    deadline: Instant,
     headers: Vec<(&'static str, String)>,
     body: String,
     /// The id of the client request this POST carries, when it is one.
@@ -501,21 +545,54 @@ struct Exchange {
 
 impl Exchange {
     fn run(self, mut acknowledge: Acknowledge) {
-        let mut builder = self.agent.post(&self.url);
-        for (name, value) in &self.headers {
-            builder = builder.header(*name, value);
-        }
-        let sent = builder.send(self.body.as_bytes());
-        // The status line is in (or the exchange failed): the next message
-        // may go.
-        acknowledge.now();
-        let response = match sent {
-            Ok(response) => response,
-            Err(e) => {
-                self.fail(format!("the POST failed: {}", describe(&e)));
+        let mut retries = 0;
+        let response = loop {
+            let credentials = self
+                .auth
+                .as_ref()
+                .map(|a| a.credentials())
+                .unwrap_or_default();
+            let mut builder = self.agent.post(&self.url);
+            for (name, value) in &self.headers {
+                builder = builder.header(*name, value);
+            }
+            for (name, value) in &credentials.headers {
+                builder = builder.header(name, value.expose());
+            }
+            let response = match builder.send(self.body.as_bytes()) {
+                Ok(response) => response,
+                Err(e) => {
+                    self.fail(format!("the POST failed: {}", describe(&e)));
+                    return;
+                }
+            };
+            let status = response.status().as_u16();
+            let Some(auth) = self.auth.as_ref().filter(|_| matches!(status, 401 | 403)) else {
+                break response;
+            };
+            if retries == MAX_AUTH_RETRIES {
+                self.fail(format!(
+                    "HTTP {status}: the server still refuses after {MAX_AUTH_RETRIES} new credentials"
+                ));
                 return;
             }
+            let challenge = response
+                .headers()
+                .get("www-authenticate")
+                .and_then(|v| v.to_str().ok());
+            match auth.refused(credentials.generation, status, challenge) {
+                Ok(true) => retries += 1,
+                Ok(false) => break response,
+                Err(e) => {
+                    self.fail(format!("HTTP {status}: authorization failed: {e}"));
+                    return;
+                }
+            }
         };
+        // The status line of the POST that counts is in (a refused one was
+        // retried first): the next message may go. Every early return above
+        // acknowledges by dropping `acknowledge`.
+        acknowledge.now();
         let status = response.status().as_u16();
         if let Some(value) = response.headers().get("mcp-session-id") {
             let bytes = value.as_bytes();
@@ -537,21 +614,10 @@ impl Exchange {
                 });
             }
         }
-        let media = response
-            .headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .map(|v| {
-                v.split(';')
-                    .next()
-                    .unwrap_or_default()
-                    .trim()
-                    .to_ascii_lowercase()
-            })
-            .unwrap_or_default();
+        let media = media_type(response.headers());
         let body = response.into_body();
         let answered = match media.as_str() {
-            "text/event-stream" => self.read_events(body.into_reader()),
+            "text/event-stream" => self.read_resumable(body.into_reader()),
             "application/json" => self.read_json(body.into_reader()),
             _ => {
                 if !self.expects_answer && (200..300).contains(&status) {
@@ -579,6 +645,20 @@ impl Exchange {
         } else if !self.expects_answer && !(200..300).contains(&status) {
             self.fail(format!("HTTP {status} to a message that needs no answer"));
         }
+    }
+
+    /// The headers the endpoint's credentials add now.
+    fn credentials(&self) -> Vec<(String, String)> {
+        let credentials: Credentials = self
+            .auth
+            .as_ref()
+            .map(|a| a.credentials())
+            .unwrap_or_default();
+        credentials
+            .headers
+            .into_iter()
+            .map(|(name, value)| (name, value.expose().to_owned()))
+            .collect()
     }
 
     fn fail(&self, detail: String) {
@@ -629,33 +709,6 @@ impl Exchange {
         self.deliver(bytes, None)
     }
 
-    /// Reads events until the answer to our request arrived (then the stream is
-    /// dropped), the stream ends, or the exchange times out.
-    fn read_events(&self, reader: impl Read) -> bool {
-        let mut events = SseReader::new(reader);
-        loop {
-            match events.next_event() {
-                Ok(Some(event)) => {
-                    if !matches!(event.kind.as_deref(), None | Some("message")) {
-                        continue;
-                    }
-                    if event.data.is_empty() && event.cut_from.is_none() {
-                        // A priming event (an id and no data): nothing to read.
-                        continue;
-                    }
-                    if self.deliver(event.data, event.cut_from) {
-                        return true;
-                    }
-                }
-                Ok(None) => return false,
-                Err(e) => {
-                    self.fail_quietly(format!("the event stream broke off: {}", io_kind(&e)));
-                    return false;
-                }
-            }
-        }
-    }
-
     /// Records a broken body as a finding without failing the request twice:
     /// the caller fails it once it knows no answer came.
     fn fail_quietly(&self, detail: String) {
@@ -665,6 +718,30 @@ impl Exchange {
             t_us: self.clock.now_us(),
         });
     }
+}
+
+/// The transport's timeout, which every exchange shares.
+fn timeout_of(agent: &ureq::Agent) -> Duration {
+    agent
+        .config()
+        .timeouts()
+        .global
+        .unwrap_or(Duration::from_secs(60))
+}
+
+/// A response's media type, lower-cased, without parameters.
+fn media_type(headers: &ureq::http::HeaderMap) -> String {
+    headers
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .map(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .to_ascii_lowercase()
+        })
+        .unwrap_or_default()
 }
 
 fn is_answer(bytes: &[u8], id: i64) -> bool {
@@ -727,8 +804,10 @@ pub struct SseEvent {
     pub data: Vec<u8>,
     /// Total data bytes, when the data was cut.
     pub cut_from: Option<u64>,
-    /// The `id:` field, when present (we never resume, it is only read).
+    /// The `id:` field, when present: what a resumed stream starts after.
     pub id: Option<String>,
+    /// The `retry:` field in milliseconds, when present and all digits.
+    pub retry_ms: Option<u64>,
 }
 
 /// A bounded Server-Sent Events parser: lines end with CRLF, LF or CR; lines
@@ -772,7 +851,11 @@ impl<R: Read> SseReader<R> {
                 return Ok(None);
             };
             if line.total == 0 {
-                if has_data || event.id.is_some() || event.kind.is_some() {
+                if has_data
+                    || event.id.is_some()
+                    || event.kind.is_some()
+                    || event.retry_ms.is_some()
+                {
                     if data_total > self.limit as u64 {
                         event.cut_from = Some(data_total);
                     }
@@ -807,8 +890,14 @@ impl<R: Read> SseReader<R> {
                         .extend_from_slice(&value[..value.len().min(room)]);
                 }
                 b"event" => event.kind = Some(String::from_utf8_lossy(value).into_owned()),
-                b"id" => event.id = Some(String::from_utf8_lossy(value).into_owned()),
-                _ => {} // retry and unknown fields are ignored
+                // An id with a NUL is ignored, as the SSE rules say.
+                b"id" if !value.contains(&0) => {
+                    event.id = Some(String::from_utf8_lossy(value).into_owned())
+                }
+                b"retry" if !value.is_empty() && value.iter().all(u8::is_ascii_digit) => {
+                    event.retry_ms = std::str::from_utf8(value).ok().and_then(|v| v.parse().ok());
+                }
+                _ => {} // unknown fields are ignored
             }
         }
     }

@@ -32,6 +32,7 @@
 //! - every request has a timeout, and on HTTP every exchange, body included,
 //!   ends at that timeout however long the server keeps its stream open.
 
+pub mod auth;
 pub mod clock;
 pub mod connection;
 pub mod http;

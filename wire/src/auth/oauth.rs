@@ -1,0 +1,983 @@
+//! OAuth 2.1 as the MCP authorization specification asks of a client.
+//!
+//! On the first refusal the endpoint's protected-resource metadata (RFC 9728)
+//! is found: at the `resource_metadata` its `WWW-Authenticate` names, else at
+//! the well-known addresses derived from the endpoint's path and then its
+//! origin. Its first authorization server's metadata (RFC 8414) is read from
+//! the well-known OAuth address, with the OpenID Connect ones as fallbacks.
+//! A token is then had with client credentials, or with the authorization
+//! code flow with PKCE (S256) and a loopback redirect, always naming the
+//! endpoint as the `resource` (RFC 8707). The token requests themselves are
+//! the `oauth2` crate's, over our own HTTP agent.
+//!
+//! Scopes: those the challenge names, else the user's `--oauth-scope`, else
+//! the resource's `scopes_supported`, else none are asked for. A `403` with
+//! `insufficient_scope` asks again for what was granted plus what the
+//! challenge names (step-up); the transport stops after
+//! [`super::MAX_AUTH_RETRIES`] new tokens. A refresh token, when one came,
+//! is tried before a whole new flow.
+//!
+//! Every address we fetch must be https, or http on loopback: a token or a
+//! secret never travels in the clear to another host. Redirects are never
+//! followed, except that the authorization endpoint's redirect to our own
+//! loopback address is read (that is how the code arrives).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use oauth2::basic::{BasicClient, BasicTokenResponse};
+use oauth2::url::Url;
+use oauth2::{
+    AuthType, AuthUrl, AuthorizationCode, ClientId, ClientSecret, CsrfToken, PkceCodeChallenge,
+    RedirectUrl, RefreshToken, RequestTokenError, Scope, TokenResponse, TokenUrl,
+};
+use serde_json::Value;
+
+use super::{AuthError, Authorizer, Challenge, Credentials, Secret};
+
+/// Longest metadata document or token response read.
+const MAX_DOCUMENT_BYTES: u64 = 256 * 1024;
+
+/// How a token is had.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flow {
+    /// The client's own credentials (machine to machine).
+    ClientCredentials,
+    /// A user's consent, via the authorization endpoint and a loopback redirect.
+    AuthorizationCode,
+}
+
+/// How the client authenticates at the token endpoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClientAuth {
+    /// `client_secret_basic`: the secret in an `Authorization: Basic` header.
+    Basic,
+    /// `client_secret_post`: the secret in the form body.
+    Post,
+    /// `none`: a public client; PKCE protects the code.
+    None,
+}
+
+/// Shows the user the address to open when the authorization endpoint
+/// wants a person (it did not redirect straight back).
+pub type OnAuthorize = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// What the command line decided.
+#[derive(Clone)]
+pub struct OAuthConfig {
+    pub flow: Flow,
+    /// A pre-registered client id, or the URL of a client ID metadata
+    /// document; empty with `register`.
+    pub client_id: String,
+    /// Register a client dynamically (RFC 7591) at the server's
+    /// `registration_endpoint` when no client id was given.
+    pub register: bool,
+    pub client_secret: Option<Secret>,
+    /// `None`: chosen from what the server supports.
+    pub client_auth: Option<ClientAuth>,
+    /// Scopes the user asks for when the challenge names none.
+    pub scope: Option<String>,
+    /// Every exchange with the authorization server ends within this.
+    pub timeout: Duration,
+    pub on_authorize: Option<OnAuthorize>,
+}
+
+impl std::fmt::Debug for OAuthConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthConfig")
+            .field("flow", &self.flow)
+            .field("client_secret", &self.client_secret)
+            .field("client_auth", &self.client_auth)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The resource and its authorization server, once discovered.
+#[derive(Clone, Debug)]
+struct Discovered {
+    /// The resource identifier the tokens are for (RFC 8707).
+    resource: String,
+    scopes_supported: Option<String>,
+    authorization_endpoint: Option<String>,
+    token_endpoint: String,
+    auth_methods: Option<Vec<String>>,
+    pkce_s256: bool,
+    registration_endpoint: Option<String>,
+}
+
+#[derive(Default)]
+struct State {
+    generation: u64,
+    access: Option<Secret>,
+    refresh: Option<Secret>,
+    /// The scopes asked for last (what a step-up adds to).
+    scope: Option<String>,
+    discovered: Option<Discovered>,
+}
+
+/// An [`Authorizer`] that gets and renews OAuth tokens for one endpoint.
+pub struct OAuth {
+    endpoint: Url,
+    config: OAuthConfig,
+    agent: ureq::Agent,
+    state: Mutex<State>,
+    /// The client a dynamic registration gave: its id and secret.
+    registered: Mutex<Option<(String, Option<Secret>)>>,
+    /// The loopback redirect listener, bound once: a registered client's
+    /// redirect URI must stay the same.
+    listener: Mutex<Option<TcpListener>>,
+}
+
+impl OAuth {
+    /// For the endpoint at `endpoint_url` (already validated by `Endpoint`).
+    pub fn new(endpoint_url: &str, config: OAuthConfig) -> Result<Self, AuthError> {
+        let endpoint = Url::parse(endpoint_url)
+            .map_err(|_| AuthError::Config("the --url cannot be read as a URL".into()))?;
+        if config.client_id.is_empty() && !config.register {
+            return Err(AuthError::Config("an OAuth client id is needed".into()));
+        }
+        if config.flow == Flow::ClientCredentials && config.client_secret.is_none() {
+            return Err(AuthError::Config(
+                "client credentials need a client secret (--oauth-client-secret-env or -file)"
+                    .into(),
+            ));
+        }
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .timeout_global(Some(config.timeout))
+            .http_status_as_error(false)
+            .max_redirects(0)
+            .proxy(None)
+            .user_agent(concat!("mcp-witness/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .into();
+        Ok(Self {
+            endpoint,
+            config,
+            agent,
+            state: Mutex::new(State::default()),
+            registered: Mutex::new(None),
+            listener: Mutex::new(None),
+        })
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        match self.state.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+
+    /// GETs a JSON document; `None` when it is not there (any non-2xx).
+    fn document(&self, url: &Url) -> Result<Option<Value>, String> {
+        safe_address(url)?;
+        let response = self
+            .agent
+            .get(url.as_str())
+            .header("Accept", "application/json")
+            .call()
+            .map_err(|_| "the request failed".to_owned())?;
+        let status = response.status().as_u16();
+        if !(200..300).contains(&status) {
+            return Ok(None);
+        }
+        let mut bytes = Vec::new();
+        response
+            .into_body()
+            .into_reader()
+            .take(MAX_DOCUMENT_BYTES)
+            .read_to_end(&mut bytes)
+            .map_err(|_| "the document could not be read".to_owned())?;
+        match serde_json::from_slice::<Value>(&bytes) {
+            Ok(value) if value.is_object() => Ok(Some(value)),
+            _ => Err(format!(
+                "HTTP {status} with a body that is not a JSON object"
+            )),
+        }
+    }
+
+    /// The protected-resource metadata, then its authorization server's.
+    fn discover(&self, challenge: &Challenge) -> Result<Discovered, AuthError> {
+        let mut candidates = Vec::new();
+        if let Some(named) = &challenge.resource_metadata {
+            let url = Url::parse(named).map_err(|_| {
+                AuthError::ResourceMetadata("resource_metadata is not a URL".into())
+            })?;
+            candidates.push(url);
+        }
+        candidates.extend(well_known(&self.endpoint, "oauth-protected-resource"));
+        let mut resource = None;
+        for url in &candidates {
+            match self.document(url) {
+                Ok(Some(doc)) => {
+                    resource = Some(doc);
+                    break;
+                }
+                Ok(None) => continue,
+                Err(e) => return Err(AuthError::ResourceMetadata(e)),
+            }
+        }
+        let Some(resource) = resource else {
+            // Protocol 2025-03-26 had no resource metadata: the endpoint's
+            // origin is its authorization server.
+            return self.legacy_discover();
+        };
+        let resource_id = match resource.get("resource").and_then(Value::as_str) {
+            Some(id) => {
+                if !same_resource(id, &self.endpoint) {
+                    return Err(AuthError::ResourceMetadata(
+                        "it names another resource than the --url".into(),
+                    ));
+                }
+                id.to_owned()
+            }
+            None => canonical_resource(&self.endpoint),
+        };
+        let Some(issuer) = resource
+            .get("authorization_servers")
+            .and_then(Value::as_array)
+            .and_then(|a| a.first())
+            .and_then(Value::as_str)
+        else {
+            return Err(AuthError::ResourceMetadata(
+                "it lists no authorization_servers".into(),
+            ));
+        };
+        let issuer = Url::parse(issuer).map_err(|_| {
+            AuthError::ServerMetadata("the authorization server is not a URL".into())
+        })?;
+        let mut server = None;
+        for url in server_metadata_addresses(&issuer) {
+            match self.document(&url) {
+                Ok(Some(doc)) => {
+                    server = Some(doc);
+                    break;
+                }
+                Ok(None) => continue,
+                Err(e) => return Err(AuthError::ServerMetadata(e)),
+            }
+        }
+        let Some(server) = server else {
+            return Err(AuthError::ServerMetadata(
+                "no OAuth or OpenID metadata at its well-known addresses".into(),
+            ));
+        };
+        let text = |key: &str| server.get(key).and_then(Value::as_str).map(str::to_owned);
+        let list = |key: &str| {
+            server.get(key).and_then(Value::as_array).map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect::<Vec<_>>()
+            })
+        };
+        let Some(token_endpoint) = text("token_endpoint") else {
+            return Err(AuthError::ServerMetadata("it has no token_endpoint".into()));
+        };
+        let scopes_supported = resource
+            .get("scopes_supported")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .filter(|s| !s.is_empty());
+        Ok(Discovered {
+            resource: resource_id,
+            scopes_supported,
+            authorization_endpoint: text("authorization_endpoint"),
+            token_endpoint,
+            auth_methods: list("token_endpoint_auth_methods_supported"),
+            pkce_s256: list("code_challenge_methods_supported")
+                .is_some_and(|m| m.iter().any(|m| m == "S256")),
+            registration_endpoint: text("registration_endpoint"),
+        })
+    }
+
+    /// The 2025-03-26 rules: metadata at the endpoint's origin, else the
+    /// default `/authorize`, `/token` and `/register` there.
+    fn legacy_discover(&self) -> Result<Discovered, AuthError> {
+        let mut origin = self.endpoint.clone();
+        origin.set_path("");
+        origin.set_query(None);
+        let resource = canonical_resource(&self.endpoint);
+        let metadata = origin.join("/.well-known/oauth-authorization-server").ok();
+        let found = match metadata {
+            Some(url) => self.document(&url).map_err(AuthError::ServerMetadata)?,
+            None => None,
+        };
+        let at = |path: &str| origin.join(path).map(|u| u.to_string()).ok();
+        let Some(server) = found else {
+            let Some(token_endpoint) = at("/token") else {
+                return Err(AuthError::ServerMetadata(
+                    "no default token endpoint".into(),
+                ));
+            };
+            return Ok(Discovered {
+                resource,
+                scopes_supported: None,
+                authorization_endpoint: at("/authorize"),
+                token_endpoint,
+                auth_methods: None,
+                // 2025-03-26 made PKCE mandatory for every client.
+                pkce_s256: true,
+                registration_endpoint: at("/register"),
+            });
+        };
+        let text = |key: &str| server.get(key).and_then(Value::as_str).map(str::to_owned);
+        let Some(token_endpoint) = text("token_endpoint") else {
+            return Err(AuthError::ServerMetadata("it has no token_endpoint".into()));
+        };
+        let list = |key: &str| {
+            server.get(key).and_then(Value::as_array).map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect::<Vec<_>>()
+            })
+        };
+        Ok(Discovered {
+            resource,
+            scopes_supported: None,
+            authorization_endpoint: text("authorization_endpoint"),
+            token_endpoint,
+            auth_methods: list("token_endpoint_auth_methods_supported"),
+            pkce_s256: list("code_challenge_methods_supported")
+                .is_some_and(|m| m.iter().any(|m| m == "S256")),
+            registration_endpoint: text("registration_endpoint"),
+        })
+    }
+
+    /// How to authenticate at the token endpoint: the user's choice, else
+    /// what the server lists (basic first, as RFC 8414 defaults to it).
+    fn client_auth(&self, found: &Discovered) -> ClientAuth {
+        if let Some(chosen) = self.config.client_auth {
+            return chosen;
+        }
+        if self.client_secret().is_none() {
+            return ClientAuth::None;
+        }
+        match &found.auth_methods {
+            Some(methods)
+                if !methods.iter().any(|m| m == "client_secret_basic")
+                    && methods.iter().any(|m| m == "client_secret_post") =>
+            {
+                ClientAuth::Post
+            }
+            _ => ClientAuth::Basic,
+        }
+    }
+
+    /// The HTTP client the `oauth2` crate sends its token requests with.
+    fn http(&self) -> impl Fn(oauth2::HttpRequest) -> Result<oauth2::HttpResponse, HttpError> + '_ {
+        move |request: oauth2::HttpRequest| {
+            let url = Url::parse(&request.uri().to_string()).map_err(|_| HttpError::Refused)?;
+            safe_address(&url).map_err(|_| HttpError::Refused)?;
+            let response = self.agent.run(request).map_err(|_| HttpError::Failed)?;
+            let status = response.status();
+            let headers = response.headers().clone();
+            let mut body = Vec::new();
+            response
+                .into_body()
+                .into_reader()
+                .take(MAX_DOCUMENT_BYTES)
+                .read_to_end(&mut body)
+                .map_err(|_| HttpError::Failed)?;
+            let mut out = oauth2::HttpResponse::new(body);
+            *out.status_mut() = status;
+            *out.headers_mut() = headers;
+            Ok(out)
+        }
+    }
+
+    /// A new token for `scope` by the configured flow.
+    fn obtain(&self, found: &Discovered, scope: Option<&str>) -> Result<Token, AuthError> {
+        let token_url = TokenUrl::new(found.token_endpoint.clone())
+            .map_err(|_| AuthError::ServerMetadata("the token_endpoint is not a URL".into()))?;
+        let method = self.client_auth(found);
+        let mut client = BasicClient::new(ClientId::new(self.client_id()))
+            .set_token_uri(token_url)
+            .set_auth_type(match method {
+                ClientAuth::Basic => AuthType::BasicAuth,
+                ClientAuth::Post | ClientAuth::None => AuthType::RequestBody,
+            });
+        if method != ClientAuth::None
+            && let Some(secret) = &self.client_secret()
+        {
+            client = client.set_client_secret(ClientSecret::new(secret.expose().to_owned()));
+        }
+        let scopes: Vec<Scope> = scope
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(|s| Scope::new(s.to_owned()))
+            .collect();
+        let http = self.http();
+        let response = match self.config.flow {
+            Flow::ClientCredentials => client
+                .exchange_client_credentials()
+                .add_scopes(scopes)
+                .add_extra_param("resource", found.resource.clone())
+                .request(&http),
+            Flow::AuthorizationCode => {
+                let Some(authorize) = &found.authorization_endpoint else {
+                    return Err(AuthError::ServerMetadata(
+                        "it has no authorization_endpoint".into(),
+                    ));
+                };
+                if !found.pkce_s256 {
+                    // The MCP specification: no S256 advertised, no flow.
+                    return Err(AuthError::ServerMetadata(
+                        "it does not list S256 in code_challenge_methods_supported".into(),
+                    ));
+                }
+                let auth_url = AuthUrl::new(authorize.clone()).map_err(|_| {
+                    AuthError::ServerMetadata("the authorization_endpoint is not a URL".into())
+                })?;
+                let guard = self.listener()?;
+                let Some(listener) = guard.as_ref() else {
+                    return Err(AuthError::Authorize(
+                        "no loopback port for the redirect".into(),
+                    ));
+                };
+                let redirect = redirect_of(listener);
+                let redirect_url = RedirectUrl::new(redirect.clone())
+                    .map_err(|_| AuthError::Authorize("bad redirect".into()))?;
+                let client = client.set_auth_uri(auth_url).set_redirect_uri(redirect_url);
+                let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
+                let (url, state) = client
+                    .authorize_url(CsrfToken::new_random)
+                    .add_scopes(scopes)
+                    .set_pkce_challenge(challenge)
+                    .add_extra_param("resource", found.resource.clone())
+                    .url();
+                let code = self.authorize(&url, &redirect, listener, state.secret())?;
+                client
+                    .exchange_code(AuthorizationCode::new(code))
+                    .set_pkce_verifier(verifier)
+                    .add_extra_param("resource", found.resource.clone())
+                    .request(&http)
+            }
+        };
+        token(response)
+    }
+
+    /// Visits the authorization endpoint and returns the code it sends back
+    /// to `redirect`: straight away when it redirects there (a server that
+    /// needs no person, as in tests and headless runs), else once the
+    /// user's browser arrives at our loopback listener.
+    fn authorize(
+        &self,
+        url: &Url,
+        redirect: &str,
+        listener: &TcpListener,
+        state: &str,
+    ) -> Result<String, AuthError> {
+        safe_address(url).map_err(AuthError::Authorize)?;
+        let response = self
+            .agent
+            .get(url.as_str())
+            .call()
+            .map_err(|_| AuthError::Authorize("the request failed".into()))?;
+        let status = response.status().as_u16();
+        let location = response
+            .headers()
+            .get("location")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let back = match location {
+            Some(location) if (300..400).contains(&status) && location.starts_with(redirect) => {
+                Url::parse(&location)
+                    .map_err(|_| AuthError::Authorize("the redirect is not a URL".into()))?
+            }
+            _ => match &self.config.on_authorize {
+                Some(show) => {
+                    show(url.as_str());
+                    wait_for_redirect(listener, self.config.timeout)?
+                }
+                None => {
+                    return Err(AuthError::Authorize(format!(
+                        "HTTP {status}, and nobody to open the page"
+                    )));
+                }
+            },
+        };
+        let query = |key: &str| {
+            back.query_pairs()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.into_owned())
+        };
+        if let Some(error) = query("error") {
+            return Err(AuthError::Authorize(format!(
+                "the server answered {}",
+                witness_text::clip(&escape(&error), 60)
+            )));
+        }
+        if query("state").as_deref() != Some(state) {
+            return Err(AuthError::Authorize(
+                "the state came back altered (a forged redirect?)".into(),
+            ));
+        }
+        query("code").ok_or_else(|| AuthError::Authorize("no code in the redirect".into()))
+    }
+
+    /// The client id: the registered one, else the configured one.
+    fn client_id(&self) -> String {
+        match &*lock(&self.registered) {
+            Some((id, _)) => id.clone(),
+            None => self.config.client_id.clone(),
+        }
+    }
+
+    fn client_secret(&self) -> Option<Secret> {
+        match &*lock(&self.registered) {
+            Some((_, secret)) => secret.clone(),
+            None => self.config.client_secret.clone(),
+        }
+    }
+
+    /// The redirect listener, bound on first use.
+    fn listener(&self) -> Result<std::sync::MutexGuard<'_, Option<TcpListener>>, AuthError> {
+        let mut guard = lock(&self.listener);
+        if guard.is_none() {
+            let listener = TcpListener::bind("127.0.0.1:0")
+                .map_err(|_| AuthError::Authorize("no loopback port for the redirect".into()))?;
+            *guard = Some(listener);
+        }
+        Ok(guard)
+    }
+
+    /// Registers a public client for the authorization-code flow (RFC 7591),
+    /// once, when no client id was given.
+    fn register(&self, found: &Discovered) -> Result<(), AuthError> {
+        if !self.config.register || lock(&self.registered).is_some() {
+            return Ok(());
+        }
+        let Some(endpoint) = &found.registration_endpoint else {
+            return Err(AuthError::Config(
+                "no client id was given and the server offers no registration_endpoint".into(),
+            ));
+        };
+        let url = Url::parse(endpoint)
+            .map_err(|_| AuthError::Config("the registration_endpoint is not a URL".into()))?;
+        safe_address(&url).map_err(AuthError::Config)?;
+        let redirect = {
+            let guard = self.listener()?;
+            guard.as_ref().map(redirect_of).unwrap_or_default()
+        };
+        let (grants, method) = match self.config.flow {
+            Flow::AuthorizationCode => (vec!["authorization_code", "refresh_token"], "none"),
+            Flow::ClientCredentials => (vec!["client_credentials"], "client_secret_basic"),
+        };
+        let body = serde_json::json!({
+            "client_name": "mcp-witness",
+            "redirect_uris": [redirect],
+            "grant_types": grants,
+            "response_types": ["code"],
+            "token_endpoint_auth_method": method,
+        });
+        let response = self
+            .agent
+            .post(url.as_str())
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json")
+            .send(body.to_string().as_bytes())
+            .map_err(|_| AuthError::Config("the registration request failed".into()))?;
+        let status = response.status().as_u16();
+        let mut bytes = Vec::new();
+        response
+            .into_body()
+            .into_reader()
+            .take(MAX_DOCUMENT_BYTES)
+            .read_to_end(&mut bytes)
+            .map_err(|_| AuthError::Config("the registration answer could not be read".into()))?;
+        let answer: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        let Some(id) = answer.get("client_id").and_then(Value::as_str) else {
+            return Err(AuthError::Config(format!(
+                "the client registration got HTTP {status} without a client_id"
+            )));
+        };
+        let secret = answer
+            .get("client_secret")
+            .and_then(Value::as_str)
+            .map(Secret::new);
+        *lock(&self.registered) = Some((id.to_owned(), secret));
+        Ok(())
+    }
+
+    /// A refresh, when a refresh token came with the last token.
+    fn refresh(&self, found: &Discovered, refresh: &Secret) -> Option<Token> {
+        let token_url = TokenUrl::new(found.token_endpoint.clone()).ok()?;
+        let method = self.client_auth(found);
+        let mut client = BasicClient::new(ClientId::new(self.client_id()))
+            .set_token_uri(token_url)
+            .set_auth_type(match method {
+                ClientAuth::Basic => AuthType::BasicAuth,
+                ClientAuth::Post | ClientAuth::None => AuthType::RequestBody,
+            });
+        if method != ClientAuth::None
+            && let Some(secret) = &self.client_secret()
+        {
+            client = client.set_client_secret(ClientSecret::new(secret.expose().to_owned()));
+        }
+        let refresh = RefreshToken::new(refresh.expose().to_owned());
+        let http = self.http();
+        token(
+            client
+                .exchange_refresh_token(&refresh)
+                .add_extra_param("resource", found.resource.clone())
+                .request(&http),
+        )
+        .ok()
+    }
+}
+
+impl Authorizer for OAuth {
+    fn credentials(&self) -> Credentials {
+        let state = self.state();
+        Credentials {
+            generation: state.generation,
+            headers: state
+                .access
+                .iter()
+                .map(|token| {
+                    (
+                        "Authorization".to_owned(),
+                        Secret::new(format!("Bearer {}", token.expose())),
+                    )
+                })
+                .collect(),
+        }
+    }
+
+    fn refused(
+        &self,
+        generation: u64,
+        status: u16,
+        challenge: Option<&str>,
+    ) -> Result<bool, AuthError> {
+        let mut state = self.state();
+        if state.generation != generation {
+            // Another request renewed the token meanwhile: use that one.
+            return Ok(true);
+        }
+        let challenge = challenge.map(Challenge::parse).unwrap_or_default();
+        let step_up = status == 403 && challenge.error.as_deref() == Some("insufficient_scope");
+        if status == 403 && !step_up {
+            // Forbidden for another reason: no token changes that.
+            return Ok(false);
+        }
+        let found = match &state.discovered {
+            Some(found) if challenge.resource_metadata.is_none() => found.clone(),
+            _ => {
+                let found = self.discover(&challenge)?;
+                state.discovered = Some(found.clone());
+                found
+            }
+        };
+        self.register(&found)?;
+        let scope = if step_up {
+            union(state.scope.as_deref(), challenge.scope.as_deref())
+        } else {
+            challenge
+                .scope
+                .clone()
+                .or_else(|| self.config.scope.clone())
+                .or_else(|| found.scopes_supported.clone())
+        };
+        let renewed = match (&state.refresh, step_up) {
+            (Some(refresh), false) => self.refresh(&found, refresh),
+            _ => None,
+        };
+        let token = match renewed {
+            Some(token) => token,
+            None => self.obtain(&found, scope.as_deref())?,
+        };
+        state.access = Some(token.access);
+        state.refresh = token.refresh.or(state.refresh.take());
+        state.scope = scope;
+        state.generation += 1;
+        Ok(true)
+    }
+}
+
+/// What a token response gave.
+struct Token {
+    access: Secret,
+    refresh: Option<Secret>,
+}
+
+/// The token from a token response, or why there is none (the server's
+/// error code, clipped and escaped, never its description or the body).
+fn token(
+    response: Result<
+        BasicTokenResponse,
+        RequestTokenError<HttpError, oauth2::basic::BasicErrorResponse>,
+    >,
+) -> Result<Token, AuthError> {
+    match response {
+        Ok(response) => Ok(Token {
+            access: Secret::new(response.access_token().secret().clone()),
+            refresh: response
+                .refresh_token()
+                .map(|r| Secret::new(r.secret().clone())),
+        }),
+        Err(RequestTokenError::ServerResponse(error)) => Err(AuthError::Token(witness_text::clip(
+            &escape(error.error().as_ref()),
+            60,
+        ))),
+        Err(RequestTokenError::Request(e)) => Err(AuthError::Token(e.to_string())),
+        Err(RequestTokenError::Parse(..)) => Err(AuthError::Token(
+            "the response is not a token response".into(),
+        )),
+        Err(RequestTokenError::Other(_)) => Err(AuthError::Token("an unexpected response".into())),
+    }
+}
+
+/// Why the token endpoint could not be reached (fixed words).
+#[derive(Debug, thiserror::Error)]
+pub enum HttpError {
+    #[error("the token endpoint is neither https nor loopback http")]
+    Refused,
+    #[error("the token request failed")]
+    Failed,
+}
+
+/// Only https, or http on a loopback host, carries tokens and secrets.
+fn safe_address(url: &Url) -> Result<(), String> {
+    match url.scheme() {
+        "https" => Ok(()),
+        "http" if url.host_str().is_some_and(loopback_host) => Ok(()),
+        _ => Err("an address that is neither https nor loopback http was refused".into()),
+    }
+}
+
+fn loopback_host(host: &str) -> bool {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// `https://host/.well-known/NAME/path`, then `https://host/.well-known/NAME`
+/// (RFC 9728 §3.1 and the MCP specification's fallback).
+fn well_known(url: &Url, name: &str) -> Vec<Url> {
+    let mut out = Vec::new();
+    let path = url.path().trim_end_matches('/');
+    let mut base = url.clone();
+    base.set_query(None);
+    base.set_fragment(None);
+    if !path.is_empty() {
+        let mut with_path = base.clone();
+        with_path.set_path(&format!("/.well-known/{name}{path}"));
+        out.push(with_path);
+    }
+    let mut root = base;
+    root.set_path(&format!("/.well-known/{name}"));
+    out.push(root);
+    out
+}
+
+/// Where an issuer's metadata may be, in the MCP specification's order:
+/// OAuth with the path inserted, OpenID with the path inserted, OpenID
+/// with the path appended (or the two root forms for an issuer without one).
+fn server_metadata_addresses(issuer: &Url) -> Vec<Url> {
+    let path = issuer.path().trim_end_matches('/');
+    let mut base = issuer.clone();
+    base.set_query(None);
+    base.set_fragment(None);
+    let at = |p: String| {
+        let mut url = base.clone();
+        url.set_path(&p);
+        url
+    };
+    if path.is_empty() {
+        vec![
+            at("/.well-known/oauth-authorization-server".into()),
+            at("/.well-known/openid-configuration".into()),
+        ]
+    } else {
+        vec![
+            at(format!("/.well-known/oauth-authorization-server{path}")),
+            at(format!("/.well-known/openid-configuration{path}")),
+            at(format!("{path}/.well-known/openid-configuration")),
+        ]
+    }
+}
+
+/// The endpoint as a resource identifier: no query, no fragment.
+fn canonical_resource(url: &Url) -> String {
+    let mut url = url.clone();
+    url.set_query(None);
+    url.set_fragment(None);
+    url.as_str().to_owned()
+}
+
+/// Whether metadata's `resource` names our endpoint (the same origin, and
+/// a path that is ours or a prefix of ours).
+fn same_resource(id: &str, endpoint: &Url) -> bool {
+    let Ok(id) = Url::parse(id) else {
+        return false;
+    };
+    let origin = id.scheme() == endpoint.scheme()
+        && id.host_str().map(str::to_ascii_lowercase)
+            == endpoint.host_str().map(str::to_ascii_lowercase)
+        && id.port_or_known_default() == endpoint.port_or_known_default();
+    let path = id.path().trim_end_matches('/');
+    origin && (path.is_empty() || endpoint.path().starts_with(path))
+}
+
+/// Scopes `a` then those of `b` not already in it.
+fn union(a: Option<&str>, b: Option<&str>) -> Option<String> {
+    let mut out: Vec<&str> = Vec::new();
+    for scope in a
+        .unwrap_or_default()
+        .split_whitespace()
+        .chain(b.unwrap_or_default().split_whitespace())
+    {
+        if !out.contains(&scope) {
+            out.push(scope);
+        }
+    }
+    (!out.is_empty()).then(|| out.join(" "))
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    match mutex.lock() {
+        Ok(guard) => guard,
+        Err(poisoned) => poisoned.into_inner(),
+    }
+}
+
+/// The redirect URI our loopback listener answers.
+fn redirect_of(listener: &TcpListener) -> String {
+    let port = listener.local_addr().map(|a| a.port()).unwrap_or_default();
+    format!("http://127.0.0.1:{port}/callback")
+}
+
+/// Server text shown in an error: control characters escaped.
+fn escape(text: &str) -> String {
+    text.chars().flat_map(char::escape_debug).collect()
+}
+
+/// Waits for the browser's one request to the loopback redirect and answers it.
+fn wait_for_redirect(listener: &TcpListener, timeout: Duration) -> Result<Url, AuthError> {
+    let deadline = Instant::now() + timeout;
+    listener
+        .set_nonblocking(true)
+        .map_err(|_| AuthError::Authorize("the loopback listener failed".into()))?;
+    loop {
+        match listener.accept() {
+            Ok((stream, _)) => {
+                if let Some(url) = read_redirect(stream) {
+                    return Ok(url);
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                if Instant::now() >= deadline {
+                    return Err(AuthError::Authorize(
+                        "nobody came back to the loopback redirect in time".into(),
+                    ));
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Err(_) => return Err(AuthError::Authorize("the loopback listener failed".into())),
+        }
+    }
+}
+
+fn read_redirect(stream: TcpStream) -> Option<Url> {
+    stream.set_nonblocking(false).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    let mut reader = BufReader::new(stream.try_clone().ok()?);
+    let mut line = String::new();
+    reader.by_ref().take(8192).read_line(&mut line).ok()?;
+    let target = line.split(' ').nth(1)?;
+    let url = Url::parse(&format!("http://127.0.0.1{target}")).ok()?;
+    let mut stream = stream;
+    let page = "You may close this window: mcp-witness has the code.";
+    let _ = write!(
+        stream,
+        "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{page}",
+        page.len()
+    );
+    Some(url)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn url(text: &str) -> Url {
+        Url::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"))
+    }
+
+    #[test]
+    fn well_known_addresses_insert_the_path_then_fall_back_to_the_root() {
+        let got: Vec<String> = well_known(
+            &url("https://a.test/v1/mcp?x=1"),
+            "oauth-protected-resource",
+        )
+        .iter()
+        .map(Url::to_string)
+        .collect();
+        assert_eq!(
+            got,
+            [
+                "https://a.test/.well-known/oauth-protected-resource/v1/mcp",
+                "https://a.test/.well-known/oauth-protected-resource"
+            ]
+        );
+        let got: Vec<String> = server_metadata_addresses(&url("https://as.test/tenant1"))
+            .iter()
+            .map(Url::to_string)
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "https://as.test/.well-known/oauth-authorization-server/tenant1",
+                "https://as.test/.well-known/openid-configuration/tenant1",
+                "https://as.test/tenant1/.well-known/openid-configuration"
+            ]
+        );
+        assert_eq!(server_metadata_addresses(&url("https://as.test")).len(), 2);
+    }
+
+    #[test]
+    fn tokens_travel_only_over_https_or_loopback_http() {
+        assert!(safe_address(&url("https://as.test/token")).is_ok());
+        assert!(safe_address(&url("http://127.0.0.1:9/token")).is_ok());
+        assert!(safe_address(&url("http://[::1]:9/token")).is_ok());
+        assert!(safe_address(&url("http://localhost/token")).is_ok());
+        assert!(safe_address(&url("http://as.test/token")).is_err());
+        assert!(safe_address(&url("file:///etc/passwd")).is_err());
+    }
+
+    #[test]
+    fn a_step_up_keeps_what_was_granted_and_adds_what_is_asked() {
+        assert_eq!(
+            union(Some("read write"), Some("write admin")).as_deref(),
+            Some("read write admin")
+        );
+        assert_eq!(union(None, None), None);
+        assert!(same_resource(
+            "http://127.0.0.1:5/mcp",
+            &url("http://127.0.0.1:5/mcp")
+        ));
+        assert!(same_resource(
+            "http://127.0.0.1:5",
+            &url("http://127.0.0.1:5/mcp")
+        ));
+        assert!(!same_resource(
+            "http://127.0.0.1:6/mcp",
+            &url("http://127.0.0.1:5/mcp")
+        ));
+        assert!(!same_resource(
+            "http://127.0.0.1:5/other",
+            &url("http://127.0.0.1:5/mcp")
+        ));
+    }
+}
