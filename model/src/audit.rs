@@ -806,6 +806,11 @@ pub struct Coverage {
     /// exercised for the audit to conclude.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub minimum_percent: Option<u8>,
+    /// The catalog never arrived whole (`tools/list` failed or stopped
+    /// part-way): there is no denominator to be a share of, so the share
+    /// is 0 and the audit concludes nothing, never "0/0 (100%)".
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_catalog: bool,
     /// Every listed tool, in catalog order.
     pub by_tool: Vec<ToolCoverage>,
 }
@@ -847,6 +852,7 @@ impl Coverage {
             concluded: true,
             not_concluded: None,
             minimum_percent,
+            no_catalog: !report.catalog.complete,
             by_tool,
         };
         coverage.not_concluded = coverage.why_not_concluded(&report.checks);
@@ -855,8 +861,12 @@ impl Coverage {
     }
 
     /// The exercised share of the listed tools, in whole percent, rounded
-    /// down (100 for a server that lists nothing).
+    /// down: 100 for a server whose whole catalog lists nothing, 0 when the
+    /// catalog never arrived whole.
     pub fn percent(&self) -> usize {
+        if self.no_catalog {
+            return 0;
+        }
         (self.exercised * 100)
             .checked_div(self.tools)
             .unwrap_or(100)
@@ -886,7 +896,15 @@ impl Coverage {
             .is_none_or(|min| self.exercised * 100 >= usize::from(min) * self.tools)
     }
 
+    /// The tools that were not exercised, in catalog order.
+    pub fn left(&self) -> impl Iterator<Item = &ToolCoverage> {
+        self.by_tool.iter().filter(|t| t.call.is_none())
+    }
+
     fn why_not_concluded(&self, checks: &[CheckResult]) -> Option<String> {
+        if self.no_catalog {
+            return Some("the tool catalog never arrived whole: coverage is unknown".to_owned());
+        }
         let decided = checks
             .iter()
             .any(|c| matches!(c.verdict, Verdict::Pass | Verdict::Fail));
@@ -906,12 +924,14 @@ impl Coverage {
             });
         }
         if !self.meets_minimum() {
+            let left: Vec<&str> = self.left().map(|t| t.tool.as_str()).collect();
             return Some(format!(
-                "{} of {} tools exercised ({}%), below --min-coverage {}%",
+                "{} of {} tools exercised ({}%), below --min-coverage {}%; not exercised: {}",
                 self.exercised,
                 self.tools,
                 self.percent(),
-                self.minimum_percent.unwrap_or(0)
+                self.minimum_percent.unwrap_or(0),
+                witness_text::clip(&left.join(", "), 400)
             ));
         }
         None

@@ -13,6 +13,7 @@ mod annotation_lies;
 mod audit_testbed;
 mod bad_out;
 mod cli;
+mod exercise;
 mod git_store;
 mod guidance;
 mod jsonl_audit;
