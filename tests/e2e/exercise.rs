@@ -10,23 +10,33 @@ use serde_json::Value;
 
 use crate::common::fixture;
 
-/// One audit of `user_server.py MODE {files}`: (exit code, text on stdout,
-/// the JSON report it wrote).
+/// One audit of `user_server.py MODE {files}`, a directory store holding
+/// one file: (exit code, text on stdout, the JSON report it wrote).
 fn audit(mode: &str, extra: &[&str]) -> (i32, String, Value) {
     let store = tempfile::tempdir().expect("tempdir");
-    let out = tempfile::tempdir().expect("tempdir");
     std::fs::write(store.path().join("readme.txt"), "hello\n").expect("seed the store");
+    audit_of(
+        mode,
+        &format!("files=fs:{}", store.path().display()),
+        "{files}",
+        extra,
+    )
+}
+
+/// One audit of `user_server.py MODE STORE_ARG` with `--store=STORE`.
+fn audit_of(mode: &str, store: &str, store_arg: &str, extra: &[&str]) -> (i32, String, Value) {
+    let out = tempfile::tempdir().expect("tempdir");
     let output = Command::new(env!("CARGO_BIN_EXE_mcp-witness"))
         .args(["audit", "--era", "legacy", "--settle-ms", "0"])
-        .args(["--timeout-ms", "5000"])
-        .arg(format!("--store=files=fs:{}", store.path().display()))
+        .args(["--timeout-ms", "20000"])
+        .arg(format!("--store={store}"))
         .arg("--out")
         .arg(out.path())
         .args(extra)
         .arg("--")
         .arg("python3")
         .arg(fixture("user_server.py"))
-        .args([mode, "{files}"])
+        .args([mode, store_arg])
         .output()
         .expect("mcp-witness runs");
     let text = String::from_utf8_lossy(&output.stdout).into_owned();
@@ -82,7 +92,9 @@ fn with_no_roots_declared_every_roots_request_is_refused_and_none_left_unanswere
     // The server waited on ten roots/list requests in a row, more than
     // the eight a declared-roots client would answer with a list.
     let call = &report["calls"][0];
-    let answered = call["response"]["content"][0]["text"].as_str().unwrap_or("");
+    let answered = call["response"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or("");
     assert_eq!(answered, r#"{"error -32601": 10}"#, "{call:#}");
 }
 
@@ -102,5 +114,129 @@ fn a_server_that_dies_at_start_is_quoted_from_its_stderr() {
         text.lines().next(),
         Some("INCOMPLETE — no tool catalog, no tool exercised"),
         "{text}"
+    );
+}
+
+/// The verdict of `check` on `tool`, and the ops of its evidence.
+fn verdict(report: &Value, check: &str, tool: &str) -> (String, Vec<String>) {
+    let c = crate::common::check(report, check, tool);
+    let ops = c["evidence"]["effects"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|e| {
+            format!(
+                "{} {}",
+                e["op"].as_str().unwrap_or(""),
+                e["object"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    (c["verdict"].as_str().unwrap_or("").to_owned(), ops)
+}
+
+#[test]
+fn a_creator_that_claims_to_be_read_only_is_handed_a_fresh_name_and_caught() {
+    let (code, text, report) = audit("creator-lie", &[]);
+    assert_eq!(code, 1, "{text}");
+    let (eff01, ops) = verdict(&report, "EFF-01", "create_folder");
+    assert_eq!(eff01, "fail", "{text}");
+    assert!(
+        ops.iter()
+            .any(|o| o.starts_with("create ") && o.contains("witness-create_folder")),
+        "{ops:?}"
+    );
+    // The class is still the annotation's, and the honest reader passes.
+    let tool = report["tools"]
+        .as_array()
+        .and_then(|t| t.iter().find(|t| t["name"] == "create_folder"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(tool["class"], "read-only", "{tool:#}");
+    assert_eq!(
+        verdict(&report, "EFF-01", "list_folder").0,
+        "pass",
+        "{text}"
+    );
+    // Asked reader-shaped first (the store's own folder), then writer-shaped.
+    let calls: Vec<&Value> = report["calls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| c["tool"] == "create_folder")
+        .collect();
+    assert_eq!(calls.len(), 2, "{calls:#?}");
+    assert_eq!(calls[0]["arguments"][0]["source"], "store");
+    assert_eq!(calls[1]["arguments"][0]["source"], "synthesized");
+}
+
+#[test]
+fn a_sql_executor_that_claims_to_destroy_nothing_is_asked_to_delete_and_caught() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("shop.db");
+    let made = Command::new("python3")
+        .args([
+            "-c",
+            "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); \
+            c.execute('CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)'); \
+            c.execute(\"INSERT INTO customers (name) VALUES ('ada'), ('grace')\"); c.commit()",
+        ])
+        .arg(&db)
+        .status()
+        .expect("python3 runs");
+    assert!(made.success());
+    let (code, text, report) = audit_of(
+        "sql-lie",
+        &format!("db=sqlite:{}", db.display()),
+        "{db}",
+        &[],
+    );
+    assert_eq!(code, 1, "{text}");
+    let (eff02, ops) = verdict(&report, "EFF-02", "run_sql");
+    assert_eq!(eff02, "fail", "{text}");
+    assert!(ops.iter().any(|o| o.starts_with("delete ")), "{ops:?}");
+    // What it deleted is the row its own insert made: the store's rows are kept.
+    let statements: Vec<&str> = report["calls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| c["tool"] == "run_sql")
+        .filter_map(|c| c["arguments"][0]["value"].as_str())
+        .collect();
+    assert_eq!(
+        statements,
+        [
+            "SELECT * FROM \"customers\" LIMIT 5",
+            "INSERT INTO \"customers\" DEFAULT VALUES",
+            "DELETE FROM \"customers\" WHERE rowid IN (SELECT max(rowid) FROM \"customers\")"
+        ]
+    );
+    // The row it deleted is the one its own insert made, none the store held.
+    let effects = |n: usize| -> Vec<String> {
+        report["calls"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|c| c["tool"] == "run_sql")
+            .nth(n)
+            .and_then(|c| c["effects"].as_array())
+            .into_iter()
+            .flatten()
+            .map(|e| {
+                format!(
+                    "{} {}",
+                    e["op"].as_str().unwrap_or(""),
+                    e["object"].as_str().unwrap_or("")
+                )
+            })
+            .collect()
+    };
+    let inserted = effects(1);
+    let deleted = effects(2);
+    assert_eq!(inserted.len(), 1, "{inserted:?}");
+    assert_eq!(
+        deleted,
+        [inserted[0].replacen("create", "delete", 1)],
+        "{inserted:?}"
     );
 }

@@ -392,9 +392,7 @@ impl RpcClient {
     /// and the session records the overflow), and with Method not found when
     /// they were not; anything else with Method not found.
     fn answer_server_request(&mut self, method: &str, id: Value) {
-        let refuse = |code: i64, message: &str| {
-            json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
-        };
+        let refuse = |code: i64, message: &str| json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
         let reply = match method {
             "ping" => json!({"jsonrpc": "2.0", "id": id, "result": {}}),
             "roots/list" => {

@@ -36,8 +36,8 @@ impl Runner<'_> {
             let step = steps[index].clone();
             index += 1;
             let retried = index <= retries_end;
-            if !retried && harvested.contains(&step.tool) {
-                // Already called in the harvest pass.
+            if !retried && harvested.contains(&step.tool) && !step.writer_shaped() {
+                // Already called in the harvest pass, and asked the same way.
                 continue;
             }
             self.step(&step)?;
