@@ -164,6 +164,11 @@ pub struct CallRecord {
     /// id of the first call of the pagination (RSP-07).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_of: Option<u32>,
+    /// Set on a call of a tool whose every earlier call failed, tried again
+    /// because the call with this id succeeded and its name says it sets up
+    /// the session (`set_working_dir`, `use_vault`, `connect`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after: Option<u32>,
     /// The checks a plan attached to this call (the response lane judges them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub expect: Vec<Expectation>,

@@ -240,3 +240,74 @@ fn a_sql_executor_that_claims_to_destroy_nothing_is_asked_to_delete_and_caught()
         "{inserted:?}"
     );
 }
+
+/// The calls of `tool`, in order.
+fn calls_of<'r>(report: &'r Value, tool: &str) -> Vec<&'r Value> {
+    report["calls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| c["tool"] == tool)
+        .collect()
+}
+
+#[test]
+fn tools_that_failed_before_a_setup_step_are_retried_after_it() {
+    let (code, text, report) = audit("setup-first", &[]);
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(
+        text.lines().next(),
+        Some("PASSED — 3/3 tools exercised"),
+        "{text}"
+    );
+    let setup = calls_of(&report, "set_workspace");
+    assert_eq!(setup.len(), 1, "{setup:#?}");
+    for tool in ["status", "log"] {
+        let calls = calls_of(&report, tool);
+        assert_eq!(calls.len(), 2, "{tool}: {calls:#?}");
+        assert_eq!(calls[0]["outcome"]["status"], "tool-error");
+        assert_eq!(calls[1]["outcome"]["status"], "ok");
+        // The attempt says why it was made.
+        assert_eq!(calls[1]["retry_after"], setup[0]["id"], "{:#}", calls[1]);
+        assert!(calls[0].get("retry_after").is_none());
+    }
+}
+
+#[test]
+fn a_value_a_list_answer_offered_is_used_and_cited() {
+    let (code, text, report) = audit("list-answer", &[]);
+    assert_eq!(code, 0, "{text}");
+    let calls = calls_of(&report, "read_vault");
+    let ok = calls
+        .iter()
+        .find(|c| c["outcome"]["status"] == "ok")
+        .unwrap_or_else(|| panic!("read_vault never succeeded: {calls:#?}"));
+    let argument = &ok["arguments"][0];
+    assert_eq!(argument["value"], "notes", "{argument:#}");
+    assert_eq!(argument["source"], "harvested", "{argument:#}");
+    // Cited from an answer of the list tool.
+    let listed: Vec<String> = calls_of(&report, "list_vaults")
+        .iter()
+        .map(|c| format!("call {}", c["step"]))
+        .collect();
+    let cited = argument["from"]["call"].as_str().unwrap_or("");
+    assert!(
+        listed.iter().any(|c| c == cited),
+        "{cited} not in {listed:?}"
+    );
+}
+
+#[test]
+fn a_value_the_description_forbids_is_never_sent_and_a_pattern_is_met() {
+    let (code, text, report) = audit("forbidden", &[]);
+    assert_eq!(code, 0, "{text}");
+    let calls = calls_of(&report, "search");
+    assert!(!calls.is_empty());
+    for call in &calls {
+        for argument in call["arguments"].as_array().into_iter().flatten() {
+            let value = argument["value"].as_str().unwrap_or("");
+            assert!(!value.starts_with('-'), "{call:#}");
+        }
+    }
+    assert_eq!(calls[0]["outcome"]["status"], "ok", "{:#}", calls[0]);
+}

@@ -246,6 +246,7 @@ pub(super) fn call(
         tool: tool.into(),
         repeat_of: None,
         page_of: None,
+        retry_after: None,
         expect: Vec::new(),
         arguments: vec![Argument {
             name: "id".into(),

@@ -270,7 +270,7 @@ fn is_verb(word: &str) -> bool {
 }
 
 /// `git_create_branch` → `git`, `create`, `branch`; `readFile` → `read`, `file`.
-fn words(name: &str) -> Vec<String> {
+pub(crate) fn words(name: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut current = String::new();
     let mut previous_lower = false;
