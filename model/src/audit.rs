@@ -164,6 +164,11 @@ pub struct CallRecord {
     /// id of the first call of the pagination (RSP-07).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_of: Option<u32>,
+    /// Set on a call of a tool whose every earlier call failed, tried again
+    /// because the call with this id succeeded and its name says it sets up
+    /// the session (`set_working_dir`, `use_vault`, `connect`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after: Option<u32>,
     /// The checks a plan attached to this call (the response lane judges them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub expect: Vec<Expectation>,
@@ -832,6 +837,11 @@ pub struct Coverage {
     /// exercised for the audit to conclude.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub minimum_percent: Option<u8>,
+    /// The catalog never arrived whole (`tools/list` failed or stopped
+    /// part-way): there is no denominator to be a share of, so the share
+    /// is 0 and the audit concludes nothing, never "0/0 (100%)".
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_catalog: bool,
     /// Every listed tool, in catalog order.
     pub by_tool: Vec<ToolCoverage>,
 }
@@ -873,6 +883,7 @@ impl Coverage {
             concluded: true,
             not_concluded: None,
             minimum_percent,
+            no_catalog: !report.catalog.complete,
             by_tool,
         };
         coverage.not_concluded = coverage.why_not_concluded(&report.checks);
@@ -881,8 +892,12 @@ impl Coverage {
     }
 
     /// The exercised share of the listed tools, in whole percent, rounded
-    /// down (100 for a server that lists nothing).
+    /// down: 100 for a server whose whole catalog lists nothing, 0 when the
+    /// catalog never arrived whole.
     pub fn percent(&self) -> usize {
+        if self.no_catalog {
+            return 0;
+        }
         (self.exercised * 100)
             .checked_div(self.tools)
             .unwrap_or(100)
@@ -912,7 +927,15 @@ impl Coverage {
             .is_none_or(|min| self.exercised * 100 >= usize::from(min) * self.tools)
     }
 
+    /// The tools that were not exercised, in catalog order.
+    pub fn left(&self) -> impl Iterator<Item = &ToolCoverage> {
+        self.by_tool.iter().filter(|t| t.call.is_none())
+    }
+
     fn why_not_concluded(&self, checks: &[CheckResult]) -> Option<String> {
+        if self.no_catalog {
+            return Some("the tool catalog never arrived whole: coverage is unknown".to_owned());
+        }
         let decided = checks
             .iter()
             .any(|c| matches!(c.verdict, Verdict::Pass | Verdict::Fail));
@@ -932,12 +955,14 @@ impl Coverage {
             });
         }
         if !self.meets_minimum() {
+            let left: Vec<&str> = self.left().map(|t| t.tool.as_str()).collect();
             return Some(format!(
-                "{} of {} tools exercised ({}%), below --min-coverage {}%",
+                "{} of {} tools exercised ({}%), below --min-coverage {}%; not exercised: {}",
                 self.exercised,
                 self.tools,
                 self.percent(),
-                self.minimum_percent.unwrap_or(0)
+                self.minimum_percent.unwrap_or(0),
+                witness_text::clip(&left.join(", "), 400)
             ));
         }
         None

@@ -10,6 +10,12 @@ use witness_text::clip;
 /// their evidence, and what could not be concluded.
 pub fn text(report: &AuditReport) -> String {
     let mut out = String::new();
+    // Recorded, or (for a plan file carried out in full) computed the same way.
+    let coverage = report
+        .coverage
+        .clone()
+        .unwrap_or_else(|| Coverage::of(report, None));
+    headline(&mut out, report, &coverage);
     let target = match report.target.transport.as_deref() {
         Some(transport) if report.target.command.is_empty() => {
             format!("a server behind a Streamable HTTP endpoint ({transport}, not jailed)")
@@ -77,11 +83,6 @@ pub fn text(report: &AuditReport) -> String {
             restart.session
         );
     }
-    // Recorded, or (for a plan file carried out in full) computed the same way.
-    let coverage = report
-        .coverage
-        .clone()
-        .unwrap_or_else(|| Coverage::of(report, None));
     coverage_lines(&mut out, &coverage);
     for skipped in &report.planner.skipped {
         let _ = writeln!(
@@ -166,6 +167,27 @@ pub fn text(report: &AuditReport) -> String {
     out
 }
 
+/// The first line: the verdict and how much of the catalog it rests on,
+/// `PASSED — 11/12 tools exercised`, so that no reader takes a pass on a
+/// sliver of the server for a pass on all of it.
+fn headline(out: &mut String, report: &AuditReport, coverage: &Coverage) {
+    let verdict = match (report.complete, report.exit_code) {
+        (false, _) => "INCOMPLETE",
+        (true, 0) => "PASSED",
+        (true, 1) => "FAILED",
+        (true, _) => "NOT CONCLUDED",
+    };
+    let _ = if coverage.no_catalog {
+        writeln!(out, "{verdict} — no tool catalog, no tool exercised")
+    } else {
+        writeln!(
+            out,
+            "{verdict} — {}/{} tools exercised",
+            coverage.exercised, coverage.tools
+        )
+    };
+}
+
 /// The last line: how the audit ended, never PASSED when it concluded nothing.
 fn ending(out: &mut String, report: &AuditReport, coverage: &Coverage) {
     match (report.complete, report.exit_code) {
@@ -210,9 +232,21 @@ fn coverage_lines(out: &mut String, coverage: &Coverage) {
         .into_iter()
         .map(|(kind, n)| format!("{kind} in {n}"))
         .collect();
+    if coverage.no_catalog {
+        let _ = writeln!(
+            out,
+            "coverage: unknown: the tool catalog never arrived whole ({} tool(s) seen, {} exercised)",
+            coverage.tools, coverage.exercised
+        );
+        return;
+    }
+    let floor = coverage
+        .minimum_percent
+        .map(|min| format!("; --min-coverage {min}%"))
+        .unwrap_or_default();
     let _ = writeln!(
         out,
-        "coverage: {}/{} tools exercised ({}%), {} on real values only{}",
+        "coverage: {}/{} tools exercised ({}%), {} on real values only{}{floor}",
         coverage.exercised,
         coverage.tools,
         coverage.percent(),
@@ -223,7 +257,7 @@ fn coverage_lines(out: &mut String, coverage: &Coverage) {
             format!(" (values by kind, in so many tools: {})", kinds.join(", "))
         }
     );
-    for tool in coverage.by_tool.iter().filter(|t| t.call.is_none()) {
+    for tool in coverage.left() {
         let _ = writeln!(
             out,
             "  not exercised: {}: {}",
@@ -335,5 +369,34 @@ pub(crate) mod tests {
             shown.contains("coverage: 11/11 tools exercised (100%)"),
             "{shown}"
         );
+    }
+
+    #[test]
+    fn the_first_line_states_the_verdict_and_the_coverage_it_rests_on() {
+        let mut report = honest();
+        let shown = text(&report);
+        assert_eq!(
+            shown.lines().next(),
+            Some("PASSED — 11/11 tools exercised"),
+            "{shown}"
+        );
+        // A catalog that never arrived is no share of anything, least of all 100%.
+        report.catalog.complete = false;
+        report.catalog.pages = 0;
+        report.tools.clear();
+        report.calls.clear();
+        report.coverage = Some(Coverage::of(&report, None));
+        report.exit_code = 3;
+        let shown = text(&report);
+        assert_eq!(
+            shown.lines().next(),
+            Some("NOT CONCLUDED — no tool catalog, no tool exercised"),
+            "{shown}"
+        );
+        assert!(!shown.contains("100%"), "{shown}");
+        assert!(shown.contains("coverage: unknown"), "{shown}");
+        let coverage = Coverage::of(&report, None);
+        assert_eq!(coverage.percent(), 0);
+        assert!(!coverage.concluded);
     }
 }

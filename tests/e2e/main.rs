@@ -14,6 +14,7 @@ mod audit_testbed;
 mod bad_out;
 mod cli;
 mod doc_store;
+mod exercise;
 mod git_store;
 mod guidance;
 mod jsonl_audit;

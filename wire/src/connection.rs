@@ -71,6 +71,36 @@ impl Connection {
         self.status
     }
 
+    /// The last `lines` non-blank lines the process wrote on stderr, each
+    /// clipped, joined by ` | `; `None` when it wrote nothing. Ends the
+    /// conversation first, and gives the stderr reader a bounded moment to
+    /// catch up with a process that has just exited: a server that fails to
+    /// start says why there and nowhere else.
+    pub fn stderr_tail(&mut self, lines: usize) -> Option<String> {
+        self.shutdown();
+        let mut seen = self.rpc.transport().stderr().total;
+        for _ in 0..STDERR_CATCH_UP_POLLS {
+            std::thread::sleep(std::time::Duration::from_millis(STDERR_POLL_MS));
+            let now = self.rpc.transport().stderr().total;
+            if now == seen {
+                break;
+            }
+            seen = now;
+        }
+        let kept = self.rpc.transport().stderr().kept;
+        let text = String::from_utf8_lossy(&kept);
+        let mut tail: Vec<String> = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .rev()
+            .take(lines)
+            .map(|l| witness_text::clip(l, STDERR_LINE_CHARS))
+            .collect();
+        tail.reverse();
+        (!tail.is_empty()).then(|| tail.join(" | "))
+    }
+
     /// The exit status if the process has already ended.
     pub fn exited(&mut self) -> Option<ExitStatus> {
         if self.status.is_none()
@@ -81,3 +111,10 @@ impl Connection {
         self.status
     }
 }
+
+/// How long [`Connection::stderr_tail`] waits, at most, for stderr to stop
+/// growing: so many polls this far apart.
+const STDERR_CATCH_UP_POLLS: u32 = 15;
+const STDERR_POLL_MS: u64 = 20;
+/// How much of one stderr line a tail keeps.
+const STDERR_LINE_CHARS: usize = 240;

@@ -8,9 +8,11 @@ use serde_json::{Value, json};
 use crate::transcript::{Direction, Frame, Transcript, WireFindingKind};
 use crate::{Incoming, Transport};
 
-/// At most this many `roots/list` requests from the server are answered per
-/// message the client sends; the rest go unanswered and make the session's
-/// `roots_overflow` true.
+/// At most this many `roots/list` requests from the server are answered with
+/// the (empty) list per message the client sends, when the client declared
+/// roots; the rest are answered with an error and make the session's
+/// `roots_overflow` true. A client that declared no roots refuses every one
+/// with Method not found, however many come: a refusal costs nothing.
 pub const MAX_ROOTS_REQUESTS: u32 = 8;
 
 /// A JSON-RPC answer: a result or an error object.
@@ -50,8 +52,9 @@ pub struct RpcClient {
     next_seq: u64,
     next_id: i64,
     closed: Option<String>,
-    /// Whether `roots/list` requests from the server are answered (with an
-    /// empty list) or refused.
+    /// Whether the client declared the `roots` capability: then `roots/list`
+    /// is answered with an empty list; otherwise it is refused with Method
+    /// not found. Set by the handshake from what it declares.
     pub answer_roots: bool,
     /// `roots/list` requests since the client last sent a message.
     roots_window: u32,
@@ -67,7 +70,7 @@ impl RpcClient {
             next_seq: 1,
             next_id: 1,
             closed: None,
-            answer_roots: true,
+            answer_roots: false,
             roots_window: 0,
             roots_requests: 0,
             roots_overflow: false,
@@ -382,42 +385,56 @@ impl RpcClient {
         }
     }
 
-    /// Servers may ask things of their client mid-request. We answer the two a
-    /// discovery-only client can answer honestly and refuse the rest. At most
-    /// [`MAX_ROOTS_REQUESTS`] `roots/list` requests are answered per client
-    /// message: a server that keeps asking gets no answer to the surplus, and
-    /// the session records the overflow.
+    /// Servers may ask things of their client mid-request. Every request is
+    /// answered, by what the client declared: `ping` always; `roots/list`
+    /// with the empty list when roots were declared, at most
+    /// [`MAX_ROOTS_REQUESTS`] per client message (the surplus gets an error
+    /// and the session records the overflow), and with Method not found when
+    /// they were not; anything else with Method not found.
     fn answer_server_request(&mut self, method: &str, id: Value) {
-        if method == "roots/list" {
-            self.roots_requests = self.roots_requests.saturating_add(1);
-            self.roots_window = self.roots_window.saturating_add(1);
-            if self.roots_window > MAX_ROOTS_REQUESTS {
-                if !self.roots_overflow {
-                    self.transcript.finding(
-                        WireFindingKind::RootsOverflow,
-                        None,
-                        format!(
-                            "more than {MAX_ROOTS_REQUESTS} roots/list requests after one client \
-                             message; the surplus was not answered"
-                        ),
-                    );
-                }
-                self.roots_overflow = true;
-                return;
-            }
-        }
+        let refuse = |code: i64, message: &str| json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
         let reply = match method {
             "ping" => json!({"jsonrpc": "2.0", "id": id, "result": {}}),
-            "roots/list" if self.answer_roots => {
-                json!({"jsonrpc": "2.0", "id": id, "result": {"roots": []}})
+            "roots/list" => {
+                self.roots_requests = self.roots_requests.saturating_add(1);
+                self.roots_window = self.roots_window.saturating_add(1);
+                if !self.answer_roots {
+                    refuse(
+                        METHOD_NOT_FOUND,
+                        "method not found: the client declared no roots capability",
+                    )
+                } else if self.roots_window > MAX_ROOTS_REQUESTS {
+                    if !self.roots_overflow {
+                        self.transcript.finding(
+                            WireFindingKind::RootsOverflow,
+                            None,
+                            format!(
+                                "more than {MAX_ROOTS_REQUESTS} roots/list requests after one client \
+                                 message; the surplus was refused"
+                            ),
+                        );
+                    }
+                    self.roots_overflow = true;
+                    refuse(
+                        TOO_MANY_REQUESTS,
+                        "too many roots/list requests after one client message",
+                    )
+                } else {
+                    json!({"jsonrpc": "2.0", "id": id, "result": {"roots": []}})
+                }
             }
-            _ => json!({"jsonrpc": "2.0", "id": id,
-                        "error": {"code": -32601, "message": "method not supported by mcp-witness"}}),
+            _ => refuse(METHOD_NOT_FOUND, "method not supported by mcp-witness"),
         };
         // A failed write here surfaces on the next request as a closed connection.
         let _ = self.send(method, &reply);
     }
 }
+
+/// JSON-RPC 2.0's code for a method the receiver does not have.
+const METHOD_NOT_FOUND: i64 = -32601;
+/// An implementation-defined JSON-RPC error: the request was refused for
+/// coming once too often, not for being unknown.
+const TOO_MANY_REQUESTS: i64 = -32000;
 
 /// Whether a response's `id` is the one we sent. We send numbers, and
 /// JSON-RPC requires the same value of the same type back: the string

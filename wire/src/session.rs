@@ -227,6 +227,8 @@ impl Session {
         offer: &LegacyOffer,
         timeout: Duration,
     ) -> Result<(Session, Handshake), (SessionError, Box<Connection>)> {
+        // The server's requests are answered by what this offer declares.
+        server.rpc.answer_roots = offer.capabilities.get("roots").is_some();
         let params = json!({
             "protocolVersion": offer.protocol_version,
             "capabilities": offer.capabilities,

@@ -316,6 +316,7 @@ mod tests {
             tool: tool.into(),
             repeat_of: None,
             page_of: None,
+            retry_after: None,
             expect: Vec::new(),
             arguments: vec![Argument {
                 name: "id".into(),

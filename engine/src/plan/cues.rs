@@ -2,10 +2,11 @@
 //! it wants: a path to something that exists, a fresh name for something it
 //! makes, SQL, or nothing in particular.
 //!
-//! These cues choose *arguments* only. A tool's safety class comes from its
-//! annotations alone and no cue here ever changes it: a tool named
-//! `create_x` that declares `readOnlyHint: true` is still read-only, and is
-//! never given a fresh name to create.
+//! These cues choose *arguments* and order only. A tool's safety class
+//! comes from its annotations alone and no cue here ever changes it; nor
+//! does the class narrow the cues: a tool named `create_x` that declares
+//! `readOnlyHint: true` is still read-only, and is also handed a fresh name
+//! to create (a claim probe: if it makes something, EFF-01 sees it).
 
 use witness_model::audit::{ToolClass, ToolEntry};
 
@@ -25,6 +26,8 @@ pub enum PathKind {
 pub enum SqlKind {
     Select,
     Insert,
+    /// The row the plan's own insert made, removed again.
+    Delete,
     CreateTable,
     AlterTable,
     DropTable,
@@ -36,6 +39,7 @@ impl SqlKind {
         match self {
             SqlKind::Select => "SELECT",
             SqlKind::Insert => "INSERT",
+            SqlKind::Delete => "DELETE",
             SqlKind::CreateTable => "CREATE TABLE",
             SqlKind::AlterTable => "ALTER TABLE",
             SqlKind::DropTable => "DROP TABLE",
@@ -49,8 +53,8 @@ pub struct ToolCues {
     pub tool: String,
     /// Declared `readOnlyHint: true`.
     pub read_only: bool,
-    /// Declares it writes (not read-only) and its name says it makes
-    /// something new (`create_directory`, `write_file`, `git_create_branch`).
+    /// Its name says it makes something new (`create_directory`,
+    /// `write_file`, `git_create_branch`), whatever it declares.
     pub creator: bool,
     /// The thing its name is about, singular and lowercase (`directory`,
     /// `branch`, `entity`), when the name has one after its verb.
@@ -121,8 +125,7 @@ impl ToolCues {
     pub fn of(tool: &ToolEntry) -> Self {
         let name = tool.name.to_ascii_lowercase();
         let words = words(&name);
-        let creator =
-            tool.class != ToolClass::ReadOnly && CREATE_WORDS.iter().any(|w| name.contains(w));
+        let creator = CREATE_WORDS.iter().any(|w| name.contains(w));
         let noun = words
             .iter()
             .rposition(|w| CREATE_WORDS.contains(&w.as_str()) || is_verb(w))
@@ -218,6 +221,44 @@ impl ToolCues {
     }
 }
 
+impl ToolCues {
+    /// Whether its name says it writes a thing's content whole (`write_file`,
+    /// `save_note`, `put_object`): such a tool has an overwrite form.
+    pub fn overwrites(&self) -> bool {
+        let name = self.tool.to_ascii_lowercase();
+        words(&name)
+            .iter()
+            .any(|w| ["write", "save", "put"].contains(&w.as_str()))
+    }
+
+    /// Every form of SQL a parameter asks for, the first the one
+    /// [`Self::sql_kind`] gives: a statement that writes rows, or a
+    /// general executor (its text names no statement at all), is also
+    /// asked to delete the row its insert made; an executor to insert one
+    /// first. A tool's text that names only reads keeps to them.
+    pub fn sql_forms(&self, key: &str) -> Vec<SqlKind> {
+        let Some(kind) = self.sql_kind(key) else {
+            return Vec::new();
+        };
+        let has = |w: &str| self.text.contains(w);
+        let names_none = ![
+            "select", "insert", "update", "delete", "create", "alter", "drop",
+        ]
+        .iter()
+        .any(|w| has(w))
+            && !has("read");
+        match kind {
+            SqlKind::Insert if has("delete") || has("execute") || has("run") => {
+                vec![SqlKind::Insert, SqlKind::Delete]
+            }
+            SqlKind::Select if names_none && (has("execute") || has("run")) => {
+                vec![SqlKind::Select, SqlKind::Insert, SqlKind::Delete]
+            }
+            kind => vec![kind],
+        }
+    }
+}
+
 /// Verbs that may stand before the noun in a tool name without making
 /// anything (`delete_entities`, `git_checkout`, `describe_table`).
 fn is_verb(word: &str) -> bool {
@@ -229,7 +270,7 @@ fn is_verb(word: &str) -> bool {
 }
 
 /// `git_create_branch` → `git`, `create`, `branch`; `readFile` → `read`, `file`.
-fn words(name: &str) -> Vec<String> {
+pub(crate) fn words(name: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut current = String::new();
     let mut previous_lower = false;
@@ -349,10 +390,12 @@ mod tests {
         assert_eq!(entities.noun, "entity");
         assert!(entities.new_name("name"));
         assert!(entities.new_name("entityName"));
-        // The name never beats the annotations: a read-only "create" makes nothing.
+        // The annotations never narrow the cues: a read-only "create" is
+        // still handed a fresh name, so that a lie would make something.
         let liar = tool("create_report", read(), "");
-        assert!(!liar.creator);
-        assert!(!liar.new_name("name"));
+        assert!(liar.read_only);
+        assert!(liar.creator);
+        assert!(liar.new_name("name"));
         // Moving somewhere is always to a new place.
         assert!(tool("move_file", write(), "").new_name("destination"));
     }

@@ -161,6 +161,35 @@ impl Pool {
         });
     }
 
+    /// Collects the id-shaped values of a successful call's result, minus
+    /// the values the audit invented for that call and the server only
+    /// handed back (`echoed`): it did not produce them. An echoed name the
+    /// call was to make (`made`: `witness-create_entities` as the name of a
+    /// new entity) is kept, as the plan's own: it names what the call made.
+    pub fn absorb_answer(
+        &mut self,
+        tool: &str,
+        step: u32,
+        result: &Value,
+        echoed: &[Value],
+        made: &[Value],
+    ) {
+        let before = self.items.len();
+        self.absorb(tool, step, result);
+        let mut i = before;
+        while i < self.items.len() {
+            let value = &self.items[i].value;
+            if made.contains(value) {
+                self.items[i].source = Source::Plan;
+                i += 1;
+            } else if echoed.contains(value) {
+                self.items.remove(i);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
     /// Collects the id-shaped values of a successful call's result.
     pub fn absorb(&mut self, tool: &str, step: u32, result: &Value) {
         let view = result_view(result);
@@ -353,7 +382,20 @@ impl Pool {
         }
         if let Some((stem, key)) = named_thing(param)
             && let Some(h) = newest(&|h| {
-                h.key == key && h.collection.as_deref().is_some_and(|c| singular(c) == stem)
+                (h.key == key || h.key == "[]")
+                    && h.collection.as_deref().is_some_and(|c| singular(c) == stem)
+            })
+        {
+            return Some(h);
+        }
+        // A parameter named for one of a listed kind (`vault`) fits a plain
+        // string of a list of them (`{"vaults": ["notes"]}`).
+        if !generic
+            && let Some(h) = newest(&|h| {
+                h.key == "[]"
+                    && h.collection
+                        .as_deref()
+                        .is_some_and(|c| c != param && singular(c) == param.to_ascii_lowercase())
             })
         {
             return Some(h);
@@ -437,6 +479,52 @@ mod tests {
 
     fn text(t: &str) -> Value {
         json!({"content": [{"type": "text", "text": t}]})
+    }
+
+    #[test]
+    fn an_echo_of_an_invented_value_is_not_harvested_but_a_made_name_is_the_plans() {
+        let mut pool = Pool::default();
+        let answer = json!({"structuredContent": {"id": "witness", "items": [{"id": "note_7"}],
+            "created": {"name": "witness-create_note"}}});
+        pool.absorb_answer(
+            "create_note",
+            1,
+            &answer,
+            &[json!("witness")],
+            &[json!("witness-create_note")],
+        );
+        let values: Vec<(&Value, &Source)> = pool.items().map(|h| (&h.value, &h.source)).collect();
+        assert!(
+            !values.iter().any(|(v, _)| **v == json!("witness")),
+            "{values:?}"
+        );
+        assert!(
+            values.contains(&(&json!("note_7"), &Source::Answer)),
+            "{values:?}"
+        );
+        assert!(
+            values.contains(&(&json!("witness-create_note"), &Source::Plan)),
+            "{values:?}"
+        );
+    }
+
+    #[test]
+    fn a_parameter_named_for_a_listed_kind_takes_a_plain_string_of_the_list() {
+        let mut pool = Pool::default();
+        pool.absorb(
+            "list_vaults",
+            1,
+            &json!({"structuredContent": {"vaults": ["notes"]}}),
+        );
+        let found = pool
+            .candidate("read_vault", "vault")
+            .map(|h| h.value.clone());
+        assert_eq!(found, Some(json!("notes")));
+        let named = pool
+            .candidate("read_vault", "vaultName")
+            .map(|h| h.value.clone());
+        assert_eq!(named, Some(json!("notes")));
+        assert!(pool.candidate("read_vault", "page").is_none());
     }
 
     #[test]

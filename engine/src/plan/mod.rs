@@ -290,12 +290,22 @@ impl Plan {
             (rank, !adds_by_name(&t.name), t.name.clone())
         });
         let harvest = reads.len();
-        let retry_at = harvest
-            + ordered
-                .iter()
-                .position(|t| removes_by_name(&t.name) && t.class != ToolClass::ReadOnly)
-                .unwrap_or(ordered.len());
-        let steps = reads.into_iter().chain(ordered).map(planned_step).collect();
+        // The harvest pass asks reader-shaped; the main pass asks every
+        // form a tool's cues name, whatever it declares (a claim probe).
+        let reads = reads.into_iter().map(|t| reader_shaped(planned_step(t)));
+        let mut main = Vec::new();
+        let mut retry_at = None;
+        for tool in ordered {
+            if retry_at.is_none()
+                && removes_by_name(&tool.name)
+                && tool.class != ToolClass::ReadOnly
+            {
+                retry_at = Some(harvest + main.len());
+            }
+            main.extend(forms(planned_step(tool)));
+        }
+        let retry_at = retry_at.unwrap_or(harvest + main.len());
+        let steps = reads.chain(main).collect();
         Plan {
             steps,
             origin: "synthesized",
@@ -331,6 +341,89 @@ impl Plan {
         self.retry_at = retry_at;
         self
     }
+}
+
+impl PlanStep {
+    /// Whether this step asks the tool to make, change or remove
+    /// something: a fresh name or place, or a SQL statement that writes. A
+    /// tool the harvest pass already called is called again in such a step,
+    /// since its reader-shaped call could never have shown a write.
+    pub fn writer_shaped(&self) -> bool {
+        self.args.iter().any(|(_, spec)| match spec {
+            ArgSpec::Fresh(_) => true,
+            ArgSpec::Sql(kind) => *kind != SqlKind::Select,
+            _ => false,
+        })
+    }
+}
+
+/// `step` asked as a reader would ask it: every fresh name but a place to
+/// move to becomes a real value when one fits, and no SQL writes.
+fn reader_shaped(mut step: PlanStep) -> PlanStep {
+    let cues = step.cues.clone();
+    for (name, spec) in &mut step.args {
+        match spec {
+            ArgSpec::Fresh(v) if !cues.new_place(name) => *spec = ArgSpec::Auto(v.clone()),
+            ArgSpec::Sql(_) => *spec = ArgSpec::Sql(SqlKind::Select),
+            _ => {}
+        }
+    }
+    step.cues.creator = false;
+    step
+}
+
+/// Every form a writer's cues name, in the order that leaves something to
+/// act on: `step` itself (the create form), then an overwrite of a real
+/// file of the store for a tool that writes files by path, then each
+/// further SQL form its text names (a delete of the row its insert made).
+/// A declaration never removes a form: a tool that says it only adds is
+/// asked to overwrite and delete too, and an honest one refuses or does
+/// what it declared.
+fn forms(step: PlanStep) -> Vec<PlanStep> {
+    let mut out = vec![step.clone()];
+    let file_write = step.args.iter().any(|(name, spec)| {
+        matches!(spec, ArgSpec::Fresh(_))
+            && !step.cues.new_place(name)
+            && step.cues.path_kind(name) == Some(PathKind::File)
+            && step.cues.overwrites()
+    });
+    if file_write {
+        let mut overwrite = step.clone();
+        for (name, spec) in &mut overwrite.args {
+            if let ArgSpec::Fresh(v) = spec
+                && !step.cues.new_place(name)
+            {
+                *spec = ArgSpec::Auto(v.clone());
+            }
+        }
+        overwrite.cues.creator = false;
+        out.push(overwrite);
+    }
+    let sql: Vec<(String, Vec<SqlKind>)> = step
+        .args
+        .iter()
+        .filter_map(|(name, spec)| match spec {
+            ArgSpec::Sql(_) => Some((name.clone(), step.cues.sql_forms(name))),
+            _ => None,
+        })
+        .collect();
+    if let Some((name, kinds)) = sql.into_iter().next() {
+        // The first form is the step as planned; each further one its own step.
+        let primary = step.args.iter().find_map(|(n, spec)| match spec {
+            ArgSpec::Sql(kind) if *n == name => Some(*kind),
+            _ => None,
+        });
+        for kind in kinds.into_iter().filter(|k| Some(*k) != primary) {
+            let mut form = step.clone();
+            for (n, spec) in &mut form.args {
+                if *n == name {
+                    *spec = ArgSpec::Sql(kind);
+                }
+            }
+            out.push(form);
+        }
+    }
+    out
 }
 
 /// Whether a harvest-pass step can run now without inventing anything: every
@@ -517,11 +610,17 @@ pub fn resolve(
                 plain(name, value, Provenance::Synthesized)
             }
             ArgSpec::Sql(kind) => {
-                let (statement, table) = sql::statement(*kind, &step.tool, pool);
-                creates.extend(table.map(|t| Created {
-                    key: "table_name".into(),
-                    value: Value::String(t),
-                    shape: None,
+                let (statement, made) = sql::statement(*kind, &step.tool, pool);
+                creates.extend(made.map(|made| {
+                    let (key, table) = match made {
+                        sql::Made::Table(t) => ("table_name", t),
+                        sql::Made::Row(t) => (sql::INSERTED_INTO, t),
+                    };
+                    Created {
+                        key: key.into(),
+                        value: Value::String(table),
+                        shape: None,
+                    }
                 }));
                 plain(name, Value::String(statement), Provenance::Synthesized)
             }
@@ -1074,13 +1173,117 @@ mod tests {
         );
     }
 
+    /// The tool's first step after the harvest pass: its main form.
     fn step_for(plan: &Plan, tool: &str) -> PlanStep {
-        plan.steps
+        plan.steps[plan.harvest..]
             .iter()
-            .rev()
             .find(|s| s.tool == tool)
             .cloned()
             .unwrap_or_default()
+    }
+
+    #[test]
+    fn a_declared_reader_whose_name_makes_things_is_asked_both_ways() {
+        let path = json!({"type": "object", "properties": {"path": {"type": "string"}},
+            "required": ["path"]});
+        let tools = [tool(
+            "create_directory",
+            json!({"readOnlyHint": true}),
+            path,
+        )];
+        let plan = Plan::synthesized(&tools);
+        // The class is the annotation's: it is in the harvest pass, reader-shaped.
+        assert_eq!(tools[0].class, ToolClass::ReadOnly);
+        assert_eq!(plan.harvest, 1);
+        let reader = &plan.steps[0];
+        assert!(!reader.writer_shaped());
+        assert!(matches!(reader.args[0].1, ArgSpec::Auto(_)));
+        // Then writer-shaped, on a fresh path: a lie would make something.
+        let writer = step_for(&plan, "create_directory");
+        assert!(writer.writer_shaped());
+        let pool = seeded_pool();
+        let made = resolve(&writer, &BTreeMap::new(), &pool).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            argument(&made, "path").value,
+            json!("/jail/stores/fs/tree/witness-create_directory")
+        );
+    }
+
+    #[test]
+    fn multi_form_writers_are_asked_each_form_on_real_objects() {
+        let path = json!({"type": "object", "properties": {"path": {"type": "string"},
+            "content": {"type": "string"}}, "required": ["path", "content"]});
+        let additive = json!({"readOnlyHint": false, "destructiveHint": false});
+        let mut sql = tool(
+            "execute_sql",
+            additive.clone(),
+            json!({"type": "object", "properties": {"sql": {"type": "string"}},
+                "required": ["sql"]}),
+        );
+        sql.description = Some("Execute a statement against the database".into());
+        let tools = [tool("write_file", additive, path), sql];
+        let plan = Plan::synthesized(&tools);
+        let forms: Vec<&PlanStep> = plan
+            .steps
+            .iter()
+            .filter(|s| s.tool == "write_file")
+            .collect();
+        assert_eq!(forms.len(), 2, "create, then overwrite");
+        let mut pool = seeded_pool();
+        let results = BTreeMap::new();
+        let overwrite = resolve(forms[1], &results, &pool).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            argument(&overwrite, "path").value,
+            json!("/jail/stores/fs/tree/docs/a.txt"),
+            "a real file of the store"
+        );
+        let kinds: Vec<SqlKind> = plan
+            .steps
+            .iter()
+            .filter(|s| s.tool == "execute_sql")
+            .filter_map(|s| match s.args[0].1 {
+                ArgSpec::Sql(kind) => Some(kind),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(kinds, [SqlKind::Select, SqlKind::Insert, SqlKind::Delete]);
+        let step = |kind: SqlKind| {
+            let mut step = step_for(&plan, "execute_sql");
+            step.args[0].1 = ArgSpec::Sql(kind);
+            step
+        };
+        pool.seed(
+            vec![harvest::Harvested::seeded(
+                "table_name",
+                json!("customers"),
+                witness_model::audit::StoreObject {
+                    store: "db".into(),
+                    object: "sqlite_master/table:customers".into(),
+                },
+                Some("tables"),
+            )],
+            Vec::new(),
+        );
+        let statement = |step: &PlanStep, pool: &Pool| {
+            let resolved = resolve(step, &results, pool).unwrap_or_else(|e| panic!("{e}"));
+            (argument(&resolved, "sql").value, resolved.creates)
+        };
+        // No insert of the plan's yet: the delete form touches nothing held.
+        assert_eq!(
+            statement(&step(SqlKind::Delete), &pool).0,
+            json!("SELECT 1")
+        );
+        let (insert, creates) = statement(&step(SqlKind::Insert), &pool);
+        assert_eq!(insert, json!("INSERT INTO \"customers\" DEFAULT VALUES"));
+        for c in &creates {
+            pool.created("execute_sql", 4, &c.key, &c.value, c.shape);
+        }
+        assert_eq!(
+            statement(&step(SqlKind::Delete), &pool).0,
+            json!(
+                "DELETE FROM \"customers\" WHERE rowid IN (SELECT max(rowid) FROM \"customers\")"
+            )
+        );
     }
 
     fn argument(resolved: &Resolved, name: &str) -> Argument {

@@ -17,9 +17,21 @@ pub fn fresh_table(tool: &str) -> String {
         .collect()
 }
 
+/// What a statement makes if it succeeds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Made {
+    /// A table (`CREATE TABLE`), offered to later statements as the plan's.
+    Table(String),
+    /// A row in this table (`INSERT`), the one a later delete form removes.
+    Row(String),
+}
+
+/// The key under which the plan remembers the table its insert went into.
+pub const INSERTED_INTO: &str = "inserted_into_table";
+
 /// The statement for `kind`, written for tool `tool` against the tables in
-/// `pool`; and, for a `CREATE TABLE`, the table it makes.
-pub fn statement(kind: SqlKind, tool: &str, pool: &Pool) -> (String, Option<String>) {
+/// `pool`; and what it makes.
+pub fn statement(kind: SqlKind, tool: &str, pool: &Pool) -> (String, Option<Made>) {
     let made = pool.newest_table(|h| h.source == Source::Plan);
     let held = pool.newest_table(|h| matches!(h.source, Source::Store(_)));
     match kind {
@@ -30,7 +42,7 @@ pub fn statement(kind: SqlKind, tool: &str, pool: &Pool) -> (String, Option<Stri
                     "CREATE TABLE {} (id INTEGER PRIMARY KEY, note TEXT)",
                     quote(&table)
                 ),
-                Some(table),
+                Some(Made::Table(table)),
             )
         }
         SqlKind::Select => match held.or(made) {
@@ -40,6 +52,18 @@ pub fn statement(kind: SqlKind, tool: &str, pool: &Pool) -> (String, Option<Stri
         SqlKind::Insert => match made.or(held) {
             Some(table) => (
                 format!("INSERT INTO {} DEFAULT VALUES", quote(&table)),
+                Some(Made::Row(table)),
+            ),
+            None => ("SELECT 1".to_owned(), None),
+        },
+        // Only ever the row the plan's own insert made (the newest one of
+        // the table it went into), never a row the store held.
+        SqlKind::Delete => match pool.newest_of(INSERTED_INTO) {
+            Some(table) => (
+                format!(
+                    "DELETE FROM {0} WHERE rowid IN (SELECT max(rowid) FROM {0})",
+                    quote(&table)
+                ),
                 None,
             ),
             None => ("SELECT 1".to_owned(), None),
@@ -65,6 +89,15 @@ pub fn statement(kind: SqlKind, tool: &str, pool: &Pool) -> (String, Option<Stri
 }
 
 impl Pool {
+    /// The newest value the plan made under `key`.
+    fn newest_of(&self, key: &str) -> Option<String> {
+        self.items()
+            .rev()
+            .find(|h| h.key == key && h.source == Source::Plan)
+            .and_then(|h| h.value.as_str())
+            .map(str::to_owned)
+    }
+
     /// The newest table name among the values `keep` accepts.
     fn newest_table(&self, keep: impl Fn(&Harvested) -> bool) -> Option<String> {
         self.items()
@@ -112,7 +145,7 @@ mod tests {
             create,
             "CREATE TABLE \"witness_create_table\" (id INTEGER PRIMARY KEY, note TEXT)"
         );
-        assert_eq!(made.as_deref(), Some("witness_create_table"));
+        assert_eq!(made, Some(Made::Table("witness_create_table".into())));
         assert_eq!(
             statement(SqlKind::Insert, "write_query", &pool).0,
             "INSERT INTO \"customers\" DEFAULT VALUES",

@@ -383,7 +383,10 @@ fn description(schema: &Value) -> &str {
 /// space or bracket and closes before one (or punctuation), so an
 /// apostrophe inside a word never opens one.
 pub fn quoted_example(text: &str) -> Option<String> {
-    let quoted = quoted_values(text);
+    let quoted: Vec<(usize, String)> = quoted_values(text)
+        .into_iter()
+        .filter(|(at, _)| !forbidden_at(text, *at))
+        .collect();
     let lowered = text.to_lowercase();
     let cue = ["e.g.", "for example", "such as", "like "]
         .iter()
@@ -392,6 +395,36 @@ pub fn quoted_example(text: &str) -> Option<String> {
     cue.and_then(|at| quoted.iter().find(|(pos, _)| *pos > at))
         .or_else(|| quoted.first())
         .map(|(_, value)| value.clone())
+}
+
+/// Whether the clause before byte `at` of `text` forbids what is quoted
+/// there (`Must not start with "-"`, `never '..'`, `cannot be "root"`): a
+/// value the prose rules out is never the value sent.
+fn forbidden_at(text: &str, at: usize) -> bool {
+    let before = text.get(..at).unwrap_or("").to_lowercase();
+    // The clause: from the last sentence or list break before the quote.
+    let start = [". ", "; ", "\n", ", or ", " or "]
+        .iter()
+        .filter_map(|b| before.rfind(b).map(|i| i + b.len()))
+        .max()
+        .unwrap_or(0);
+    let clause = format!(" {} ", before.get(start..).unwrap_or(""));
+    [
+        " not ",
+        " never ",
+        " no ",
+        "n't ",
+        " cannot ",
+        " avoid ",
+        " except ",
+        " without ",
+        " forbidden",
+        " disallowed",
+        " reserved",
+        " invalid",
+    ]
+    .iter()
+    .any(|w| clause.contains(w))
 }
 
 /// Every quoted value in `text`, with the byte offset of its opening quote.
@@ -453,17 +486,81 @@ fn names_a_thing(name: &str) -> bool {
         || name.ends_with("ID")
 }
 
+/// A string for property `name`: the first candidate the property's own
+/// constraints admit (`pattern`, `format`, lengths, `enum`), tried in order
+/// — a value its description offers, a format it spells out, its
+/// `format`'s plain value, an invented one — then a few plain shapes; the
+/// first candidate when none is admitted (the call then shows the server's
+/// own rule).
 fn string_for(object: &Map<String, Value>, name: &str, tool: &str) -> String {
+    let candidates = string_candidates(object, name, tool);
+    let admitted = admits(object);
+    candidates
+        .iter()
+        .find(|c| admitted(c))
+        .or(candidates.first())
+        .cloned()
+        .unwrap_or_else(|| "witness".to_owned())
+}
+
+/// Whether a string meets `object`'s own constraints. A schema that does
+/// not compile admits everything: the server then judges.
+fn admits(object: &Map<String, Value>) -> impl Fn(&str) -> bool {
+    let mut own = Map::new();
+    for key in [
+        "pattern",
+        "format",
+        "minLength",
+        "maxLength",
+        "enum",
+        "const",
+    ] {
+        if let Some(v) = object.get(key) {
+            own.insert(key.to_owned(), v.clone());
+        }
+    }
+    let validator = (!own.is_empty())
+        .then(|| {
+            jsonschema::options()
+                .should_validate_formats(true)
+                .build(&Value::Object(own))
+                .ok()
+        })
+        .flatten();
+    move |value: &str| {
+        validator
+            .as_ref()
+            .is_none_or(|v| v.is_valid(&Value::String(value.to_owned())))
+    }
+}
+
+/// Plain shapes tried when no described, formatted or invented value meets
+/// a property's pattern: a word, digits, a date, a UUID, a path segment.
+const PLAIN_SHAPES: [&str; 14] = [
+    "witness",
+    "Witness",
+    "WITNESS",
+    "witness_1",
+    "witness-1",
+    "w1",
+    "1",
+    "1234",
+    "a",
+    "A1",
+    "2026-01-01",
+    "00000000-0000-4000-8000-000000000000",
+    "witness/1",
+    "witness.txt",
+];
+
+fn string_candidates(object: &Map<String, Value>, name: &str, tool: &str) -> Vec<String> {
+    let mut out = Vec::new();
     let described = object
         .get("description")
         .and_then(Value::as_str)
         .unwrap_or("");
-    if let Some(value) = quoted_example(described) {
-        return value;
-    }
-    if let Some(value) = templated(described) {
-        return value.to_owned();
-    }
+    out.extend(quoted_example(described));
+    out.extend(templated(described).map(str::to_owned));
     let by_format = match object.get("format").and_then(Value::as_str) {
         Some("uri" | "url" | "iri") => Some("https://example.invalid/witness"),
         Some("email") => Some("witness@example.invalid"),
@@ -483,31 +580,40 @@ fn string_for(object: &Map<String, Value>, name: &str, tool: &str) -> String {
         Some("regex") => Some("witness"),
         _ => None,
     };
-    if let Some(value) = by_format {
-        return value.into();
-    }
+    out.extend(by_format.map(str::to_owned));
     let lowered = name.to_ascii_lowercase();
-    let mut value = if lowered.contains("url") || lowered.contains("uri") {
+    let invented = if lowered.contains("url") || lowered.contains("uri") {
         "https://example.invalid/witness".to_string()
     } else if names_a_thing(name) {
         fresh_name(tool)
     } else {
         "witness".to_string()
     };
+    out.push(invented);
+    out.extend(PLAIN_SHAPES.iter().map(|s| (*s).to_owned()));
     let min = object
         .get("minLength")
         .and_then(Value::as_u64)
         .map_or(0, |m| usize::try_from(m).unwrap_or(usize::MAX))
         .min(MAX_STRING_LEN);
-    if value.len() < min {
-        let pad = min - value.len();
-        value.extend(std::iter::repeat_n('x', pad));
+    let max = object
+        .get("maxLength")
+        .and_then(Value::as_u64)
+        .map(|m| usize::try_from(m).unwrap_or(usize::MAX));
+    // Lengths shape the invented values only: a value the schema or its
+    // description offers is kept as offered.
+    let offered = out.len() - PLAIN_SHAPES.len() - 1;
+    for value in out.iter_mut().skip(offered) {
+        if value.len() < min {
+            let pad = min - value.len();
+            value.extend(std::iter::repeat_n('x', pad));
+        }
+        if let Some(max) = max {
+            // Every character here is ASCII, so any length is a char boundary.
+            value.truncate(max);
+        }
     }
-    if let Some(max) = object.get("maxLength").and_then(Value::as_u64) {
-        // Every character here is ASCII, so any length is a char boundary.
-        value.truncate(usize::try_from(max).unwrap_or(usize::MAX));
-    }
-    value
+    out
 }
 
 /// The `i`-th of several items that must differ (`uniqueItems`).
@@ -571,6 +677,39 @@ mod tests {
             json!({"type": "object", "properties": {"x": {"$ref": "#"}}, "required": ["x"]});
         let args = arguments(Some(&schema));
         assert_eq!(args.len(), 1);
+    }
+
+    #[test]
+    fn a_value_the_description_forbids_is_never_the_value_and_patterns_are_met() {
+        let schema = serde_json::json!({"type": "object", "required": ["flag", "code", "id"],
+        "properties": {
+            "flag": {"type": "string", "description": "A word. Must not start with \"-\"."},
+            "code": {"type": "string", "pattern": "^[0-9]{4}$"},
+            "id": {"type": "string", "format": "uuid"},
+        }});
+        let args = arguments(Some(&schema));
+        let value = |name: &str| {
+            args.iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default()
+        };
+        assert_ne!(value("flag"), serde_json::json!("-"));
+        assert_eq!(value("code"), serde_json::json!("1234"));
+        assert_eq!(
+            value("id"),
+            serde_json::json!("00000000-0000-4000-8000-000000000000")
+        );
+        // A quote the prose offers is still taken; one it rules out is not.
+        assert_eq!(
+            quoted_example("The branch, e.g. 'main'").as_deref(),
+            Some("main")
+        );
+        assert_eq!(quoted_example("Never use '..' in a path"), None);
+        assert_eq!(
+            quoted_example("Cannot be 'root'; for example 'alice'").as_deref(),
+            Some("alice")
+        );
     }
 
     #[test]

@@ -15,6 +15,7 @@ use witness_model::audit::{
 };
 use witness_model::exit::ExitStatus;
 
+use crate::audit::options::MIN_COVERAGE_PERCENT;
 use crate::checks;
 
 /// The metadata findings and the response lane, read from what the server
@@ -58,10 +59,18 @@ pub(super) fn evaluate(report: &mut AuditReport, probe_active: bool, min_coverag
         &report.response,
         &report.metadata,
     );
+    let min_coverage = min_coverage.or_else(|| default_min_coverage(report));
     let coverage = Coverage::of(report, min_coverage);
     report.exit_code = exit_code(report.complete, &summary, &coverage);
     report.summary = summary;
     report.coverage = worth_recording(report, min_coverage).then_some(coverage);
+}
+
+/// The coverage floor when none was asked: the planner's audits are held
+/// to [`MIN_COVERAGE_PERCENT`] of the listed tools (docs/coverage.md says
+/// why that figure); a plan file names its own scope and has none.
+fn default_min_coverage(report: &AuditReport) -> Option<u8> {
+    (report.planner.origin != "file").then_some(MIN_COVERAGE_PERCENT)
 }
 
 /// Why the network was not observed, when it was not: EFF-04 is then
@@ -418,7 +427,7 @@ mod tests {
         let coverage = report.coverage.unwrap_or_default();
         assert_eq!(
             coverage.not_concluded.as_deref(),
-            Some("1 of 2 tools exercised (50%), below --min-coverage 51%")
+            Some("1 of 2 tools exercised (50%), below --min-coverage 51%; not exercised: never")
         );
         let never = coverage.by_tool.iter().find(|t| t.tool == "never");
         assert_eq!(

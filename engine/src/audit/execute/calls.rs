@@ -66,6 +66,8 @@ pub(super) struct Runner<'a> {
     pub(super) on_session: u32,
     /// Restarts made because a call lost the transport.
     failure_restarts: u32,
+    /// While earlier failures are retried after a setup call: its id.
+    pub(super) retry_after: Option<u32>,
     pub(super) context: Context<'a>,
 }
 
@@ -104,6 +106,7 @@ impl<'a> Runner<'a> {
             planned: 0,
             on_session: 0,
             failure_restarts: 0,
+            retry_after: None,
             context,
         }
     }
@@ -316,7 +319,11 @@ impl<'a> Runner<'a> {
         {
             self.results.insert(call.step_no, result.clone());
             if status == CallStatus::Ok {
-                self.pool.absorb(&call.step.tool, call.step_no, result);
+                // What the audit invented and the server only echoed back
+                // is no value of the server's.
+                let (made, echoed) = invented_scalars(&call.step.cues, &call.resolved.recorded);
+                self.pool
+                    .absorb_answer(&call.step.tool, call.step_no, result, &echoed, &made);
             }
         }
         let id = self.next_id;
@@ -325,6 +332,7 @@ impl<'a> Runner<'a> {
         record.session = self.sessions();
         record.repeat_of = call.repeat_of;
         record.page_of = call.page_of;
+        record.retry_after = self.retry_after;
         record.expect = call.expect.to_vec();
         record.arguments = call.resolved.recorded.clone();
         self.draft.latency.insert(id, took);
@@ -443,6 +451,38 @@ fn with_cursor(call: &Call<'_>, param: &str, cursor: Value, at: &str, from_page:
     }
 }
 
+/// Every string or number inside the arguments the audit invented for a
+/// call (their provenance `synthesized`), however deep: those that name
+/// the thing the call makes (under a key the cues call new), and the rest.
+fn invented_scalars(
+    cues: &crate::plan::cues::ToolCues,
+    arguments: &[witness_model::audit::Argument],
+) -> (Vec<Value>, Vec<Value>) {
+    fn walk(
+        cues: &crate::plan::cues::ToolCues,
+        key: &str,
+        value: &Value,
+        made: &mut Vec<Value>,
+        other: &mut Vec<Value>,
+    ) {
+        match value {
+            Value::Object(map) => map.iter().for_each(|(k, v)| walk(cues, k, v, made, other)),
+            Value::Array(items) => items.iter().for_each(|v| walk(cues, key, v, made, other)),
+            Value::String(_) | Value::Number(_) if cues.new_name(key) => made.push(value.clone()),
+            Value::String(_) | Value::Number(_) => other.push(value.clone()),
+            _ => {}
+        }
+    }
+    let (mut made, mut other) = (Vec::new(), Vec::new());
+    for argument in arguments
+        .iter()
+        .filter(|a| a.source == witness_model::audit::Provenance::Synthesized)
+    {
+        walk(cues, &argument.name, &argument.value, &mut made, &mut other);
+    }
+    (made, other)
+}
+
 /// A call record with nothing observed yet.
 fn record(id: u32, step: u32, tool: &str, outcome: Outcome) -> CallRecord {
     CallRecord {
@@ -452,6 +492,7 @@ fn record(id: u32, step: u32, tool: &str, outcome: Outcome) -> CallRecord {
         tool: tool.to_owned(),
         repeat_of: None,
         page_of: None,
+        retry_after: None,
         expect: Vec::new(),
         arguments: Vec::new(),
         outcome,

@@ -38,6 +38,10 @@ use restart::Relauncher;
 use witness_jail::observe::{Changes, ObservedSet, Settle, probe_objects};
 use witness_jail::{Isolation, LaunchError, OpenTarget};
 
+/// How many of its last stderr lines a server that would not start is
+/// quoted by in the incomplete reason.
+const STARTUP_STDERR_LINES: usize = 5;
+
 /// How the server is reached: launched in the jail, or connected to where
 /// it runs ([`OpenTarget::connect`], or a test's fake). Called once per
 /// process the session needs (era detection may take two).
@@ -115,8 +119,16 @@ impl Stage<'_> {
                 record_handshake(&mut self.draft.report, &handshake);
                 Ok(session)
             }
-            Err((error, discarded)) => {
-                self.draft.incomplete(format!("no session: {error}"));
+            Err((error, mut discarded)) => {
+                // Why a server would not start is on its stderr, not the wire.
+                let tail = discarded
+                    .iter_mut()
+                    .rev()
+                    .find_map(|c| c.stderr_tail(STARTUP_STDERR_LINES));
+                self.draft.incomplete(match tail {
+                    Some(tail) => format!("no session: {error}; the server's stderr ends: {tail}"),
+                    None => format!("no session: {error}"),
+                });
                 Err(discarded)
             }
         }

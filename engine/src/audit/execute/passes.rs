@@ -36,12 +36,42 @@ impl Runner<'_> {
             let step = steps[index].clone();
             index += 1;
             let retried = index <= retries_end;
-            if !retried && harvested.contains(&step.tool) {
-                // Already called in the harvest pass.
+            if !retried && harvested.contains(&step.tool) && !step.writer_shaped() {
+                // Already called in the harvest pass, and asked the same way.
                 continue;
             }
             self.step(&step)?;
+            self.after_setup(plan, &step)?;
         }
+        ControlFlow::Continue(())
+    }
+
+    /// When `step` was a setup call that succeeded (its name says it sets
+    /// the session up: `set_working_dir`, `use_vault`), every tool whose
+    /// calls so far all failed is tried again at once, each within its
+    /// budget of [`MAX_CALLS_PER_TOOL`], its calls marked `retry_after`.
+    fn after_setup(&mut self, plan: &Plan, step: &PlanStep) -> ControlFlow<()> {
+        let calls = &self.draft.report.calls;
+        let Some(setup) = calls
+            .last()
+            .filter(|c| c.tool == step.tool && c.succeeded())
+        else {
+            return ControlFlow::Continue(());
+        };
+        if !sets_up_session(&step.tool) {
+            return ControlFlow::Continue(());
+        }
+        let setup = setup.id;
+        let again = setup_retries(calls, &plan.steps, &step.tool);
+        self.retry_after = Some(setup);
+        for retry in &again {
+            let flow = self.step(retry);
+            if flow.is_break() {
+                self.retry_after = None;
+                return flow;
+            }
+        }
+        self.retry_after = None;
         ControlFlow::Continue(())
     }
 
@@ -83,6 +113,72 @@ impl Runner<'_> {
             &self.pool,
         ))
     }
+}
+
+/// The most calls one tool gets, retries included (its pages and
+/// identical repeats not counted): enough for a harvested value, a setup
+/// step and a relative path to each have their turn, few enough that a
+/// tool that always fails costs little.
+pub(super) const MAX_CALLS_PER_TOOL: usize = 4;
+
+/// Words of a tool's name that say it sets the session up for the calls
+/// after it: a working directory, a vault, a database, a login. Only ever
+/// used to decide when to retry earlier failures, never a class.
+const SETUP_WORDS: [&str; 14] = [
+    "set",
+    "use",
+    "select",
+    "switch",
+    "connect",
+    "init",
+    "initialize",
+    "configure",
+    "login",
+    "authenticate",
+    "activate",
+    "chdir",
+    "cd",
+    "mount",
+];
+
+/// Whether a tool's name says it sets up the session.
+pub(super) fn sets_up_session(tool: &str) -> bool {
+    crate::plan::cues::words(tool)
+        .iter()
+        .any(|w| SETUP_WORDS.contains(&w.as_str()))
+}
+
+/// The steps to try again after a setup call of `setup`: the first
+/// planned step of each other tool that was called, none of whose calls
+/// succeeded, whose failures were the server's answers (a tool error or a
+/// JSON-RPC error; a lost transport is the restart's business), and which
+/// has calls left in its budget.
+pub(super) fn setup_retries(
+    calls: &[CallRecord],
+    steps: &[PlanStep],
+    setup: &str,
+) -> Vec<PlanStep> {
+    let mut out: Vec<PlanStep> = Vec::new();
+    for step in steps {
+        if step.tool == setup || out.iter().any(|s| s.tool == step.tool) {
+            continue;
+        }
+        let mine: Vec<&CallRecord> = calls
+            .iter()
+            .filter(|c| c.tool == step.tool && c.repeat_of.is_none() && c.page_of.is_none())
+            .collect();
+        let answered_failures = !mine.is_empty()
+            && mine.iter().all(|c| {
+                matches!(
+                    c.outcome.status,
+                    CallStatus::ToolError | CallStatus::RpcError
+                )
+            });
+        if answered_failures && mine.len() < MAX_CALLS_PER_TOOL {
+            out.push(step.clone());
+        }
+    }
+    out
 }
 
 /// The harvest steps asked again before a retry: the sources, listing tools
@@ -147,15 +243,31 @@ pub(super) fn retries(
         if mine.is_empty() || !all_failed_on_invention(mine.iter().copied()) {
             continue;
         }
-        let Ok(now) = resolve(step, results, pool) else {
-            continue;
-        };
-        if mine.iter().any(|c| c.arguments == now.recorded) {
-            continue;
+        // The step as planned, then with the schema's suggestions given up
+        // for what the answers since offered (`'default'` from a
+        // description, when a list answered `["notes"]`).
+        let unpinned = unpinned(step);
+        let fresh = [step, &unpinned].into_iter().find(|candidate| {
+            resolve(candidate, results, pool)
+                .is_ok_and(|now| !mine.iter().any(|c| c.arguments == now.recorded))
+        });
+        if let Some(candidate) = fresh {
+            out.push(candidate.clone());
         }
-        out.push(step.clone());
     }
     out
+}
+
+/// `step` with every value the schema suggested (`Pinned`) open to what
+/// the harvest offers, the suggestion kept as the fallback.
+fn unpinned(step: &PlanStep) -> PlanStep {
+    let mut step = step.clone();
+    for (_, spec) in &mut step.args {
+        if let ArgSpec::Pinned(v) = spec {
+            *spec = ArgSpec::Auto(v.clone());
+        }
+    }
+    step
 }
 
 #[cfg(test)]
@@ -214,6 +326,60 @@ mod tests {
         let again = retries(&calls, &steps, &BTreeMap::new(), &pool);
         assert_eq!(again, [open], "once, though planned twice");
         assert!(retries(&calls, &steps, &BTreeMap::new(), &Pool::default()).is_empty());
+    }
+
+    #[test]
+    fn after_a_setup_call_the_tools_that_only_failed_are_retried_within_budget() {
+        let status = auto("status", "x");
+        let log = auto("log", "x");
+        let fine = auto("show", "x");
+        let lost = auto("slow", "x");
+        let setup = auto("set_workspace", "directory");
+        assert!(sets_up_session("set_workspace"));
+        assert!(sets_up_session("useVault"));
+        assert!(!sets_up_session("list_settings"), "a word, not a substring");
+        let mut calls = vec![
+            made(1, &status, CallStatus::ToolError),
+            made(2, &log, CallStatus::RpcError),
+            made(3, &fine, CallStatus::Ok),
+            made(4, &lost, CallStatus::TransportError),
+            made(5, &setup, CallStatus::Ok),
+        ];
+        let steps = [status.clone(), log.clone(), fine, lost, setup];
+        let tools =
+            |again: Vec<PlanStep>| -> Vec<String> { again.into_iter().map(|s| s.tool).collect() };
+        assert_eq!(
+            tools(setup_retries(&calls, &steps, "set_workspace")),
+            ["status", "log"]
+        );
+        // A tool that has had its budget is left alone.
+        for id in 6..=8 {
+            calls.push(made(id, &status, CallStatus::ToolError));
+        }
+        assert_eq!(
+            tools(setup_retries(&calls, &steps, "set_workspace")),
+            ["log"]
+        );
+    }
+
+    #[test]
+    fn a_retry_gives_up_a_schema_suggestion_for_a_value_an_answer_offered() {
+        let step = PlanStep {
+            tool: "read_vault".into(),
+            args: vec![("vault".into(), ArgSpec::Pinned(json!("default")))],
+            ..Default::default()
+        };
+        let calls = [made(1, &step, CallStatus::ToolError)];
+        let mut pool = Pool::default();
+        assert!(retries(&calls, std::slice::from_ref(&step), &BTreeMap::new(), &pool).is_empty());
+        pool.absorb(
+            "list_vaults",
+            2,
+            &json!({"structuredContent": {"vaults": ["notes"]}}),
+        );
+        let again = retries(&calls, std::slice::from_ref(&step), &BTreeMap::new(), &pool);
+        assert_eq!(again.len(), 1);
+        assert!(matches!(again[0].args[0].1, ArgSpec::Auto(_)));
     }
 
     #[test]
