@@ -57,6 +57,16 @@ fn install_root(path: &Path) -> Option<PathBuf> {
         .filter(|p| p.components().count() > 2)
 }
 
+/// Whether the file at `path` is a program: executable by someone, or
+/// inside a `node_modules` tree (a package's entry point).
+fn is_program(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let in_package = path
+        .components()
+        .any(|c| c == Component::Normal("node_modules".as_ref()));
+    in_package || std::fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
+}
+
 /// A bare program name as the sandbox's `PATH` will find it.
 fn on_path(program: &Path, path_var: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
     if program.components().count() != 1 {
@@ -70,7 +80,8 @@ fn on_path(program: &Path, path_var: Option<&std::ffi::OsStr>) -> Option<PathBuf
 /// The install directories to bind for a server launched as `program
 /// args` (with the sandbox's `PATH`): the install root of the program and
 /// of the script it is given (its first argument that is an existing
-/// regular file outside the jail), each as named and where its links lead.
+/// regular file outside the jail), and of any later argument that is a
+/// program (a wrapped server), each as named and where its links lead.
 /// Data the command names (a store, a socket, a directory) is never bound:
 /// the store is in the jail, and the rest is out of the server's sight.
 /// Sorted, without one inside another, and without what the system's
@@ -82,11 +93,18 @@ pub fn install_dirs(
     jail: &Path,
 ) -> Vec<PathBuf> {
     let mut named: Vec<PathBuf> = on_path(program, path_var).into_iter().collect();
-    named.extend(
-        args.iter()
-            .map(PathBuf::from)
-            .find(|p| p.is_absolute() && p.is_file() && !p.starts_with(jail)),
-    );
+    let files: Vec<PathBuf> = args
+        .iter()
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute() && p.is_file() && !p.starts_with(jail))
+        .collect();
+    // The script is the first file; a wrapper's command line names the
+    // program it wraps further on (`wrapper.py ... node /x/node_modules/.bin/srv`),
+    // so later files count too when they are programs: executable, or part
+    // of a Node package. A data file the command names (a config, a key)
+    // is never a reason to show its directory.
+    named.extend(files.first().cloned());
+    named.extend(files.iter().skip(1).filter(|p| is_program(p)).cloned());
     let mut roots = Vec::new();
     for path in named {
         let real = path.canonicalize().ok();
@@ -155,6 +173,35 @@ mod tests {
         assert_eq!(
             install_root(Path::new("/srv/tools/x")),
             Some(PathBuf::from("/srv/tools"))
+        );
+    }
+
+    #[test]
+    fn a_wrapped_servers_package_is_bound_and_a_data_file_is_not() {
+        use std::os::unix::fs::PermissionsExt;
+        let host = tempfile::tempdir().expect("tempdir");
+        let jail = host.path().join("jail");
+        let wrapper = host.path().join("tools/bin/wrap.py");
+        let entry = host.path().join("cases/node_modules/srv/index.js");
+        let data = host.path().join("secrets/keys/config.json");
+        for file in [&wrapper, &entry, &data] {
+            std::fs::create_dir_all(file.parent().expect("parent")).expect("dirs");
+            std::fs::write(file, "x").expect("write");
+        }
+        std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+        let args: Vec<String> = [&wrapper, &data, &entry]
+            .iter()
+            .map(|p| p.display().to_string())
+            .chain(["node".to_string()])
+            .collect();
+        let dirs = install_dirs(Path::new("/usr/bin/python3"), &args, None, &jail);
+        assert!(dirs.contains(&host.path().join("tools")), "{dirs:?}");
+        assert!(dirs.contains(&host.path().join("cases")), "{dirs:?}");
+        assert!(
+            !dirs
+                .iter()
+                .any(|d| d.starts_with(host.path().join("secrets"))),
+            "{dirs:?}"
         );
     }
 }
