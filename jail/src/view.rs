@@ -67,6 +67,18 @@ fn is_program(path: &Path) -> bool {
     in_package || std::fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
 }
 
+/// The interpreter a script's `#!` line names, when it is an absolute path.
+fn interpreter(path: &Path) -> Option<PathBuf> {
+    use std::io::Read;
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(path).ok()?.read(&mut head).ok()?;
+    let line = head[..n].strip_prefix(b"#!")?;
+    let line = line.split(|b| *b == b'\n').next()?;
+    let program = std::str::from_utf8(line).ok()?.split_whitespace().next()?;
+    let program = PathBuf::from(program);
+    program.is_absolute().then_some(program)
+}
+
 /// A bare program name as the sandbox's `PATH` will find it.
 fn on_path(program: &Path, path_var: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
     if program.components().count() != 1 {
@@ -105,6 +117,10 @@ pub fn install_dirs(
     // is never a reason to show its directory.
     named.extend(files.first().cloned());
     named.extend(files.iter().skip(1).filter(|p| is_program(p)).cloned());
+    // A script's interpreter may live outside the system's runtime too (a
+    // venv's python is a link to the python it was made from).
+    let interpreters: Vec<PathBuf> = named.iter().filter_map(|p| interpreter(p)).collect();
+    named.extend(interpreters);
     let mut roots = Vec::new();
     for path in named {
         let real = path.canonicalize().ok();
@@ -174,6 +190,22 @@ mod tests {
             install_root(Path::new("/srv/tools/x")),
             Some(PathBuf::from("/srv/tools"))
         );
+    }
+
+    #[test]
+    fn a_scripts_interpreter_outside_the_runtime_is_bound() {
+        let host = tempfile::tempdir().expect("tempdir");
+        let python = host.path().join("pythons/3.11/bin/python3");
+        let script = host.path().join("venvs/srv/bin/srv");
+        for file in [&python, &script] {
+            std::fs::create_dir_all(file.parent().expect("parent")).expect("dirs");
+        }
+        std::fs::write(&python, "").expect("python");
+        std::fs::write(&script, format!("#!{} -u\nimport srv\n", python.display()))
+            .expect("script");
+        let dirs = install_dirs(&script, &[], None, &host.path().join("jail"));
+        assert!(dirs.contains(&host.path().join("venvs/srv")), "{dirs:?}");
+        assert!(dirs.contains(&host.path().join("pythons/3.11")), "{dirs:?}");
     }
 
     #[test]
