@@ -36,6 +36,8 @@ pub struct RunCall {
     /// late effects (before any call: the server's startup).
     pub late: Vec<Effect>,
     pub late_rows: Vec<RowFacts>,
+    /// Changes during the call to the server's background objects.
+    pub background: Vec<Effect>,
 }
 
 /// Runs tool calls against a server.
@@ -293,6 +295,7 @@ impl Loop<'_, '_> {
             is_error: ran.is_error,
             effects: ran.effects,
             late_effects: Vec::new(),
+            background: ran.background,
             rows: ran.rows,
         };
         Ok((record, result))
@@ -324,6 +327,7 @@ fn unsent(id: u32, call: RequestedCall, why: &str) -> TraceCall {
         is_error: true,
         effects: Vec::new(),
         late_effects: Vec::new(),
+        background: Vec::new(),
         rows: Vec::new(),
     }
 }

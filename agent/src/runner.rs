@@ -6,10 +6,12 @@
 //! same moments.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use witness_jail::observe::{Changes, ObserveOptions, ObservedSet, Settle, store_paths};
+use witness_jail::observe::{
+    Changes, ObserveOptions, ObservedSet, Previous, Settle, idle_window, store_paths,
+};
 use witness_jail::{JailSpec, OpenTarget, Target};
 use witness_model::agent::case::FactsSpec;
 use witness_model::agent::trace::RowFacts;
@@ -46,6 +48,15 @@ pub struct JailedServer {
     pub isolation: Option<String>,
     /// Changes between the pristine copies and the first call.
     pub startup: Vec<Effect>,
+    /// How long the last call took to its settled moment: the next idle
+    /// control's window.
+    last_window: Option<Duration>,
+    /// What the last call changed: a change to it while idle is its
+    /// follow-up, not background.
+    last_effects: Vec<Effect>,
+    /// The last call's tool: background is what changes idle after calls
+    /// of different tools.
+    last_tool: Option<String>,
     _target: OpenTarget,
 }
 
@@ -113,6 +124,9 @@ impl JailedServer {
             catalog,
             isolation,
             startup: startup.effects,
+            last_window: None,
+            last_effects: Vec::new(),
+            last_tool: None,
             _target: target,
         })
     }
@@ -159,16 +173,31 @@ fn warning(detail: String) -> Finding {
 
 impl ToolRunner for JailedServer {
     fn call(&mut self, tool: &str, arguments: &Value) -> Result<RunCall, String> {
-        let late = self
+        self.observed.wait_quiet(self.settle);
+        let mut late = self
             .observed
             .catch_up(&mut self.findings, None)
             .map_err(cannot_observe)?;
+        // The idle control, as the audit makes it (see witness_jail::observe).
+        let window = idle_window(self.last_window, self.settle.bound, self.settle.quiet);
+        let previous = Previous {
+            tool: self.last_tool.as_deref(),
+            effects: &self.last_effects,
+        };
+        self.observed
+            .idle(window, previous, &mut late)
+            .map_err(cannot_observe)?;
+        let sent = Instant::now();
         let outcome = self.session.call_tool(tool, arguments);
         let mut own = Changes::default();
         let session = &mut self.session;
         let observed =
             self.observed
                 .after_answer(self.settle, || session.server.rpc.drain(), &mut own);
+        self.last_window = Some(sent.elapsed());
+        let background = self.observed.split_background(&mut own);
+        self.last_effects.clone_from(&own.effects);
+        self.last_tool = Some(tool.to_owned());
         self.observed.report_warnings(&mut self.findings, None);
         observed.map_err(cannot_observe)?;
         let (status, content) = match outcome {
@@ -189,6 +218,7 @@ impl ToolRunner for JailedServer {
             rows: own.rows,
             late: late.effects,
             late_rows: late.rows,
+            background,
         })
     }
 }

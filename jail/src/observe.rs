@@ -10,9 +10,11 @@
 //!
 //! How a call is observed — the moment before it, the settle after its
 //! answer, the moment after — is [`around`]'s, the same for the audit,
-//! agent runs and the proxy.
+//! agent runs and the proxy; what the server changes with no call in flight
+//! (its background, learnt in idle controls) is [`background`]'s.
 
 mod around;
+mod background;
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -26,6 +28,7 @@ use witness_probes::{ObservedObject, Probe, StorePath};
 use crate::{Jail, JailedStore, StoreKind};
 
 pub use around::{Changes, Settle};
+pub use background::{MAX_IDLE_WINDOW, Previous, idle_window};
 
 /// Why the stores could not be observed: the store whose snapshot failed,
 /// and the observer's reason. Reports say `cannot observe the stores: {this}`.
@@ -77,6 +80,8 @@ struct Observed {
 /// way ([`around`]).
 pub struct ObservedSet {
     stores: Vec<Observed>,
+    /// What the idle controls learnt ([`background`]).
+    background: background::Background,
 }
 
 /// The most objects of one table (or object kind) of one store offered to
@@ -95,7 +100,10 @@ impl ObservedSet {
                 fresh: Vec::new(),
             })
             .collect();
-        Self { stores }
+        Self {
+            stores,
+            background: background::Background::default(),
+        }
     }
 
     /// An observer for every jailed store, then the jail-wide one over the

@@ -169,6 +169,12 @@ pub struct CallRecord {
     /// the session (`set_working_dir`, `use_vault`, `connect`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_after: Option<u32>,
+    /// Set on a call made to confirm a failure: the id of the call whose
+    /// effect it repeats (the same arguments, or fresh ones where the
+    /// effect was one-shot), after the stores were quiet. Its effects judge
+    /// only that confirmation, never the tool's verdicts on their own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirms: Option<u32>,
     /// The checks a plan attached to this call (the response lane judges them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub expect: Vec<Expectation>,
@@ -186,6 +192,11 @@ pub struct CallRecord {
     /// next call's pre-snapshot: unattributed, charged to no call.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub late_effects: Vec<Effect>,
+    /// Changes during the call to objects the server also changes with no
+    /// call in flight (its background, [`StoreBackground`]): listed apart
+    /// and charged to no call.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub background: Vec<Effect>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub probes: Vec<ProbeRecord>,
     /// Out-of-band events the experiment applied after this call.
@@ -232,6 +243,28 @@ impl NetworkAttempt {
             Some(host) => format!("{} {host} ({}):{}", self.protocol, self.address, self.port),
             None => format!("{} {}:{}", self.protocol, self.address, self.port),
         }
+    }
+}
+
+/// A store's background: the objects the server changed while no call was
+/// in flight, named by [`background_key`].
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct StoreBackground {
+    pub store: String,
+    /// Sorted, each once.
+    pub objects: Vec<String>,
+}
+
+/// What of an object background activity is learnt for, given its store's
+/// kind (`StoreEntry::kind`; the jail-wide observer's objects are files):
+/// a SQLite or PostgreSQL row by its table (an indexer that inserts new rows
+/// keeps writing the same table), a record inside a file by its file, any
+/// other object by itself. The same key names an object in
+/// [`StoreBackground::objects`], in the idle controls and in the checks.
+pub fn background_key<'a>(kind: &str, object: &'a str) -> &'a str {
+    match kind {
+        "sqlite" | "postgres" => object.split_once('/').map_or(object, |(table, _)| table),
+        _ => object.split_once('#').map_or(object, |(file, _)| file),
     }
 }
 
@@ -793,6 +826,19 @@ pub struct Volatile {
     /// it out.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub latency: Vec<CallLatency>,
+    /// Each store's background rate: how many changes the idle controls saw
+    /// in how long. Measured, so it differs from run to run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub background: Vec<BackgroundRate>,
+}
+
+/// The changes one store saw with no call in flight, over the idle
+/// controls' total time.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct BackgroundRate {
+    pub store: String,
+    pub changes: u64,
+    pub idle_ms: u64,
 }
 
 /// One call's measured latency.
@@ -1066,6 +1112,14 @@ pub struct AuditReport {
     pub restarts: Vec<Restart>,
     /// Changes that appeared while the server shut down.
     pub shutdown_effects: Vec<Effect>,
+    /// What each store did with no call in flight, as the idle controls saw
+    /// it: the objects the server changes on its own. Absent when no store
+    /// changed while idle.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub background: Vec<StoreBackground>,
+    /// Failures were reported without being confirmed (`--no-confirm`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unconfirmed: bool,
     /// Outbound attempts outside every call's window: while the server
     /// started, between calls, and while it shut down.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

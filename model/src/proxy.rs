@@ -151,8 +151,10 @@ pub struct EffectEntry {
     /// last). Empty for startup and shutdown.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub calls: Vec<u32>,
-    /// More than one call was in flight: the change is charged to every one
-    /// of them, and to none in particular.
+    /// More than one call was in flight, or the changed object is one the
+    /// server also changes with no call in flight (its background): the
+    /// change is charged to every call in flight, and to none in particular.
+    /// The proxy cannot repeat a client's call to tell.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ambiguous: bool,
     pub effect: Effect,

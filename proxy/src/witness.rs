@@ -44,6 +44,11 @@ pub struct Witness {
     flight: BTreeSet<u32>,
     /// The calls in flight during the last interval that had any.
     last: Vec<u32>,
+    /// What changed during that interval: a change to it between calls is
+    /// their follow-up, any other change between calls is background.
+    last_effects: Vec<witness_model::audit::Effect>,
+    /// The tool of the last call sent.
+    last_tool: Option<String>,
     /// The stores could not be observed: from then on only messages are kept.
     blind: bool,
     findings: Vec<Finding>,
@@ -71,6 +76,8 @@ impl Witness {
             pending: BTreeMap::new(),
             flight: BTreeSet::new(),
             last: Vec::new(),
+            last_effects: Vec::new(),
+            last_tool: None,
             blind: false,
             findings: Vec::new(),
             write_failed: false,
@@ -87,6 +94,12 @@ impl Witness {
             let pending = match method.as_str() {
                 "tools/call" => {
                     self.moment(None, false);
+                    self.last_tool = read
+                        .value
+                        .as_ref()
+                        .and_then(|v| v.pointer("/params/name"))
+                        .and_then(serde_json::Value::as_str)
+                        .map(str::to_owned);
                     self.calls += 1;
                     call = Some(self.calls);
                     self.flight.insert(self.calls);
@@ -200,7 +213,6 @@ impl Witness {
         let failure = observed
             .err()
             .map(|e| format!("cannot observe the stores: {e}"));
-        let Changes { effects, rows } = changes;
         let (phase, calls) = match phase {
             Some(phase) => (phase, Vec::new()),
             None if !self.flight.is_empty() => {
@@ -210,7 +222,28 @@ impl Witness {
             None if self.calls > 0 => (EffectPhase::Late, self.last.clone()),
             None => (EffectPhase::Startup, Vec::new()),
         };
+        match phase {
+            EffectPhase::Call => self.last_effects.clone_from(&changes.effects),
+            // Between calls, nothing in flight: the gap is this driver's
+            // idle control (it cannot hold a client's call back for one).
+            EffectPhase::Late => {
+                let seen = Changes {
+                    effects: changes.effects.clone(),
+                    rows: Vec::new(),
+                };
+                let mut follow_up = Changes::default();
+                let previous = witness_jail::observe::Previous {
+                    tool: self.last_tool.as_deref(),
+                    effects: &self.last_effects,
+                };
+                self.observed.learn_idle(seen, previous, &mut follow_up);
+            }
+            EffectPhase::Startup | EffectPhase::Shutdown => {}
+        }
+        let Changes { effects, rows } = changes;
         for effect in effects {
+            let background = matches!(phase, EffectPhase::Call | EffectPhase::Late)
+                && self.observed.is_background(&effect);
             let row = rows
                 .iter()
                 .find(|r| r.store == effect.store && r.object == effect.object)
@@ -221,7 +254,7 @@ impl Witness {
                 t_us,
                 phase,
                 calls: calls.clone(),
-                ambiguous: calls.len() > 1,
+                ambiguous: calls.len() > 1 || background,
                 effect,
                 row,
             });

@@ -117,6 +117,13 @@ pub struct AuditArgs {
     /// a long session.
     #[arg(long)]
     session_per_call: bool,
+    /// Report failures without confirming them. By default every failing
+    /// effect check is confirmed first: the call is repeated after the
+    /// stores were quiet (a fresh call where the effect was one-shot), and
+    /// a failure that does not reproduce is `untestable`. The report says
+    /// when confirmation was off.
+    #[arg(long)]
+    no_confirm: bool,
     #[command(flatten)]
     server: ServerArgs,
 }
@@ -168,6 +175,7 @@ pub fn run(args: AuditArgs, progress: &Progress) -> Result<ExitStatus> {
         probe: probe(&args),
         include_destructive: args.destructive.include_destructive,
         session_per_call: args.session_per_call,
+        confirm: !args.no_confirm,
         min_coverage: args.min_coverage,
         progress: progress.audit(),
         label: installed.as_ref().map(|i| i.package.coordinate()),

@@ -89,6 +89,7 @@ pub(crate) fn call(id: u32, tool: &str, arguments: Value, result: &str) -> Trace
         is_error: false,
         effects: Vec::new(),
         late_effects: Vec::new(),
+        background: Vec::new(),
         rows: Vec::new(),
     }
 }

@@ -102,6 +102,7 @@ impl ToolRunner for Fake {
             rows: Vec::new(),
             late: vec![effect(format!("late/{}", self.made))],
             late_rows: Vec::new(),
+            background: Vec::new(),
         })
     }
 }

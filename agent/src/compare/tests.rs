@@ -48,6 +48,7 @@ fn call(id: u32, tool: &str) -> TraceCall {
         is_error: false,
         effects: Vec::new(),
         late_effects: Vec::new(),
+        background: Vec::new(),
         rows: Vec::new(),
     }
 }

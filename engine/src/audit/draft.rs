@@ -16,6 +16,8 @@ pub(super) struct Draft {
     /// what the response lane's `latency_under` reads. Wall-clock, so it
     /// stays out of the document but for the audit's volatile values.
     pub(super) latency: BTreeMap<u32, u64>,
+    /// Each store's background rate, measured (volatile like latency).
+    pub(super) background_rates: Vec<witness_model::audit::BackgroundRate>,
 }
 
 impl Draft {
@@ -23,6 +25,7 @@ impl Draft {
         Self {
             report,
             latency: BTreeMap::new(),
+            background_rates: Vec::new(),
         }
     }
 

@@ -247,6 +247,7 @@ pub(super) fn call(
         repeat_of: None,
         page_of: None,
         retry_after: None,
+        confirms: None,
         expect: Vec::new(),
         arguments: vec![Argument {
             name: "id".into(),
@@ -265,6 +266,7 @@ pub(super) fn call(
         frames: None,
         effects,
         late_effects: Vec::new(),
+        background: Vec::new(),
         probes: Vec::new(),
         events_after: Vec::new(),
         event_effects: Vec::new(),

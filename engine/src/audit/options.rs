@@ -84,6 +84,11 @@ pub struct AuditOptions {
     /// Start the server afresh (same jail, stores as left) before every
     /// call after the first, for servers that misbehave in a long session.
     pub session_per_call: bool,
+    /// Confirm every effect-lane failure before it is reported: repeat the
+    /// call (or make a fresh one) after the stores were quiet, and call a
+    /// failure that does not reproduce `untestable`. `--no-confirm` turns
+    /// it off; the report says so (`unconfirmed`).
+    pub confirm: bool,
     /// `--min-coverage`: the percentage of listed tools that must be
     /// exercised for the audit to conclude. `None`: the planner's audits
     /// are held to [`MIN_COVERAGE_PERCENT`], a plan file's to nothing.
@@ -114,6 +119,7 @@ impl AuditOptions {
             events: BTreeMap::new(),
             include_destructive: false,
             session_per_call: false,
+            confirm: true,
             min_coverage: None,
             progress: crate::progress::Progress::default(),
         }

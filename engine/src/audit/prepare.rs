@@ -109,6 +109,8 @@ pub(super) fn skeleton(options: &AuditOptions, stores: &[JailedStore]) -> AuditR
         calls: Vec::new(),
         restarts: Vec::new(),
         shutdown_effects: Vec::new(),
+        background: Vec::new(),
+        unconfirmed: !options.confirm,
         network_outside_calls: Vec::new(),
         checks: Vec::new(),
         response: Vec::new(),

@@ -17,6 +17,7 @@
 //! synthesized is `untestable` too ([`response`]).
 
 mod authority;
+mod confirm;
 mod effects;
 mod network;
 pub mod paging;
@@ -53,6 +54,8 @@ pub type Outcome = (Verdict, String, Evidence);
 
 /// How one check reads a [`Subject`].
 pub type Evaluator = fn(&Subject<'_>) -> Outcome;
+
+pub use confirm::{CONFIRMED, Controls};
 
 /// One check: its catalog id, its evaluator, and whether it reads calls
 /// (a check that reads only the catalog, RSP-10, is judged for a tool the
@@ -107,6 +110,9 @@ pub struct Ledger<'a> {
     pub latency: &'a BTreeMap<u32, u64>,
     /// Why the network was not observed (`None`: it was, for every call).
     pub network_unobserved: Option<&'a str>,
+    /// What the idle controls learnt: a failure resting only on background
+    /// objects is untestable, and one its confirmation did not reproduce.
+    pub controls: Controls<'a>,
 }
 
 /// The effect lane for every tool, ordered by check id then tool name. A
@@ -119,6 +125,7 @@ pub fn evaluate(
     probe_active: bool,
     skipped: &[SkippedTool],
     network_unobserved: Option<&str>,
+    controls: Controls<'_>,
 ) -> Vec<CheckResult> {
     let latency = BTreeMap::new();
     let ledger = Ledger {
@@ -129,6 +136,7 @@ pub fn evaluate(
         skipped,
         latency: &latency,
         network_unobserved,
+        controls,
     };
     evaluate_lane(Lane::Effect, &ledger)
 }
@@ -145,10 +153,11 @@ pub fn evaluate_lane(lane: Lane, ledger: &Ledger<'_>) -> Vec<CheckResult> {
         for tool in &sorted {
             let subject = Subject {
                 tool,
+                // A confirmation judges only the failure it confirms.
                 calls: ledger
                     .calls
                     .iter()
-                    .filter(|c| c.tool == tool.name)
+                    .filter(|c| c.tool == tool.name && c.confirms.is_none())
                     .collect(),
                 all: ledger.calls,
                 baseline: ledger.baseline,
@@ -166,7 +175,7 @@ pub fn evaluate_lane(lane: Lane, ledger: &Ledger<'_>) -> Vec<CheckResult> {
                     format!("not called: {}", left_out.reason),
                     evidence_of(&subject.calls, vec![]),
                 ),
-                _ => (check.evaluate)(&subject),
+                _ => confirm::confirmed(check, &subject, &ledger.controls),
             };
             out.push(CheckResult {
                 id: check.id,
@@ -268,7 +277,8 @@ pub(crate) fn unexercised(calls: &[&CallRecord]) -> Option<(Verdict, String)> {
 mod tests {
     use serde_json::json;
     use witness_model::audit::{
-        Argument, Hints, Op, Outcome as CallOutcome, ProbeStatus, Provenance, ToolClass,
+        Argument, Hints, Op, Outcome as CallOutcome, ProbeStatus, Provenance, StoreBackground,
+        StoreEntry, ToolClass,
     };
 
     use super::*;
@@ -317,6 +327,7 @@ mod tests {
             repeat_of: None,
             page_of: None,
             retry_after: None,
+            confirms: None,
             expect: Vec::new(),
             arguments: vec![Argument {
                 name: "id".into(),
@@ -345,6 +356,7 @@ mod tests {
                 })
                 .collect(),
             late_effects: vec![],
+            background: vec![],
             probes: vec![],
             events_after: vec![],
             event_effects: vec![],
@@ -376,6 +388,126 @@ mod tests {
             .unwrap_or(Verdict::Skip)
     }
 
+    fn sqlite_store() -> StoreEntry {
+        StoreEntry {
+            name: "db".into(),
+            kind: "sqlite".into(),
+            path: "notes.db".into(),
+            existed: true,
+            observer: "sqlite".into(),
+            clock_columns: vec![],
+        }
+    }
+
+    /// `get` (declared read-only) wrote `written`; `confirmation`, when
+    /// given, is call 2 confirming call 1 with `fresh` arguments or not.
+    fn confirmed_eff01(
+        written: &str,
+        background: &[&str],
+        confirmation: Option<(&[(&str, &str)], bool)>,
+    ) -> CheckResult {
+        let tools = [tool("get", json!({"readOnlyHint": true}))];
+        let mut calls = vec![call(
+            1,
+            "get",
+            CallStatus::Ok,
+            Provenance::Literal,
+            &[(written, "create")],
+        )];
+        if let Some((effects, fresh)) = confirmation {
+            let mut again = call(2, "get", CallStatus::Ok, Provenance::Literal, effects);
+            again.confirms = Some(1);
+            if fresh {
+                again.arguments[0].value = json!("x-again");
+            }
+            calls.push(again);
+        }
+        let stores = [sqlite_store()];
+        let learnt = [StoreBackground {
+            store: "db".into(),
+            objects: background.iter().map(|o| (*o).to_owned()).collect(),
+        }];
+        let controls = Controls {
+            background: &learnt,
+            stores: &stores,
+        };
+        evaluate(&tools, &calls, &[], false, &[], None, controls)
+            .into_iter()
+            .find(|c| c.id == CheckId::Eff01)
+            .expect("EFF-01 is judged")
+    }
+
+    #[test]
+    fn a_failure_resting_only_on_background_objects_is_untestable() {
+        let check = confirmed_eff01("note_index/3", &["note_index"], None);
+        assert_eq!(check.verdict, Verdict::Untestable);
+        assert!(
+            check.reason.contains("background activity"),
+            "{}",
+            check.reason
+        );
+        let own = confirmed_eff01("notes/n1", &["note_index"], None);
+        assert_eq!(own.verdict, Verdict::Fail, "another table is the call's");
+    }
+
+    #[test]
+    fn a_confirmation_that_reproduces_the_failure_keeps_it() {
+        let check = confirmed_eff01(
+            "telemetry/1",
+            &[],
+            Some((&[("telemetry/2", "create")], false)),
+        );
+        assert_eq!(check.verdict, Verdict::Fail);
+        assert!(
+            check.reason.contains("confirmed by call 2"),
+            "{}",
+            check.reason
+        );
+        assert_eq!(check.evidence.calls, [1, 2]);
+    }
+
+    #[test]
+    fn a_fresh_confirmation_that_changes_nothing_makes_the_failure_untestable() {
+        let check = confirmed_eff01("notes/n1", &[], Some((&[], true)));
+        assert_eq!(check.verdict, Verdict::Untestable);
+        assert!(
+            check
+                .reason
+                .starts_with("effect not reproduced: background activity"),
+            "{}",
+            check.reason
+        );
+    }
+
+    #[test]
+    fn an_identical_repeat_that_cannot_redo_the_effect_confirms_it_on_the_controls() {
+        let check = confirmed_eff01("notes/n1", &[], Some((&[], false)));
+        assert_eq!(check.verdict, Verdict::Fail);
+        assert!(
+            check.reason.contains("confirmed by the controls"),
+            "{}",
+            check.reason
+        );
+        // Unless its object proved to be background after all.
+        let learnt = confirmed_eff01("notes/n1", &["notes"], Some((&[], false)));
+        assert_eq!(learnt.verdict, Verdict::Untestable);
+    }
+
+    #[test]
+    fn a_confirmation_call_counts_for_no_verdict_of_its_own() {
+        let tools = [tool("get", json!({"readOnlyHint": true}))];
+        let mut again = call(
+            1,
+            "get",
+            CallStatus::Ok,
+            Provenance::Literal,
+            &[("notes/n1", "create")],
+        );
+        again.confirms = Some(9);
+        let checks = evaluate(&tools, &[again], &[], false, &[], None, Controls::default());
+        assert_ne!(verdict(&checks, "EFF-01", "get"), Verdict::Fail);
+    }
+
     #[test]
     fn read_only_tool_that_writes_fails_eff01_even_on_synthesized_arguments() {
         let tools = [tool("get", json!({"readOnlyHint": true}))];
@@ -386,7 +518,7 @@ mod tests {
             Provenance::Synthesized,
             &[("keys/k1", "create")],
         )];
-        let checks = evaluate(&tools, &calls, &[], false, &[], None);
+        let checks = evaluate(&tools, &calls, &[], false, &[], None, Controls::default());
         assert_eq!(verdict(&checks, "EFF-01", "get"), Verdict::Fail);
         assert_eq!(tools[0].class, ToolClass::ReadOnly);
     }
@@ -404,7 +536,7 @@ mod tests {
             Provenance::Synthesized,
             &[],
         )];
-        let checks = evaluate(&tools, &calls, &[], false, &[], None);
+        let checks = evaluate(&tools, &calls, &[], false, &[], None, Controls::default());
         for id in ["EFF-01", "EFF-02", "EFF-03"] {
             assert_eq!(verdict(&checks, id, "get"), Verdict::Untestable, "{id}");
         }
@@ -423,7 +555,7 @@ mod tests {
             Provenance::Literal,
             &[("file/b", "create"), ("file/a", "delete")],
         )];
-        let checks = evaluate(&tools, &calls, &[], false, &[], None);
+        let checks = evaluate(&tools, &calls, &[], false, &[], None, Controls::default());
         assert_eq!(verdict(&checks, "EFF-02", "mv"), Verdict::Fail);
         let evidence = &checks
             .iter()
@@ -445,7 +577,7 @@ mod tests {
             Provenance::Literal,
             &[("items/3", "delete")],
         )];
-        let checks = evaluate(&tools, &calls, &[], false, &[], None);
+        let checks = evaluate(&tools, &calls, &[], false, &[], None, Controls::default());
         assert_eq!(verdict(&checks, "EFF-02", "write_query"), Verdict::Pass);
         assert_eq!(verdict(&checks, "EFF-01", "write_query"), Verdict::Skip);
         assert_eq!(tools[0].class, ToolClass::Unknown);
@@ -473,10 +605,19 @@ mod tests {
             false,
             &[],
             None,
+            Controls::default(),
         );
         assert_eq!(verdict(&checks, "EFF-03", "save"), Verdict::Pass);
         repeat.effects = first.effects.clone();
-        let checks = evaluate(&tools, &[first, repeat], &[], false, &[], None);
+        let checks = evaluate(
+            &tools,
+            &[first, repeat],
+            &[],
+            false,
+            &[],
+            None,
+            Controls::default(),
+        );
         assert_eq!(verdict(&checks, "EFF-03", "save"), Verdict::Fail);
     }
 
@@ -530,19 +671,27 @@ mod tests {
         let all = [mint.clone(), revoke.clone(), note.clone()];
         assert_eq!(
             verdict(
-                &evaluate(&tools, &all, &[], false, &[], None),
+                &evaluate(&tools, &all, &[], false, &[], None, Controls::default()),
                 "EFF-06",
                 "revoke_api_key"
             ),
             Verdict::Skip
         );
-        let checks = evaluate(&tools, &all, &[], true, &[], None);
+        let checks = evaluate(&tools, &all, &[], true, &[], None, Controls::default());
         assert_eq!(verdict(&checks, "EFF-06", "revoke_api_key"), Verdict::Fail);
         assert_eq!(verdict(&checks, "EFF-06", "mint_api_key"), Verdict::Pass);
         // Deleting something that never was authority neutralizes nothing.
         assert_eq!(verdict(&checks, "EFF-06", "delete_note"), Verdict::Skip);
         revoke.probes[0].status = ProbeStatus::Ineffective;
-        let checks = evaluate(&tools, &[mint, revoke, note], &[], true, &[], None);
+        let checks = evaluate(
+            &tools,
+            &[mint, revoke, note],
+            &[],
+            true,
+            &[],
+            None,
+            Controls::default(),
+        );
         assert_eq!(verdict(&checks, "EFF-06", "revoke_api_key"), Verdict::Pass);
     }
 
@@ -577,7 +726,15 @@ mod tests {
             "file/home/.cache/x",
         );
         let idle = call(3, "idle", CallStatus::Ok, Provenance::Literal, &[]);
-        let checks = evaluate(&tools, &[save, cache, idle], &[], false, &[], None);
+        let checks = evaluate(
+            &tools,
+            &[save, cache, idle],
+            &[],
+            false,
+            &[],
+            None,
+            Controls::default(),
+        );
         assert_eq!(verdict(&checks, "EFF-05", "save"), Verdict::Pass);
         assert_eq!(verdict(&checks, "EFF-05", "cache"), Verdict::Fail);
         assert_eq!(verdict(&checks, "EFF-05", "idle"), Verdict::Skip);
@@ -597,7 +754,7 @@ mod tests {
             tool: "wipe".into(),
             reason: "destructive, and the jail has no network isolation".into(),
         }];
-        let checks = evaluate(&tools, &[], &[], false, &skipped, None);
+        let checks = evaluate(&tools, &[], &[], false, &skipped, None, Controls::default());
         assert_eq!(checks.len(), CheckId::evaluated_in(Lane::Effect).len());
         for check in &checks {
             assert_eq!(check.verdict, Verdict::Skip);
@@ -615,6 +772,7 @@ mod tests {
             skipped: &[],
             latency: &latency,
             network_unobserved: None,
+            controls: Controls::default(),
         };
         evaluate_lane(Lane::Response, &ledger)
     }

@@ -123,6 +123,13 @@ impl ObservedSet {
         self.moment(changes)
     }
 
+    /// Quiet before the next request: waits as a settle waits, so that a
+    /// write landing after the previous answer is that call's (late), never
+    /// the next call's.
+    pub fn wait_quiet(&mut self, settle: Settle) {
+        self.settle(settle);
+    }
+
     /// Waits until every store has seen no write for `settle.quiet`, never
     /// longer than `settle.bound` in all, or the whole bound where a store
     /// cannot tell (see [`Settle`]).

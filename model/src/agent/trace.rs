@@ -123,6 +123,10 @@ pub struct TraceCall {
     /// What changed after those snapshots and before the next call's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub late_effects: Vec<Effect>,
+    /// Changes during the call to objects the server also changed with no
+    /// call in flight: its background, charged to no call.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub background: Vec<Effect>,
     /// The declared row facts of every changed row.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rows: Vec<RowFacts>,

@@ -142,6 +142,7 @@ fn requested(n: u32, id: &str, params: Option<&Value>) -> Seen {
             is_error: true,
             effects: Vec::new(),
             late_effects: Vec::new(),
+            background: Vec::new(),
             rows: Vec::new(),
         },
         answered: false,

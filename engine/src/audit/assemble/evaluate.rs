@@ -32,6 +32,7 @@ pub(super) fn respond(report: &mut AuditReport, latency: &BTreeMap<u32, u64>) ->
         skipped: &report.planner.skipped,
         latency,
         network_unobserved: None,
+        controls: checks::Controls::default(),
     };
     report.response = checks::evaluate_lane(Lane::Response, &ledger);
     scan.secrets
@@ -49,6 +50,10 @@ pub(super) fn evaluate(report: &mut AuditReport, probe_active: bool, min_coverag
         probe_active,
         &report.planner.skipped,
         network_unobserved.as_deref(),
+        checks::Controls {
+            background: &report.background,
+            stores: &report.stores,
+        },
     );
     if let Some(why) = unobserved(report) {
         checks::without_observation(&mut report.checks, why);

@@ -43,6 +43,7 @@ pub(super) fn assemble(
     options: &AuditOptions,
 ) -> AuditRun {
     let latency = draft.latency;
+    let background_rates = draft.background_rates;
     let mut report = draft.report;
     let processes = transcripts::record(processes, &mut report);
     let secrets = evaluate::respond(&mut report, &latency);
@@ -60,6 +61,7 @@ pub(super) fn assemble(
             elapsed_ms: Some(u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)),
             clock: Vec::new(),
             latency: bounded_latencies(&report, &latency),
+            background: background_rates,
         };
     }
     let kept_jail = jail.kept().then(|| jail.root().to_path_buf());

@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use witness_model::audit::*;
@@ -29,7 +29,7 @@ use crate::checks::paging::{Paging, next_cursor};
 use crate::plan::harvest::Pool;
 use crate::plan::{PlanStep, Resolved, resolve};
 use witness_jail::JailedStore;
-use witness_jail::observe::{Changes, ObservedSet, Settle, probe_effects};
+use witness_jail::observe::{Changes, ObservedSet, Previous, Settle, idle_window, probe_effects};
 
 /// What the calls read besides the session, the stores and the draft.
 pub(super) struct Context<'a> {
@@ -41,6 +41,8 @@ pub(super) struct Context<'a> {
     pub(super) events: &'a mut BTreeMap<u32, Vec<Event>>,
     /// Every call on a freshly started server.
     pub(super) session_per_call: bool,
+    /// Confirm every effect-lane failure before the audit ends.
+    pub(super) confirm: bool,
     pub(super) progress: &'a crate::progress::Progress,
 }
 
@@ -68,20 +70,27 @@ pub(super) struct Runner<'a> {
     failure_restarts: u32,
     /// While earlier failures are retried after a setup call: its id.
     pub(super) retry_after: Option<u32>,
+    /// How long the last call took, from its request to its settled moment:
+    /// the next idle control's window.
+    last_window: Option<Duration>,
+    /// Every step carried out, by step number: what a confirmation repeats.
+    pub(super) steps: BTreeMap<u32, PlanStep>,
     pub(super) context: Context<'a>,
 }
 
 /// One call of a step: the first, the identical repeat of `repeat_of`, or
 /// a page that follows the cursor of `page_of`.
 #[derive(Clone, Copy)]
-struct Call<'s> {
-    step: &'s PlanStep,
-    step_no: u32,
-    resolved: &'s Resolved,
-    repeat_of: Option<u32>,
-    page_of: Option<u32>,
+pub(super) struct Call<'s> {
+    pub(super) step: &'s PlanStep,
+    pub(super) step_no: u32,
+    pub(super) resolved: &'s Resolved,
+    pub(super) repeat_of: Option<u32>,
+    pub(super) page_of: Option<u32>,
+    /// Set on a call that confirms the failure of call `confirms`.
+    pub(super) confirms: Option<u32>,
     /// The plan's checks, recorded on the step's first call only.
-    expect: &'s [Expectation],
+    pub(super) expect: &'s [Expectation],
 }
 
 impl<'a> Runner<'a> {
@@ -107,6 +116,8 @@ impl<'a> Runner<'a> {
             on_session: 0,
             failure_restarts: 0,
             retry_after: None,
+            last_window: None,
+            steps: BTreeMap::new(),
             context,
         }
     }
@@ -173,8 +184,10 @@ impl<'a> Runner<'a> {
             resolved: &resolved,
             repeat_of: None,
             page_of: None,
+            confirms: None,
             expect: &expect,
         };
+        self.steps.insert(step_no, step.clone());
         let (first, status) = self.call(&call)?;
         if status == CallStatus::Ok {
             // What it made is there now: later calls may refer to it.
@@ -277,7 +290,7 @@ impl<'a> Runner<'a> {
 
     /// Snapshot, call, settle, snapshot: one call recorded with its effects
     /// and probes. Gives its id and how it ended.
-    fn call(&mut self, call: &Call<'_>) -> ControlFlow<(), (u32, CallStatus)> {
+    pub(super) fn call(&mut self, call: &Call<'_>) -> ControlFlow<(), (u32, CallStatus)> {
         if self.context.session_per_call && self.on_session > 0 {
             self.restart("a fresh session for every call (--session-per-call)".into())?;
         }
@@ -286,7 +299,10 @@ impl<'a> Runner<'a> {
             planned: self.planned.max(self.steps_done as usize),
             tool: &call.step.tool,
         });
-        if let Err(e) = super::catch_up(self.observed, &mut self.draft.report) {
+        self.observed.wait_quiet(self.context.settle);
+        if let Err(e) = super::catch_up(self.observed, &mut self.draft.report)
+            .and_then(|()| self.idle_control())
+        {
             self.draft
                 .incomplete(format!("cannot observe the stores: {e}"));
             return ControlFlow::Break(());
@@ -307,7 +323,9 @@ impl<'a> Runner<'a> {
             || session.server.rpc.drain(),
             &mut changes,
         );
+        self.last_window = Some(sent.elapsed());
         let frame_end = next_frame(&self.session).saturating_sub(1);
+        let background = self.observed.split_background(&mut changes);
         let effects = changes.effects;
         let network = self.relaunch.network_window();
         let bounds_hit = self.relaunch.bounds_hit();
@@ -315,6 +333,7 @@ impl<'a> Runner<'a> {
         let status = outcome.status;
         if call.repeat_of.is_none()
             && call.page_of.is_none()
+            && call.confirms.is_none()
             && let Some(result) = &response
         {
             self.results.insert(call.step_no, result.clone());
@@ -340,6 +359,8 @@ impl<'a> Runner<'a> {
         record.frames = (frame_end >= frame_start).then_some([frame_start, frame_end]);
         record.probes = probe_effects(self.context.probe, &self.context.stores, &effects);
         record.effects = effects;
+        record.background = background;
+        record.confirms = call.confirms;
         record.network = network.attempts;
         super::record_dropped(&mut self.draft.report, network.dropped, Some(id));
         self.draft.report.findings.extend(rejected_values(&record));
@@ -364,6 +385,30 @@ impl<'a> Runner<'a> {
             self.after_failure(reason)?;
         }
         ControlFlow::Continue((id, status))
+    }
+
+    /// The idle control before a call: with nothing in flight, the stores
+    /// watched for as long as the call before took (see
+    /// [`witness_jail::observe::idle_window`]). What changes is the server's
+    /// background; a change to what the call before changed is its late
+    /// effect.
+    fn idle_control(&mut self) -> Result<(), witness_jail::observe::ObserveError> {
+        let settle = self.context.settle;
+        let window = idle_window(self.last_window, settle.bound, settle.quiet);
+        let last = self.draft.report.calls.last();
+        let tool = last.map(|c| c.tool.clone());
+        let effects = last.map(|c| c.effects.clone()).unwrap_or_default();
+        let previous = Previous {
+            tool: tool.as_deref(),
+            effects: &effects,
+        };
+        let mut late = Changes::default();
+        let idle = self.observed.idle(window, previous, &mut late).map(|_| ());
+        match self.draft.report.calls.last_mut() {
+            Some(last) => last.late_effects.extend(late.effects),
+            None => self.draft.report.startup_effects.extend(late.effects),
+        }
+        idle
     }
 
     /// A call lost the transport: the server is started again for the rest
@@ -493,6 +538,7 @@ fn record(id: u32, step: u32, tool: &str, outcome: Outcome) -> CallRecord {
         repeat_of: None,
         page_of: None,
         retry_after: None,
+        confirms: None,
         expect: Vec::new(),
         arguments: Vec::new(),
         outcome,
@@ -500,6 +546,7 @@ fn record(id: u32, step: u32, tool: &str, outcome: Outcome) -> CallRecord {
         frames: None,
         effects: Vec::new(),
         late_effects: Vec::new(),
+        background: Vec::new(),
         network: Vec::new(),
         probes: Vec::new(),
         events_after: Vec::new(),

@@ -19,6 +19,7 @@
 //! nothing here panics on what a server does.
 
 mod calls;
+mod confirm;
 mod passes;
 mod restart;
 
@@ -83,6 +84,7 @@ impl Stage<'_> {
             stores: self.target.jail().stores.clone(),
             events: &mut self.options.events,
             session_per_call: self.options.session_per_call,
+            confirm: self.options.confirm,
             progress: &self.options.progress,
         };
         let mut relaunch = Relauncher {
@@ -258,6 +260,20 @@ impl Stage<'_> {
         record_outside(&mut self.draft.report, at_shutdown);
         let hits = self.target.jail_mut().bounds_hit();
         record_bounds(&mut self.draft.report, &hits, None);
+        self.draft.report.background = self.observed.background();
+        // Background is learnt over the whole audit: a change a call saw
+        // before its object was known as background is charged to no call
+        // either.
+        for call in &mut self.draft.report.calls {
+            let mut changes = Changes {
+                effects: std::mem::take(&mut call.effects),
+                rows: Vec::new(),
+            };
+            call.background
+                .extend(self.observed.split_background(&mut changes));
+            call.effects = changes.effects;
+        }
+        self.draft.background_rates = self.observed.background_rates();
         // A restart may have run without the observer: say so for the audit.
         self.draft.report.isolation.network_observer = self.target.jail().network_observer();
         self.observed

@@ -43,6 +43,9 @@ impl Runner<'_> {
             self.step(&step)?;
             self.after_setup(plan, &step)?;
         }
+        if self.context.confirm {
+            self.confirm_failures()?;
+        }
         ControlFlow::Continue(())
     }
 

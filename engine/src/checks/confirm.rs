@@ -1,0 +1,142 @@
+//! Controls on a failure: background, and confirmation.
+//!
+//! An effect-lane failure rests on effects charged to a call. Two controls
+//! stand between such a failure and the report:
+//!
+//! 1. **Background.** When every effect the failure rests on is to an
+//!    object the idle controls saw the server change with no call in flight
+//!    (learnt by [`background_key`], possibly after the call was made), the
+//!    failure rests on the server's own activity: `untestable`.
+//! 2. **Confirmation.** The audit repeated the failing call after the
+//!    stores were quiet (with fresh values where the planner makes them),
+//!    recorded with `confirms`. The failure stands when the same check
+//!    fails on the confirmation alone. A repeat with the very same
+//!    arguments cannot redo what is already done (a record already
+//!    deleted, content already overwritten), so when it changed nothing the
+//!    failure stands on the controls instead: none of its objects ever
+//!    changed while idle. Otherwise — fresh values that changed nothing, or
+//!    objects that proved to be background — the effect was not
+//!    reproduced: `untestable`.
+//!
+//! A failure with no confirmation call (`--no-confirm`, or a server that
+//! could not be asked again) stands as observed; the report says whether
+//! confirmation was on.
+
+use witness_model::audit::{
+    CallRecord, CheckId, Evidence, StoreBackground, StoreEntry, Verdict, background_key,
+};
+
+use super::{Check, Outcome, Subject};
+
+/// The checks whose failures are confirmed: those that rest on one call's
+/// store effects. EFF-03 has its own repeat as control; EFF-04 and EFF-06
+/// rest on the network sink and on probes, not on what a store showed.
+pub const CONFIRMED: [CheckId; 3] = [CheckId::Eff01, CheckId::Eff02, CheckId::Eff05];
+
+/// What the idle controls learnt, and the stores' kinds to key objects by.
+#[derive(Clone, Copy, Default)]
+pub struct Controls<'a> {
+    pub background: &'a [StoreBackground],
+    pub stores: &'a [StoreEntry],
+}
+
+impl Controls<'_> {
+    /// Whether `object` (qualified, `store:object`) is a background object.
+    fn is_background(&self, qualified: &str) -> bool {
+        let Some((store, object)) = qualified.split_once(':') else {
+            return false;
+        };
+        let kind = self
+            .stores
+            .iter()
+            .find(|s| s.name == store)
+            .map_or("fs", |s| s.kind.as_str());
+        let key = background_key(kind, object);
+        self.background
+            .iter()
+            .any(|b| b.store == store && b.objects.iter().any(|o| o == key))
+    }
+}
+
+/// `check` on `subject`, with the controls applied to a failure.
+pub(super) fn confirmed(check: &Check, subject: &Subject<'_>, controls: &Controls<'_>) -> Outcome {
+    let (verdict, reason, evidence) = (check.evaluate)(subject);
+    if verdict != Verdict::Fail || !CONFIRMED.contains(&check.id) || evidence.effects.is_empty() {
+        return (verdict, reason, evidence);
+    }
+    let background: Vec<&str> = evidence
+        .effects
+        .iter()
+        .map(|e| e.object.as_str())
+        .filter(|o| controls.is_background(o))
+        .collect();
+    if background.len() == evidence.effects.len() {
+        return (
+            Verdict::Untestable,
+            format!(
+                "its only evidence is background activity: the server also changed {} with no call in flight",
+                objects_of(&background)
+            ),
+            evidence,
+        );
+    }
+    let confirmations: Vec<&CallRecord> = subject
+        .all
+        .iter()
+        .filter(|c| c.confirms.is_some_and(|of| evidence.calls.contains(&of)))
+        .collect();
+    let Some(first) = confirmations.first() else {
+        return (verdict, reason, evidence);
+    };
+    let again = Subject {
+        calls: confirmations.clone(),
+        ..*subject
+    };
+    let (repeated, _, _) = (check.evaluate)(&again);
+    let with_confirmations = |evidence: Evidence| Evidence {
+        calls: evidence
+            .calls
+            .iter()
+            .copied()
+            .chain(confirmations.iter().map(|c| c.id))
+            .collect(),
+        ..evidence
+    };
+    if repeated == Verdict::Fail {
+        let reason = format!("{reason}; confirmed by call {}", first.id);
+        return (verdict, reason, with_confirmations(evidence));
+    }
+    let original = first
+        .confirms
+        .and_then(|id| subject.all.iter().find(|c| c.id == id));
+    let same_arguments = original.is_some_and(|o| o.arguments == first.arguments);
+    if same_arguments && background.is_empty() {
+        let reason = format!(
+            "{reason}; confirmed by the controls: call {} repeated it, a repeat cannot redo what is done, and none of its objects changed with no call in flight",
+            first.id
+        );
+        return (verdict, reason, with_confirmations(evidence));
+    }
+    (
+        Verdict::Untestable,
+        format!(
+            "effect not reproduced: background activity (call {} repeated the call after the stores were quiet{})",
+            first.id,
+            if same_arguments {
+                ""
+            } else {
+                ", on fresh values"
+            }
+        ),
+        with_confirmations(evidence),
+    )
+}
+
+/// At most three objects, then how many more.
+fn objects_of(objects: &[&str]) -> String {
+    let shown: Vec<&str> = objects.iter().take(3).copied().collect();
+    match objects.len().saturating_sub(shown.len()) {
+        0 => shown.join(", "),
+        more => format!("{} and {more} more", shown.join(", ")),
+    }
+}
