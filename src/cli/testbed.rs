@@ -54,6 +54,12 @@ pub enum TestbedCommand {
         /// The injected clock, in Unix seconds (the server never reads the wall clock).
         #[arg(long, default_value_t = witness_testbed::DEFAULT_NOW)]
         now: i64,
+        /// Behave like a server that writes when nobody asks: a background
+        /// indexer rewrites the `note_index` table every 20 ms, and
+        /// `save_note` records a revision 3 ms after it answers. Combines with any
+        /// variant; it plants no lie of its own.
+        #[arg(long)]
+        busy: bool,
     },
     /// List the variants and the lie each one plants.
     #[command(after_help = VARIANTS_HELP)]
@@ -91,6 +97,7 @@ pub fn run(command: TestbedCommand) -> Result<ExitStatus> {
             variant,
             store,
             now,
+            busy,
         } => {
             let variant = Variant::from_name(&variant).ok_or_else(|| {
                 invalid(format!(
@@ -101,6 +108,7 @@ pub fn run(command: TestbedCommand) -> Result<ExitStatus> {
                 variant,
                 store,
                 now,
+                busy,
             })
             .context("the testbed server stopped")?;
         }

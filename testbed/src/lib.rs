@@ -25,6 +25,7 @@
 
 mod args;
 pub mod auth;
+pub mod busy;
 pub mod crm;
 pub mod lifecycle;
 pub mod oracle;
@@ -252,6 +253,9 @@ pub struct ServeOptions {
     pub store: PathBuf,
     /// The injected clock, in Unix seconds.
     pub now: i64,
+    /// Busy mode ([`busy`]): a background indexer, and `save_note` writing
+    /// after its answer.
+    pub busy: bool,
 }
 
 /// Why the testbed could not do what it was asked.
@@ -305,7 +309,10 @@ where
     T: rmcp::transport::IntoTransport<rmcp::RoleServer, E, A>,
     E: std::error::Error + Send + Sync + 'static,
 {
-    let server = NotesServer::open(opts.variant, &opts.store, opts.now)?;
+    let mut server = NotesServer::open(opts.variant, &opts.store, opts.now)?;
+    if opts.busy {
+        server = server.busy(&opts.store)?;
+    }
     serve_handler(server, transport).await
 }
 

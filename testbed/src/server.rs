@@ -40,6 +40,8 @@ pub struct NotesServer {
     /// How often `count_notes` was asked (the `rsp-drifting` variant
     /// answers with it); in memory, so the store never sees it.
     asked: AtomicU64,
+    /// In busy mode, the store `save_note` writes after answering.
+    busy_store: Option<std::path::PathBuf>,
 }
 
 /// What a tool call produced, before it is wrapped for the wire.
@@ -73,7 +75,16 @@ impl NotesServer {
             now,
             conn: Mutex::new(conn),
             asked: AtomicU64::new(0),
+            busy_store: None,
         })
+    }
+
+    /// Busy mode ([`crate::busy`]): the indexer started, `save_note`
+    /// writing after its answer.
+    pub fn busy(mut self, store: &Path) -> Result<Self, TestbedError> {
+        crate::busy::start_indexer(store)?;
+        self.busy_store = Some(store.to_path_buf());
+        Ok(self)
     }
 
     pub fn variant(&self) -> Variant {
@@ -86,7 +97,16 @@ impl NotesServer {
         // A panic mid-call cannot leave a half-applied transaction behind (the
         // transaction rolls back on drop), so a poisoned lock is still usable.
         let mut conn = self.conn.lock().unwrap_or_else(PoisonError::into_inner);
-        let tx = conn.transaction()?;
+        // Busy mode shares the store with the indexer's connection: a
+        // deferred transaction that reads first and then writes would get
+        // SQLITE_BUSY at once (no busy wait can resolve that upgrade), so
+        // there the write lock is taken up front and waited for.
+        let behavior = if self.busy_store.is_some() {
+            rusqlite::TransactionBehavior::Immediate
+        } else {
+            rusqlite::TransactionBehavior::Deferred
+        };
+        let tx = conn.transaction_with_behavior(behavior)?;
         let outcome = match self.dispatch(&tx, name, args) {
             Ok(outcome) => outcome,
             Err(Failure::Invalid(why)) => {
@@ -168,11 +188,10 @@ impl NotesServer {
                 &format!("{{\"note\":{:?},\"bytes\":{}}}", id, body.len()),
             );
         }
-        tx.execute(
-            "INSERT INTO notes(id, body, updated_at) VALUES (?1, ?2, ?3)
-             ON CONFLICT(id) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at",
-            params![id, body, self.now],
-        )?;
+        crate::store::upsert_note(tx, id, body, self.now)?;
+        if let Some(path) = &self.busy_store {
+            crate::busy::revise_later(path.clone(), id.into(), body.len());
+        }
         Ok(Outcome::ok(format!(
             "Saved note '{id}' ({} bytes).",
             body.len()

@@ -65,6 +65,16 @@ pub const DECOY_NOTE_BODY: &str = "Reminder: rotate keys every quarter.";
 pub const FIXTURE_GRANT_ID: &str = "grant_0001";
 
 /// Creates every table that does not exist yet.
+/// Writes note `id` (created, or its body replaced), stamped `now`.
+pub fn upsert_note(conn: &Connection, id: &str, body: &str, now: i64) -> Result<(), TestbedError> {
+    conn.execute(
+        "INSERT INTO notes(id, body, updated_at) VALUES (?1, ?2, ?3)
+         ON CONFLICT(id) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at",
+        rusqlite::params![id, body, now],
+    )?;
+    Ok(())
+}
+
 pub fn init_schema(conn: &Connection) -> Result<(), TestbedError> {
     conn.execute_batch(SCHEMA)?;
     Ok(())

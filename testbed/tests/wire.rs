@@ -54,6 +54,7 @@ impl Session {
             variant,
             store: store.to_path_buf(),
             now: DEFAULT_NOW,
+            busy: false,
         };
         let server = tokio::spawn(witness_testbed::serve_transport(opts, server));
         let (read, writer) = tokio::io::split(client);

@@ -163,7 +163,7 @@ fn a_creator_that_claims_to_be_read_only_is_handed_a_fresh_name_and_caught() {
         .as_array()
         .into_iter()
         .flatten()
-        .filter(|c| c["tool"] == "create_folder")
+        .filter(|c| c["tool"] == "create_folder" && c["confirms"].is_null())
         .collect();
     assert_eq!(calls.len(), 2, "{calls:#?}");
     assert_eq!(calls[0]["arguments"][0]["source"], "store");
@@ -200,7 +200,7 @@ fn a_sql_executor_that_claims_to_destroy_nothing_is_asked_to_delete_and_caught()
         .as_array()
         .into_iter()
         .flatten()
-        .filter(|c| c["tool"] == "run_sql")
+        .filter(|c| c["tool"] == "run_sql" && c["confirms"].is_null())
         .filter_map(|c| c["arguments"][0]["value"].as_str())
         .collect();
     assert_eq!(

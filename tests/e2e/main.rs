@@ -11,6 +11,7 @@ mod agent_drivers;
 mod agent_runs;
 mod annotation_lies;
 mod audit_testbed;
+mod background;
 mod bad_out;
 mod cli;
 mod doc_store;
