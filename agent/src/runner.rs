@@ -173,20 +173,17 @@ fn warning(detail: String) -> Finding {
 
 impl ToolRunner for JailedServer {
     fn call(&mut self, tool: &str, arguments: &Value) -> Result<RunCall, String> {
-        self.observed.wait_quiet(self.settle);
-        let mut late = self
-            .observed
-            .catch_up(&mut self.findings, None)
-            .map_err(cannot_observe)?;
-        // The idle control, as the audit makes it (see witness_jail::observe).
+        // The moment before the call and its idle control in one, as the
+        // audit makes them (see witness_jail::observe).
+        let mut late = Changes::default();
         let window = idle_window(self.last_window, self.settle.bound, self.settle.quiet);
         let previous = Previous {
             tool: self.last_tool.as_deref(),
             effects: &self.last_effects,
         };
-        self.observed
-            .idle(window, previous, &mut late)
-            .map_err(cannot_observe)?;
+        let idle = self.observed.idle(window, previous, &mut late);
+        self.observed.report_warnings(&mut self.findings, None);
+        idle.map_err(cannot_observe)?;
         let sent = Instant::now();
         let outcome = self.session.call_tool(tool, arguments);
         let mut own = Changes::default();

@@ -16,7 +16,9 @@
 //!    effects.
 //!
 //! A driver that makes one call at a time (the audit, agent runs) takes
-//! the moment before with [`ObservedSet::catch_up`] and the one after with
+//! the moment before as the end of an idle control ([`ObservedSet::idle`],
+//! which also learns the server's background; after a restart, with
+//! [`ObservedSet::catch_up`]) and the one after with
 //! [`ObservedSet::after_answer`]. Where calls overlap (the proxy, between a
 //! host and its server) the moments are the same: one as each request
 //! arrives, before it is forwarded, and one as each answer arrives, after
@@ -121,13 +123,6 @@ impl ObservedSet {
         self.settle(settle);
         settled();
         self.moment(changes)
-    }
-
-    /// Quiet before the next request: waits as a settle waits, so that a
-    /// write landing after the previous answer is that call's (late), never
-    /// the next call's.
-    pub fn wait_quiet(&mut self, settle: Settle) {
-        self.settle(settle);
     }
 
     /// Waits until every store has seen no write for `settle.quiet`, never

@@ -299,10 +299,7 @@ impl<'a> Runner<'a> {
             planned: self.planned.max(self.steps_done as usize),
             tool: &call.step.tool,
         });
-        self.observed.wait_quiet(self.context.settle);
-        if let Err(e) = super::catch_up(self.observed, &mut self.draft.report)
-            .and_then(|()| self.idle_control())
-        {
+        if let Err(e) = self.idle_control() {
             self.draft
                 .incomplete(format!("cannot observe the stores: {e}"));
             return ControlFlow::Break(());
@@ -387,11 +384,12 @@ impl<'a> Runner<'a> {
         ControlFlow::Continue((id, status))
     }
 
-    /// The idle control before a call: with nothing in flight, the stores
-    /// watched for as long as the call before took (see
-    /// [`witness_jail::observe::idle_window`]). What changes is the server's
-    /// background; a change to what the call before changed is its late
-    /// effect.
+    /// The moment before a call and its idle control in one: with nothing
+    /// in flight, the stores watched for as long as the call before took
+    /// (see [`witness_jail::observe::idle_window`]). What changes there is
+    /// the server's background, or else the call before's late effect (a
+    /// write it finished after its answer; before any call, the startup's):
+    /// never the next call's, which is not sent before the control ends.
     fn idle_control(&mut self) -> Result<(), witness_jail::observe::ObserveError> {
         let settle = self.context.settle;
         let window = idle_window(self.last_window, settle.bound, settle.quiet);
@@ -404,6 +402,9 @@ impl<'a> Runner<'a> {
         };
         let mut late = Changes::default();
         let idle = self.observed.idle(window, previous, &mut late).map(|_| ());
+        let previous_id = self.draft.report.calls.last().map(|c| c.id);
+        self.observed
+            .report_warnings(&mut self.draft.report.findings, previous_id);
         match self.draft.report.calls.last_mut() {
             Some(last) => last.late_effects.extend(late.effects),
             None => self.draft.report.startup_effects.extend(late.effects),
