@@ -127,6 +127,9 @@ fn main() -> ExitCode {
     let signal_is_an_end = matches!(command, Command::Proxy(_));
     let progress = progress::Progress::new(cli.progress);
     if command.launches_servers() {
+        // Before any thread exists: the jails' tmpfs mounts are this
+        // process's own (where it may mount at all).
+        witness_jail::disk::private_mounts();
         if let Err(e) = signals::install() {
             errln!("mcp-witness: cannot handle signals: {e}");
             return ExitCode::from(witness_model::exit::ExitStatus::Incomplete.code());

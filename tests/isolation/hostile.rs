@@ -864,7 +864,7 @@ fn a_disk_filler_is_held_at_the_disk_bound() {
     assert_eq!(disk["held"], true, "{disk:#}");
     assert!(
         disk["detail"].as_str().is_some_and(
-            |d| d.starts_with("RLIMIT_FSIZE: no file the server writes grows past 64 MiB")
+            |d| d.contains("RLIMIT_FSIZE: no file the server writes grows past 64 MiB")
         ),
         "{disk:#}"
     );
@@ -875,6 +875,57 @@ fn a_disk_filler_is_held_at_the_disk_bound() {
         answer.contains("wrote 64 MiB, refused: errno 27"),
         "{answer}"
     );
+    assert_eq!(common::check(&report, "EFF-01", "fill")["verdict"], "fail");
+    assert_nothing_left(&scene, &out, &mark);
+}
+
+/// MiB written to `place` as the spreading filler answers it.
+fn written_to(answer: &str, place: &str) -> u64 {
+    answer
+        .split(&format!("{place}: wrote "))
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no {place} in {answer}"))
+}
+
+#[test]
+fn a_disk_filler_spreading_small_files_is_held_at_the_jails_total() {
+    let scene = Scene::new();
+    let mark = marker("spread");
+    let filler = hostile("disk_filler.py");
+    let out = scene.run(
+        &audit_args(&["--disk", "64M"], &[&filler, &mark, "spread"]),
+        LIMIT,
+    );
+    let report = out.report();
+    assert!(!out.killed, "took {:?}", out.elapsed);
+    let disk = layer(&report, "disk");
+    assert_eq!(disk["held"], true, "{disk:#}");
+    let detail = disk["detail"].as_str().unwrap_or_default();
+    let answer = first_answer(&report);
+    let jail = written_to(&answer, "home") + written_to(&answer, "tmpdir");
+    if detail.starts_with(
+        "HOME, TMPDIR, the working directory and all else the server makes in the jail are one tmpfs of 64 MiB",
+    ) {
+        // Files of 16 MiB, each under RLIMIT_FSIZE: the jail's tmpfs held
+        // their total, with ENOSPC (28), wherever in the jail they were.
+        assert!(jail <= 64, "{answer}");
+        assert!(jail >= 48, "the bound is the one given: {answer}");
+        assert!(
+            answer.contains("home: wrote") && answer.contains("errno 28"),
+            "{answer}"
+        );
+        // bubblewrap's /tmp is a tmpfs of its own, of the same size.
+        if isolation_held(&report, "mount-namespace") {
+            assert!(written_to(&answer, "tmp") <= 64, "{answer}");
+        }
+    } else {
+        // Where this process may not mount (an ordinary user), the layer
+        // says the jail's total is not bounded, and the writes went through.
+        assert!(detail.contains("their total is not bounded"), "{detail}");
+        assert!(jail > 64, "{answer}");
+    }
     assert_eq!(common::check(&report, "EFF-01", "fill")["verdict"], "fail");
     assert_nothing_left(&scene, &out, &mark);
 }
