@@ -982,3 +982,63 @@ fn another_audits_jail_and_the_auditors_temporary_files_are_not_visible() {
     std::fs::remove_dir_all(&beside).expect("cleanup");
     scene.assert_no_jail_left();
 }
+
+/// A file planted under the host's /etc for one test, removed after it.
+struct Planted(PathBuf);
+
+impl Drop for Planted {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+#[test]
+fn of_etc_a_server_reads_what_programs_need_and_not_shadow_or_a_planted_secret() {
+    let scene = Scene::new();
+    let mark = marker("etc");
+    // Planted where only an auditor that may write /etc (root) can.
+    let secret = PathBuf::from(format!("/etc/witness-secret-test-{}", std::process::id()));
+    let planted = std::fs::write(&secret, "a key the server must not see\n")
+        .ok()
+        .map(|()| Planted(secret.clone()));
+    let reader = hostile("etc_reader.py");
+    let secret_arg = secret.to_string_lossy().into_owned();
+    let out = scene.run(
+        &audit_args(
+            &[],
+            &[&reader, "/etc/shadow", &secret_arg, "/etc/passwd", &mark],
+        ),
+        LIMIT,
+    );
+    let report = out.report();
+    assert!(!out.killed, "took {:?}", out.elapsed);
+    let answer = first_answer(&report);
+    let view = layer(&report, "mount-namespace");
+    if view["held"] == true {
+        // Absent (ENOENT), not merely refused: neither has a name inside.
+        assert!(answer.contains("/etc/shadow: errno 2"), "{answer}");
+        if planted.is_some() {
+            assert!(
+                answer.contains(&format!("{secret_arg}: errno 2")),
+                "{answer}"
+            );
+        }
+        // What programs need to run is there.
+        assert!(answer.contains("/etc/passwd: read "), "{answer}");
+        assert!(
+            view["detail"]
+                .as_str()
+                .is_some_and(|d| d.contains("of /etc only what programs read to run")),
+            "{view:#}"
+        );
+    } else {
+        // Without bubblewrap nothing narrows the view: the layer says why.
+        assert!(
+            view["detail"].as_str().is_some_and(|d| !d.is_empty()),
+            "{view:#}"
+        );
+    }
+    drop(planted);
+    assert!(!secret.exists());
+    assert_nothing_left(&scene, &out, &mark);
+}
