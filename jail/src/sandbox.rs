@@ -933,6 +933,28 @@ mod tests {
     }
 
     #[test]
+    fn the_disk_layer_says_whether_the_jails_total_is_bounded() {
+        let on_tmpfs = disk_layer(64 << 20, true, true, Ok(()));
+        assert!(
+            on_tmpfs.as_ref().is_ok_and(|d| d.starts_with(
+                "HOME, TMPDIR, the working directory and all else the server makes in the jail are one tmpfs of 64 MiB"
+            ) && d.contains("RLIMIT_FSIZE") && !d.contains("not bounded")),
+            "{on_tmpfs:?}"
+        );
+        let on_disk = disk_layer(64 << 20, true, false, Err("no mount here".into()));
+        assert!(
+            on_disk.as_ref().is_ok_and(|d| d
+                .starts_with("RLIMIT_FSIZE: no file the server writes grows past 64 MiB")
+                && d.ends_with("their total is not bounded (no mount here)")
+                && !d.contains("/tmp")),
+            "{on_disk:?}"
+        );
+        // Neither the tmpfs nor the helper: nothing bounds the disk.
+        assert!(disk_layer(64 << 20, false, true, Err("no mount here".into())).is_err());
+        assert!(disk_layer(64 << 20, false, true, Ok(())).is_ok());
+    }
+
+    #[test]
     fn the_helper_arguments_say_what_to_enforce() {
         let request = LandlockRequest {
             writable: vec!["/j".into()],
