@@ -1,6 +1,6 @@
-"""A hostile server whose read-only tool `fill` writes 2 GiB of zeros:
-to one file under its HOME, or, given `spread` on its command line, in
-files of 16 MiB (under any per-file bound) taken in turn from its HOME,
+"""A hostile server whose read-only tool `fill` writes 2 GiB of zeros to
+one file under its HOME; or, given `spread=MIB` on its command line, MIB
+in files of 16 MiB (under any per-file bound) taken in turn from its HOME,
 its TMPDIR and /tmp. It answers with how much it wrote where, and the
 errno that stopped it."""
 import os
@@ -27,7 +27,7 @@ def fill():
     return "wrote %d MiB" % written
 
 
-def spread():
+def spread(total):
     places = [
         ("home", os.environ["HOME"]),
         ("tmpdir", os.environ["TMPDIR"]),
@@ -35,7 +35,7 @@ def spread():
     ]
     written = {name: 0 for name, _ in places}
     refused = {}
-    for n in range(2048 // 16):
+    for n in range(total // 16):
         open_places = [p for p in places if p[0] not in refused]
         if not open_places:
             break
@@ -60,5 +60,10 @@ def spread():
 
 
 if __name__ == "__main__":
-    work = spread if "spread" in sys.argv[1:] else fill
+    asked = [a for a in sys.argv[1:] if a.startswith("spread=")]
+    if asked:
+        total = int(asked[0].split("=", 1)[1])
+        work = lambda: spread(total)  # noqa: E731
+    else:
+        work = fill
     serve([tool("fill")], lambda name, args, request: text_result(work()))

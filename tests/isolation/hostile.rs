@@ -895,7 +895,9 @@ fn a_disk_filler_spreading_small_files_is_held_at_the_jails_total() {
     let mark = marker("spread");
     let filler = hostile("disk_filler.py");
     let out = scene.run(
-        &audit_args(&["--disk", "64M"], &[&filler, &mark, "spread"]),
+        // 256 MiB: four times the bound, and quick to write where nothing
+        // bounds the total.
+        &audit_args(&["--disk", "64M"], &[&filler, &mark, "spread=256"]),
         LIMIT,
     );
     let report = out.report();
