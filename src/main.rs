@@ -113,11 +113,23 @@ impl Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let command = cli.command;
+    // A path to show servers that is not there is a mistake of the
+    // invocation, found before anything is launched.
+    let visible = match cli.jail.ro_bind() {
+        Ok(paths) => paths,
+        Err(why) => {
+            errln!("mcp-witness: {why}");
+            return ExitCode::from(witness_model::exit::ExitStatus::Invalid.code());
+        }
+    };
     // A host stops its server with a signal: for the proxy that is the
     // ordinary end, not an interrupted run.
     let signal_is_an_end = matches!(command, Command::Proxy(_));
     let progress = progress::Progress::new(cli.progress);
     if command.launches_servers() {
+        // Before any thread exists: the jails' tmpfs mounts are this
+        // process's own (where it may mount at all).
+        witness_jail::disk::private_mounts();
         if let Err(e) = signals::install() {
             errln!("mcp-witness: cannot handle signals: {e}");
             return ExitCode::from(witness_model::exit::ExitStatus::Incomplete.code());
@@ -127,9 +139,9 @@ fn main() -> ExitCode {
             witness_jail::sandbox::set_helper(exe);
         }
         witness_jail::bounds::set_bounds(cli.jail.bounds());
-        witness_jail::sandbox::set_visible(cli.jail.ro_bind().to_vec());
+        witness_jail::sandbox::set_visible(visible);
     }
-    let mut status = match run(command, &progress) {
+    let mut status = match run(command, &progress, &cli.jail) {
         Ok(status) => status,
         Err(error) => {
             errln!("mcp-witness: {error:#}");
@@ -146,6 +158,7 @@ fn main() -> ExitCode {
 fn run(
     command: Command,
     progress: &progress::Progress,
+    jail: &cli::jailargs::JailArgs,
 ) -> anyhow::Result<witness_model::exit::ExitStatus> {
     match command {
         Command::Audit(args) => cli::audit::run(args, progress),
@@ -156,7 +169,7 @@ fn run(
         Command::Manifest(command) => cli::manifest::run(command),
         Command::Report(args) => cli::report::run(args),
         Command::Schema(args) => cli::schema::run(args),
-        Command::Sweep(args) => cli::sweep::run(args, progress),
+        Command::Sweep(args) => cli::sweep::run(args, progress, jail),
         Command::Agent(command) => cli::agent::run(command, progress),
         Command::Proxy(args) => cli::proxy::run(args, progress),
         Command::Trace(command) => cli::trace::run(command),

@@ -76,6 +76,8 @@ pub fn signal() -> Option<i32> {
 pub fn remove_jails() {
     let roots: Vec<PathBuf> = live().jails.values().cloned().collect();
     for root in roots {
+        // A jail's tmpfs goes first: its mount point could not be removed.
+        crate::disk::unmount(&root);
         let _ = std::fs::remove_dir_all(root);
     }
 }

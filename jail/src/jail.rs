@@ -180,6 +180,14 @@ pub struct Jail {
     /// Declared first so they stop before the directory holding them is
     /// removed (fields drop in order).
     _clusters: Vec<witness_postgres::Cluster>,
+    /// The jail's bounded tmpfs, unmounted after the clusters stopped and
+    /// before the (then empty) directory is removed.
+    mount: Option<crate::disk::JailMount>,
+    /// Why the jail's total is not bounded (`None`: it is).
+    disk_unbounded: Option<String>,
+    /// Whether the jail's tmpfs was full when last asked (a bound reached
+    /// is reported once, when it fills).
+    disk_full: bool,
     dir: Option<tempfile::TempDir>,
     root: PathBuf,
     pub stores: Vec<JailedStore>,
@@ -229,6 +237,20 @@ impl Jail {
             .canonicalize()
             .unwrap_or_else(|_| dir.path().to_path_buf());
         let registration = (!spec.keep).then(|| crate::interrupt::register_jail(root.clone()));
+        // Mounted after the lock is taken: the lock is on the directory
+        // beneath, which other auditors' sweeps see.
+        std::fs::create_dir_all(root.join("stores")).map_err(JailError::Create)?;
+        let (mount, disk_unbounded) = if spec.keep {
+            (
+                None,
+                Some("a kept jail (--keep-jail) stays on disk, to be read afterwards".to_owned()),
+            )
+        } else {
+            match crate::disk::JailMount::mount(&root, crate::bounds::bounds().disk) {
+                Ok(mount) => (Some(mount), None),
+                Err(why) => (None, Some(why)),
+            }
+        };
         for sub in ["work", "home", "tmp", "stores"] {
             std::fs::create_dir_all(root.join(sub)).map_err(JailError::Create)?;
         }
@@ -254,6 +276,9 @@ impl Jail {
         };
         Ok(Self {
             _clusters: clusters,
+            mount,
+            disk_unbounded,
+            disk_full: false,
             dir,
             root,
             stores,
@@ -347,13 +372,24 @@ impl Jail {
     }
 
     /// The resource bounds the server reached since this was last asked,
-    /// each as `memory 2 GiB` (only where the kernel counts: a cgroup's).
+    /// each as `memory 2 GiB` (only where the kernel counts: a cgroup's,
+    /// and the jail's tmpfs, which is full).
     pub fn bounds_hit(&mut self) -> Vec<String> {
         let mut hits = std::mem::take(&mut self.carried_hits);
         for cgroup in &mut self.cgroups {
             if cgroup.hit_since_last() {
                 hits.push(bound_text(cgroup.controller()));
             }
+        }
+        if let Some(mount) = &self.mount {
+            let full = mount.full();
+            if full && !self.disk_full {
+                hits.push(format!(
+                    "disk {}",
+                    crate::bounds::show_bytes(crate::bounds::bounds().disk)
+                ));
+            }
+            self.disk_full = full;
         }
         hits.dedup();
         hits
@@ -423,6 +459,26 @@ impl Jail {
             .landlock
             .writable
             .extend(self.also_writable.iter().cloned());
+        // The layer as this jail has it: a jail left on disk (kept, or where
+        // the tmpfs could not be mounted or bounded) says its total is not
+        // bounded, and why.
+        if let Some(why) = &self.disk_unbounded {
+            let helper = decision.helper.is_some();
+            let detail = sandbox::disk_layer(
+                crate::bounds::bounds().disk,
+                helper,
+                decision.bwrap.is_some(),
+                Err(why.clone()),
+            );
+            for entry in decision
+                .layers
+                .iter_mut()
+                .filter(|l| l.layer == IsolationLayer::Disk)
+            {
+                entry.held = detail.is_ok();
+                entry.detail = detail.clone().unwrap_or_else(|e| e);
+            }
+        }
         let spawn_error = |source| LaunchError::Spawn {
             program: program.clone(),
             source,
@@ -675,6 +731,9 @@ impl Jail {
         };
         Ok(Self {
             _clusters: Vec::new(),
+            mount: None,
+            disk_unbounded: None,
+            disk_full: false,
             dir: Some(dir),
             root,
             stores,

@@ -25,6 +25,7 @@
 
 pub mod bounds;
 pub mod copy;
+pub mod disk;
 pub mod interrupt;
 mod isolation;
 mod jail;

@@ -399,16 +399,17 @@ fn decide_bounds(available: &Availability, bounds: Bounds, user_namespace: bool)
             (Err(why), false) => Err(format!("{no_helper}; no pids cgroup: {why}")),
         },
     ));
+    let disk = disk_layer(
+        bounds.disk,
+        helper,
+        user_namespace,
+        crate::disk::available(),
+    );
+    if helper {
+        limits.push((Limit::Fsize, bounds.disk));
+    }
+    layers.push(entry(IsolationLayer::Disk, disk));
     let simple = [
-        (
-            IsolationLayer::Disk,
-            Limit::Fsize,
-            bounds.disk,
-            format!(
-                "RLIMIT_FSIZE: no file the server writes grows past {}; the sandbox's scratch directories are a tmpfs of that size (the jail's own directories are on the auditor's disk, where they are observed: their total is not bounded)",
-                bounds::show_bytes(bounds.disk)
-            ),
-        ),
         (
             IsolationLayer::CpuTime,
             Limit::Cpu,
@@ -437,6 +438,49 @@ fn decide_bounds(available: &Availability, bounds: Bounds, user_namespace: bool)
         }
     }
     (layers, limits, cgroups)
+}
+
+/// How the disk bound is kept: the jail's tmpfs (its whole total), the
+/// helper's `RLIMIT_FSIZE` (each file), bubblewrap's `/tmp`; held when the
+/// jail's tmpfs or the file limit is in force.
+pub(crate) fn disk_layer(
+    disk: u64,
+    helper: bool,
+    bwrap: bool,
+    jail_tmpfs: Result<(), String>,
+) -> Result<String, String> {
+    let size = bounds::show_bytes(disk);
+    let mut parts = Vec::new();
+    let total = match &jail_tmpfs {
+        Ok(()) => {
+            parts.push(format!(
+                "HOME, TMPDIR, the working directory and all else the server makes in the jail are one tmpfs of {size}: a write past it is refused with ENOSPC, in whatever file; the stores' copies stay on the auditor's disk, each file bounded, their total not"
+            ));
+            None
+        }
+        Err(why) => Some(why.clone()),
+    };
+    if helper {
+        parts.push(format!(
+            "RLIMIT_FSIZE: no file the server writes grows past {size}"
+        ));
+    }
+    if bwrap {
+        parts.push(format!("/tmp is a tmpfs of {size}"));
+    }
+    if jail_tmpfs.is_err() && !helper {
+        return Err(format!(
+            "resource limits need the mcp-witness binary as the sandbox's helper, and the jail's total is not bounded: {}",
+            total.unwrap_or_default()
+        ));
+    }
+    let mut text = parts.join("; ");
+    if let Some(why) = total {
+        text.push_str(&format!(
+            "; the jail's own directories are on the auditor's disk, where many files under the bound can add up: their total is not bounded ({why})"
+        ));
+    }
+    Ok(text)
 }
 
 /// Whether a sink can be made in a sandbox launched here: bubblewrap's
@@ -654,6 +698,18 @@ pub(crate) fn bwrap_command(
                 cmd.arg("--ro-bind").arg(path).arg(path);
             }
             Err(_) => {}
+        }
+    }
+    // Of /etc, only what programs read to run: never shadow, keys or the
+    // credentials some system configs hold.
+    for entry in crate::view::etc_entries(Path::new("/etc")) {
+        match entry {
+            crate::view::EtcEntry::Bind(path) => {
+                cmd.arg("--ro-bind").arg(&path).arg(&path);
+            }
+            crate::view::EtcEntry::Link { path, target } => {
+                cmd.arg("--symlink").arg(target).arg(path);
+            }
         }
     }
     cmd.args(["--dev", "/dev", "--proc", "/proc"]);
@@ -874,6 +930,28 @@ mod tests {
         // Bounds never enter the containment sentence.
         let (_, detail) = level_of(&decision.layers);
         assert!(!detail.contains("memory"), "{detail}");
+    }
+
+    #[test]
+    fn the_disk_layer_says_whether_the_jails_total_is_bounded() {
+        let on_tmpfs = disk_layer(64 << 20, true, true, Ok(()));
+        assert!(
+            on_tmpfs.as_ref().is_ok_and(|d| d.starts_with(
+                "HOME, TMPDIR, the working directory and all else the server makes in the jail are one tmpfs of 64 MiB"
+            ) && d.contains("RLIMIT_FSIZE") && !d.contains("not bounded")),
+            "{on_tmpfs:?}"
+        );
+        let on_disk = disk_layer(64 << 20, true, false, Err("no mount here".into()));
+        assert!(
+            on_disk.as_ref().is_ok_and(|d| d
+                .starts_with("RLIMIT_FSIZE: no file the server writes grows past 64 MiB")
+                && d.ends_with("their total is not bounded (no mount here)")
+                && !d.contains("/tmp")),
+            "{on_disk:?}"
+        );
+        // Neither the tmpfs nor the helper: nothing bounds the disk.
+        assert!(disk_layer(64 << 20, false, true, Err("no mount here".into())).is_err());
+        assert!(disk_layer(64 << 20, false, true, Ok(())).is_ok());
     }
 
     #[test]

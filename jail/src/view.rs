@@ -9,9 +9,106 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::OnceLock;
 
 /// The system's runtime, bound read-only where it exists.
-pub const SYSTEM: [&str; 9] = [
-    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
+pub const SYSTEM: [&str; 8] = [
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt",
 ];
+
+/// Of `/etc`, what programs read to run, bound read-only where it exists:
+/// name resolution (resolv.conf, hosts, nsswitch.conf, gai.conf, services,
+/// protocols, networks), users and groups by name (passwd and group, never
+/// shadow nor gshadow), the dynamic loader (ld.so.*), certificates
+/// (ssl, ca-certificates, pki, crypto-policies), the Debian alternatives
+/// that commands in /usr/bin lead through, time and locale, the system's
+/// name and version, and the interpreters' own configuration. Whatever
+/// else /etc holds (keys, credentials in system configs such as gitconfig,
+/// npmrc or pip.conf, other services' settings) is absent.
+pub const ETC: [&str; 31] = [
+    "resolv.conf",
+    "hosts",
+    "host.conf",
+    "nsswitch.conf",
+    "gai.conf",
+    "services",
+    "protocols",
+    "networks",
+    "passwd",
+    "group",
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "ld.so.preload",
+    "ssl",
+    "ca-certificates",
+    "ca-certificates.conf",
+    "pki",
+    "crypto-policies",
+    "alternatives",
+    "localtime",
+    "timezone",
+    "locale.alias",
+    "locale.conf",
+    "os-release",
+    "lsb-release",
+    "debian_version",
+    "mime.types",
+    "python3",
+    "nodejs",
+    "terminfo",
+];
+
+/// How one entry of `/etc` appears in the sandbox.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EtcEntry {
+    /// Bound read-only (a link out of the runtime, such as a resolv.conf
+    /// under /run, is bound as what it names).
+    Bind(PathBuf),
+    /// A link that stays a link: its target is in the sandbox already.
+    Link { path: PathBuf, target: PathBuf },
+}
+
+/// The entries of `etc` (the host's `/etc`) the sandbox shows, as
+/// `/etc/NAME`: those of [`ETC`] that exist, and the version directories
+/// of the interpreters (`python3.11`).
+pub fn etc_entries(etc: &Path) -> Vec<EtcEntry> {
+    let mut names: Vec<String> = ETC.iter().map(|n| (*n).to_owned()).collect();
+    if let Ok(entries) = std::fs::read_dir(etc) {
+        names.extend(
+            entries
+                .flatten()
+                .filter_map(|e| e.file_name().into_string().ok())
+                .filter(|n| {
+                    n.strip_prefix("python3.")
+                        .is_some_and(|v| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
+                }),
+        );
+    }
+    names.sort();
+    names.dedup();
+    let mut shown = Vec::new();
+    for name in names {
+        let host = etc.join(&name);
+        let path = Path::new("/etc").join(&name);
+        match std::fs::read_link(&host) {
+            Ok(target) => {
+                // A link into the runtime stays a link; one elsewhere
+                // (/run/systemd/resolve/...) is bound as what it names.
+                let resolved = if target.is_absolute() {
+                    target.clone()
+                } else {
+                    etc.join(&target)
+                };
+                if in_system(&resolved) && !resolved.starts_with("/etc") {
+                    shown.push(EtcEntry::Link { path, target });
+                } else if host.exists() {
+                    shown.push(EtcEntry::Bind(path));
+                }
+            }
+            Err(_) if host.exists() => shown.push(EtcEntry::Bind(path)),
+            Err(_) => {}
+        }
+    }
+    shown
+}
 
 static EXTRA: OnceLock<Vec<PathBuf>> = OnceLock::new();
 
@@ -26,9 +123,10 @@ pub fn extra() -> &'static [PathBuf] {
     EXTRA.get().map(Vec::as_slice).unwrap_or_default()
 }
 
-/// Whether `path` is beneath the system's runtime, so already visible.
+/// Whether `path` is beneath the system's runtime, so already visible (or,
+/// under /etc, never to be bound whole for a server's install).
 fn in_system(path: &Path) -> bool {
-    SYSTEM.iter().any(|dir| path.starts_with(dir))
+    SYSTEM.iter().any(|dir| path.starts_with(dir)) || path.starts_with("/etc")
 }
 
 /// The directory a program or script at `path` was installed into: the
@@ -153,7 +251,7 @@ pub fn describe(install: usize, extra: &[PathBuf]) -> String {
         .filter(|d| Path::new(d).exists())
         .collect();
     let mut text = format!(
-        "the server sees only the system's runtime ({}, read-only), {} install director{} named by its command line (read-only), and the jail (writable)",
+        "the server sees only the system's runtime ({}, and of /etc only what programs read to run: resolver, passwd and group, the loader, certificates, alternatives, time and locale; read-only), {} install director{} named by its command line (read-only), and the jail (writable)",
         system.join(", "),
         install,
         if install == 1 { "y" } else { "ies" }
@@ -189,6 +287,44 @@ mod tests {
         assert_eq!(
             install_root(Path::new("/srv/tools/x")),
             Some(PathBuf::from("/srv/tools"))
+        );
+    }
+
+    #[test]
+    fn of_etc_only_what_programs_need_is_shown_and_links_are_kept_or_followed() {
+        let host = tempfile::tempdir().expect("tempdir");
+        let etc = host.path();
+        for name in [
+            "passwd",
+            "group",
+            "shadow",
+            "gitconfig",
+            "python3.11",
+            "python3.x",
+        ] {
+            std::fs::write(etc.join(name), "x").expect("write");
+        }
+        std::fs::create_dir(etc.join("ssl")).expect("ssl");
+        std::os::unix::fs::symlink("/usr/share/zoneinfo/UTC", etc.join("localtime")).expect("link");
+        let elsewhere = etc.join("elsewhere-resolv.conf");
+        std::fs::write(&elsewhere, "nameserver 10.0.0.1\n").expect("write");
+        std::os::unix::fs::symlink(&elsewhere, etc.join("resolv.conf")).expect("link");
+        std::os::unix::fs::symlink("/nonexistent/hosts", etc.join("hosts")).expect("link");
+        let shown = etc_entries(etc);
+        let bind = |name: &str| EtcEntry::Bind(Path::new("/etc").join(name));
+        assert_eq!(
+            shown,
+            [
+                bind("group"),
+                EtcEntry::Link {
+                    path: "/etc/localtime".into(),
+                    target: "/usr/share/zoneinfo/UTC".into()
+                },
+                bind("passwd"),
+                bind("python3.11"),
+                bind("resolv.conf"),
+                bind("ssl"),
+            ]
         );
     }
 

@@ -43,7 +43,85 @@ impl JailArgs {
         }
     }
 
-    pub fn ro_bind(&self) -> &[PathBuf] {
-        &self.ro_bind
+    /// The `--ro-bind` paths, each made absolute against the working
+    /// directory, or the first that names nothing (one line, for exit 2:
+    /// checked before anything is launched, since bubblewrap would refuse
+    /// every server otherwise).
+    pub fn ro_bind(&self) -> Result<Vec<PathBuf>, String> {
+        self.ro_bind
+            .iter()
+            .map(|path| match std::fs::metadata(path) {
+                Ok(_) => std::path::absolute(path)
+                    .map_err(|e| format!("--ro-bind {}: {e}", path.display())),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(format!(
+                    "--ro-bind {}: no such file or directory, so nothing to show the server",
+                    path.display()
+                )),
+                Err(e) => Err(format!("--ro-bind {}: {e}", path.display())),
+            })
+            .collect()
+    }
+
+    /// The same bounds and view as flags for a process this one starts (a
+    /// sweep's worker), every bound spelt out so the worker cannot fall
+    /// back on other defaults.
+    pub fn forward(&self) -> Result<Vec<std::ffi::OsString>, String> {
+        let bounds = self.bounds();
+        let mut args: Vec<std::ffi::OsString> = [
+            ("--memory", bounds.memory),
+            ("--processes", bounds.processes),
+            ("--disk", bounds.disk),
+            ("--cpu-seconds", bounds.cpu_seconds),
+            ("--open-files", bounds.open_files),
+        ]
+        .iter()
+        .flat_map(|(flag, value)| [(*flag).into(), value.to_string().into()])
+        .collect();
+        for path in self.ro_bind()? {
+            args.push("--ro-bind".into());
+            args.push(path.into_os_string());
+        }
+        Ok(args)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        jail: JailArgs,
+    }
+
+    #[test]
+    fn a_worker_gets_every_bound_spelt_out_and_reads_them_back_the_same() {
+        let given = Cli::parse_from([
+            "x",
+            "--memory",
+            "300M",
+            "--processes",
+            "77",
+            "--ro-bind",
+            "/usr",
+        ]);
+        let forwarded = given.jail.forward().expect("forward");
+        let again = Cli::parse_from(std::iter::once("x".into()).chain(forwarded));
+        assert_eq!(again.jail.bounds(), given.jail.bounds());
+        assert_eq!(again.jail.bounds().memory, 300 << 20);
+        assert_eq!(again.jail.ro_bind(), Ok(vec![PathBuf::from("/usr")]));
+    }
+
+    #[test]
+    fn a_ro_bind_of_nothing_is_refused_in_one_line() {
+        let given = Cli::parse_from(["x", "--ro-bind", "/nonexistent/witness-ro-bind"]);
+        let error = given.jail.ro_bind().expect_err("refused");
+        assert!(
+            error.starts_with("--ro-bind /nonexistent/witness-ro-bind: no such file"),
+            "{error}"
+        );
+        assert!(!error.contains('\n'));
     }
 }

@@ -1,7 +1,6 @@
 //! `mcp-witness sweep`: many servers from one SWEEP.toml, resumable and
 //! sharded; `sweep merge`: shard outputs into one dataset.
 
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -10,6 +9,7 @@ use witness_model::exit::ExitStatus;
 use witness_model::sweep::SweepDocument;
 use witness_sweep::{RunOptions, Sweep, shard};
 
+use crate::cli::jailargs::JailArgs;
 use crate::progress::Progress;
 
 const HELP: &str = "\
@@ -31,6 +31,10 @@ slice comes from MCP_WITNESS_SHARD=I/N, a Kubernetes Indexed Job
 (SLURM_ARRAY_TASK_ID, _MIN, _COUNT), GitLab CI (CI_NODE_INDEX, CI_NODE_TOTAL),
 CircleCI or Buildkite. Give each shard its own --out, then:
   mcp-witness sweep merge OUT-0 OUT-1 OUT-2 --out OUT
+
+Bounds: --memory, --processes, --disk, --cpu-seconds, --open-files and
+--ro-bind given here hold for every target's audit, as they would for
+`audit`; each audit's isolation layers say what its server was given.
 
 Writes OUT/dataset.jsonl and OUT/dataset.csv (one row per target x tool x
 check), OUT/sweep.json, OUT/index.html (the prevalence page) and each target's
@@ -98,18 +102,18 @@ impl SweepArgs {
     }
 }
 
-pub fn run(args: SweepArgs, progress: &Progress) -> Result<ExitStatus> {
+pub fn run(args: SweepArgs, progress: &Progress, jail: &JailArgs) -> Result<ExitStatus> {
     match args.command {
         Some(SweepCommand::Merge(merge)) => run_merge(merge),
         Some(SweepCommand::Worker { job }) => {
             witness_sweep::worker::run_job(&job)?;
             Ok(ExitStatus::Passed)
         }
-        None => run_sweep(&args, progress),
+        None => run_sweep(&args, progress, jail),
     }
 }
 
-fn run_sweep(args: &SweepArgs, progress: &Progress) -> Result<ExitStatus> {
+fn run_sweep(args: &SweepArgs, progress: &Progress, jail: &JailArgs) -> Result<ExitStatus> {
     let Some(file) = &args.file else {
         return Err(crate::exit::invalid("give a sweep file"));
     };
@@ -136,14 +140,13 @@ fn run_sweep(args: &SweepArgs, progress: &Progress) -> Result<ExitStatus> {
         jobs,
         shard: shard.map(|(s, _)| s),
         // A worker's stderr is its log, whose last line is the reason a
-        // failed worker gives: no progress lines in it.
-        worker: vec![
-            exe.into_os_string(),
-            OsString::from("--progress"),
-            OsString::from("off"),
-            OsString::from("sweep"),
-            OsString::from("worker"),
-        ],
+        // failed worker gives: no progress lines in it. Its servers get the
+        // bounds and the view this sweep was given, as `audit` would.
+        worker: [exe.into_os_string(), "--progress".into(), "off".into()]
+            .into_iter()
+            .chain(jail.forward().map_err(crate::exit::invalid)?)
+            .chain(["sweep".into(), "worker".into()])
+            .collect(),
     };
     let mut view = progress.sweep(args.quiet);
     let outcome = witness_sweep::run(&sweep, &options, &mut |event, tally| {

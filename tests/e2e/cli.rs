@@ -67,6 +67,11 @@ fn an_invalid_invocation_of_every_command_exits_2_and_launches_nothing() {
         vec!["schema", "nope"],
         vec!["schema"],
         vec!["nope"],
+        [
+            &["audit", "--ro-bind", "/nonexistent/witness-view"][..],
+            &server,
+        ]
+        .concat(),
     ];
     for args in &cases {
         let output = witness(args);
@@ -156,4 +161,32 @@ fn testbed_variants_as_json_is_the_full_record_of_every_variant() {
     assert!(by_name("response-honest").get("response_defect").is_none());
     let lie = &by_name("rsp-counting-write")["lie"];
     assert_eq!(lie["annotations"]["readOnlyHint"], true);
+}
+
+#[test]
+fn a_ro_bind_of_a_path_that_is_not_there_is_one_line_and_launches_nothing() {
+    let marker = common::LaunchMarker::new();
+    let mut args = vec![
+        "audit",
+        "--no-netns",
+        "--ro-bind",
+        "/usr",
+        "--ro-bind",
+        "/nonexistent/witness-view",
+        "--",
+    ];
+    let command = marker.command();
+    args.extend(command.iter().map(String::as_str));
+    let output = witness(&args);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with(
+            "mcp-witness: --ro-bind /nonexistent/witness-view: no such file or directory"
+        ),
+        "{stderr}"
+    );
+    assert!(output.stdout.is_empty(), "no report: nothing ran");
+    assert!(!marker.launched(), "the server was launched");
 }

@@ -753,3 +753,55 @@ fn shards_that_differ_only_in_timing_merge_and_a_measured_difference_is_refused(
     assert_eq!(log.lines().count(), 1, "{log}");
     assert!(log.contains("holds a different audit"), "{log}");
 }
+
+#[test]
+fn a_sweeps_audits_get_the_bounds_the_sweep_was_given() {
+    let (dir, file) = sweep_file(&testbed("honest", "honest"));
+    let out = dir.path().join("out");
+    let output = run(witness()
+        .args([
+            "--disk",
+            "96M",
+            "--cpu-seconds",
+            "77",
+            "--open-files",
+            "333",
+        ])
+        .arg("sweep")
+        .arg(&file)
+        .arg("--out")
+        .arg(&out)
+        .args(["--quiet", "--memory", "300M"]));
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let audits: Vec<PathBuf> = std::fs::read_dir(out.join("targets"))
+        .expect("targets")
+        .flatten()
+        .map(|e| e.path().join("audit.json"))
+        .filter(|p| p.is_file())
+        .collect();
+    assert_eq!(audits.len(), 1, "{audits:?}");
+    let audit = read(&audits[0]);
+    let layer = |name: &str| -> String {
+        audit["isolation"]["layers"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|l| l["layer"] == name)
+            .map(|l| format!("{} {}", l["held"], l["detail"]))
+            .unwrap_or_else(|| panic!("no {name} layer: {:#}", audit["isolation"]))
+    };
+    // Each bound the sweep was given, in the layer that holds it (a cgroup
+    // or a resource limit, whichever this machine offers).
+    assert!(
+        layer("disk").starts_with("true") && layer("disk").contains("96 MiB"),
+        "{}",
+        layer("disk")
+    );
+    assert!(layer("cpu-time").contains("77 s"), "{}", layer("cpu-time"));
+    assert!(
+        layer("open-files").contains("333 open files"),
+        "{}",
+        layer("open-files")
+    );
+    assert!(layer("memory").contains("300 MiB"), "{}", layer("memory"));
+}

@@ -864,7 +864,7 @@ fn a_disk_filler_is_held_at_the_disk_bound() {
     assert_eq!(disk["held"], true, "{disk:#}");
     assert!(
         disk["detail"].as_str().is_some_and(
-            |d| d.starts_with("RLIMIT_FSIZE: no file the server writes grows past 64 MiB")
+            |d| d.contains("RLIMIT_FSIZE: no file the server writes grows past 64 MiB")
         ),
         "{disk:#}"
     );
@@ -875,6 +875,59 @@ fn a_disk_filler_is_held_at_the_disk_bound() {
         answer.contains("wrote 64 MiB, refused: errno 27"),
         "{answer}"
     );
+    assert_eq!(common::check(&report, "EFF-01", "fill")["verdict"], "fail");
+    assert_nothing_left(&scene, &out, &mark);
+}
+
+/// MiB written to `place` as the spreading filler answers it.
+fn written_to(answer: &str, place: &str) -> u64 {
+    answer
+        .split(&format!("{place}: wrote "))
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no {place} in {answer}"))
+}
+
+#[test]
+fn a_disk_filler_spreading_small_files_is_held_at_the_jails_total() {
+    let scene = Scene::new();
+    let mark = marker("spread");
+    let filler = hostile("disk_filler.py");
+    let out = scene.run(
+        // 256 MiB: four times the bound, and quick to write where nothing
+        // bounds the total.
+        &audit_args(&["--disk", "64M"], &[&filler, &mark, "spread=256"]),
+        LIMIT,
+    );
+    let report = out.report();
+    assert!(!out.killed, "took {:?}", out.elapsed);
+    let disk = layer(&report, "disk");
+    assert_eq!(disk["held"], true, "{disk:#}");
+    let detail = disk["detail"].as_str().unwrap_or_default();
+    let answer = first_answer(&report);
+    let jail = written_to(&answer, "home") + written_to(&answer, "tmpdir");
+    if detail.starts_with(
+        "HOME, TMPDIR, the working directory and all else the server makes in the jail are one tmpfs of 64 MiB",
+    ) {
+        // Files of 16 MiB, each under RLIMIT_FSIZE: the jail's tmpfs held
+        // their total, with ENOSPC (28), wherever in the jail they were.
+        assert!(jail <= 64, "{answer}");
+        assert!(jail >= 48, "the bound is the one given: {answer}");
+        assert!(
+            answer.contains("home: wrote") && answer.contains("errno 28"),
+            "{answer}"
+        );
+        // bubblewrap's /tmp is a tmpfs of its own, of the same size.
+        if isolation_held(&report, "mount-namespace") {
+            assert!(written_to(&answer, "tmp") <= 64, "{answer}");
+        }
+    } else {
+        // Where this process may not mount (an ordinary user), the layer
+        // says the jail's total is not bounded, and the writes went through.
+        assert!(detail.contains("their total is not bounded"), "{detail}");
+        assert!(jail > 64, "{answer}");
+    }
     assert_eq!(common::check(&report, "EFF-01", "fill")["verdict"], "fail");
     assert_nothing_left(&scene, &out, &mark);
 }
@@ -930,4 +983,64 @@ fn another_audits_jail_and_the_auditors_temporary_files_are_not_visible() {
     assert!(answer.contains("No such file or directory"), "{answer}");
     std::fs::remove_dir_all(&beside).expect("cleanup");
     scene.assert_no_jail_left();
+}
+
+/// A file planted under the host's /etc for one test, removed after it.
+struct Planted(PathBuf);
+
+impl Drop for Planted {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+#[test]
+fn of_etc_a_server_reads_what_programs_need_and_not_shadow_or_a_planted_secret() {
+    let scene = Scene::new();
+    let mark = marker("etc");
+    // Planted where only an auditor that may write /etc (root) can.
+    let secret = PathBuf::from(format!("/etc/witness-secret-test-{}", std::process::id()));
+    let planted = std::fs::write(&secret, "a key the server must not see\n")
+        .ok()
+        .map(|()| Planted(secret.clone()));
+    let reader = hostile("etc_reader.py");
+    let secret_arg = secret.to_string_lossy().into_owned();
+    let out = scene.run(
+        &audit_args(
+            &[],
+            &[&reader, "/etc/shadow", &secret_arg, "/etc/passwd", &mark],
+        ),
+        LIMIT,
+    );
+    let report = out.report();
+    assert!(!out.killed, "took {:?}", out.elapsed);
+    let answer = first_answer(&report);
+    let view = layer(&report, "mount-namespace");
+    if view["held"] == true {
+        // Absent (ENOENT), not merely refused: neither has a name inside.
+        assert!(answer.contains("/etc/shadow: errno 2"), "{answer}");
+        if planted.is_some() {
+            assert!(
+                answer.contains(&format!("{secret_arg}: errno 2")),
+                "{answer}"
+            );
+        }
+        // What programs need to run is there.
+        assert!(answer.contains("/etc/passwd: read "), "{answer}");
+        assert!(
+            view["detail"]
+                .as_str()
+                .is_some_and(|d| d.contains("of /etc only what programs read to run")),
+            "{view:#}"
+        );
+    } else {
+        // Without bubblewrap nothing narrows the view: the layer says why.
+        assert!(
+            view["detail"].as_str().is_some_and(|d| !d.is_empty()),
+            "{view:#}"
+        );
+    }
+    drop(planted);
+    assert!(!secret.exists());
+    assert_nothing_left(&scene, &out, &mark);
 }

@@ -103,16 +103,27 @@ fn processes_under(dir: &Path) -> Vec<String> {
     found
 }
 
+/// Sockets under `dir`: those bound there that the kernel lists (a jail on
+/// the auditor's own tmpfs is out of this process's sight, its sockets are
+/// not), and any socket file left in what this process sees.
 fn sockets_under(dir: &Path) -> Vec<PathBuf> {
     use std::os::unix::fs::FileTypeExt;
-    walk(dir)
-        .into_iter()
-        .filter(|p| {
-            std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_socket())
-                || p.file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with(".s.PGSQL"))
-        })
-        .collect()
+    let listed = std::fs::read_to_string("/proc/net/unix").unwrap_or_default();
+    let mut found: Vec<PathBuf> = listed
+        .lines()
+        .skip(1)
+        .filter_map(|line| line.split_whitespace().nth(7))
+        .map(PathBuf::from)
+        .filter(|p| p.starts_with(dir))
+        .collect();
+    found.extend(walk(dir).into_iter().filter(|p| {
+        std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_socket())
+            || p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(".s.PGSQL"))
+    }));
+    found.sort();
+    found.dedup();
+    found
 }
 
 fn walk(dir: &Path) -> Vec<PathBuf> {
