@@ -30,6 +30,9 @@ pub enum OAuthFlow {
     ClientCredentials,
     /// A user's consent, with PKCE and a loopback redirect.
     AuthorizationCode,
+    /// The authorization code where the authorization server's metadata
+    /// allows it, else client credentials (with a client secret).
+    Auto,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -58,8 +61,11 @@ pub struct AuthArgs {
     #[arg(long, value_name = "ID")]
     pub oauth_client_id: Option<String>,
     /// Get tokens by OAuth 2.1 as a client registered dynamically (RFC 7591)
-    /// at the server's registration endpoint.
-    #[arg(long, conflicts_with_all = ["oauth_client_id", "bearer_env"])]
+    /// at the server's registration endpoint. With an --oauth-client-id that
+    /// is a client ID metadata document URL, that id is used where the
+    /// authorization server accepts such documents, and a client is
+    /// registered where it does not.
+    #[arg(long, conflicts_with = "bearer_env")]
     pub oauth_register: bool,
     /// The OAuth client secret, from this environment variable.
     #[arg(long, value_name = "VAR", conflicts_with = "oauth_client_secret_file")]
@@ -150,6 +156,19 @@ impl AuthArgs {
                 "--oauth-client-id must be non-empty printable text",
             ));
         }
+        if self.oauth_register && !client_id.is_empty() && !client_id.starts_with("https://") {
+            return Err(invalid(
+                "--oauth-register with --oauth-client-id needs the id to be a client ID metadata document URL (https://...)",
+            ));
+        }
+        if self.oauth_register
+            && !client_id.is_empty()
+            && self.oauth_flow == OAuthFlow::ClientCredentials
+        {
+            return Err(invalid(
+                "a client ID metadata document has no secret: it cannot do --oauth-flow client-credentials",
+            ));
+        }
         let client_secret = match (
             &self.oauth_client_secret_env,
             &self.oauth_client_secret_file,
@@ -167,6 +186,7 @@ impl AuthArgs {
             flow: match self.oauth_flow {
                 OAuthFlow::ClientCredentials => Flow::ClientCredentials,
                 OAuthFlow::AuthorizationCode => Flow::AuthorizationCode,
+                OAuthFlow::Auto => Flow::Auto,
             },
             client_id: client_id.clone(),
             register: self.oauth_register,

@@ -30,12 +30,18 @@ use std::time::{Duration, Instant};
 use oauth2::basic::{BasicClient, BasicTokenResponse};
 use oauth2::url::Url;
 use oauth2::{
-    AuthType, AuthUrl, AuthorizationCode, ClientId, ClientSecret, CsrfToken, PkceCodeChallenge,
-    RedirectUrl, RefreshToken, RequestTokenError, Scope, TokenResponse, TokenUrl,
+    AuthType, AuthUrl, AuthorizationCode, ClientId, ClientSecret, CsrfToken, EndpointNotSet,
+    EndpointSet, PkceCodeChallenge, RedirectUrl, RefreshToken, RequestTokenError, Scope,
+    TokenResponse, TokenUrl,
 };
 use serde_json::Value;
 
 use super::{AuthError, Authorizer, Challenge, Credentials, Secret};
+
+/// The `oauth2` client every token request is made with: only its token
+/// endpoint is set (the authorization-code flow adds its endpoint after).
+type TokenClient =
+    BasicClient<EndpointNotSet, EndpointNotSet, EndpointNotSet, EndpointNotSet, EndpointSet>;
 
 /// Longest metadata document or token response read.
 const MAX_DOCUMENT_BYTES: u64 = 256 * 1024;
@@ -47,6 +53,11 @@ pub enum Flow {
     ClientCredentials,
     /// A user's consent, via the authorization endpoint and a loopback redirect.
     AuthorizationCode,
+    /// Whichever the authorization server's `grant_types_supported` allows:
+    /// the authorization code when it lists it (or lists nothing, RFC 8414's
+    /// default), else client credentials when it lists them and the client
+    /// has a secret.
+    Auto,
 }
 
 /// How the client authenticates at the token endpoint.
@@ -105,6 +116,49 @@ struct Discovered {
     auth_methods: Option<Vec<String>>,
     pkce_s256: bool,
     registration_endpoint: Option<String>,
+    /// `grant_types_supported`, when listed.
+    grant_types: Option<Vec<String>>,
+    /// `client_id_metadata_document_supported`: a client ID metadata
+    /// document URL is accepted as the client id.
+    metadata_documents: bool,
+}
+
+impl Discovered {
+    /// What an authorization server's metadata (RFC 8414) says, for tokens
+    /// for `resource`; one reader for every way the document was found.
+    fn from_server_metadata(
+        resource: String,
+        scopes_supported: Option<String>,
+        server: &Value,
+    ) -> Result<Self, AuthError> {
+        let text = |key: &str| server.get(key).and_then(Value::as_str).map(str::to_owned);
+        let list = |key: &str| {
+            server.get(key).and_then(Value::as_array).map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect::<Vec<_>>()
+            })
+        };
+        let Some(token_endpoint) = text("token_endpoint") else {
+            return Err(AuthError::ServerMetadata("it has no token_endpoint".into()));
+        };
+        Ok(Discovered {
+            resource,
+            scopes_supported,
+            authorization_endpoint: text("authorization_endpoint"),
+            token_endpoint,
+            auth_methods: list("token_endpoint_auth_methods_supported"),
+            pkce_s256: list("code_challenge_methods_supported")
+                .is_some_and(|m| m.iter().any(|m| m == "S256")),
+            registration_endpoint: text("registration_endpoint"),
+            grant_types: list("grant_types_supported"),
+            metadata_documents: server
+                .get("client_id_metadata_document_supported")
+                .and_then(Value::as_bool)
+                == Some(true),
+        })
+    }
 }
 
 #[derive(Default)]
@@ -263,18 +317,6 @@ impl OAuth {
                 "no OAuth or OpenID metadata at its well-known addresses".into(),
             ));
         };
-        let text = |key: &str| server.get(key).and_then(Value::as_str).map(str::to_owned);
-        let list = |key: &str| {
-            server.get(key).and_then(Value::as_array).map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect::<Vec<_>>()
-            })
-        };
-        let Some(token_endpoint) = text("token_endpoint") else {
-            return Err(AuthError::ServerMetadata("it has no token_endpoint".into()));
-        };
         let scopes_supported = resource
             .get("scopes_supported")
             .and_then(Value::as_array)
@@ -285,16 +327,7 @@ impl OAuth {
                     .join(" ")
             })
             .filter(|s| !s.is_empty());
-        Ok(Discovered {
-            resource: resource_id,
-            scopes_supported,
-            authorization_endpoint: text("authorization_endpoint"),
-            token_endpoint,
-            auth_methods: list("token_endpoint_auth_methods_supported"),
-            pkce_s256: list("code_challenge_methods_supported")
-                .is_some_and(|m| m.iter().any(|m| m == "S256")),
-            registration_endpoint: text("registration_endpoint"),
-        })
+        Discovered::from_server_metadata(resource_id, scopes_supported, &server)
     }
 
     /// The 2025-03-26 rules: metadata at the endpoint's origin, else the
@@ -325,30 +358,11 @@ impl OAuth {
                 // 2025-03-26 made PKCE mandatory for every client.
                 pkce_s256: true,
                 registration_endpoint: at("/register"),
+                grant_types: None,
+                metadata_documents: false,
             });
         };
-        let text = |key: &str| server.get(key).and_then(Value::as_str).map(str::to_owned);
-        let Some(token_endpoint) = text("token_endpoint") else {
-            return Err(AuthError::ServerMetadata("it has no token_endpoint".into()));
-        };
-        let list = |key: &str| {
-            server.get(key).and_then(Value::as_array).map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect::<Vec<_>>()
-            })
-        };
-        Ok(Discovered {
-            resource,
-            scopes_supported: None,
-            authorization_endpoint: text("authorization_endpoint"),
-            token_endpoint,
-            auth_methods: list("token_endpoint_auth_methods_supported"),
-            pkce_s256: list("code_challenge_methods_supported")
-                .is_some_and(|m| m.iter().any(|m| m == "S256")),
-            registration_endpoint: text("registration_endpoint"),
-        })
+        Discovered::from_server_metadata(resource, None, &server)
     }
 
     /// How to authenticate at the token endpoint: the user's choice, else
@@ -393,35 +407,64 @@ impl OAuth {
         }
     }
 
-    /// A new token for `scope` by the configured flow.
-    fn obtain(&self, found: &Discovered, scope: Option<&str>) -> Result<Token, AuthError> {
+    /// The one description of this client at the token endpoint, for every
+    /// token request (a grant, a code exchange, a refresh): its id, how it
+    /// authenticates there, and its secret unless it is a public client.
+    fn token_client(&self, found: &Discovered) -> Result<TokenClient, AuthError> {
         let token_url = TokenUrl::new(found.token_endpoint.clone())
             .map_err(|_| AuthError::ServerMetadata("the token_endpoint is not a URL".into()))?;
         let method = self.client_auth(found);
-        let mut client = BasicClient::new(ClientId::new(self.client_id()))
+        let client = BasicClient::new(ClientId::new(self.client_id()))
             .set_token_uri(token_url)
             .set_auth_type(match method {
                 ClientAuth::Basic => AuthType::BasicAuth,
                 ClientAuth::Post | ClientAuth::None => AuthType::RequestBody,
             });
-        if method != ClientAuth::None
-            && let Some(secret) = &self.client_secret()
-        {
-            client = client.set_client_secret(ClientSecret::new(secret.expose().to_owned()));
+        Ok(match self.client_secret() {
+            Some(secret) if method != ClientAuth::None => {
+                client.set_client_secret(ClientSecret::new(secret.expose().to_owned()))
+            }
+            _ => client,
+        })
+    }
+
+    /// The flow to use with this authorization server: the configured one,
+    /// or for [`Flow::Auto`] the one its metadata allows.
+    fn flow(&self, found: &Discovered) -> Flow {
+        if self.config.flow != Flow::Auto {
+            return self.config.flow;
         }
+        let lists = |grant: &str| match &found.grant_types {
+            Some(grants) => grants.iter().any(|g| g == grant),
+            // RFC 8414 §2: omitted means ["authorization_code", "implicit"].
+            None => grant == "authorization_code",
+        };
+        if !lists("authorization_code")
+            && lists("client_credentials")
+            && self.client_secret().is_some()
+        {
+            Flow::ClientCredentials
+        } else {
+            Flow::AuthorizationCode
+        }
+    }
+
+    /// A new token for `scope` by the configured flow.
+    fn obtain(&self, found: &Discovered, scope: Option<&str>) -> Result<Token, AuthError> {
+        let client = self.token_client(found)?;
         let scopes: Vec<Scope> = scope
             .unwrap_or_default()
             .split_whitespace()
             .map(|s| Scope::new(s.to_owned()))
             .collect();
         let http = self.http();
-        let response = match self.config.flow {
+        let response = match self.flow(found) {
             Flow::ClientCredentials => client
                 .exchange_client_credentials()
                 .add_scopes(scopes)
                 .add_extra_param("resource", found.resource.clone())
                 .request(&http),
-            Flow::AuthorizationCode => {
+            Flow::AuthorizationCode | Flow::Auto => {
                 let Some(authorize) = &found.authorization_endpoint else {
                     return Err(AuthError::ServerMetadata(
                         "it has no authorization_endpoint".into(),
@@ -549,10 +592,15 @@ impl OAuth {
         Ok(guard)
     }
 
-    /// Registers a public client for the authorization-code flow (RFC 7591),
-    /// once, when no client id was given.
+    /// Registers a client dynamically (RFC 7591), once, when asked to and
+    /// no usable client id was given: none at all, or a client ID metadata
+    /// document URL that this authorization server does not accept (the MCP
+    /// specification's order: pre-registered, metadata document, registration).
     fn register(&self, found: &Discovered) -> Result<(), AuthError> {
         if !self.config.register || lock(&self.registered).is_some() {
+            return Ok(());
+        }
+        if !self.config.client_id.is_empty() && found.metadata_documents {
             return Ok(());
         }
         let Some(endpoint) = &found.registration_endpoint else {
@@ -567,8 +615,10 @@ impl OAuth {
             let guard = self.listener()?;
             guard.as_ref().map(redirect_of).unwrap_or_default()
         };
-        let (grants, method) = match self.config.flow {
-            Flow::AuthorizationCode => (vec!["authorization_code", "refresh_token"], "none"),
+        let (grants, method) = match self.flow(found) {
+            Flow::AuthorizationCode | Flow::Auto => {
+                (vec!["authorization_code", "refresh_token"], "none")
+            }
             Flow::ClientCredentials => (vec!["client_credentials"], "client_secret_basic"),
         };
         let body = serde_json::json!({
@@ -609,19 +659,7 @@ impl OAuth {
 
     /// A refresh, when a refresh token came with the last token.
     fn refresh(&self, found: &Discovered, refresh: &Secret) -> Option<Token> {
-        let token_url = TokenUrl::new(found.token_endpoint.clone()).ok()?;
-        let method = self.client_auth(found);
-        let mut client = BasicClient::new(ClientId::new(self.client_id()))
-            .set_token_uri(token_url)
-            .set_auth_type(match method {
-                ClientAuth::Basic => AuthType::BasicAuth,
-                ClientAuth::Post | ClientAuth::None => AuthType::RequestBody,
-            });
-        if method != ClientAuth::None
-            && let Some(secret) = &self.client_secret()
-        {
-            client = client.set_client_secret(ClientSecret::new(secret.expose().to_owned()));
-        }
+        let client = self.token_client(found).ok()?;
         let refresh = RefreshToken::new(refresh.expose().to_owned());
         let http = self.http();
         token(
