@@ -23,13 +23,13 @@ initialize, as --era says), the whole tool catalog (tools/list, every page),
 and with --call-tools one tools/call per listed tool, in catalog order, with
 arguments made from its input schema the way an audit without --plan makes
 them (what the schema and descriptions offer, else invented). The client
-declares no capabilities: a server that asks for sampling, elicitation or
-roots is answered as a client without them would be.
+declares no capabilities (no sampling, elicitation or roots), as an audit
+does.
 
 Tools whose annotations say readOnlyHint: true are called; any other tool
-changes the server's real stores, so it is called only with
---include-destructive (a --url server is never jailed; a launched one runs
-in the jail, on no stores, without network isolation being required).
+may change what the server holds, so it is called only with
+--include-destructive (a --url server is never jailed: its real stores
+change; a launched one runs in a jail of its own, declared no stores).
 
 Credentials for a protected --url come from --bearer-env, --header-env or
 --oauth-* (docs/protected-servers.md); tokens and secrets are never printed.

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The client command the MCP conformance suite launches for every client
+# scenario: `bash experiments/conformance/client.sh URL`. It is
+# `mcp-witness connect --call-tools` and nothing more; this script only
+# turns what the suite hands a client into mcp-witness's documented flags:
+#
+# - the server URL, the suite's last argument, goes to --url;
+# - when MCP_CONFORMANCE_CONTEXT carries a pre-registered client (a
+#   client_id and client_secret), they become --oauth-client-id and
+#   --oauth-client-secret-env (the secret passes through the environment,
+#   never the command line);
+# - otherwise the client offers a client ID metadata document URL, which
+#   it uses where the authorization server says it accepts them, and
+#   registers dynamically (RFC 7591) where it does not. The URL is the one
+#   the suite's authorization servers recognise; it need not resolve.
+#
+# The OAuth flags only come into play if the server answers 401: a scenario
+# without authorization sees a plain client. No scenario name is read.
+# MCP_WITNESS names the binary (default: target/debug/mcp-witness).
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+bin="${MCP_WITNESS:-$here/../../target/debug/mcp-witness}"
+if [ "$#" -ne 1 ]; then
+    echo "usage: MCP_CONFORMANCE_CONTEXT=... bash $0 URL" >&2
+    exit 2
+fi
+url="$1"
+auth=(--oauth-client-id https://conformance-test.local/client-metadata.json --oauth-register)
+if [ -n "${MCP_CONFORMANCE_CONTEXT:-}" ]; then
+    # client_id on the first line, the secret on the second (empty when absent).
+    mapfile -t given < <(python3 -c '
+import json, os
+context = json.loads(os.environ["MCP_CONFORMANCE_CONTEXT"])
+print(context.get("client_id") or "")
+print(context.get("client_secret") or "")
+')
+    if [ -n "${given[0]:-}" ] && [ -n "${given[1]:-}" ]; then
+        export MCP_WITNESS_CONFORMANCE_SECRET="${given[1]}"
+        auth=(--oauth-client-id "${given[0]}" --oauth-client-secret-env MCP_WITNESS_CONFORMANCE_SECRET)
+    fi
+fi
+exec "$bin" connect --call-tools --include-destructive --oauth-flow auto "${auth[@]}" --url "$url"
