@@ -12,7 +12,9 @@
 # - otherwise the client offers a client ID metadata document URL, which
 #   it uses where the authorization server says it accepts them, and
 #   registers dynamically (RFC 7591) where it does not. The URL is the one
-#   the suite's authorization servers recognise; it need not resolve.
+#   the suite's authorization servers recognise; it need not resolve;
+# - --oauth-flow auto takes the flow the authorization server's metadata
+#   offers (the authorization code, else client credentials with a secret).
 #
 # The OAuth flags only come into play if the server answers 401: a scenario
 # without authorization sees a plain client. No scenario name is read.
