@@ -6,9 +6,10 @@
 #
 # - the server URL, the suite's last argument, goes to --url;
 # - when MCP_CONFORMANCE_CONTEXT carries a pre-registered client (a
-#   client_id and client_secret), they become --oauth-client-id and
-#   --oauth-client-secret-env (the secret passes through the environment,
-#   never the command line);
+#   client_id with a client_secret or a private_key_pem), they become
+#   --oauth-client-id and --oauth-client-secret-env or
+#   --oauth-client-key-env (the secret or key passes through the
+#   environment, never the command line);
 # - otherwise the client offers a client ID metadata document URL, which
 #   it uses where the authorization server says it accepts them, and
 #   registers dynamically (RFC 7591) where it does not. The URL is the one
@@ -29,16 +30,25 @@ fi
 url="$1"
 auth=(--oauth-client-id https://conformance-test.local/client-metadata.json --oauth-register)
 if [ -n "${MCP_CONFORMANCE_CONTEXT:-}" ]; then
-    # client_id on the first line, the secret on the second (empty when absent).
+    # client_id on the first line, then "secret" or "key" (or nothing);
+    # the credential itself goes straight into the environment.
     mapfile -t given < <(python3 -c '
 import json, os
 context = json.loads(os.environ["MCP_CONFORMANCE_CONTEXT"])
 print(context.get("client_id") or "")
-print(context.get("client_secret") or "")
+print("secret" if context.get("client_secret") else "key" if context.get("private_key_pem") else "")
 ')
-    if [ -n "${given[0]:-}" ] && [ -n "${given[1]:-}" ]; then
-        export MCP_WITNESS_CONFORMANCE_SECRET="${given[1]}"
-        auth=(--oauth-client-id "${given[0]}" --oauth-client-secret-env MCP_WITNESS_CONFORMANCE_SECRET)
-    fi
+    case "${given[1]:-}" in
+        secret)
+            MCP_WITNESS_CONFORMANCE_SECRET="$(python3 -c 'import json, os; print(json.loads(os.environ["MCP_CONFORMANCE_CONTEXT"])["client_secret"])')"
+            export MCP_WITNESS_CONFORMANCE_SECRET
+            auth=(--oauth-client-id "${given[0]}" --oauth-client-secret-env MCP_WITNESS_CONFORMANCE_SECRET)
+            ;;
+        key)
+            MCP_WITNESS_CONFORMANCE_KEY="$(python3 -c 'import json, os; print(json.loads(os.environ["MCP_CONFORMANCE_CONTEXT"])["private_key_pem"])')"
+            export MCP_WITNESS_CONFORMANCE_KEY
+            auth=(--oauth-client-id "${given[0]}" --oauth-client-key-env MCP_WITNESS_CONFORMANCE_KEY)
+            ;;
+    esac
 fi
 exec "$bin" connect --call-tools --include-destructive --oauth-flow auto "${auth[@]}" --url "$url"

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 use clap::{Args, ValueEnum};
+use witness_wire::auth::jwt::ClientKey;
 use witness_wire::auth::oauth::{ClientAuth, Flow, OAuth, OAuthConfig};
 use witness_wire::auth::{
     Authorizer, Secret, StaticHeaders, WithHeaders, valid_header_name, valid_header_value,
@@ -43,6 +44,8 @@ pub enum TokenAuth {
     Post,
     /// none (a public client)
     None,
+    /// private_key_jwt (a JWT signed with --oauth-client-key-*)
+    PrivateKeyJwt,
 }
 
 /// How a protected `--url` server is authenticated to.
@@ -73,6 +76,16 @@ pub struct AuthArgs {
     /// The OAuth client secret, from this file (its first line).
     #[arg(long, value_name = "FILE")]
     pub oauth_client_secret_file: Option<PathBuf>,
+    /// The OAuth client's private key (PEM PKCS#8, P-256), from this
+    /// environment variable: the client authenticates with a JWT it signs
+    /// (private_key_jwt, ES256) instead of a secret.
+    #[arg(long, value_name = "VAR",
+          conflicts_with_all = ["oauth_client_key_file", "oauth_client_secret_env", "oauth_client_secret_file"])]
+    pub oauth_client_key_env: Option<String>,
+    /// The OAuth client's private key, from this PEM file.
+    #[arg(long, value_name = "FILE",
+          conflicts_with_all = ["oauth_client_secret_env", "oauth_client_secret_file"])]
+    pub oauth_client_key_file: Option<PathBuf>,
     /// How tokens are had.
     #[arg(long, value_enum, default_value_t = OAuthFlow::AuthorizationCode)]
     pub oauth_flow: OAuthFlow,
@@ -138,6 +151,8 @@ impl AuthArgs {
         let Some(client_id) = client_id else {
             let oauth_only = self.oauth_client_secret_env.is_some()
                 || self.oauth_client_secret_file.is_some()
+                || self.oauth_client_key_env.is_some()
+                || self.oauth_client_key_file.is_some()
                 || self.oauth_token_auth.is_some()
                 || self.oauth_scope.is_some();
             if oauth_only {
@@ -182,6 +197,17 @@ impl AuthArgs {
                 "--oauth-token-auth none sends no secret: drop --oauth-client-secret-*",
             ));
         }
+        let client_key = match (&self.oauth_client_key_env, &self.oauth_client_key_file) {
+            (Some(var), _) => Some(key_from_env(var)?),
+            (None, Some(path)) => Some(key_from_file(path)?),
+            (None, None) => None,
+        };
+        let jwt = self.oauth_token_auth == Some(TokenAuth::PrivateKeyJwt);
+        if jwt != client_key.is_some() && (jwt || self.oauth_token_auth.is_some()) {
+            return Err(invalid(
+                "--oauth-token-auth private-key-jwt goes with --oauth-client-key-env or -file, and only with it",
+            ));
+        }
         let config = OAuthConfig {
             flow: match self.oauth_flow {
                 OAuthFlow::ClientCredentials => Flow::ClientCredentials,
@@ -191,10 +217,12 @@ impl AuthArgs {
             client_id: client_id.clone(),
             register: self.oauth_register,
             client_secret,
+            client_key: client_key.map(Arc::new),
             client_auth: self.oauth_token_auth.map(|m| match m {
                 TokenAuth::Basic => ClientAuth::Basic,
                 TokenAuth::Post => ClientAuth::Post,
                 TokenAuth::None => ClientAuth::None,
+                TokenAuth::PrivateKeyJwt => ClientAuth::PrivateKeyJwt,
             }),
             scope: self.oauth_scope.clone(),
             timeout,
@@ -237,6 +265,29 @@ fn from_file(flag: &str, path: &std::path::Path) -> Result<Secret> {
         flag,
         text.lines().next().unwrap_or_default().trim().to_owned(),
     )
+}
+
+/// A client key from environment variable `var` (PEM text, several lines).
+fn key_from_env(var: &str) -> Result<ClientKey> {
+    let flag = "--oauth-client-key-env";
+    let pem = std::env::var(var).map_err(|_| {
+        invalid(format!(
+            "{flag} {}: the variable is not set (or not UTF-8)",
+            witness_text::clip(var, 80)
+        ))
+    })?;
+    // Never echo the value: it is the key.
+    ClientKey::from_pem(&pem).map_err(|e| invalid(format!("{flag}: {e}")))
+}
+
+fn key_from_file(path: &std::path::Path) -> Result<ClientKey> {
+    use std::io::Read;
+    let flag = "--oauth-client-key-file";
+    let mut pem = String::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_SECRET_FILE_BYTES).read_to_string(&mut pem))
+        .map_err(|e| invalid(format!("{flag} {}: {e}", path.display())))?;
+    ClientKey::from_pem(&pem).map_err(|e| invalid(format!("{flag} {}: {e}", path.display())))
 }
 
 fn checked(flag: &str, value: String) -> Result<Secret> {

@@ -36,6 +36,7 @@ use oauth2::{
 };
 use serde_json::Value;
 
+use super::jwt::{self, ClientKey};
 use super::{AuthError, Authorizer, Challenge, Credentials, Secret};
 
 /// The `oauth2` client every token request is made with: only its token
@@ -69,6 +70,8 @@ pub enum ClientAuth {
     Post,
     /// `none`: a public client; PKCE protects the code.
     None,
+    /// `private_key_jwt`: a JWT signed with the client's key (RFC 7523).
+    PrivateKeyJwt,
 }
 
 /// Shows the user the address to open when the authorization endpoint
@@ -86,6 +89,8 @@ pub struct OAuthConfig {
     /// `registration_endpoint` when no client id was given.
     pub register: bool,
     pub client_secret: Option<Secret>,
+    /// The client's private key, for `private_key_jwt` instead of a secret.
+    pub client_key: Option<Arc<ClientKey>>,
     /// `None`: chosen from what the server supports.
     pub client_auth: Option<ClientAuth>,
     /// Scopes the user asks for when the challenge names none.
@@ -100,6 +105,7 @@ impl std::fmt::Debug for OAuthConfig {
         f.debug_struct("OAuthConfig")
             .field("flow", &self.flow)
             .field("client_secret", &self.client_secret)
+            .field("client_key", &self.client_key)
             .field("client_auth", &self.client_auth)
             .finish_non_exhaustive()
     }
@@ -110,6 +116,9 @@ impl std::fmt::Debug for OAuthConfig {
 struct Discovered {
     /// The resource identifier the tokens are for (RFC 8707).
     resource: String,
+    /// The authorization server's issuer identifier (a client assertion's
+    /// audience).
+    issuer: String,
     scopes_supported: Option<String>,
     authorization_endpoint: Option<String>,
     token_endpoint: String,
@@ -129,6 +138,7 @@ impl Discovered {
     fn from_server_metadata(
         resource: String,
         scopes_supported: Option<String>,
+        issuer: &Url,
         server: &Value,
     ) -> Result<Self, AuthError> {
         let text = |key: &str| server.get(key).and_then(Value::as_str).map(str::to_owned);
@@ -145,6 +155,7 @@ impl Discovered {
         };
         Ok(Discovered {
             resource,
+            issuer: text("issuer").unwrap_or_else(|| issuer.as_str().to_owned()),
             scopes_supported,
             authorization_endpoint: text("authorization_endpoint"),
             token_endpoint,
@@ -192,9 +203,12 @@ impl OAuth {
         if config.client_id.is_empty() && !config.register {
             return Err(AuthError::Config("an OAuth client id is needed".into()));
         }
-        if config.flow == Flow::ClientCredentials && config.client_secret.is_none() {
+        if config.flow == Flow::ClientCredentials
+            && config.client_secret.is_none()
+            && config.client_key.is_none()
+        {
             return Err(AuthError::Config(
-                "client credentials need a client secret (--oauth-client-secret-env or -file)"
+                "client credentials need a client secret (--oauth-client-secret-env or -file) or key (--oauth-client-key-*)"
                     .into(),
             ));
         }
@@ -327,7 +341,7 @@ impl OAuth {
                     .join(" ")
             })
             .filter(|s| !s.is_empty());
-        Discovered::from_server_metadata(resource_id, scopes_supported, &server)
+        Discovered::from_server_metadata(resource_id, scopes_supported, &issuer, &server)
     }
 
     /// The 2025-03-26 rules: metadata at the endpoint's origin, else the
@@ -351,6 +365,7 @@ impl OAuth {
             };
             return Ok(Discovered {
                 resource,
+                issuer: origin.as_str().trim_end_matches('/').to_owned(),
                 scopes_supported: None,
                 authorization_endpoint: at("/authorize"),
                 token_endpoint,
@@ -362,7 +377,7 @@ impl OAuth {
                 metadata_documents: false,
             });
         };
-        Discovered::from_server_metadata(resource, None, &server)
+        Discovered::from_server_metadata(resource, None, &origin, &server)
     }
 
     /// How to authenticate at the token endpoint: the user's choice, else
@@ -370,6 +385,9 @@ impl OAuth {
     fn client_auth(&self, found: &Discovered) -> ClientAuth {
         if let Some(chosen) = self.config.client_auth {
             return chosen;
+        }
+        if self.config.client_key.is_some() {
+            return ClientAuth::PrivateKeyJwt;
         }
         if self.client_secret().is_none() {
             return ClientAuth::None;
@@ -418,10 +436,12 @@ impl OAuth {
             .set_token_uri(token_url)
             .set_auth_type(match method {
                 ClientAuth::Basic => AuthType::BasicAuth,
-                ClientAuth::Post | ClientAuth::None => AuthType::RequestBody,
+                ClientAuth::Post | ClientAuth::None | ClientAuth::PrivateKeyJwt => {
+                    AuthType::RequestBody
+                }
             });
         Ok(match self.client_secret() {
-            Some(secret) if method != ClientAuth::None => {
+            Some(secret) if matches!(method, ClientAuth::Basic | ClientAuth::Post) => {
                 client.set_client_secret(ClientSecret::new(secret.expose().to_owned()))
             }
             _ => client,
@@ -439,13 +459,26 @@ impl OAuth {
             // RFC 8414 §2: omitted means ["authorization_code", "implicit"].
             None => grant == "authorization_code",
         };
-        if !lists("authorization_code")
-            && lists("client_credentials")
-            && self.client_secret().is_some()
-        {
+        let credentials = self.client_secret().is_some() || self.config.client_key.is_some();
+        if !lists("authorization_code") && lists("client_credentials") && credentials {
             Flow::ClientCredentials
         } else {
             Flow::AuthorizationCode
+        }
+    }
+
+    /// What every token request adds to prove the client with its key
+    /// (`private_key_jwt`): nothing for the other methods.
+    fn assertion(&self, found: &Discovered) -> Result<Vec<(&'static str, String)>, AuthError> {
+        match &self.config.client_key {
+            Some(key) if self.client_auth(found) == ClientAuth::PrivateKeyJwt => Ok(vec![
+                ("client_assertion_type", jwt::ASSERTION_TYPE.to_owned()),
+                (
+                    "client_assertion",
+                    key.assertion(&self.client_id(), &found.issuer)?,
+                ),
+            ]),
+            _ => Ok(Vec::new()),
         }
     }
 
@@ -458,12 +491,18 @@ impl OAuth {
             .map(|s| Scope::new(s.to_owned()))
             .collect();
         let http = self.http();
+        let assertion = self.assertion(found)?;
         let response = match self.flow(found) {
-            Flow::ClientCredentials => client
-                .exchange_client_credentials()
-                .add_scopes(scopes)
-                .add_extra_param("resource", found.resource.clone())
-                .request(&http),
+            Flow::ClientCredentials => {
+                let mut request = client
+                    .exchange_client_credentials()
+                    .add_scopes(scopes)
+                    .add_extra_param("resource", found.resource.clone());
+                for (name, value) in assertion {
+                    request = request.add_extra_param(name, value);
+                }
+                request.request(&http)
+            }
             Flow::AuthorizationCode | Flow::Auto => {
                 let Some(authorize) = &found.authorization_endpoint else {
                     return Err(AuthError::ServerMetadata(
@@ -497,11 +536,14 @@ impl OAuth {
                     .add_extra_param("resource", found.resource.clone())
                     .url();
                 let code = self.authorize(&url, &redirect, listener, state.secret())?;
-                client
+                let mut request = client
                     .exchange_code(AuthorizationCode::new(code))
                     .set_pkce_verifier(verifier)
-                    .add_extra_param("resource", found.resource.clone())
-                    .request(&http)
+                    .add_extra_param("resource", found.resource.clone());
+                for (name, value) in assertion {
+                    request = request.add_extra_param(name, value);
+                }
+                request.request(&http)
             }
         };
         token(response)
@@ -662,13 +704,13 @@ impl OAuth {
         let client = self.token_client(found).ok()?;
         let refresh = RefreshToken::new(refresh.expose().to_owned());
         let http = self.http();
-        token(
-            client
-                .exchange_refresh_token(&refresh)
-                .add_extra_param("resource", found.resource.clone())
-                .request(&http),
-        )
-        .ok()
+        let mut request = client
+            .exchange_refresh_token(&refresh)
+            .add_extra_param("resource", found.resource.clone());
+        for (name, value) in self.assertion(found).ok()? {
+            request = request.add_extra_param(name, value);
+        }
+        token(request.request(&http)).ok()
     }
 }
 
