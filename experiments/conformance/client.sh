@@ -9,7 +9,9 @@
 #   client_id with a client_secret or a private_key_pem), they become
 #   --oauth-client-id and --oauth-client-secret-env or
 #   --oauth-client-key-env (the secret or key passes through the
-#   environment, never the command line);
+#   environment, never the command line); an ID token from an identity
+#   provider (idp_id_token, idp_token_endpoint, idp_client_id) adds
+#   --oauth-id-token-env and --oauth-idp-* for the identity-assertion flow;
 # - otherwise the client offers a client ID metadata document URL, which
 #   it uses where the authorization server says it accepts them, and
 #   registers dynamically (RFC 7591) where it does not. The URL is the one
@@ -50,5 +52,18 @@ print("secret" if context.get("client_secret") else "key" if context.get("privat
             auth=(--oauth-client-id "${given[0]}" --oauth-client-key-env MCP_WITNESS_CONFORMANCE_KEY)
             ;;
     esac
+    mapfile -t idp < <(python3 -c '
+import json, os
+context = json.loads(os.environ["MCP_CONFORMANCE_CONTEXT"])
+if context.get("idp_id_token"):
+    print(context.get("idp_token_endpoint") or "")
+    print(context.get("idp_client_id") or "")
+')
+    if [ "${#idp[@]}" -eq 2 ]; then
+        MCP_WITNESS_CONFORMANCE_ID_TOKEN="$(python3 -c 'import json, os; print(json.loads(os.environ["MCP_CONFORMANCE_CONTEXT"])["idp_id_token"])')"
+        export MCP_WITNESS_CONFORMANCE_ID_TOKEN
+        auth+=(--oauth-id-token-env MCP_WITNESS_CONFORMANCE_ID_TOKEN
+            --oauth-idp-token-endpoint "${idp[0]}" --oauth-idp-client-id "${idp[1]}")
+    fi
 fi
 exec "$bin" connect --call-tools --include-destructive --oauth-flow auto "${auth[@]}" --url "$url"

@@ -14,7 +14,7 @@ use std::time::Duration;
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use witness_wire::auth::jwt::ClientKey;
-use witness_wire::auth::oauth::{ClientAuth, Flow, OAuth, OAuthConfig};
+use witness_wire::auth::oauth::{ClientAuth, Flow, IdentityAssertion, OAuth, OAuthConfig};
 use witness_wire::auth::{
     Authorizer, Secret, StaticHeaders, WithHeaders, valid_header_name, valid_header_value,
 };
@@ -32,8 +32,14 @@ pub enum OAuthFlow {
     /// A user's consent, with PKCE and a loopback redirect.
     AuthorizationCode,
     /// The authorization code where the authorization server's metadata
-    /// allows it, else client credentials (with a client secret).
+    /// allows it, else client credentials (with a client secret or key);
+    /// with --oauth-id-token-env, the identity assertion where the server
+    /// lists the jwt-bearer grant.
     Auto,
+    /// Enterprise-managed authorization (SEP-990): the user's ID token is
+    /// exchanged at the identity provider for an identity assertion grant,
+    /// and that here for a token (needs --oauth-id-token-env and --oauth-idp-*).
+    IdentityAssertion,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -86,6 +92,17 @@ pub struct AuthArgs {
     #[arg(long, value_name = "FILE",
           conflicts_with_all = ["oauth_client_secret_env", "oauth_client_secret_file"])]
     pub oauth_client_key_file: Option<PathBuf>,
+    /// The user's ID token from the enterprise identity provider, from this
+    /// environment variable (the identity-assertion flow).
+    #[arg(long, value_name = "VAR", requires_all = ["oauth_idp_token_endpoint", "oauth_idp_client_id"])]
+    pub oauth_id_token_env: Option<String>,
+    /// The identity provider's token endpoint, where the ID token is
+    /// exchanged for an identity assertion grant.
+    #[arg(long, value_name = "URL", requires = "oauth_id_token_env")]
+    pub oauth_idp_token_endpoint: Option<String>,
+    /// This client's id at the identity provider.
+    #[arg(long, value_name = "ID", requires = "oauth_id_token_env")]
+    pub oauth_idp_client_id: Option<String>,
     /// How tokens are had.
     #[arg(long, value_enum, default_value_t = OAuthFlow::AuthorizationCode)]
     pub oauth_flow: OAuthFlow,
@@ -153,6 +170,7 @@ impl AuthArgs {
                 || self.oauth_client_secret_file.is_some()
                 || self.oauth_client_key_env.is_some()
                 || self.oauth_client_key_file.is_some()
+                || self.oauth_id_token_env.is_some()
                 || self.oauth_token_auth.is_some()
                 || self.oauth_scope.is_some();
             if oauth_only {
@@ -202,6 +220,19 @@ impl AuthArgs {
             (None, Some(path)) => Some(key_from_file(path)?),
             (None, None) => None,
         };
+        let identity = match &self.oauth_id_token_env {
+            Some(var) => Some(IdentityAssertion {
+                id_token: from_env("--oauth-id-token-env", var)?,
+                idp_token_endpoint: self.oauth_idp_token_endpoint.clone().unwrap_or_default(),
+                idp_client_id: self.oauth_idp_client_id.clone().unwrap_or_default(),
+            }),
+            None if self.oauth_flow == OAuthFlow::IdentityAssertion => {
+                return Err(invalid(
+                    "--oauth-flow identity-assertion needs --oauth-id-token-env, --oauth-idp-token-endpoint and --oauth-idp-client-id",
+                ));
+            }
+            None => None,
+        };
         let jwt = self.oauth_token_auth == Some(TokenAuth::PrivateKeyJwt);
         if jwt != client_key.is_some() && (jwt || self.oauth_token_auth.is_some()) {
             return Err(invalid(
@@ -213,11 +244,13 @@ impl AuthArgs {
                 OAuthFlow::ClientCredentials => Flow::ClientCredentials,
                 OAuthFlow::AuthorizationCode => Flow::AuthorizationCode,
                 OAuthFlow::Auto => Flow::Auto,
+                OAuthFlow::IdentityAssertion => Flow::IdentityAssertion,
             },
             client_id: client_id.clone(),
             register: self.oauth_register,
             client_secret,
             client_key: client_key.map(Arc::new),
+            identity,
             client_auth: self.oauth_token_auth.map(|m| match m {
                 TokenAuth::Basic => ClientAuth::Basic,
                 TokenAuth::Post => ClientAuth::Post,

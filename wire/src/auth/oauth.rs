@@ -59,6 +59,26 @@ pub enum Flow {
     /// default), else client credentials when it lists them and the client
     /// has a secret.
     Auto,
+    /// Enterprise-managed authorization (SEP-990): the user's ID token from
+    /// the enterprise identity provider is exchanged there for an identity
+    /// assertion grant (ID-JAG, RFC 8693), and that at the authorization
+    /// server for an access token (RFC 7523 jwt-bearer). Needs
+    /// [`OAuthConfig::identity`].
+    IdentityAssertion,
+}
+
+/// The `grant_type` of a JWT authorization grant (RFC 7523 §2.1).
+const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+
+/// What the identity-assertion flow starts from: the user's ID token and
+/// the identity provider that issued it.
+#[derive(Clone, Debug)]
+pub struct IdentityAssertion {
+    pub id_token: Secret,
+    /// The identity provider's token endpoint (https, or loopback http).
+    pub idp_token_endpoint: String,
+    /// This client's id at the identity provider.
+    pub idp_client_id: String,
 }
 
 /// How the client authenticates at the token endpoint.
@@ -95,6 +115,9 @@ pub struct OAuthConfig {
     pub client_auth: Option<ClientAuth>,
     /// Scopes the user asks for when the challenge names none.
     pub scope: Option<String>,
+    /// For [`Flow::IdentityAssertion`] (and for [`Flow::Auto`] where the
+    /// authorization server lists the jwt-bearer grant).
+    pub identity: Option<IdentityAssertion>,
     /// Every exchange with the authorization server ends within this.
     pub timeout: Duration,
     pub on_authorize: Option<OnAuthorize>,
@@ -211,6 +234,17 @@ impl OAuth {
                 "client credentials need a client secret (--oauth-client-secret-env or -file) or key (--oauth-client-key-*)"
                     .into(),
             ));
+        }
+        if config.flow == Flow::IdentityAssertion && config.identity.is_none() {
+            return Err(AuthError::Config(
+                "the identity-assertion flow needs an ID token and its identity provider".into(),
+            ));
+        }
+        if let Some(identity) = &config.identity {
+            let url = Url::parse(&identity.idp_token_endpoint).map_err(|_| {
+                AuthError::Config("the identity provider's token endpoint is not a URL".into())
+            })?;
+            safe_address(&url).map_err(AuthError::Config)?;
         }
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .timeout_global(Some(config.timeout))
@@ -454,6 +488,15 @@ impl OAuth {
         if self.config.flow != Flow::Auto {
             return self.config.flow;
         }
+        let listed = |grant: &str| {
+            found
+                .grant_types
+                .as_ref()
+                .is_some_and(|grants| grants.iter().any(|g| g == grant))
+        };
+        if self.config.identity.is_some() && listed(JWT_BEARER) {
+            return Flow::IdentityAssertion;
+        }
         let lists = |grant: &str| match &found.grant_types {
             Some(grants) => grants.iter().any(|g| g == grant),
             // RFC 8414 §2: omitted means ["authorization_code", "implicit"].
@@ -503,6 +546,7 @@ impl OAuth {
                 }
                 request.request(&http)
             }
+            Flow::IdentityAssertion => return self.identity_assertion(found, scope, assertion),
             Flow::AuthorizationCode | Flow::Auto => {
                 let Some(authorize) = &found.authorization_endpoint else {
                     return Err(AuthError::ServerMetadata(
@@ -547,6 +591,118 @@ impl OAuth {
             }
         };
         token(response)
+    }
+
+    /// The identity-assertion flow: the ID token for an ID-JAG at the
+    /// identity provider, then the ID-JAG for a token here, the client
+    /// authenticating as it does for any other grant.
+    fn identity_assertion(
+        &self,
+        found: &Discovered,
+        scope: Option<&str>,
+        assertion: Vec<(&'static str, String)>,
+    ) -> Result<Token, AuthError> {
+        let Some(identity) = &self.config.identity else {
+            return Err(AuthError::Config(
+                "the identity-assertion flow needs an ID token and its identity provider".into(),
+            ));
+        };
+        let mut exchange = vec![
+            (
+                "grant_type",
+                "urn:ietf:params:oauth:grant-type:token-exchange".to_owned(),
+            ),
+            (
+                "requested_token_type",
+                "urn:ietf:params:oauth:token-type:id-jag".to_owned(),
+            ),
+            ("audience", found.issuer.clone()),
+            ("resource", found.resource.clone()),
+            ("subject_token", identity.id_token.expose().to_owned()),
+            (
+                "subject_token_type",
+                "urn:ietf:params:oauth:token-type:id_token".to_owned(),
+            ),
+            ("client_id", identity.idp_client_id.clone()),
+        ];
+        if let Some(scope) = scope {
+            exchange.push(("scope", scope.to_owned()));
+        }
+        let grant = self.form_grant(&identity.idp_token_endpoint, exchange, None)?;
+        let mut form = vec![
+            ("grant_type", JWT_BEARER.to_owned()),
+            ("assertion", grant.access.expose().to_owned()),
+        ];
+        let mut basic = None;
+        let id = self.client_id();
+        match (self.client_auth(found), self.client_secret()) {
+            (ClientAuth::Basic, Some(secret)) => basic = Some((id, secret)),
+            (ClientAuth::Post, Some(secret)) => {
+                form.push(("client_id", id));
+                form.push(("client_secret", secret.expose().to_owned()));
+            }
+            _ => form.push(("client_id", id)),
+        }
+        form.extend(assertion);
+        self.form_grant(&found.token_endpoint, form, basic)
+    }
+
+    /// One token request made by hand (for the grants the `oauth2` crate
+    /// has no builder for): `form` POSTed to `url`, the client in an
+    /// `Authorization: Basic` header when `basic` says so; the answer read
+    /// as a standard token response.
+    fn form_grant(
+        &self,
+        url: &str,
+        form: Vec<(&'static str, String)>,
+        basic: Option<(String, Secret)>,
+    ) -> Result<Token, AuthError> {
+        let parsed = Url::parse(url)
+            .map_err(|_| AuthError::Token("the token endpoint is not a URL".into()))?;
+        safe_address(&parsed).map_err(AuthError::Token)?;
+        let body: String = oauth2::url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(form.iter().map(|(k, v)| (*k, v.as_str())))
+            .finish();
+        let mut request = self
+            .agent
+            .post(parsed.as_str())
+            .header("Content-Type", "application/x-www-form-urlencoded")
+            .header("Accept", "application/json");
+        if let Some((id, secret)) = basic {
+            use base64::Engine;
+            let encode = |text: &str| {
+                oauth2::url::form_urlencoded::byte_serialize(text.as_bytes()).collect::<String>()
+            };
+            let pair = format!("{}:{}", encode(&id), encode(secret.expose()));
+            let header = format!(
+                "Basic {}",
+                base64::engine::general_purpose::STANDARD.encode(pair)
+            );
+            request = request.header("Authorization", header);
+        }
+        let response = request
+            .send(body.as_bytes())
+            .map_err(|_| AuthError::Token(HttpError::Failed.to_string()))?;
+        let status = response.status().as_u16();
+        let mut bytes = Vec::new();
+        response
+            .into_body()
+            .into_reader()
+            .take(MAX_DOCUMENT_BYTES)
+            .read_to_end(&mut bytes)
+            .map_err(|_| AuthError::Token(HttpError::Failed.to_string()))?;
+        if !(200..300).contains(&status) {
+            let answer: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+            let code = answer
+                .get("error")
+                .and_then(Value::as_str)
+                .map(|e| witness_text::clip(&escape(e), 60))
+                .unwrap_or_else(|| format!("HTTP {status}"));
+            return Err(AuthError::Token(code));
+        }
+        let response: BasicTokenResponse = serde_json::from_slice(&bytes)
+            .map_err(|_| AuthError::Token("the response is not a token response".into()))?;
+        token(Ok(response))
     }
 
     /// Visits the authorization endpoint and returns the code it sends back
@@ -661,6 +817,7 @@ impl OAuth {
             Flow::AuthorizationCode | Flow::Auto => {
                 (vec!["authorization_code", "refresh_token"], "none")
             }
+            Flow::IdentityAssertion => (vec![JWT_BEARER], "client_secret_basic"),
             Flow::ClientCredentials => (vec!["client_credentials"], "client_secret_basic"),
         };
         let body = serde_json::json!({
