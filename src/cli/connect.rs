@@ -15,7 +15,7 @@ use witness_model::exit::ExitStatus;
 use witness_wire::clock::{Clock, MonotonicClock};
 use witness_wire::session::{CallOutcome, Session};
 
-use super::{DestructiveArgs, EraArgs, ServerArgs};
+use super::{EraArgs, ServerArgs};
 
 const HELP: &str = "\
 Steps, each printed as one line: the handshake (server/discover or
@@ -53,8 +53,10 @@ pub struct ConnectCommandArgs {
     /// unless --include-destructive).
     #[arg(long)]
     call_tools: bool,
-    #[command(flatten)]
-    destructive: DestructiveArgs,
+    /// With --call-tools, call every tool, not only those declared
+    /// read-only: behind a --url, their calls change the server's real stores.
+    #[arg(long)]
+    include_destructive: bool,
     #[command(flatten)]
     era: EraArgs,
     #[command(flatten)]
@@ -63,7 +65,7 @@ pub struct ConnectCommandArgs {
 
 /// Runs the steps; how far they got decides the exit status.
 pub fn run(args: ConnectCommandArgs) -> Result<ExitStatus> {
-    if args.destructive.include_destructive && !args.call_tools {
+    if args.include_destructive && !args.call_tools {
         return Err(crate::exit::invalid(
             "--include-destructive applies only with --call-tools",
         ));
@@ -134,7 +136,7 @@ fn steps(session: &mut Session, args: &ConnectCommandArgs) -> ExitStatus {
             .pointer("/annotations/readOnlyHint")
             .and_then(Value::as_bool)
             == Some(true);
-        if !read_only && !args.destructive.include_destructive {
+        if !read_only && !args.include_destructive {
             outln!(
                 "tools/call {}: skipped: not declared read-only (--include-destructive calls it)",
                 shown(name)
