@@ -5,10 +5,18 @@
 //! the well-known addresses derived from the endpoint's path and then its
 //! origin. Its first authorization server's metadata (RFC 8414) is read from
 //! the well-known OAuth address, with the OpenID Connect ones as fallbacks.
-//! A token is then had with client credentials, or with the authorization
-//! code flow with PKCE (S256) and a loopback redirect, always naming the
-//! endpoint as the `resource` (RFC 8707). The token requests themselves are
-//! the `oauth2` crate's, over our own HTTP agent.
+//! A token is then had with client credentials, with the authorization
+//! code flow with PKCE (S256) and a loopback redirect, or with an identity
+//! assertion (SEP-990: an ID token traded at the identity provider for an
+//! ID-JAG, that traded here), always naming the endpoint as the `resource`
+//! (RFC 8707); [`Flow::Auto`] takes the one the server's metadata offers.
+//! The client is the pre-registered id, a client ID metadata document URL
+//! where the server accepts those, or one registered dynamically; it
+//! authenticates with a secret (basic or post), a signed JWT
+//! (`private_key_jwt`, [`super::jwt`]) or not at all. The standard grants
+//! are the `oauth2` crate's requests, the jwt-bearer and token-exchange
+//! ones are made by hand (`OAuth::form_grant`); all go over our own HTTP
+//! agent.
 //!
 //! Scopes: those the challenge names, else the user's `--oauth-scope`, else
 //! the resource's `scopes_supported`, else none are asked for. A `403` with
