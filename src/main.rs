@@ -54,6 +54,9 @@ enum Command {
     Audit(cli::audit::AuditArgs),
     /// Print the plan an audit without --plan would follow (only tools/list is sent).
     Plan(cli::plan::PlanArgs),
+    /// Reach a server as a client would (authenticate, handshake, list, optionally
+    /// call its tools) and say how each step went; nothing is observed or judged.
+    Connect(cli::connect::ConnectCommandArgs),
     /// Instruction coherence: compare a server's instructions with its tool
     /// catalogs under client capability profiles (discovery only, no tool is called).
     Guidance(cli::guidance::GuidanceArgs),
@@ -101,6 +104,7 @@ impl Command {
             Command::Audit(_)
                 | Command::Plan(_)
                 | Command::Guidance(_)
+                | Command::Connect(_)
                 | Command::Lab(_)
                 | Command::Manifest(_)
                 | Command::Doctor(_)
@@ -164,6 +168,7 @@ fn run(
         Command::Audit(args) => cli::audit::run(args, progress),
         Command::Plan(args) => cli::plan::run(args),
         Command::Guidance(args) => cli::guidance::run(args),
+        Command::Connect(args) => cli::connect::run(args),
         Command::Testbed(command) => cli::testbed::run(command),
         Command::Lab(args) => cli::lab::run(args, progress),
         Command::Manifest(command) => cli::manifest::run(command),

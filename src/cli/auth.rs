@@ -13,7 +13,8 @@ use std::time::Duration;
 
 use anyhow::Result;
 use clap::{Args, ValueEnum};
-use witness_wire::auth::oauth::{ClientAuth, Flow, OAuth, OAuthConfig};
+use witness_wire::auth::jwt::ClientKey;
+use witness_wire::auth::oauth::{ClientAuth, Flow, IdentityAssertion, OAuth, OAuthConfig};
 use witness_wire::auth::{
     Authorizer, Secret, StaticHeaders, WithHeaders, valid_header_name, valid_header_value,
 };
@@ -30,6 +31,15 @@ pub enum OAuthFlow {
     ClientCredentials,
     /// A user's consent, with PKCE and a loopback redirect.
     AuthorizationCode,
+    /// The authorization code where the authorization server's metadata
+    /// allows it, else client credentials (with a client secret or key);
+    /// with --oauth-id-token-env, the identity assertion where the server
+    /// lists the jwt-bearer grant.
+    Auto,
+    /// Enterprise-managed authorization (SEP-990): the user's ID token is
+    /// exchanged at the identity provider for an identity assertion grant,
+    /// and that here for a token (needs --oauth-id-token-env and --oauth-idp-*).
+    IdentityAssertion,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -40,6 +50,8 @@ pub enum TokenAuth {
     Post,
     /// none (a public client)
     None,
+    /// private_key_jwt (a JWT signed with --oauth-client-key-*)
+    PrivateKeyJwt,
 }
 
 /// How a protected `--url` server is authenticated to.
@@ -58,8 +70,11 @@ pub struct AuthArgs {
     #[arg(long, value_name = "ID")]
     pub oauth_client_id: Option<String>,
     /// Get tokens by OAuth 2.1 as a client registered dynamically (RFC 7591)
-    /// at the server's registration endpoint.
-    #[arg(long, conflicts_with_all = ["oauth_client_id", "bearer_env"])]
+    /// at the server's registration endpoint. With an --oauth-client-id that
+    /// is a client ID metadata document URL, that id is used where the
+    /// authorization server accepts such documents, and a client is
+    /// registered where it does not.
+    #[arg(long, conflicts_with = "bearer_env")]
     pub oauth_register: bool,
     /// The OAuth client secret, from this environment variable.
     #[arg(long, value_name = "VAR", conflicts_with = "oauth_client_secret_file")]
@@ -67,6 +82,27 @@ pub struct AuthArgs {
     /// The OAuth client secret, from this file (its first line).
     #[arg(long, value_name = "FILE")]
     pub oauth_client_secret_file: Option<PathBuf>,
+    /// The OAuth client's private key (PEM PKCS#8, P-256), from this
+    /// environment variable: the client authenticates with a JWT it signs
+    /// (private_key_jwt, ES256) instead of a secret.
+    #[arg(long, value_name = "VAR",
+          conflicts_with_all = ["oauth_client_key_file", "oauth_client_secret_env", "oauth_client_secret_file"])]
+    pub oauth_client_key_env: Option<String>,
+    /// The OAuth client's private key, from this PEM file.
+    #[arg(long, value_name = "FILE",
+          conflicts_with_all = ["oauth_client_secret_env", "oauth_client_secret_file"])]
+    pub oauth_client_key_file: Option<PathBuf>,
+    /// The user's ID token from the enterprise identity provider, from this
+    /// environment variable (the identity-assertion flow).
+    #[arg(long, value_name = "VAR", requires_all = ["oauth_idp_token_endpoint", "oauth_idp_client_id"])]
+    pub oauth_id_token_env: Option<String>,
+    /// The identity provider's token endpoint, where the ID token is
+    /// exchanged for an identity assertion grant.
+    #[arg(long, value_name = "URL", requires = "oauth_id_token_env")]
+    pub oauth_idp_token_endpoint: Option<String>,
+    /// This client's id at the identity provider.
+    #[arg(long, value_name = "ID", requires = "oauth_id_token_env")]
+    pub oauth_idp_client_id: Option<String>,
     /// How tokens are had.
     #[arg(long, value_enum, default_value_t = OAuthFlow::AuthorizationCode)]
     pub oauth_flow: OAuthFlow,
@@ -132,6 +168,9 @@ impl AuthArgs {
         let Some(client_id) = client_id else {
             let oauth_only = self.oauth_client_secret_env.is_some()
                 || self.oauth_client_secret_file.is_some()
+                || self.oauth_client_key_env.is_some()
+                || self.oauth_client_key_file.is_some()
+                || self.oauth_id_token_env.is_some()
                 || self.oauth_token_auth.is_some()
                 || self.oauth_scope.is_some();
             if oauth_only {
@@ -150,6 +189,19 @@ impl AuthArgs {
                 "--oauth-client-id must be non-empty printable text",
             ));
         }
+        if self.oauth_register && !client_id.is_empty() && !client_id.starts_with("https://") {
+            return Err(invalid(
+                "--oauth-register with --oauth-client-id needs the id to be a client ID metadata document URL (https://...)",
+            ));
+        }
+        if self.oauth_register
+            && !client_id.is_empty()
+            && self.oauth_flow == OAuthFlow::ClientCredentials
+        {
+            return Err(invalid(
+                "a client ID metadata document has no secret: it cannot do --oauth-flow client-credentials",
+            ));
+        }
         let client_secret = match (
             &self.oauth_client_secret_env,
             &self.oauth_client_secret_file,
@@ -163,18 +215,47 @@ impl AuthArgs {
                 "--oauth-token-auth none sends no secret: drop --oauth-client-secret-*",
             ));
         }
+        let client_key = match (&self.oauth_client_key_env, &self.oauth_client_key_file) {
+            (Some(var), _) => Some(key_from_env(var)?),
+            (None, Some(path)) => Some(key_from_file(path)?),
+            (None, None) => None,
+        };
+        let identity = match &self.oauth_id_token_env {
+            Some(var) => Some(IdentityAssertion {
+                id_token: from_env("--oauth-id-token-env", var)?,
+                idp_token_endpoint: self.oauth_idp_token_endpoint.clone().unwrap_or_default(),
+                idp_client_id: self.oauth_idp_client_id.clone().unwrap_or_default(),
+            }),
+            None if self.oauth_flow == OAuthFlow::IdentityAssertion => {
+                return Err(invalid(
+                    "--oauth-flow identity-assertion needs --oauth-id-token-env, --oauth-idp-token-endpoint and --oauth-idp-client-id",
+                ));
+            }
+            None => None,
+        };
+        let jwt = self.oauth_token_auth == Some(TokenAuth::PrivateKeyJwt);
+        if jwt != client_key.is_some() && (jwt || self.oauth_token_auth.is_some()) {
+            return Err(invalid(
+                "--oauth-token-auth private-key-jwt goes with --oauth-client-key-env or -file, and only with it",
+            ));
+        }
         let config = OAuthConfig {
             flow: match self.oauth_flow {
                 OAuthFlow::ClientCredentials => Flow::ClientCredentials,
                 OAuthFlow::AuthorizationCode => Flow::AuthorizationCode,
+                OAuthFlow::Auto => Flow::Auto,
+                OAuthFlow::IdentityAssertion => Flow::IdentityAssertion,
             },
             client_id: client_id.clone(),
             register: self.oauth_register,
             client_secret,
+            client_key: client_key.map(Arc::new),
+            identity,
             client_auth: self.oauth_token_auth.map(|m| match m {
                 TokenAuth::Basic => ClientAuth::Basic,
                 TokenAuth::Post => ClientAuth::Post,
                 TokenAuth::None => ClientAuth::None,
+                TokenAuth::PrivateKeyJwt => ClientAuth::PrivateKeyJwt,
             }),
             scope: self.oauth_scope.clone(),
             timeout,
@@ -217,6 +298,29 @@ fn from_file(flag: &str, path: &std::path::Path) -> Result<Secret> {
         flag,
         text.lines().next().unwrap_or_default().trim().to_owned(),
     )
+}
+
+/// A client key from environment variable `var` (PEM text, several lines).
+fn key_from_env(var: &str) -> Result<ClientKey> {
+    let flag = "--oauth-client-key-env";
+    let pem = std::env::var(var).map_err(|_| {
+        invalid(format!(
+            "{flag} {}: the variable is not set (or not UTF-8)",
+            witness_text::clip(var, 80)
+        ))
+    })?;
+    // Never echo the value: it is the key.
+    ClientKey::from_pem(&pem).map_err(|e| invalid(format!("{flag}: {e}")))
+}
+
+fn key_from_file(path: &std::path::Path) -> Result<ClientKey> {
+    use std::io::Read;
+    let flag = "--oauth-client-key-file";
+    let mut pem = String::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_SECRET_FILE_BYTES).read_to_string(&mut pem))
+        .map_err(|e| invalid(format!("{flag} {}: {e}", path.display())))?;
+    ClientKey::from_pem(&pem).map_err(|e| invalid(format!("{flag} {}: {e}", path.display())))
 }
 
 fn checked(flag: &str, value: String) -> Result<Secret> {

@@ -7,6 +7,7 @@ pub mod agent;
 pub mod audit;
 pub mod auth;
 pub mod compare;
+pub mod connect;
 pub mod doctor;
 pub mod guidance;
 pub mod jailargs;

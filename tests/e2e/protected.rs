@@ -1,8 +1,9 @@
 //! Protected servers (issue 32): `manifest pin --url` and `audit --url`
 //! against tests/fixtures/protected_server.py on loopback, with a static
 //! bearer token, with OAuth client credentials and with the authorization
-//! code flow with PKCE. Whatever the client writes (the pin, the audit
-//! document, stdout, stderr) holds no token and no secret.
+//! code flow with PKCE; and `connect`, the plain client the conformance
+//! suite drives. Whatever the client writes (the pin, the audit document,
+//! stdout, stderr) holds no token and no secret.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -280,5 +281,82 @@ fn a_wrong_client_secret_or_a_missing_variable_is_one_line_and_no_secret() {
     assert_eq!(String::from_utf8_lossy(&output.stderr).lines().count(), 1);
     // Credentials mean nothing for a launched server.
     let output = witness(&["plan", "--bearer-env", "PATH", "--", "true"], &[]);
+    assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
+fn connect_gets_through_with_oauth_and_prints_each_step_but_no_secret() {
+    let server = Protected::start("oauth", SECRET);
+    // --oauth-flow auto: the fixture lists authorization_code, so that is
+    // the flow; the call needs a step-up to mcp:call.
+    let output = witness(
+        &[
+            "connect",
+            "--call-tools",
+            "--timeout-ms",
+            "5000",
+            "--oauth-flow",
+            "auto",
+            "--oauth-client-id",
+            "witness",
+            "--oauth-client-secret-env",
+            "OAUTH_SECRET",
+            "--url",
+            &server.url,
+        ],
+        &[("OAUTH_SECRET", SECRET)],
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "handshake: ok: protocol 2025-06-18, server protected",
+            "tools/list: ok: 1 tools in 1 pages",
+            "tools/call echo: ok: a result",
+        ]
+    );
+    let mut secrets = server.tokens();
+    assert!(secrets.len() >= 2, "a token, then the step-up's");
+    secrets.push(SECRET.to_owned());
+    assert_no_secret(&secrets, &output, &[]);
+}
+
+#[test]
+fn connect_without_credentials_to_a_protected_server_is_incomplete_in_one_line() {
+    let server = Protected::start("oauth", SECRET);
+    let output = witness(
+        &["connect", "--timeout-ms", "3000", "--url", &server.url],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(3));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    assert!(stdout.starts_with("handshake: failed:"), "{stdout}");
+    assert!(stdout.contains("401"), "{stdout}");
+    // --include-destructive means nothing without --call-tools.
+    let output = witness(
+        &["connect", "--include-destructive", "--url", &server.url],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    // A metadata-document id beside --oauth-register must be a URL.
+    let output = witness(
+        &[
+            "connect",
+            "--oauth-client-id",
+            "plain-id",
+            "--oauth-register",
+            "--url",
+            &server.url,
+        ],
+        &[],
+    );
     assert_eq!(output.status.code(), Some(2));
 }

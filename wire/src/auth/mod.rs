@@ -11,6 +11,7 @@
 //! prints as a digest, errors are fixed descriptions, and the transcripts
 //! record JSON-RPC frames, never headers.
 
+pub mod jwt;
 pub mod oauth;
 
 use std::fmt;

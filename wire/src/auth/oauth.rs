@@ -5,10 +5,18 @@
 //! the well-known addresses derived from the endpoint's path and then its
 //! origin. Its first authorization server's metadata (RFC 8414) is read from
 //! the well-known OAuth address, with the OpenID Connect ones as fallbacks.
-//! A token is then had with client credentials, or with the authorization
-//! code flow with PKCE (S256) and a loopback redirect, always naming the
-//! endpoint as the `resource` (RFC 8707). The token requests themselves are
-//! the `oauth2` crate's, over our own HTTP agent.
+//! A token is then had with client credentials, with the authorization
+//! code flow with PKCE (S256) and a loopback redirect, or with an identity
+//! assertion (SEP-990: an ID token traded at the identity provider for an
+//! ID-JAG, that traded here), always naming the endpoint as the `resource`
+//! (RFC 8707); [`Flow::Auto`] takes the one the server's metadata offers.
+//! The client is the pre-registered id, a client ID metadata document URL
+//! where the server accepts those, or one registered dynamically; it
+//! authenticates with a secret (basic or post), a signed JWT
+//! (`private_key_jwt`, [`super::jwt`]) or not at all. The standard grants
+//! are the `oauth2` crate's requests, the jwt-bearer and token-exchange
+//! ones are made by hand (`OAuth::form_grant`); all go over our own HTTP
+//! agent.
 //!
 //! Scopes: those the challenge names, else the user's `--oauth-scope`, else
 //! the resource's `scopes_supported`, else none are asked for. A `403` with
@@ -30,12 +38,19 @@ use std::time::{Duration, Instant};
 use oauth2::basic::{BasicClient, BasicTokenResponse};
 use oauth2::url::Url;
 use oauth2::{
-    AuthType, AuthUrl, AuthorizationCode, ClientId, ClientSecret, CsrfToken, PkceCodeChallenge,
-    RedirectUrl, RefreshToken, RequestTokenError, Scope, TokenResponse, TokenUrl,
+    AuthType, AuthUrl, AuthorizationCode, ClientId, ClientSecret, CsrfToken, EndpointNotSet,
+    EndpointSet, PkceCodeChallenge, RedirectUrl, RefreshToken, RequestTokenError, Scope,
+    TokenResponse, TokenUrl,
 };
 use serde_json::Value;
 
+use super::jwt::{self, ClientKey};
 use super::{AuthError, Authorizer, Challenge, Credentials, Secret};
+
+/// The `oauth2` client every token request is made with: only its token
+/// endpoint is set (the authorization-code flow adds its endpoint after).
+type TokenClient =
+    BasicClient<EndpointNotSet, EndpointNotSet, EndpointNotSet, EndpointNotSet, EndpointSet>;
 
 /// Longest metadata document or token response read.
 const MAX_DOCUMENT_BYTES: u64 = 256 * 1024;
@@ -47,6 +62,31 @@ pub enum Flow {
     ClientCredentials,
     /// A user's consent, via the authorization endpoint and a loopback redirect.
     AuthorizationCode,
+    /// Whichever the authorization server's `grant_types_supported` allows:
+    /// the authorization code when it lists it (or lists nothing, RFC 8414's
+    /// default), else client credentials when it lists them and the client
+    /// has a secret.
+    Auto,
+    /// Enterprise-managed authorization (SEP-990): the user's ID token from
+    /// the enterprise identity provider is exchanged there for an identity
+    /// assertion grant (ID-JAG, RFC 8693), and that at the authorization
+    /// server for an access token (RFC 7523 jwt-bearer). Needs
+    /// [`OAuthConfig::identity`].
+    IdentityAssertion,
+}
+
+/// The `grant_type` of a JWT authorization grant (RFC 7523 §2.1).
+const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+
+/// What the identity-assertion flow starts from: the user's ID token and
+/// the identity provider that issued it.
+#[derive(Clone, Debug)]
+pub struct IdentityAssertion {
+    pub id_token: Secret,
+    /// The identity provider's token endpoint (https, or loopback http).
+    pub idp_token_endpoint: String,
+    /// This client's id at the identity provider.
+    pub idp_client_id: String,
 }
 
 /// How the client authenticates at the token endpoint.
@@ -58,6 +98,8 @@ pub enum ClientAuth {
     Post,
     /// `none`: a public client; PKCE protects the code.
     None,
+    /// `private_key_jwt`: a JWT signed with the client's key (RFC 7523).
+    PrivateKeyJwt,
 }
 
 /// Shows the user the address to open when the authorization endpoint
@@ -75,10 +117,15 @@ pub struct OAuthConfig {
     /// `registration_endpoint` when no client id was given.
     pub register: bool,
     pub client_secret: Option<Secret>,
+    /// The client's private key, for `private_key_jwt` instead of a secret.
+    pub client_key: Option<Arc<ClientKey>>,
     /// `None`: chosen from what the server supports.
     pub client_auth: Option<ClientAuth>,
     /// Scopes the user asks for when the challenge names none.
     pub scope: Option<String>,
+    /// For [`Flow::IdentityAssertion`] (and for [`Flow::Auto`] where the
+    /// authorization server lists the jwt-bearer grant).
+    pub identity: Option<IdentityAssertion>,
     /// Every exchange with the authorization server ends within this.
     pub timeout: Duration,
     pub on_authorize: Option<OnAuthorize>,
@@ -89,6 +136,7 @@ impl std::fmt::Debug for OAuthConfig {
         f.debug_struct("OAuthConfig")
             .field("flow", &self.flow)
             .field("client_secret", &self.client_secret)
+            .field("client_key", &self.client_key)
             .field("client_auth", &self.client_auth)
             .finish_non_exhaustive()
     }
@@ -99,12 +147,60 @@ impl std::fmt::Debug for OAuthConfig {
 struct Discovered {
     /// The resource identifier the tokens are for (RFC 8707).
     resource: String,
+    /// The authorization server's issuer identifier (a client assertion's
+    /// audience).
+    issuer: String,
     scopes_supported: Option<String>,
     authorization_endpoint: Option<String>,
     token_endpoint: String,
     auth_methods: Option<Vec<String>>,
     pkce_s256: bool,
     registration_endpoint: Option<String>,
+    /// `grant_types_supported`, when listed.
+    grant_types: Option<Vec<String>>,
+    /// `client_id_metadata_document_supported`: a client ID metadata
+    /// document URL is accepted as the client id.
+    metadata_documents: bool,
+}
+
+impl Discovered {
+    /// What an authorization server's metadata (RFC 8414) says, for tokens
+    /// for `resource`; one reader for every way the document was found.
+    fn from_server_metadata(
+        resource: String,
+        scopes_supported: Option<String>,
+        issuer: &Url,
+        server: &Value,
+    ) -> Result<Self, AuthError> {
+        let text = |key: &str| server.get(key).and_then(Value::as_str).map(str::to_owned);
+        let list = |key: &str| {
+            server.get(key).and_then(Value::as_array).map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect::<Vec<_>>()
+            })
+        };
+        let Some(token_endpoint) = text("token_endpoint") else {
+            return Err(AuthError::ServerMetadata("it has no token_endpoint".into()));
+        };
+        Ok(Discovered {
+            resource,
+            issuer: text("issuer").unwrap_or_else(|| issuer.as_str().to_owned()),
+            scopes_supported,
+            authorization_endpoint: text("authorization_endpoint"),
+            token_endpoint,
+            auth_methods: list("token_endpoint_auth_methods_supported"),
+            pkce_s256: list("code_challenge_methods_supported")
+                .is_some_and(|m| m.iter().any(|m| m == "S256")),
+            registration_endpoint: text("registration_endpoint"),
+            grant_types: list("grant_types_supported"),
+            metadata_documents: server
+                .get("client_id_metadata_document_supported")
+                .and_then(Value::as_bool)
+                == Some(true),
+        })
+    }
 }
 
 #[derive(Default)]
@@ -138,11 +234,25 @@ impl OAuth {
         if config.client_id.is_empty() && !config.register {
             return Err(AuthError::Config("an OAuth client id is needed".into()));
         }
-        if config.flow == Flow::ClientCredentials && config.client_secret.is_none() {
+        if config.flow == Flow::ClientCredentials
+            && config.client_secret.is_none()
+            && config.client_key.is_none()
+        {
             return Err(AuthError::Config(
-                "client credentials need a client secret (--oauth-client-secret-env or -file)"
+                "client credentials need a client secret (--oauth-client-secret-env or -file) or key (--oauth-client-key-*)"
                     .into(),
             ));
+        }
+        if config.flow == Flow::IdentityAssertion && config.identity.is_none() {
+            return Err(AuthError::Config(
+                "the identity-assertion flow needs an ID token and its identity provider".into(),
+            ));
+        }
+        if let Some(identity) = &config.identity {
+            let url = Url::parse(&identity.idp_token_endpoint).map_err(|_| {
+                AuthError::Config("the identity provider's token endpoint is not a URL".into())
+            })?;
+            safe_address(&url).map_err(AuthError::Config)?;
         }
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .timeout_global(Some(config.timeout))
@@ -263,18 +373,6 @@ impl OAuth {
                 "no OAuth or OpenID metadata at its well-known addresses".into(),
             ));
         };
-        let text = |key: &str| server.get(key).and_then(Value::as_str).map(str::to_owned);
-        let list = |key: &str| {
-            server.get(key).and_then(Value::as_array).map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect::<Vec<_>>()
-            })
-        };
-        let Some(token_endpoint) = text("token_endpoint") else {
-            return Err(AuthError::ServerMetadata("it has no token_endpoint".into()));
-        };
         let scopes_supported = resource
             .get("scopes_supported")
             .and_then(Value::as_array)
@@ -285,16 +383,7 @@ impl OAuth {
                     .join(" ")
             })
             .filter(|s| !s.is_empty());
-        Ok(Discovered {
-            resource: resource_id,
-            scopes_supported,
-            authorization_endpoint: text("authorization_endpoint"),
-            token_endpoint,
-            auth_methods: list("token_endpoint_auth_methods_supported"),
-            pkce_s256: list("code_challenge_methods_supported")
-                .is_some_and(|m| m.iter().any(|m| m == "S256")),
-            registration_endpoint: text("registration_endpoint"),
-        })
+        Discovered::from_server_metadata(resource_id, scopes_supported, &issuer, &server)
     }
 
     /// The 2025-03-26 rules: metadata at the endpoint's origin, else the
@@ -318,6 +407,7 @@ impl OAuth {
             };
             return Ok(Discovered {
                 resource,
+                issuer: origin.as_str().trim_end_matches('/').to_owned(),
                 scopes_supported: None,
                 authorization_endpoint: at("/authorize"),
                 token_endpoint,
@@ -325,30 +415,11 @@ impl OAuth {
                 // 2025-03-26 made PKCE mandatory for every client.
                 pkce_s256: true,
                 registration_endpoint: at("/register"),
+                grant_types: None,
+                metadata_documents: false,
             });
         };
-        let text = |key: &str| server.get(key).and_then(Value::as_str).map(str::to_owned);
-        let Some(token_endpoint) = text("token_endpoint") else {
-            return Err(AuthError::ServerMetadata("it has no token_endpoint".into()));
-        };
-        let list = |key: &str| {
-            server.get(key).and_then(Value::as_array).map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect::<Vec<_>>()
-            })
-        };
-        Ok(Discovered {
-            resource,
-            scopes_supported: None,
-            authorization_endpoint: text("authorization_endpoint"),
-            token_endpoint,
-            auth_methods: list("token_endpoint_auth_methods_supported"),
-            pkce_s256: list("code_challenge_methods_supported")
-                .is_some_and(|m| m.iter().any(|m| m == "S256")),
-            registration_endpoint: text("registration_endpoint"),
-        })
+        Discovered::from_server_metadata(resource, None, &origin, &server)
     }
 
     /// How to authenticate at the token endpoint: the user's choice, else
@@ -356,6 +427,9 @@ impl OAuth {
     fn client_auth(&self, found: &Discovered) -> ClientAuth {
         if let Some(chosen) = self.config.client_auth {
             return chosen;
+        }
+        if self.config.client_key.is_some() {
+            return ClientAuth::PrivateKeyJwt;
         }
         if self.client_secret().is_none() {
             return ClientAuth::None;
@@ -393,35 +467,95 @@ impl OAuth {
         }
     }
 
-    /// A new token for `scope` by the configured flow.
-    fn obtain(&self, found: &Discovered, scope: Option<&str>) -> Result<Token, AuthError> {
+    /// The one description of this client at the token endpoint, for every
+    /// token request (a grant, a code exchange, a refresh): its id, how it
+    /// authenticates there, and its secret unless it is a public client.
+    fn token_client(&self, found: &Discovered) -> Result<TokenClient, AuthError> {
         let token_url = TokenUrl::new(found.token_endpoint.clone())
             .map_err(|_| AuthError::ServerMetadata("the token_endpoint is not a URL".into()))?;
         let method = self.client_auth(found);
-        let mut client = BasicClient::new(ClientId::new(self.client_id()))
+        let client = BasicClient::new(ClientId::new(self.client_id()))
             .set_token_uri(token_url)
             .set_auth_type(match method {
                 ClientAuth::Basic => AuthType::BasicAuth,
-                ClientAuth::Post | ClientAuth::None => AuthType::RequestBody,
+                ClientAuth::Post | ClientAuth::None | ClientAuth::PrivateKeyJwt => {
+                    AuthType::RequestBody
+                }
             });
-        if method != ClientAuth::None
-            && let Some(secret) = &self.client_secret()
-        {
-            client = client.set_client_secret(ClientSecret::new(secret.expose().to_owned()));
+        Ok(match self.client_secret() {
+            Some(secret) if matches!(method, ClientAuth::Basic | ClientAuth::Post) => {
+                client.set_client_secret(ClientSecret::new(secret.expose().to_owned()))
+            }
+            _ => client,
+        })
+    }
+
+    /// The flow to use with this authorization server: the configured one,
+    /// or for [`Flow::Auto`] the one its metadata allows.
+    fn flow(&self, found: &Discovered) -> Flow {
+        if self.config.flow != Flow::Auto {
+            return self.config.flow;
         }
+        let listed = |grant: &str| {
+            found
+                .grant_types
+                .as_ref()
+                .is_some_and(|grants| grants.iter().any(|g| g == grant))
+        };
+        if self.config.identity.is_some() && listed(JWT_BEARER) {
+            return Flow::IdentityAssertion;
+        }
+        let lists = |grant: &str| match &found.grant_types {
+            Some(grants) => grants.iter().any(|g| g == grant),
+            // RFC 8414 §2: omitted means ["authorization_code", "implicit"].
+            None => grant == "authorization_code",
+        };
+        let credentials = self.client_secret().is_some() || self.config.client_key.is_some();
+        if !lists("authorization_code") && lists("client_credentials") && credentials {
+            Flow::ClientCredentials
+        } else {
+            Flow::AuthorizationCode
+        }
+    }
+
+    /// What every token request adds to prove the client with its key
+    /// (`private_key_jwt`): nothing for the other methods.
+    fn assertion(&self, found: &Discovered) -> Result<Vec<(&'static str, String)>, AuthError> {
+        match &self.config.client_key {
+            Some(key) if self.client_auth(found) == ClientAuth::PrivateKeyJwt => Ok(vec![
+                ("client_assertion_type", jwt::ASSERTION_TYPE.to_owned()),
+                (
+                    "client_assertion",
+                    key.assertion(&self.client_id(), &found.issuer)?,
+                ),
+            ]),
+            _ => Ok(Vec::new()),
+        }
+    }
+
+    /// A new token for `scope` by the configured flow.
+    fn obtain(&self, found: &Discovered, scope: Option<&str>) -> Result<Token, AuthError> {
+        let client = self.token_client(found)?;
         let scopes: Vec<Scope> = scope
             .unwrap_or_default()
             .split_whitespace()
             .map(|s| Scope::new(s.to_owned()))
             .collect();
         let http = self.http();
-        let response = match self.config.flow {
-            Flow::ClientCredentials => client
-                .exchange_client_credentials()
-                .add_scopes(scopes)
-                .add_extra_param("resource", found.resource.clone())
-                .request(&http),
-            Flow::AuthorizationCode => {
+        let assertion = self.assertion(found)?;
+        let response = match self.flow(found) {
+            Flow::ClientCredentials => {
+                let mut request = client
+                    .exchange_client_credentials()
+                    .add_scopes(scopes)
+                    .add_extra_param("resource", found.resource.clone());
+                for (name, value) in assertion {
+                    request = request.add_extra_param(name, value);
+                }
+                request.request(&http)
+            }
+            Flow::IdentityAssertion => return self.identity_assertion(found, scope, assertion),
+            Flow::AuthorizationCode | Flow::Auto => {
                 let Some(authorize) = &found.authorization_endpoint else {
                     return Err(AuthError::ServerMetadata(
                         "it has no authorization_endpoint".into(),
@@ -454,14 +588,129 @@ impl OAuth {
                     .add_extra_param("resource", found.resource.clone())
                     .url();
                 let code = self.authorize(&url, &redirect, listener, state.secret())?;
-                client
+                let mut request = client
                     .exchange_code(AuthorizationCode::new(code))
                     .set_pkce_verifier(verifier)
-                    .add_extra_param("resource", found.resource.clone())
-                    .request(&http)
+                    .add_extra_param("resource", found.resource.clone());
+                for (name, value) in assertion {
+                    request = request.add_extra_param(name, value);
+                }
+                request.request(&http)
             }
         };
         token(response)
+    }
+
+    /// The identity-assertion flow: the ID token for an ID-JAG at the
+    /// identity provider, then the ID-JAG for a token here, the client
+    /// authenticating as it does for any other grant.
+    fn identity_assertion(
+        &self,
+        found: &Discovered,
+        scope: Option<&str>,
+        assertion: Vec<(&'static str, String)>,
+    ) -> Result<Token, AuthError> {
+        let Some(identity) = &self.config.identity else {
+            return Err(AuthError::Config(
+                "the identity-assertion flow needs an ID token and its identity provider".into(),
+            ));
+        };
+        let mut exchange = vec![
+            (
+                "grant_type",
+                "urn:ietf:params:oauth:grant-type:token-exchange".to_owned(),
+            ),
+            (
+                "requested_token_type",
+                "urn:ietf:params:oauth:token-type:id-jag".to_owned(),
+            ),
+            ("audience", found.issuer.clone()),
+            ("resource", found.resource.clone()),
+            ("subject_token", identity.id_token.expose().to_owned()),
+            (
+                "subject_token_type",
+                "urn:ietf:params:oauth:token-type:id_token".to_owned(),
+            ),
+            ("client_id", identity.idp_client_id.clone()),
+        ];
+        if let Some(scope) = scope {
+            exchange.push(("scope", scope.to_owned()));
+        }
+        let grant = self.form_grant(&identity.idp_token_endpoint, exchange, None)?;
+        let mut form = vec![
+            ("grant_type", JWT_BEARER.to_owned()),
+            ("assertion", grant.access.expose().to_owned()),
+        ];
+        let mut basic = None;
+        let id = self.client_id();
+        match (self.client_auth(found), self.client_secret()) {
+            (ClientAuth::Basic, Some(secret)) => basic = Some((id, secret)),
+            (ClientAuth::Post, Some(secret)) => {
+                form.push(("client_id", id));
+                form.push(("client_secret", secret.expose().to_owned()));
+            }
+            _ => form.push(("client_id", id)),
+        }
+        form.extend(assertion);
+        self.form_grant(&found.token_endpoint, form, basic)
+    }
+
+    /// One token request made by hand (for the grants the `oauth2` crate
+    /// has no builder for): `form` POSTed to `url`, the client in an
+    /// `Authorization: Basic` header when `basic` says so; the answer read
+    /// as a standard token response.
+    fn form_grant(
+        &self,
+        url: &str,
+        form: Vec<(&'static str, String)>,
+        basic: Option<(String, Secret)>,
+    ) -> Result<Token, AuthError> {
+        let parsed = Url::parse(url)
+            .map_err(|_| AuthError::Token("the token endpoint is not a URL".into()))?;
+        safe_address(&parsed).map_err(AuthError::Token)?;
+        let body: String = oauth2::url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(form.iter().map(|(k, v)| (*k, v.as_str())))
+            .finish();
+        let mut request = self
+            .agent
+            .post(parsed.as_str())
+            .header("Content-Type", "application/x-www-form-urlencoded")
+            .header("Accept", "application/json");
+        if let Some((id, secret)) = basic {
+            use base64::Engine;
+            let encode = |text: &str| {
+                oauth2::url::form_urlencoded::byte_serialize(text.as_bytes()).collect::<String>()
+            };
+            let pair = format!("{}:{}", encode(&id), encode(secret.expose()));
+            let header = format!(
+                "Basic {}",
+                base64::engine::general_purpose::STANDARD.encode(pair)
+            );
+            request = request.header("Authorization", header);
+        }
+        let response = request
+            .send(body.as_bytes())
+            .map_err(|_| AuthError::Token(HttpError::Failed.to_string()))?;
+        let status = response.status().as_u16();
+        let mut bytes = Vec::new();
+        response
+            .into_body()
+            .into_reader()
+            .take(MAX_DOCUMENT_BYTES)
+            .read_to_end(&mut bytes)
+            .map_err(|_| AuthError::Token(HttpError::Failed.to_string()))?;
+        if !(200..300).contains(&status) {
+            let answer: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+            let code = answer
+                .get("error")
+                .and_then(Value::as_str)
+                .map(|e| witness_text::clip(&escape(e), 60))
+                .unwrap_or_else(|| format!("HTTP {status}"));
+            return Err(AuthError::Token(code));
+        }
+        let response: BasicTokenResponse = serde_json::from_slice(&bytes)
+            .map_err(|_| AuthError::Token("the response is not a token response".into()))?;
+        token(Ok(response))
     }
 
     /// Visits the authorization endpoint and returns the code it sends back
@@ -549,10 +798,15 @@ impl OAuth {
         Ok(guard)
     }
 
-    /// Registers a public client for the authorization-code flow (RFC 7591),
-    /// once, when no client id was given.
+    /// Registers a client dynamically (RFC 7591), once, when asked to and
+    /// no usable client id was given: none at all, or a client ID metadata
+    /// document URL that this authorization server does not accept (the MCP
+    /// specification's order: pre-registered, metadata document, registration).
     fn register(&self, found: &Discovered) -> Result<(), AuthError> {
         if !self.config.register || lock(&self.registered).is_some() {
+            return Ok(());
+        }
+        if !self.config.client_id.is_empty() && found.metadata_documents {
             return Ok(());
         }
         let Some(endpoint) = &found.registration_endpoint else {
@@ -567,8 +821,11 @@ impl OAuth {
             let guard = self.listener()?;
             guard.as_ref().map(redirect_of).unwrap_or_default()
         };
-        let (grants, method) = match self.config.flow {
-            Flow::AuthorizationCode => (vec!["authorization_code", "refresh_token"], "none"),
+        let (grants, method) = match self.flow(found) {
+            Flow::AuthorizationCode | Flow::Auto => {
+                (vec!["authorization_code", "refresh_token"], "none")
+            }
+            Flow::IdentityAssertion => (vec![JWT_BEARER], "client_secret_basic"),
             Flow::ClientCredentials => (vec!["client_credentials"], "client_secret_basic"),
         };
         let body = serde_json::json!({
@@ -609,28 +866,16 @@ impl OAuth {
 
     /// A refresh, when a refresh token came with the last token.
     fn refresh(&self, found: &Discovered, refresh: &Secret) -> Option<Token> {
-        let token_url = TokenUrl::new(found.token_endpoint.clone()).ok()?;
-        let method = self.client_auth(found);
-        let mut client = BasicClient::new(ClientId::new(self.client_id()))
-            .set_token_uri(token_url)
-            .set_auth_type(match method {
-                ClientAuth::Basic => AuthType::BasicAuth,
-                ClientAuth::Post | ClientAuth::None => AuthType::RequestBody,
-            });
-        if method != ClientAuth::None
-            && let Some(secret) = &self.client_secret()
-        {
-            client = client.set_client_secret(ClientSecret::new(secret.expose().to_owned()));
-        }
+        let client = self.token_client(found).ok()?;
         let refresh = RefreshToken::new(refresh.expose().to_owned());
         let http = self.http();
-        token(
-            client
-                .exchange_refresh_token(&refresh)
-                .add_extra_param("resource", found.resource.clone())
-                .request(&http),
-        )
-        .ok()
+        let mut request = client
+            .exchange_refresh_token(&refresh)
+            .add_extra_param("resource", found.resource.clone());
+        for (name, value) in self.assertion(found).ok()? {
+            request = request.add_extra_param(name, value);
+        }
+        token(request.request(&http)).ok()
     }
 }
 

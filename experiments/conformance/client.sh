@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The client command the MCP conformance suite launches for every client
+# scenario: `bash experiments/conformance/client.sh URL`. It is
+# `mcp-witness connect --call-tools` and nothing more; this script only
+# turns what the suite hands a client into mcp-witness's documented flags:
+#
+# - the server URL, the suite's last argument, goes to --url;
+# - when MCP_CONFORMANCE_CONTEXT carries a pre-registered client (a
+#   client_id with a client_secret or a private_key_pem), they become
+#   --oauth-client-id and --oauth-client-secret-env or
+#   --oauth-client-key-env (the secret or key passes through the
+#   environment, never the command line); an ID token from an identity
+#   provider (idp_id_token, idp_token_endpoint, idp_client_id) adds
+#   --oauth-id-token-env and --oauth-idp-* for the identity-assertion flow;
+# - otherwise the client offers a client ID metadata document URL, which
+#   it uses where the authorization server says it accepts them, and
+#   registers dynamically (RFC 7591) where it does not. The URL is the one
+#   the suite's authorization servers recognise; it need not resolve;
+# - --oauth-flow auto takes the flow the authorization server's metadata
+#   offers (the authorization code, else client credentials with a secret).
+#
+# The OAuth flags only come into play if the server answers 401: a scenario
+# without authorization sees a plain client. No scenario name is read.
+# MCP_WITNESS names the binary (default: target/debug/mcp-witness).
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+bin="${MCP_WITNESS:-$here/../../target/debug/mcp-witness}"
+if [ "$#" -ne 1 ]; then
+    echo "usage: MCP_CONFORMANCE_CONTEXT=... bash $0 URL" >&2
+    exit 2
+fi
+url="$1"
+auth=(--oauth-client-id https://conformance-test.local/client-metadata.json --oauth-register)
+if [ -n "${MCP_CONFORMANCE_CONTEXT:-}" ]; then
+    # client_id on the first line, then "secret" or "key" (or nothing);
+    # the credential itself goes straight into the environment.
+    mapfile -t given < <(python3 -c '
+import json, os
+context = json.loads(os.environ["MCP_CONFORMANCE_CONTEXT"])
+print(context.get("client_id") or "")
+print("secret" if context.get("client_secret") else "key" if context.get("private_key_pem") else "")
+')
+    case "${given[1]:-}" in
+        secret)
+            MCP_WITNESS_CONFORMANCE_SECRET="$(python3 -c 'import json, os; print(json.loads(os.environ["MCP_CONFORMANCE_CONTEXT"])["client_secret"])')"
+            export MCP_WITNESS_CONFORMANCE_SECRET
+            auth=(--oauth-client-id "${given[0]}" --oauth-client-secret-env MCP_WITNESS_CONFORMANCE_SECRET)
+            ;;
+        key)
+            MCP_WITNESS_CONFORMANCE_KEY="$(python3 -c 'import json, os; print(json.loads(os.environ["MCP_CONFORMANCE_CONTEXT"])["private_key_pem"])')"
+            export MCP_WITNESS_CONFORMANCE_KEY
+            auth=(--oauth-client-id "${given[0]}" --oauth-client-key-env MCP_WITNESS_CONFORMANCE_KEY)
+            ;;
+    esac
+    mapfile -t idp < <(python3 -c '
+import json, os
+context = json.loads(os.environ["MCP_CONFORMANCE_CONTEXT"])
+if context.get("idp_id_token"):
+    print(context.get("idp_token_endpoint") or "")
+    print(context.get("idp_client_id") or "")
+')
+    if [ "${#idp[@]}" -eq 2 ]; then
+        MCP_WITNESS_CONFORMANCE_ID_TOKEN="$(python3 -c 'import json, os; print(json.loads(os.environ["MCP_CONFORMANCE_CONTEXT"])["idp_id_token"])')"
+        export MCP_WITNESS_CONFORMANCE_ID_TOKEN
+        auth+=(--oauth-id-token-env MCP_WITNESS_CONFORMANCE_ID_TOKEN
+            --oauth-idp-token-endpoint "${idp[0]}" --oauth-idp-client-id "${idp[1]}")
+    fi
+fi
+exec "$bin" connect --call-tools --include-destructive --oauth-flow auto "${auth[@]}" --url "$url"

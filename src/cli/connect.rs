@@ -1,0 +1,177 @@
+//! `mcp-witness connect`: reach one server as an ordinary client would —
+//! authenticate, shake hands, read the catalog, optionally call its tools —
+//! and say how each step went. Nothing is observed and nothing is judged:
+//! it answers "can a client use this server?", which is what a protected
+//! or resumable endpoint needs answered first, and what the official MCP
+//! conformance suite's client scenarios drive (docs/protected-servers.md).
+
+use std::sync::Arc;
+
+use anyhow::Result;
+use clap::Args;
+use serde_json::{Map, Value};
+use witness_engine::plan::synth;
+use witness_model::exit::ExitStatus;
+use witness_wire::clock::{Clock, MonotonicClock};
+use witness_wire::session::{CallOutcome, Session};
+
+use super::{EraArgs, ServerArgs};
+
+const HELP: &str = "\
+Steps, each printed as one line: the handshake (server/discover or
+initialize, as --era says), the whole tool catalog (tools/list, every page),
+and with --call-tools one tools/call per listed tool, in catalog order, with
+arguments made from its input schema the way an audit without --plan makes
+them (what the schema and descriptions offer, else invented). The client
+declares no capabilities (no sampling, elicitation or roots), as an audit
+does.
+
+Tools whose annotations say readOnlyHint: true are called; any other tool
+may change what the server holds, so it is called only with
+--include-destructive (a --url server is never jailed: its real stores
+change; a launched one runs in a jail of its own, declared no stores).
+
+Credentials for a protected --url come from --bearer-env, --header-env or
+--oauth-* (docs/protected-servers.md); tokens and secrets are never printed.
+
+Exit codes: 0 every step got a result (a tool result with isError: true
+counts: the call was answered); 1 the server answered a tools/call with a
+JSON-RPC error, or listed its catalog incompletely; 2 invalid invocation;
+3 no session (unreachable, refused, unauthorized) or a step lost the
+transport.
+
+Examples:
+  mcp-witness connect --url http://127.0.0.1:3001/mcp
+  MY_TOKEN=... mcp-witness connect --bearer-env MY_TOKEN --call-tools --url https://mcp.example/mcp --allow-remote-http
+  mcp-witness connect --oauth-flow client-credentials --oauth-client-id ci --oauth-client-secret-env CI_SECRET --url http://127.0.0.1:8080/mcp
+  mcp-witness connect --call-tools -- mcp-witness testbed serve --variant honest --store /tmp/notes.db";
+
+#[derive(Args)]
+#[command(after_help = HELP)]
+pub struct ConnectCommandArgs {
+    /// After the catalog, call every listed tool once (read-only ones only,
+    /// unless --include-destructive).
+    #[arg(long)]
+    call_tools: bool,
+    /// With --call-tools, call every tool, not only those declared
+    /// read-only: behind a --url, their calls change the server's real stores.
+    #[arg(long)]
+    include_destructive: bool,
+    #[command(flatten)]
+    era: EraArgs,
+    #[command(flatten)]
+    server: ServerArgs,
+}
+
+/// Runs the steps; how far they got decides the exit status.
+pub fn run(args: ConnectCommandArgs) -> Result<ExitStatus> {
+    if args.include_destructive && !args.call_tools {
+        return Err(crate::exit::invalid(
+            "--include-destructive applies only with --call-tools",
+        ));
+    }
+    let target = args.server.target(Vec::new(), false)?;
+    let timeout = args.server.connect.timeout();
+    let mut opened = target.open(timeout)?;
+    let clock: Arc<dyn Clock> = Arc::new(MonotonicClock::start());
+    let mut launch = || opened.connect(clock.clone()).map_err(|e| e.to_string());
+    let (mut session, handshake) = match Session::open(&mut launch, args.era.choice(), timeout) {
+        Ok(pair) => pair,
+        Err((error, mut discarded)) => {
+            for server in &mut discarded {
+                server.shutdown();
+            }
+            outln!("handshake: failed: {}", shown(&error.to_string()));
+            return Ok(ExitStatus::Incomplete);
+        }
+    };
+    for server in &mut session.discarded {
+        server.shutdown();
+    }
+    let name = handshake
+        .server_info
+        .as_ref()
+        .and_then(|info| info.get("name"))
+        .and_then(Value::as_str)
+        .unwrap_or("(no serverInfo name)");
+    outln!(
+        "handshake: ok: protocol {}, server {}",
+        shown(&handshake.protocol_version),
+        shown(name)
+    );
+    let status = steps(&mut session, &args);
+    session.server.shutdown();
+    Ok(status)
+}
+
+/// The catalog, then the calls; the worst step decides.
+fn steps(session: &mut Session, args: &ConnectCommandArgs) -> ExitStatus {
+    let catalog = match session.list_tools() {
+        Ok(catalog) => catalog,
+        Err(e) => {
+            outln!("tools/list: failed: {}", shown(&e.to_string()));
+            return ExitStatus::Incomplete;
+        }
+    };
+    let mut status = ExitStatus::Passed;
+    if catalog.complete {
+        outln!(
+            "tools/list: ok: {} tools in {} pages",
+            catalog.tools.len(),
+            catalog.pages
+        );
+    } else {
+        let problem = catalog.problem.as_deref().unwrap_or("no reason given");
+        outln!("tools/list: incomplete: {}", shown(problem));
+        status = ExitStatus::Failed;
+    }
+    if !args.call_tools {
+        return status;
+    }
+    for tool in &catalog.tools {
+        let Some(name) = tool.get("name").and_then(Value::as_str) else {
+            continue;
+        };
+        let read_only = tool
+            .pointer("/annotations/readOnlyHint")
+            .and_then(Value::as_bool)
+            == Some(true);
+        if !read_only && !args.include_destructive {
+            outln!(
+                "tools/call {}: skipped: not declared read-only (--include-destructive calls it)",
+                shown(name)
+            );
+            continue;
+        }
+        let arguments: Map<String, Value> = synth::arguments_for(tool.get("inputSchema"), name)
+            .into_iter()
+            .collect();
+        match session.call_tool(name, &Value::Object(arguments)) {
+            CallOutcome::Result(result) => {
+                let is_error = result.get("isError").and_then(Value::as_bool) == Some(true);
+                let how = if is_error {
+                    "a result with isError: true"
+                } else {
+                    "a result"
+                };
+                outln!("tools/call {}: ok: {how}", shown(name));
+            }
+            CallOutcome::RpcError { code, .. } => {
+                outln!("tools/call {}: JSON-RPC error {code}", shown(name));
+                if status == ExitStatus::Passed {
+                    status = ExitStatus::Failed;
+                }
+            }
+            CallOutcome::Transport(e) => {
+                outln!("tools/call {}: failed: {}", shown(name), shown(&e));
+                return ExitStatus::Incomplete;
+            }
+        }
+    }
+    status
+}
+
+/// Server text (and error text that may quote it) made safe to print.
+fn shown(text: &str) -> String {
+    witness_text::clip(text, 200)
+}
