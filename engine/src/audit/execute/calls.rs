@@ -78,6 +78,17 @@ pub(super) struct Runner<'a> {
     pub(super) context: Context<'a>,
 }
 
+/// The control window before an identical repeat: twice the longer of the
+/// original's duration and `--settle-ms`, within
+/// [`witness_jail::observe::MAX_IDLE_WINDOW`]. Repeats are one per tool
+/// declared idempotent, so the extra wait is small beside the audit, and it
+/// gives an after-answer write of the original (the shape of an unawaited
+/// flush) room to land where it is charged to the original.
+fn repeat_window(original: Option<Duration>, settle: Settle) -> Duration {
+    let longest = original.unwrap_or(settle.bound).max(settle.bound);
+    idle_window(Some(longest.saturating_mul(2)), settle.bound, settle.quiet)
+}
+
 /// One call of a step: the first, the identical repeat of `repeat_of`, or
 /// a page that follows the cursor of `page_of`.
 #[derive(Clone, Copy)]
@@ -299,7 +310,7 @@ impl<'a> Runner<'a> {
             planned: self.planned.max(self.steps_done as usize),
             tool: &call.step.tool,
         });
-        if let Err(e) = self.idle_control() {
+        if let Err(e) = self.idle_control(call.repeat_of.is_some()) {
             self.draft
                 .incomplete(format!("cannot observe the stores: {e}"));
             return ControlFlow::Break(());
@@ -390,9 +401,22 @@ impl<'a> Runner<'a> {
     /// the server's background, or else the call before's late effect (a
     /// write it finished after its answer; before any call, the startup's):
     /// never the next call's, which is not sent before the control ends.
-    fn idle_control(&mut self) -> Result<(), witness_jail::observe::ObserveError> {
+    ///
+    /// Before an identical repeat the window is longer (see
+    /// [`repeat_window`]): EFF-03 judges exactly what lands between the
+    /// original and its repeat, so an after-answer write of the original
+    /// that a loaded machine delayed past the usual window would become a
+    /// false idempotency failure.
+    fn idle_control(
+        &mut self,
+        before_repeat: bool,
+    ) -> Result<(), witness_jail::observe::ObserveError> {
         let settle = self.context.settle;
-        let window = idle_window(self.last_window, settle.bound, settle.quiet);
+        let window = if before_repeat {
+            repeat_window(self.last_window, settle)
+        } else {
+            idle_window(self.last_window, settle.bound, settle.quiet)
+        };
         let last = self.draft.report.calls.last();
         let tool = last.map(|c| c.tool.clone());
         let effects = last.map(|c| c.effects.clone()).unwrap_or_default();
@@ -712,5 +736,26 @@ mod tests {
             vec![],
         );
         assert!(rejected_values(&invented).is_none());
+    }
+
+    #[test]
+    fn a_repeat_waits_twice_the_longer_of_the_original_and_the_settle_bound() {
+        use std::time::Duration;
+        let settle = Settle::from_millis(50, 5);
+        let ms = Duration::from_millis;
+        // A quick original still gets twice the settle bound.
+        assert_eq!(repeat_window(Some(ms(12)), settle), ms(100));
+        assert_eq!(repeat_window(None, settle), ms(100));
+        // A slow original gets twice its own duration, within the cap.
+        assert_eq!(repeat_window(Some(ms(300)), settle), ms(600));
+        assert_eq!(
+            repeat_window(Some(ms(5_000)), settle),
+            witness_jail::observe::MAX_IDLE_WINDOW
+        );
+        // Never shorter than an ordinary control.
+        assert!(
+            repeat_window(Some(ms(12)), settle)
+                >= idle_window(Some(ms(12)), settle.bound, settle.quiet)
+        );
     }
 }
