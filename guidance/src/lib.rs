@@ -306,7 +306,7 @@ fn incomplete(report: &mut ProfileReport, cause: Cause) {
 
 fn wire_cause(error: &WireError) -> Cause {
     match error {
-        WireError::Timeout { .. } => Cause::Timeout,
+        WireError::Timeout { .. } | WireError::ProgressCeiling { .. } => Cause::Timeout,
         WireError::Http { detail, .. } if detail.contains("timed out") => Cause::Timeout,
         WireError::Closed { .. } | WireError::Write { .. } | WireError::Http { .. } => {
             Cause::TransportLost

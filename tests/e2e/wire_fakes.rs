@@ -138,6 +138,26 @@ fn a_server_that_never_answers_a_call_ends_incomplete_within_the_timeout() {
 }
 
 #[test]
+fn a_long_call_that_reports_progress_is_waited_for_past_its_timeout() {
+    // The call takes 3 s, twice the 1.5 s timeout, and reports progress
+    // every 0.5 s: each report gives it the timeout again.
+    let (code, report, _) = audit("slow-progress", &[]);
+    let call = &report["calls"][0];
+    assert_eq!(call["outcome"]["status"], "ok", "{call:#}");
+    assert_ne!(code, 3, "{}", report["incomplete_reason"]);
+    // The progress token the call carried is the one the reports named.
+    let sent = report["transcripts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|t| t["frames"].as_array().cloned().unwrap_or_default())
+        .filter_map(|f| f["text"].as_str().map(str::to_owned))
+        .find(|t| t.contains("\"tools/call\""))
+        .unwrap_or_default();
+    assert!(sent.contains("\"progressToken\":\"call-1\""), "{sent}");
+}
+
+#[test]
 fn a_server_that_never_finishes_the_handshake_ends_incomplete() {
     let (code, report, elapsed) = audit("hang-init", &[]);
     assert_eq!(code, 3);

@@ -15,6 +15,14 @@ use crate::{Incoming, Transport};
 /// with Method not found, however many come: a refusal costs nothing.
 pub const MAX_ROOTS_REQUESTS: u32 = 8;
 
+/// How long a request may stay open in all while the server keeps sending
+/// progress for it (see [`RpcClient::request_with_progress`]), when that is
+/// longer than the request's own timeout. Each progress notification gives
+/// the request its timeout again, as the SDKs' reset-on-progress does, but
+/// never past this: a server that reports progress forever cannot hold the
+/// audit forever.
+pub const PROGRESS_CEILING: Duration = Duration::from_secs(120);
+
 /// A JSON-RPC answer: a result or an error object.
 #[derive(Clone, Debug, PartialEq)]
 pub enum RpcResponse {
@@ -31,6 +39,16 @@ pub enum RpcResponse {
 pub enum WireError {
     #[error("no answer to {method} within {timeout_ms} ms")]
     Timeout { method: String, timeout_ms: u128 },
+    /// The server kept reporting progress, each report giving the request
+    /// its timeout again, until the request had been open for the ceiling.
+    #[error(
+        "no answer to {method} within {ceiling_ms} ms, though it reported progress {reports} time(s) (each report extends a call by its timeout, up to that ceiling)"
+    )]
+    ProgressCeiling {
+        method: String,
+        ceiling_ms: u128,
+        reports: u32,
+    },
     #[error("server closed the connection during {method}: {detail}")]
     Closed { method: String, detail: String },
     #[error("cannot write {method} to the server: {source}")]
@@ -56,6 +74,10 @@ pub struct RpcClient {
     /// is answered with an empty list; otherwise it is refused with Method
     /// not found. Set by the handshake from what it declares.
     pub answer_roots: bool,
+    /// The progress token of the request being waited for, and whether a
+    /// `notifications/progress` carrying it arrived since last looked at.
+    progress_token: Option<Value>,
+    progress_seen: bool,
     /// `roots/list` requests since the client last sent a message.
     roots_window: u32,
     roots_requests: u32,
@@ -71,6 +93,8 @@ impl RpcClient {
             next_id: 1,
             closed: None,
             answer_roots: false,
+            progress_token: None,
+            progress_seen: false,
             roots_window: 0,
             roots_requests: 0,
             roots_overflow: false,
@@ -120,12 +144,44 @@ impl RpcClient {
         params: Value,
         timeout: Duration,
     ) -> Result<RpcResponse, WireError> {
+        self.exchange(method, params, timeout, None)
+    }
+
+    /// [`Self::request`] for a request whose params carry `_meta.progressToken
+    /// = token`: each `notifications/progress` with that token gives the
+    /// request `timeout` again from the moment it arrived, until it has been
+    /// open for the longer of `timeout` and `ceiling` in all. A report with
+    /// another token, or none, extends nothing.
+    pub fn request_with_progress(
+        &mut self,
+        method: &str,
+        params: Value,
+        token: Value,
+        timeout: Duration,
+        ceiling: Duration,
+    ) -> Result<RpcResponse, WireError> {
+        self.progress_token = Some(token);
+        let answer = self.exchange(method, params, timeout, Some(ceiling.max(timeout)));
+        self.progress_token = None;
+        self.progress_seen = false;
+        answer
+    }
+
+    fn exchange(
+        &mut self,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+        ceiling: Option<Duration>,
+    ) -> Result<RpcResponse, WireError> {
         let id = self.next_id;
         self.next_id += 1;
         let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         self.roots_window = 0;
         self.send(method, &message)?;
-        let deadline = Instant::now() + timeout;
+        let started = Instant::now();
+        let mut deadline = started + timeout;
+        let mut reports = 0u32;
         loop {
             if let Some(detail) = &self.closed {
                 return Err(WireError::Closed {
@@ -134,9 +190,18 @@ impl RpcClient {
                 });
             }
             let Some(incoming) = self.transport.recv_until(deadline) else {
-                return Err(WireError::Timeout {
-                    method: method.into(),
-                    timeout_ms: timeout.as_millis(),
+                return Err(match ceiling {
+                    Some(ceiling) if reports > 0 && deadline >= started + ceiling => {
+                        WireError::ProgressCeiling {
+                            method: method.into(),
+                            ceiling_ms: ceiling.as_millis(),
+                            reports,
+                        }
+                    }
+                    _ => WireError::Timeout {
+                        method: method.into(),
+                        timeout_ms: deadline.saturating_duration_since(started).as_millis(),
+                    },
                 });
             };
             if let Incoming::Failed {
@@ -158,6 +223,12 @@ impl RpcClient {
             }
             if let Some(answer) = self.accept(incoming, Some(id)) {
                 return Ok(answer);
+            }
+            if std::mem::take(&mut self.progress_seen)
+                && let Some(ceiling) = ceiling
+            {
+                reports = reports.saturating_add(1);
+                deadline = (Instant::now() + timeout).min(started + ceiling);
             }
         }
     }
@@ -325,7 +396,20 @@ impl RpcClient {
                 self.answer_server_request(&method, id);
                 None
             }
-            (Some(_), None) => None, // a notification: kept in the transcript
+            (Some(method), None) => {
+                // A notification: kept in the transcript; progress on the
+                // request being waited for is noted for its deadline.
+                if method == "notifications/progress"
+                    && let Some(token) = &self.progress_token
+                    && object
+                        .get("params")
+                        .and_then(|p| p.get("progressToken"))
+                        .is_some_and(|t| t == token)
+                {
+                    self.progress_seen = true;
+                }
+                None
+            }
             (None, Some(id)) => {
                 let matches = waiting_for.is_some_and(|want| id_matches(id, want));
                 if !matches && id.is_null() && object.contains_key("error") {
@@ -443,5 +527,157 @@ fn id_matches(id: &Value, want: i64) -> bool {
     match id {
         Value::Number(n) => n.as_i64() == Some(want),
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::VecDeque;
+    use std::time::{Duration, Instant};
+
+    use serde_json::{Value, json};
+
+    use super::{RpcClient, RpcResponse, WireError};
+    use crate::{Incoming, Transport};
+
+    /// A server that answers on a schedule: each message is due a fixed
+    /// time after the request was sent. Whether it arrives is decided on
+    /// those due times against the deadline asked for, never on how late a
+    /// loaded machine wakes the thread, so the verdicts do not depend on
+    /// timing.
+    struct Scheduled {
+        /// (due after the request, message with `ID` standing for its id)
+        script: VecDeque<(u64, Value)>,
+        sent: Option<(Instant, i64)>,
+    }
+
+    impl Scheduled {
+        fn new(script: Vec<(u64, Value)>) -> Self {
+            Self {
+                script: script.into(),
+                sent: None,
+            }
+        }
+    }
+
+    impl Transport for Scheduled {
+        fn kind(&self) -> &'static str {
+            "stdio"
+        }
+        fn now_us(&self) -> u64 {
+            0
+        }
+        fn send(&mut self, message: &Value, _text: &str) -> std::io::Result<()> {
+            let id = message["id"].as_i64().unwrap_or(0);
+            self.sent = Some((Instant::now(), id));
+            Ok(())
+        }
+        fn recv_until(&mut self, deadline: Instant) -> Option<Incoming> {
+            let (sent, id) = self.sent?;
+            let (after, _) = self.script.front()?;
+            let due = sent + Duration::from_millis(*after);
+            if due > deadline {
+                std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
+                return None;
+            }
+            std::thread::sleep(due.saturating_duration_since(Instant::now()));
+            let (_, mut message) = self.script.pop_front()?;
+            if message.get("id").is_some() {
+                message["id"] = json!(id);
+            }
+            Some(Incoming::Line {
+                bytes: message.to_string().into_bytes(),
+                cut_from: None,
+                t_us: 0,
+            })
+        }
+        fn try_recv(&mut self) -> Option<Incoming> {
+            None
+        }
+        fn close(&mut self) {}
+    }
+
+    fn progress(token: &str, n: u32) -> Value {
+        json!({"jsonrpc": "2.0", "method": "notifications/progress",
+               "params": {"progressToken": token, "progress": n}})
+    }
+
+    fn answer() -> Value {
+        json!({"jsonrpc": "2.0", "id": 0, "result": {"content": []}})
+    }
+
+    const TIMEOUT: Duration = Duration::from_millis(200);
+
+    fn call(script: Vec<(u64, Value)>, ceiling: Duration) -> Result<RpcResponse, WireError> {
+        let mut rpc = RpcClient::new(Scheduled::new(script));
+        rpc.request_with_progress("tools/call", json!({}), json!("call-1"), TIMEOUT, ceiling)
+    }
+
+    #[test]
+    fn progress_on_the_call_gives_it_its_timeout_again() {
+        // Every report comes before the timeout runs out; the answer comes
+        // three timeouts after the request.
+        let script = vec![
+            (150, progress("call-1", 1)),
+            (300, progress("call-1", 2)),
+            (450, progress("call-1", 3)),
+            (600, answer()),
+        ];
+        let answer = call(script, Duration::from_secs(10)).expect("answered");
+        assert_eq!(answer, RpcResponse::Result(json!({"content": []})));
+    }
+
+    #[test]
+    fn progress_for_another_token_extends_nothing() {
+        let script = vec![
+            (150, progress("call-9", 1)),
+            (300, progress("call-9", 2)),
+            (600, answer()),
+        ];
+        let error = call(script, Duration::from_secs(10)).expect_err("timed out");
+        assert!(matches!(error, WireError::Timeout { .. }), "{error}");
+    }
+
+    #[test]
+    fn progress_never_holds_a_call_past_the_ceiling() {
+        let script = vec![
+            (150, progress("call-1", 1)),
+            (300, progress("call-1", 2)),
+            (450, progress("call-1", 3)),
+            (600, answer()),
+        ];
+        let error = call(script, Duration::from_millis(400)).expect_err("held at the ceiling");
+        match error {
+            WireError::ProgressCeiling {
+                ceiling_ms,
+                reports,
+                ..
+            } => {
+                assert_eq!(ceiling_ms, 400);
+                assert_eq!(reports, 2);
+            }
+            other => panic!("{other}"),
+        }
+    }
+
+    #[test]
+    fn a_plain_request_ignores_progress() {
+        let mut rpc = RpcClient::new(Scheduled::new(vec![
+            (150, progress("call-1", 1)),
+            (300, answer()),
+        ]));
+        let error = rpc
+            .request("tools/call", json!({}), TIMEOUT)
+            .expect_err("timed out");
+        assert!(
+            matches!(
+                error,
+                WireError::Timeout {
+                    timeout_ms: 200,
+                    ..
+                }
+            ),
+            "{error}"
+        );
     }
 }

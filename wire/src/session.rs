@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use crate::connection::Connection;
-use crate::rpc::{RpcResponse, WireError};
+use crate::rpc::{PROGRESS_CEILING, RpcResponse, WireError};
 
 /// The 2026-07-28 protocol, discovered with `server/discover`.
 pub const MODERN_VERSION: &str = "2026-07-28";
@@ -124,6 +124,8 @@ pub struct Session {
     pub timeout: Duration,
     /// Transcripts of processes used only for era detection, then stopped.
     pub discarded: Vec<Connection>,
+    /// Tool calls made so far: the next call's progress token.
+    calls: u64,
 }
 
 fn client_info() -> Value {
@@ -173,6 +175,7 @@ impl Session {
                         envelope: Some(envelope()),
                         timeout,
                         discarded,
+                        calls: 0,
                     };
                     return Ok((session, handshake));
                 }
@@ -282,6 +285,7 @@ impl Session {
                 envelope: None,
                 timeout,
                 discarded: Vec::new(),
+                calls: 0,
             },
             handshake,
         ))
@@ -401,12 +405,30 @@ impl Session {
     }
 
     /// Calls one tool. Never fails: every way it can end is a [`CallOutcome`].
+    ///
+    /// The call carries a progress token (`call-1`, `call-2`, … in the
+    /// session), so a long-running tool may report progress, and each report
+    /// gives the call its timeout again, up to [`PROGRESS_CEILING`] in all.
     pub fn call_tool(&mut self, name: &str, arguments: &Value) -> CallOutcome {
+        self.calls += 1;
+        let token = Value::String(format!("call-{}", self.calls));
         let mut params = Map::new();
         params.insert("name".into(), Value::String(name.to_owned()));
         params.insert("arguments".into(), arguments.clone());
-        let params = self.params(params);
-        match self.server.rpc.request("tools/call", params, self.timeout) {
+        let mut meta = match &self.envelope {
+            Some(Value::Object(envelope)) => envelope.clone(),
+            _ => Map::new(),
+        };
+        meta.insert("progressToken".into(), token.clone());
+        params.insert("_meta".into(), Value::Object(meta));
+        let answer = self.server.rpc.request_with_progress(
+            "tools/call",
+            Value::Object(params),
+            token,
+            self.timeout,
+            PROGRESS_CEILING,
+        );
+        match answer {
             Ok(RpcResponse::Result(result)) => CallOutcome::Result(result),
             Ok(RpcResponse::Error { code, message, .. }) => CallOutcome::RpcError { code, message },
             Err(e) => CallOutcome::Transport(e.to_string()),
