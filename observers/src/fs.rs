@@ -1032,10 +1032,13 @@ fn changes_of(id: &str, old: Option<&Entry>, new: Option<&Entry>, out: &mut Vec<
     if !same_kind || old.is_none() || new.is_none() {
         out.extend(change_of(id, old, new));
     }
-    let inner = |v: &Option<Arc<View>>| Snapshot {
-        objects: v.as_ref().map(|v| v.objects.clone()).unwrap_or_default(),
-        warnings: Vec::new(),
-    };
+    let none = BTreeMap::new();
+    fn inner<'a>(
+        v: &'a Option<Arc<View>>,
+        none: &'a BTreeMap<String, ObjectState>,
+    ) -> &'a BTreeMap<String, ObjectState> {
+        v.as_ref().map_or(none, |v| &v.objects)
+    }
     if before.is_none() && after.is_none() {
         return;
     }
@@ -1044,7 +1047,7 @@ fn changes_of(id: &str, old: Option<&Entry>, new: Option<&Entry>, out: &mut Vec<
     {
         return;
     }
-    let found = crate::diff(&inner(&before), &inner(&after));
+    let found = crate::delta::diff_objects(inner(&before, &none), inner(&after, &none));
     for mut change in found.changes {
         // Which view the object was in: the one it is in now, or was.
         let kind = if change.op == Op::Delete {

@@ -30,6 +30,7 @@
 //! calamine cannot read.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::io::{self, Cursor, Read};
 use std::time::Instant;
 
@@ -120,10 +121,12 @@ pub(crate) fn workbook_cells(
                     Err(XlsxError::NotAWorksheet(_)) => continue,
                     Err(e) => return Err(unreadable(e)),
                 };
+                let prefix = format!("{sheet}!");
                 while let Some(cell) = reader.next_cell().map_err(unreadable)? {
                     let (row, col) = cell.get_position();
-                    if let Some(typed) = typed_ref(cell.get_value()) {
-                        cells.add(format!("{sheet}!{}", cell_name(row, col)), &typed)?;
+                    cells.typed.clear();
+                    if write_typed_ref(cell.get_value(), &mut cells.typed) {
+                        cells.add(&prefix, row, col)?;
                     }
                 }
             }
@@ -134,16 +137,18 @@ pub(crate) fn workbook_cells(
             for sheet in workbook.sheet_names() {
                 let range = workbook.worksheet_range(&sheet).map_err(unreadable)?;
                 let (top, left) = range.start().unwrap_or((0, 0));
+                let prefix = format!("{sheet}!");
                 for (row, col, value) in range.used_cells() {
-                    if let Some(typed) = typed(value) {
+                    cells.typed.clear();
+                    if write_typed(value, &mut cells.typed) {
                         let (row, col) = (top + row as u32, left + col as u32);
-                        cells.add(format!("{sheet}!{}", cell_name(row, col)), &typed)?;
+                        cells.add(&prefix, row, col)?;
                     }
                 }
             }
         }
     }
-    Ok(cells.objects)
+    Ok(cells.finish())
 }
 
 /// Unpacks every entry once, counting, so that what calamine will unpack
@@ -214,10 +219,13 @@ pub(crate) fn csv_cells(bytes: &[u8], deadline: Instant) -> Option<Cells> {
             field.push_str(&text[i..end]);
             i = end;
         }
-        if !field.is_empty()
-            && let Err(late) = cells.add(cell_name(row, col), &format!("s:{field}"))
-        {
-            return Some(Err(late));
+        if !field.is_empty() {
+            cells.typed.clear();
+            cells.typed.push_str("s:");
+            cells.typed.push_str(&field);
+            if let Err(late) = cells.add("", row, col) {
+                return Some(Err(late));
+            }
         }
         match b.get(i) {
             None => break,
@@ -236,46 +244,67 @@ pub(crate) fn csv_cells(bytes: &[u8], deadline: Instant) -> Option<Cells> {
             Some(_) => return None,
         }
     }
-    Some(Ok(cells.objects))
+    Some(Ok(cells.finish()))
 }
 
 /// A cell's A1 reference from its zero-based row and column: columns are
 /// letters in bijective base 26 (A … Z, AA …), rows count from 1.
+#[cfg(test)]
 pub(crate) fn cell_name(row: u32, col: u32) -> String {
-    let mut letters = Vec::new();
-    let mut n = u64::from(col) + 1;
-    while n > 0 {
-        let d = (n - 1) % 26;
-        letters.push(b'A' + d as u8);
-        n = (n - 1) / 26;
-    }
-    letters.reverse();
-    let mut name: String = letters.into_iter().map(char::from).collect();
-    name.push_str(&(u64::from(row) + 1).to_string());
+    let mut name = String::new();
+    push_cell_name(&mut name, row, col);
     name
 }
 
-/// The cells of one file, gathered as they are read, with the clock looked
-/// at now and then.
+/// Writes the A1 reference of (`row`, `col`) at the end of `out`.
+fn push_cell_name(out: &mut String, row: u32, col: u32) {
+    let mut letters = [0u8; 8];
+    let mut at = letters.len();
+    let mut n = u64::from(col) + 1;
+    while n > 0 {
+        at -= 1;
+        letters[at] = b'A' + ((n - 1) % 26) as u8;
+        n = (n - 1) / 26;
+    }
+    out.extend(letters[at..].iter().copied().map(char::from));
+    // Writing to a String cannot fail.
+    let _ = write!(out, "{}", u64::from(row) + 1);
+}
+
+/// The cells of one file, gathered as they are read (and sorted once at
+/// the end, cheaper than keeping them sorted), with the clock looked at
+/// now and then.
 struct Collect {
-    objects: BTreeMap<String, ObjectState>,
+    objects: Vec<(String, ObjectState)>,
+    /// The typed value of the cell about to be added.
+    typed: String,
     deadline: Instant,
 }
 
 impl Collect {
     fn new(deadline: Instant) -> Self {
         Self {
-            objects: BTreeMap::new(),
+            objects: Vec::new(),
+            typed: String::new(),
             deadline,
         }
     }
 
-    fn add(&mut self, id: String, typed: &str) -> Result<(), String> {
+    /// Adds the cell `<prefix><A1>` whose typed value is in `self.typed`.
+    fn add(&mut self, prefix: &str, row: u32, col: u32) -> Result<(), String> {
         if self.objects.len().is_multiple_of(CLOCK_EVERY) && Instant::now() > self.deadline {
             return Err(late());
         }
-        self.objects.insert(id, cell_state(typed));
+        let mut id = String::with_capacity(prefix.len() + 12);
+        id.push_str(prefix);
+        push_cell_name(&mut id, row, col);
+        self.objects.push((id, cell_state(&self.typed)));
         Ok(())
+    }
+
+    /// The cells by id; of two at one place (a file may say so), the last.
+    fn finish(self) -> BTreeMap<String, ObjectState> {
+        self.objects.into_iter().collect()
     }
 }
 
@@ -283,62 +312,69 @@ fn late() -> String {
     "read past the observation time budget (--max-observe-ms)".into()
 }
 
-/// A cell's state: the digest of its typed value, as its one field, so any
-/// change of the value is an overwrite of the cell.
+/// A cell's state: the digest of its typed value. A cell has one value
+/// and so no fields: any change of it is an overwrite of the cell (and a
+/// field map per cell would cost more than the rest of the cell together).
 fn cell_state(typed: &str) -> ObjectState {
-    let digest = digest_hex(typed.as_bytes());
-    let mut fields = BTreeMap::new();
-    fields.insert("value".to_owned(), digest[..16].to_owned());
     ObjectState {
-        digest,
+        digest: digest_hex(typed.as_bytes()),
         size: typed.len() as u64,
-        fields,
+        fields: BTreeMap::new(),
         head: None,
     }
 }
 
-/// A value as digested; `None` for an empty cell.
-fn typed(value: &Data) -> Option<String> {
-    Some(match value {
-        Data::Empty => return None,
-        Data::String(s) if s.is_empty() => return None,
-        Data::String(s) => format!("s:{s}"),
-        Data::Int(n) => format!("n:{n}"),
-        Data::Float(f) => number(*f),
-        Data::Bool(b) => format!("b:{b}"),
-        Data::DateTime(d) => number(d.as_f64()),
-        Data::DateTimeIso(s) => format!("t:{s}"),
-        Data::DurationIso(s) => format!("p:{s}"),
-        Data::Error(e) => format!("e:{e}"),
-    })
+/// Writes a value as digested to `out`; `false` for an empty cell.
+fn write_typed(value: &Data, out: &mut String) -> bool {
+    // Writing to a String cannot fail.
+    let _ = match value {
+        Data::Empty => return false,
+        Data::String(s) => return text(s, out),
+        Data::Int(n) => write!(out, "n:{n}"),
+        Data::Float(f) => number(*f, out),
+        Data::Bool(b) => write!(out, "b:{b}"),
+        Data::DateTime(d) => number(d.as_f64(), out),
+        Data::DateTimeIso(s) => write!(out, "t:{s}"),
+        Data::DurationIso(s) => write!(out, "p:{s}"),
+        Data::Error(e) => write!(out, "e:{e}"),
+    };
+    true
 }
 
 /// The same for a cell read from a stream (a shared string is text).
-fn typed_ref(value: &DataRef<'_>) -> Option<String> {
-    match value {
-        DataRef::SharedString("") => None,
-        DataRef::SharedString(s) => Some(format!("s:{s}")),
-        DataRef::Empty => None,
-        DataRef::Int(n) => typed(&Data::Int(*n)),
-        DataRef::Float(f) => typed(&Data::Float(*f)),
-        DataRef::String(s) => typed(&Data::String(s.clone())),
-        DataRef::Bool(b) => typed(&Data::Bool(*b)),
-        DataRef::DateTime(d) => typed(&Data::DateTime(*d)),
-        DataRef::DateTimeIso(s) => typed(&Data::DateTimeIso(s.clone())),
-        DataRef::DurationIso(s) => typed(&Data::DurationIso(s.clone())),
-        DataRef::Error(e) => typed(&Data::Error(e.clone())),
-    }
+fn write_typed_ref(value: &DataRef<'_>, out: &mut String) -> bool {
+    // Writing to a String cannot fail.
+    let _ = match value {
+        DataRef::Empty => return false,
+        DataRef::SharedString(s) => return text(s, out),
+        DataRef::String(s) => return text(s, out),
+        DataRef::Int(n) => write!(out, "n:{n}"),
+        DataRef::Float(f) => number(*f, out),
+        DataRef::Bool(b) => write!(out, "b:{b}"),
+        DataRef::DateTime(d) => number(d.as_f64(), out),
+        DataRef::DateTimeIso(s) => write!(out, "t:{s}"),
+        DataRef::DurationIso(s) => write!(out, "p:{s}"),
+        DataRef::Error(e) => write!(out, "e:{e}"),
+    };
+    true
+}
+
+/// Text as digested; empty text is an empty cell.
+fn text(s: &str, out: &mut String) -> bool {
+    out.push_str("s:");
+    out.push_str(s);
+    !s.is_empty()
 }
 
 /// A number as one text whatever its stored form: an integer within the
 /// range a double holds exactly is written as one (`1`, never `1.0`),
 /// anything else in Rust's shortest round-trip form.
-fn number(f: f64) -> String {
+fn number(f: f64, out: &mut String) -> std::fmt::Result {
     const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
     if f.is_finite() && f.fract() == 0.0 && f.abs() <= EXACT {
-        format!("n:{}", f as i64)
+        write!(out, "n:{}", f as i64)
     } else {
-        format!("n:{f}")
+        write!(out, "n:{f}")
     }
 }
 
