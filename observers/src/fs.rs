@@ -1288,11 +1288,13 @@ fn hash_and_read(
     };
     let structured = content::may_be_content(&head, &hints);
     if !structured || opened.len() > limit {
-        // A zip too large to read is said to be so only if it is a workbook
-        // (its central directory, at its end, says so).
-        let zip = (structured && crate::sheet::is_zip(&head))
-            .then(|| file.try_clone().ok())
-            .flatten();
+        // A zip too large to read is said to be so only if it looks like a
+        // workbook (by its first entry, read where it lies).
+        let zip = (structured && crate::sheet::is_zip(&head)).then(|| {
+            let mut first = [0u8; 128];
+            let n = std::os::unix::fs::FileExt::read_at(&file, &mut first, 0).unwrap_or(0);
+            crate::sheet::looks_like_book(&first[..n])
+        });
         let outcome = hash_open(
             file,
             opened.len(),
@@ -1302,8 +1304,7 @@ fn hash_and_read(
             max_bytes,
             deadline,
         );
-        let content = structured
-            && zip.is_none_or(|zip| crate::sheet::book_of(io::BufReader::new(zip)).is_some());
+        let content = structured && zip.unwrap_or(true);
         let fallback = (content && matches!(outcome, FileOutcome::Hashed { .. })).then(|| {
             Viewed::Fallback(format!(
                 "{} bytes, more than the {limit} bytes read as content (--max-observe-bytes, at most {})",

@@ -100,6 +100,26 @@ pub(crate) fn book_of<R: Read + io::Seek>(reader: R) -> Option<Book> {
     None
 }
 
+/// Whether a zip too large to read looks like a workbook by its first
+/// entry, the one place both formats put first: `[Content_Types].xml` (as
+/// spreadsheet programs write an xlsx) or `mimetype` holding the ods type
+/// stored (as ODF requires). Only says whether to warn that a workbook was
+/// too large: its central directory, which a server sizes, is not parsed.
+pub(crate) fn looks_like_book(first: &[u8]) -> bool {
+    let (Some(name_len), Some(extra_len)) = (first.get(26..28), first.get(28..30)) else {
+        return false;
+    };
+    let name_len = usize::from(u16::from_le_bytes([name_len[0], name_len[1]]));
+    let extra_len = usize::from(u16::from_le_bytes([extra_len[0], extra_len[1]]));
+    let Some(name) = first.get(30..30 + name_len) else {
+        return false;
+    };
+    let data = first.get(30 + name_len + extra_len..).unwrap_or_default();
+    is_zip(first)
+        && (name == b"[Content_Types].xml"
+            || (name == b"mimetype" && data.starts_with(ODS_TYPE.as_bytes())))
+}
+
 /// Reads a workbook's cells, as `<sheet>!<A1>`, within `max_unpacked`
 /// bytes unpacked and by `deadline`.
 pub(crate) fn workbook_cells(
@@ -419,6 +439,13 @@ pub(crate) mod tests {
             })
             .last_modified_time(when);
         for (name, text) in parts {
+            // ODF stores its media type first and uncompressed, whatever
+            // the rest is packed with.
+            let options = if *name == "mimetype" {
+                options.compression_method(zip::CompressionMethod::Stored)
+            } else {
+                options
+            };
             out.start_file(*name, options).unwrap();
             out.write_all(text.as_bytes()).unwrap();
         }
@@ -605,6 +632,16 @@ pub(crate) mod tests {
         let book = xlsx(&[&["x".repeat(10_000).as_str()]], PLAIN);
         let found = workbook_cells(&book, Book::Xlsx, 5_000, later());
         assert!(found.is_err_and(|why| why.starts_with("unpacks to more than 5000 bytes")));
+    }
+
+    #[test]
+    fn a_zip_too_large_to_read_is_told_a_workbook_by_its_first_entry() {
+        let rows: &[&[&str]] = &[&["a"]];
+        assert!(looks_like_book(&xlsx(rows, PLAIN)[..128]));
+        assert!(looks_like_book(&ods(rows, PLAIN)[..128]));
+        let other = zip_of(&[("readme.txt", "hello".to_owned())], PLAIN);
+        assert!(!looks_like_book(&other[..other.len().min(128)]));
+        assert!(!looks_like_book(b"PK\x03\x04"));
     }
 
     #[test]
