@@ -645,6 +645,15 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_read_past_the_deadline_falls_back() {
+        let past = Instant::now() - Duration::from_millis(1);
+        let book = xlsx(&[&["a"]], PLAIN);
+        let found = workbook_cells(&book, Book::Xlsx, MAX_UNPACKED_BYTES, past);
+        assert_eq!(found, Err(late()));
+        assert_eq!(csv_cells(b"a,b\n", past), Some(Err(late())));
+    }
+
+    #[test]
     fn a_corrupt_workbook_is_not_read() {
         let mut book = xlsx(&[&["a"]], PLAIN);
         // The sheet's XML cut short, its content type still declared.
