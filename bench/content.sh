@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Observation cost of a directory store that reads a 10 MB JSON document as
-# objects, and its shell baseline, measured in the same run on the same file:
+# objects, and its shell baseline, measured in the same run on the same file;
+# then that of a 10^4-row xlsx workbook read as cells, against reading the
+# sheet with calamine itself (`spreadsheet_*`, baseline included):
 #
 #   bash bench/content.sh
 #
@@ -56,3 +58,4 @@ median=$(printf '%s\n' "${times[@]}" | sort -n | sed -n 6p)
 echo "baseline jq . | b3sum: median $((median / 1000)).$(printf '%03d' $((median % 1000))) ms"
 cd "$here"
 WITNESS_BENCH_JSON="$doc" cargo bench -p witness-observers --bench observe -- json_document
+cargo bench -p witness-observers --bench observe -- spreadsheet

@@ -2,7 +2,8 @@
 //! observation of an untouched store, and one after a single row or file
 //! changed, at three sizes each. Run with `cargo bench -p witness-observers`;
 //! CI only builds them. Whole-audit numbers and their shell baselines come
-//! from `bench/run.py` (docs/performance.md).
+//! from `bench/run.py` (docs/performance.md); the content views' (a 10 MB
+//! JSON document, a 10^4-row workbook) from `bench/content.sh`.
 
 use std::cell::{Cell, RefCell};
 use std::path::{Path, PathBuf};
@@ -251,4 +252,152 @@ fn json_document_rewritten(bencher: Bencher) {
             std::fs::rename(&tmp, &path).expect("rename");
         })
         .bench_local_values(|()| observer.borrow_mut().observe(true).expect("observe"));
+}
+
+/// Rows of the spreadsheet benchmarks (the issue's 10^4).
+const SHEET_ROWS: usize = 10_000;
+
+/// An xlsx of `rows` task rows and a header, five columns (an id, a unique
+/// title, a status and an owner from a few shared strings, an estimate),
+/// packed as a spreadsheet program packs it: deflated, strings shared. With
+/// `variant`, the title of row 5 000 carries it (one cell changed).
+fn workbook(rows: usize, variant: Option<usize>) -> Vec<u8> {
+    use std::io::Write;
+    let statuses = ["todo", "doing", "done", "blocked"];
+    let owners = ["ana", "bo", "chen", "dana", "eli", "fay"];
+    let mut strings: Vec<String> = ["id", "title", "status", "owner", "estimate"]
+        .iter()
+        .chain(&statuses)
+        .chain(&owners)
+        .map(|s| (*s).to_owned())
+        .collect();
+    let mut sheet = String::from(
+        r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData><row r="1"><c r="A1" t="s"><v>0</v></c><c r="B1" t="s"><v>1</v></c><c r="C1" t="s"><v>2</v></c><c r="D1" t="s"><v>3</v></c><c r="E1" t="s"><v>4</v></c></row>"#,
+    );
+    for i in 0..rows {
+        let r = i + 2;
+        let mut title = format!(
+            "Task {i}: {:032x}",
+            (i as u128).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        );
+        if i == rows / 2
+            && let Some(v) = variant
+        {
+            title.push_str(&format!(" (edit {v})"));
+        }
+        strings.push(title);
+        let t = strings.len() - 1;
+        let s = 5 + i % statuses.len();
+        let o = 5 + statuses.len() + i % owners.len();
+        let estimate = (i % 40) as f64 * 0.25 + 0.5;
+        sheet.push_str(&format!(
+            r#"<row r="{r}"><c r="A{r}"><v>{}</v></c><c r="B{r}" t="s"><v>{t}</v></c><c r="C{r}" t="s"><v>{s}</v></c><c r="D{r}" t="s"><v>{o}</v></c><c r="E{r}"><v>{estimate}</v></c></row>"#,
+            i + 1
+        ));
+    }
+    sheet.push_str("</sheetData></worksheet>");
+    let mut shared = format!(
+        r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" count="{n}" uniqueCount="{n}">"#,
+        n = strings.len()
+    );
+    for s in &strings {
+        shared.push_str(&format!("<si><t>{s}</t></si>"));
+    }
+    shared.push_str("</sst>");
+    let rel = "http://schemas.openxmlformats.org/officeDocument/2006/relationships";
+    let pkg = "http://schemas.openxmlformats.org/package/2006/relationships";
+    let parts = [
+        ("[Content_Types].xml", r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/><Override PartName="/xl/worksheets/sheet1.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/><Override PartName="/xl/sharedStrings.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sharedStrings+xml"/></Types>"#.to_owned()),
+        ("_rels/.rels", format!(r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Relationships xmlns="{pkg}"><Relationship Id="rId1" Type="{rel}/officeDocument" Target="xl/workbook.xml"/></Relationships>"#)),
+        ("xl/workbook.xml", format!(r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="{rel}"><sheets><sheet name="Tasks" sheetId="1" r:id="rId1"/></sheets></workbook>"#)),
+        ("xl/_rels/workbook.xml.rels", format!(r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Relationships xmlns="{pkg}"><Relationship Id="rId1" Type="{rel}/worksheet" Target="worksheets/sheet1.xml"/><Relationship Id="rId2" Type="{rel}/sharedStrings" Target="sharedStrings.xml"/></Relationships>"#)),
+        ("xl/worksheets/sheet1.xml", sheet),
+        ("xl/sharedStrings.xml", shared),
+    ];
+    let mut out = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    for (name, text) in parts {
+        out.start_file(name, options).expect("zip entry");
+        out.write_all(text.as_bytes()).expect("zip write");
+    }
+    out.finish().expect("zip").into_inner()
+}
+
+/// A directory holding the workbook, as `book.xlsx`.
+fn spreadsheet(dir: &Path) -> PathBuf {
+    let root = dir.join("sheets");
+    std::fs::create_dir_all(&root).expect("mkdir");
+    std::fs::write(root.join("book.xlsx"), workbook(SHEET_ROWS, None)).expect("write");
+    root
+}
+
+/// The baseline: reading the sheet with calamine as a program would (the
+/// file read, the workbook opened, every sheet's range of values built).
+#[divan::bench(sample_count = 10, sample_size = 1)]
+fn spreadsheet_calamine_read(bencher: Bencher) {
+    use calamine::Reader;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = spreadsheet(dir.path());
+    let path = root.join("book.xlsx");
+    bencher.bench_local(|| {
+        let bytes = std::fs::read(&path).expect("read");
+        let mut book = calamine::Xlsx::new(std::io::Cursor::new(bytes)).expect("open");
+        let mut cells = 0usize;
+        for name in book.sheet_names() {
+            let range = book.worksheet_range(&name).expect("sheet");
+            cells += range.used_cells().count();
+        }
+        assert_eq!(cells, (SHEET_ROWS + 1) * 5);
+        cells
+    });
+}
+
+/// The first observation of a directory holding the workbook, read as
+/// cells (what a directory store costs cold).
+#[divan::bench(sample_count = 10, sample_size = 1)]
+fn spreadsheet_cold(bencher: Bencher) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = spreadsheet(dir.path());
+    bencher.bench_local(|| {
+        FsObserver::new(&root)
+            .with_content_views()
+            .observe(false)
+            .expect("observe")
+    });
+}
+
+/// A call that changed nothing: the workbook is not read again.
+#[divan::bench(sample_count = 30, sample_size = 1)]
+fn spreadsheet_no_change(bencher: Bencher) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = spreadsheet(dir.path());
+    let mut observer = FsObserver::new(&root).with_content_views();
+    observer.observe(false).expect("observe");
+    settle();
+    bencher.bench_local(|| observer.observe(true).expect("observe"));
+}
+
+/// A call that re-saved the workbook whole with one cell changed: read,
+/// unpacked, its cells read and diffed cell by cell (one update).
+#[divan::bench(sample_count = 10, sample_size = 1)]
+fn spreadsheet_one_cell(bencher: Bencher) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = spreadsheet(dir.path());
+    let path = root.join("book.xlsx");
+    let observer = RefCell::new(FsObserver::new(&root).with_content_views());
+    observer.borrow_mut().observe(false).expect("observe");
+    let n = Cell::new(0usize);
+    bencher
+        .with_inputs(|| {
+            n.set(n.get() + 1);
+            let tmp = root.join("book.xlsx.tmp");
+            std::fs::write(&tmp, workbook(SHEET_ROWS, Some(n.get()))).expect("write");
+            std::fs::rename(&tmp, &path).expect("rename");
+        })
+        .bench_local_values(|()| {
+            let seen = observer.borrow_mut().observe(true).expect("observe");
+            assert_eq!(seen.delta.changes.len(), 1, "{:?}", seen.delta.changes);
+            seen
+        });
 }

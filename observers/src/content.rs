@@ -25,9 +25,13 @@
 //!   array of records is an object of its own, so adding a record is the
 //!   create of that record and an additive update of nothing else, and
 //!   removing one is the delete of that record.
+//! - **Spreadsheets** ([`crate::sheet`]): a zip whose content types declare
+//!   an xlsx or ods workbook, and a file named `.csv` that parses as RFC
+//!   4180 CSV, one object per non-empty cell, its value the content.
 //!
 //! Object ids name the file and the object inside it:
 //! `json/<path>#<pointer>`, `jsonl/<path>#<line id>`, `sqlite/<path>#<row id>`,
+//! `xlsx/<path>#<sheet>!<A1>`, `ods/<path>#<sheet>!<A1>`, `csv/<path>#<A1>`,
 //! where `<path>` is rendered as the file's `file/` id renders it, with `#`
 //! written `\x23` so the first `#` always ends the path. Pointer steps escape
 //! `~` as `~0`, `/` as `~1` and (inside a record key) `]` as `~2`.
@@ -42,7 +46,7 @@ use std::time::Instant;
 use serde_json::{Map, Value};
 
 use crate::jsonl::{self, KeyStrategy, evident_key, short_digest};
-use crate::{ObjectState, digest_hex};
+use crate::{ObjectState, digest_hex, sheet};
 
 /// Largest file read as content (a JSON document is held in memory, about
 /// ten times its size once parsed).
@@ -65,6 +69,9 @@ pub(crate) enum Kind {
     Json,
     Jsonl,
     Sqlite,
+    Xlsx,
+    Ods,
+    Csv,
 }
 
 impl Kind {
@@ -74,7 +81,32 @@ impl Kind {
             Self::Json => "json",
             Self::Jsonl => "jsonl",
             Self::Sqlite => "sqlite",
+            Self::Xlsx => "xlsx",
+            Self::Ods => "ods",
+            Self::Csv => "csv",
         }
+    }
+}
+
+/// What, beside its bytes, decides how a file is read.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Hints<'a> {
+    /// How the file read before, so JSON lines keep their keys.
+    pub(crate) previous: Option<&'a View>,
+    /// The file is named `.csv`: CSV has no magic, so only such a file is
+    /// tried as one (and read as one only if it parses).
+    pub(crate) csv_name: bool,
+    /// Most bytes a workbook's zip may unpack to.
+    pub(crate) max_unpacked: u64,
+    pub(crate) deadline: Instant,
+}
+
+impl Hints<'_> {
+    /// Whether a file named `name` may be CSV.
+    pub(crate) fn is_csv_name(name: &std::ffi::OsStr) -> bool {
+        std::path::Path::new(name)
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("csv"))
     }
 }
 
@@ -115,9 +147,29 @@ pub(crate) fn may_be_json(head: &[u8]) -> bool {
     )
 }
 
-/// Reads `bytes` (a whole file) as content, keying JSON lines as `previous`
-/// did where its key still fits every line.
-pub(crate) fn read(bytes: &[u8], previous: Option<&View>, deadline: Instant) -> Read {
+/// Whether a file beginning with `head`, named as `hints` say, is read as
+/// content at all (read whole, then sniffed and parsed).
+pub(crate) fn may_be_content(head: &[u8], hints: &Hints<'_>) -> bool {
+    is_sqlite(head) || sheet::is_zip(head) || may_be_json(head) || hints.csv_name
+}
+
+/// The objects of a workbook or a CSV file, as a view.
+fn cells(kind: Kind, read: sheet::Cells) -> Read {
+    match read {
+        Ok(objects) => Read::View(View {
+            kind,
+            objects,
+            strategy: None,
+            warnings: Vec::new(),
+        }),
+        Err(why) => Read::Fallback(why),
+    }
+}
+
+/// Reads `bytes` (a whole file) as content, keying JSON lines as the
+/// previous reading did where its key still fits every line.
+pub(crate) fn read(bytes: &[u8], hints: &Hints<'_>) -> Read {
+    let (previous, deadline) = (hints.previous, hints.deadline);
     if is_sqlite(bytes) {
         return Read::View(View {
             kind: Kind::Sqlite,
@@ -125,6 +177,25 @@ pub(crate) fn read(bytes: &[u8], previous: Option<&View>, deadline: Instant) -> 
             strategy: None,
             warnings: Vec::new(),
         });
+    }
+    if sheet::is_zip(bytes) {
+        let max = hints.max_unpacked.min(sheet::MAX_UNPACKED_BYTES);
+        return match sheet::book_of(std::io::Cursor::new(bytes)) {
+            Some(sheet::Book::Xlsx) => cells(
+                Kind::Xlsx,
+                sheet::workbook_cells(bytes, sheet::Book::Xlsx, max, deadline),
+            ),
+            Some(sheet::Book::Ods) => cells(
+                Kind::Ods,
+                sheet::workbook_cells(bytes, sheet::Book::Ods, max, deadline),
+            ),
+            None => Read::Opaque,
+        };
+    }
+    if hints.csv_name
+        && let Some(read) = sheet::csv_cells(bytes, deadline)
+    {
+        return cells(Kind::Csv, read);
     }
     if !may_be_json(bytes) {
         return Read::Opaque;
@@ -333,8 +404,17 @@ mod tests {
         Instant::now() + Duration::from_secs(60)
     }
 
+    fn hints(previous: Option<&View>, deadline: Instant) -> Hints<'_> {
+        Hints {
+            previous,
+            csv_name: false,
+            max_unpacked: u64::MAX,
+            deadline,
+        }
+    }
+
     fn view(bytes: &[u8]) -> View {
-        match read(bytes, None, later()) {
+        match read(bytes, &hints(None, later())) {
             Read::View(v) => v,
             Read::Opaque => panic!("opaque"),
             Read::Fallback(why) => panic!("fallback: {why}"),
@@ -450,7 +530,7 @@ mod tests {
     fn a_kept_key_survives_a_line_that_would_change_the_inference() {
         let first = view(b"{\"id\":1,\"t\":\"a\"}\n{\"id\":2,\"t\":\"b\"}\n");
         let next = b"{\"id\":1,\"t\":\"a\"}\n{\"id\":2,\"t\":\"b\"}\n{\"id\":3,\"t\":\"a\"}\n";
-        let Read::View(v) = read(next, Some(&first), later()) else {
+        let Read::View(v) = read(next, &hints(Some(&first), later())) else {
             panic!("a view");
         };
         assert_eq!(v.strategy, first.strategy);
@@ -458,12 +538,18 @@ mod tests {
 
     #[test]
     fn what_is_not_json_or_sqlite_is_opaque_and_a_database_is_seen_by_its_header() {
-        assert!(matches!(read(b"hello", None, later()), Read::Opaque));
-        assert!(matches!(read(b"{not json", None, later()), Read::Opaque));
+        assert!(matches!(
+            read(b"hello", &hints(None, later())),
+            Read::Opaque
+        ));
+        assert!(matches!(
+            read(b"{not json", &hints(None, later())),
+            Read::Opaque
+        ));
         let mut db = SQLITE_MAGIC.to_vec();
         db.extend_from_slice(&[0; 84]);
         assert!(matches!(
-            read(&db, None, later()),
+            read(&db, &hints(None, later())),
             Read::View(View {
                 kind: Kind::Sqlite,
                 ..
@@ -481,7 +567,7 @@ mod tests {
                 .join(",")
         );
         assert!(matches!(
-            read(big.as_bytes(), None, Instant::now()),
+            read(big.as_bytes(), &hints(None, Instant::now())),
             Read::Fallback(_)
         ));
     }

@@ -1,5 +1,7 @@
 //! Per-object differences between two snapshots.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::{ObjectState, Snapshot};
@@ -57,9 +59,18 @@ impl Delta {
 /// Compares two snapshots object by object. Content (the digest) decides
 /// whether an object changed; nothing else is consulted.
 pub fn diff(before: &Snapshot, after: &Snapshot) -> Delta {
+    diff_objects(&before.objects, &after.objects)
+}
+
+/// [`diff`] of two sets of objects by id, without a snapshot around them
+/// (the objects inside a file are compared where they are kept).
+pub(crate) fn diff_objects(
+    before: &BTreeMap<String, ObjectState>,
+    after: &BTreeMap<String, ObjectState>,
+) -> Delta {
     let mut changes = Vec::new();
-    let mut old = before.objects.iter().peekable();
-    let mut new = after.objects.iter().peekable();
+    let mut old = before.iter().peekable();
+    let mut new = after.iter().peekable();
     loop {
         match (old.peek(), new.peek()) {
             (None, None) => break,
@@ -140,8 +151,6 @@ fn deleted(id: &str, digest: &str) -> Change {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
     use pretty_assertions::assert_eq;
 
     use super::*;

@@ -1032,10 +1032,13 @@ fn changes_of(id: &str, old: Option<&Entry>, new: Option<&Entry>, out: &mut Vec<
     if !same_kind || old.is_none() || new.is_none() {
         out.extend(change_of(id, old, new));
     }
-    let inner = |v: &Option<Arc<View>>| Snapshot {
-        objects: v.as_ref().map(|v| v.objects.clone()).unwrap_or_default(),
-        warnings: Vec::new(),
-    };
+    let none = BTreeMap::new();
+    fn inner<'a>(
+        v: &'a Option<Arc<View>>,
+        none: &'a BTreeMap<String, ObjectState>,
+    ) -> &'a BTreeMap<String, ObjectState> {
+        v.as_ref().map_or(none, |v| &v.objects)
+    }
     if before.is_none() && after.is_none() {
         return;
     }
@@ -1044,7 +1047,7 @@ fn changes_of(id: &str, old: Option<&Entry>, new: Option<&Entry>, out: &mut Vec<
     {
         return;
     }
-    let found = crate::diff(&inner(&before), &inner(&after));
+    let found = crate::delta::diff_objects(inner(&before, &none), inner(&after, &none));
     for mut change in found.changes {
         // Which view the object was in: the one it is in now, or was.
         let kind = if change.op == Op::Delete {
@@ -1277,8 +1280,21 @@ fn hash_and_read(
     {
         return (FileOutcome::Unreadable(e.to_string()), None);
     }
-    let structured = content::is_sqlite(&head) || content::may_be_json(&head);
+    let hints = content::Hints {
+        previous,
+        csv_name: path.file_name().is_some_and(content::Hints::is_csv_name),
+        max_unpacked: max_bytes,
+        deadline,
+    };
+    let structured = content::may_be_content(&head, &hints);
     if !structured || opened.len() > limit {
+        // A zip too large to read is said to be so only if it looks like a
+        // workbook (by its first entry, read where it lies).
+        let zip = (structured && crate::sheet::is_zip(&head)).then(|| {
+            let mut first = [0u8; 128];
+            let n = std::os::unix::fs::FileExt::read_at(&file, &mut first, 0).unwrap_or(0);
+            crate::sheet::looks_like_book(&first[..n])
+        });
         let outcome = hash_open(
             file,
             opened.len(),
@@ -1288,7 +1304,8 @@ fn hash_and_read(
             max_bytes,
             deadline,
         );
-        let fallback = (structured && matches!(outcome, FileOutcome::Hashed { .. })).then(|| {
+        let content = structured && zip.unwrap_or(true);
+        let fallback = (content && matches!(outcome, FileOutcome::Hashed { .. })).then(|| {
             Viewed::Fallback(format!(
                 "{} bytes, more than the {limit} bytes read as content (--max-observe-bytes, at most {})",
                 opened.len(),
@@ -1315,7 +1332,7 @@ fn hash_and_read(
         .and_then(|p| usize::try_from(p).ok())
         .filter(|p| *p <= bytes.len())
         .map(|p| Digest::of(&bytes[..p]));
-    let viewed = match content::read(&bytes, previous, deadline) {
+    let viewed = match content::read(&bytes, &hints) {
         content::Read::Opaque => None,
         content::Read::View(view) => Some(Viewed::View(view)),
         content::Read::Fallback(why) => Some(Viewed::Fallback(why)),
@@ -2284,6 +2301,179 @@ mod content_tests {
                 .objects
                 .keys()
                 .any(|id| id.starts_with("json/big.json#"))
+        );
+    }
+
+    #[test]
+    fn a_workbook_resaved_with_the_same_cells_is_no_change_and_a_cleared_cell_a_delete() {
+        use crate::sheet::tests::{PLAIN, Packing, xlsx};
+        let resaved = Packing {
+            deflate: false,
+            year: 2026,
+            shared: false,
+        };
+        for events in [true, false] {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("plan #1.xlsx");
+            let rows: &[&[&str]] = &[&["id", "title"], &["1", "write"], &["2", "test"]];
+            fs::write(&path, xlsx(rows, PLAIN)).unwrap();
+            let mut observer = FsObserver::new(dir.path()).with_content_views();
+            if !events {
+                observer = observer.without_events();
+            }
+            observer.observe(false).unwrap();
+            // Other bytes, another compression, inline strings: no cell changed.
+            rewrite(&path, &xlsx(rows, resaved));
+            assert_eq!(next(&mut observer), [], "{events}");
+            let cleared: &[&[&str]] = &[&["id", "title"], &["1", ""], &["2", "test"]];
+            rewrite(&path, &xlsx(cleared, PLAIN));
+            assert_eq!(
+                next(&mut observer),
+                [("xlsx/plan \\x231.xlsx#Tasks!B2".into(), Op::Delete, true)],
+                "{events}"
+            );
+            let added: &[&[&str]] = &[&["id", "title"], &["1", ""], &["2", "test"], &["3", "x"]];
+            rewrite(&path, &xlsx(added, resaved));
+            assert_eq!(
+                next(&mut observer),
+                [
+                    ("xlsx/plan \\x231.xlsx#Tasks!A4".into(), Op::Create, false),
+                    ("xlsx/plan \\x231.xlsx#Tasks!B4".into(), Op::Create, false),
+                ],
+                "{events}"
+            );
+            let edited: &[&[&str]] = &[&["id", "title"], &["1", ""], &["2", "tested"], &["3", "x"]];
+            rewrite(&path, &xlsx(edited, PLAIN));
+            assert_eq!(
+                next(&mut observer),
+                [("xlsx/plan \\x231.xlsx#Tasks!B3".into(), Op::Update, true)],
+                "{events}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_corrupt_workbook_is_a_file_with_a_warning() {
+        use crate::sheet::tests::{PLAIN, xlsx};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("book.xlsx");
+        let good = xlsx(&[&["a", "b"]], PLAIN);
+        fs::write(&path, &good).unwrap();
+        let mut observer = FsObserver::new(dir.path()).with_content_views();
+        let first = observer.observe(true).unwrap();
+        assert!(first.warnings.is_empty(), "{:?}", first.warnings);
+        // The sheet's part cut short, the content types still declaring a
+        // workbook: the file changed, as a file, and its cells are gone.
+        let text = String::from_utf8_lossy(&good).into_owned();
+        assert!(text.contains("[Content_Types].xml"));
+        let mut broken = zip::ZipWriter::new(io::Cursor::new(Vec::new()));
+        let mut source = zip::ZipArchive::new(io::Cursor::new(&good)).unwrap();
+        for i in 0..source.len() {
+            let mut entry = source.by_index(i).unwrap();
+            let name = entry.name().unwrap().into_owned();
+            let mut bytes = Vec::new();
+            entry.read_to_end(&mut bytes).unwrap();
+            if name.ends_with("sheet1.xml") {
+                bytes.truncate(bytes.len() / 2);
+            }
+            broken
+                .start_file(name, zip::write::SimpleFileOptions::default())
+                .unwrap();
+            io::Write::write_all(&mut broken, &bytes).unwrap();
+        }
+        rewrite(&path, &broken.finish().unwrap().into_inner());
+        let seen = observer.observe(true).unwrap();
+        let changes: Vec<(String, Op)> = seen
+            .delta
+            .changes
+            .iter()
+            .map(|c| (c.object.clone(), c.op))
+            .collect();
+        assert_eq!(
+            changes,
+            [
+                ("file/book.xlsx".into(), Op::Update),
+                ("xlsx/book.xlsx#Tasks!A1".into(), Op::Delete),
+                ("xlsx/book.xlsx#Tasks!B1".into(), Op::Delete),
+            ]
+        );
+        assert_eq!(
+            seen.warnings,
+            ["file/book.xlsx: not readable as an xlsx workbook; observed as a file"]
+        );
+        // A zip that is no workbook is a file, with nothing to say.
+        fs::write(dir.path().join("book.xlsx"), b"PK\x03\x04 not a zip").unwrap();
+        let seen = observer.observe(true).unwrap();
+        assert!(seen.warnings.is_empty(), "{:?}", seen.warnings);
+    }
+
+    #[test]
+    fn a_workbook_over_the_budget_is_a_file_with_a_warning() {
+        use crate::sheet::tests::{PLAIN, xlsx};
+        let dir = tempfile::tempdir().unwrap();
+        let long = "x".repeat(4_000);
+        let book = xlsx(&[&[long.as_str(), long.as_str()]], PLAIN);
+        fs::write(dir.path().join("book.xlsx"), &book).unwrap();
+        // Its bytes fit, what they unpack to does not.
+        let budget = Budget {
+            max_bytes: book.len() as u64 + 100,
+            max_time: Duration::from_secs(60),
+        };
+        let mut observer = FsObserver::new(dir.path())
+            .with_content_views()
+            .with_budget(budget);
+        let snapshot = observer.snapshot().unwrap();
+        assert_eq!(
+            snapshot.objects.keys().collect::<Vec<_>>(),
+            ["file/book.xlsx"]
+        );
+        let seen = observer.observe(false).unwrap();
+        assert_eq!(seen.warnings.len(), 1, "{:?}", seen.warnings);
+        assert!(
+            seen.warnings[0].starts_with("file/book.xlsx: unpacks to more than"),
+            "{:?}",
+            seen.warnings
+        );
+    }
+
+    #[test]
+    fn a_csv_file_is_read_as_cells_and_one_that_does_not_parse_as_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("export.CSV");
+        fs::write(&path, b"id,body\n1,a\n2,\"b, c\"\n").unwrap();
+        // Not named .csv: a file, whatever it holds.
+        fs::write(dir.path().join("export.txt"), b"id,body\n").unwrap();
+        let mut observer = FsObserver::new(dir.path()).with_content_views();
+        let mut ids = Vec::new();
+        observer.observe(false).unwrap();
+        observer.present(&mut |id| ids.push(id.to_owned())).unwrap();
+        assert_eq!(
+            ids,
+            [
+                "csv/export.CSV#A1",
+                "csv/export.CSV#A2",
+                "csv/export.CSV#A3",
+                "csv/export.CSV#B1",
+                "csv/export.CSV#B2",
+                "csv/export.CSV#B3",
+                "file/export.CSV",
+                "file/export.txt"
+            ]
+        );
+        // Quoted otherwise, CRLF line ends: the same cells.
+        rewrite(&path, b"\"id\",\"body\"\r\n1,\"a\"\r\n2,\"b, c\"\r\n");
+        assert_eq!(next(&mut observer), []);
+        rewrite(&path, b"id,body\n1,a\n2,\n");
+        assert_eq!(
+            next(&mut observer),
+            [("csv/export.CSV#B3".into(), Op::Delete, true)]
+        );
+        // A stray quote: no longer CSV, so a file overwritten.
+        rewrite(&path, b"id,body\n1,a\"\n");
+        let found = next(&mut observer);
+        assert!(
+            found.contains(&("file/export.CSV".into(), Op::Update, true)),
+            "{found:?}"
         );
     }
 

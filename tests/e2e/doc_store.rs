@@ -205,3 +205,45 @@ fn an_export_beside_a_declared_database_is_seen_and_placed() {
         report["summary"]
     );
 }
+
+#[test]
+fn a_spreadsheet_is_judged_by_its_cells() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let seed = dir.path().join("seed");
+    std::fs::create_dir_all(&seed).expect("seed");
+    let status = std::process::Command::new("python3")
+        .arg(fixture("doc_store_server.py"))
+        .arg("--seed-sheet")
+        .arg(seed.join("book.xlsx"))
+        .status()
+        .expect("python3");
+    assert!(status.success());
+    let plan = "[[call]]\ntool = \"resave_sheet\"\n\
+                [[call]]\ntool = \"clear_cell\"\nargs.cell = \"B2\"\n";
+    let (_, report) = audit(&seed, plan, &["sheet"], None);
+    // Re-saved whole, other bytes, the same cells: no effect at all.
+    assert_eq!(ops(&report, "resave_sheet"), []);
+    assert_eq!(verdict(&report, "EFF-01", "resave_sheet"), "pass");
+    assert_eq!(verdict(&report, "EFF-02", "resave_sheet"), "pass");
+    // The lie: declared non-destructive, it cleared a cell; the check fails
+    // on that cell, not on the file.
+    assert_eq!(
+        ops(&report, "clear_cell"),
+        [("xlsx/book.xlsx#Tasks!B2".into(), "delete".into())]
+    );
+    assert_eq!(verdict(&report, "EFF-02", "clear_cell"), "fail");
+    assert_eq!(
+        evidence(&report, "EFF-02", "clear_cell"),
+        ["docs:xlsx/book.xlsx#Tasks!B2"]
+    );
+    let page = std::fs::read_to_string(dir.path().join("out/report.html")).expect("report.html");
+    assert!(
+        page.contains("xlsx/book.xlsx#Tasks!B2"),
+        "the cleared cell is not on the evidence page"
+    );
+    assert_eq!(
+        report["summary"]["outside_stores"], 0,
+        "{:#}",
+        report["summary"]
+    );
+}
