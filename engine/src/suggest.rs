@@ -16,13 +16,17 @@
 //! calls is not proof of safety, so the safer value is never suggested from
 //! silence: not `readOnlyHint: true` because nothing was written, not
 //! `idempotentHint: true` because one repeat changed nothing, not
-//! `openWorldHint: false` because nothing was reached. The one safer value
-//! that can be suggested is `destructiveHint: false`, and only when the
-//! tool was seen changing content that already existed while keeping it
-//! (an update that only added, a delete the store still holds) and never
-//! deleting or overwriting anything, its late effects included. A tool with
-//! no successful call is not judged at all, and neither is a hint whose
-//! check was untestable.
+//! `openWorldHint: false` because nothing was reached. Nor `destructiveHint:
+//! false`: a tool declared destructive that was seen changing existing
+//! content and keeping it (an update that only added, a delete the store
+//! still holds), and never deleting or overwriting anything, gets a [`Note`]
+//! saying so, with its calls, but no suggestion and no patch. What one
+//! audit's calls did to one state does not say what the tool does to every
+//! state: the testbed's residual-revoke marks a key revoked by adding a
+//! field, and mcp-server-git's `git_reset` unstages a file whose content
+//! the object database keeps, and neither tool is safe to call unasked. A
+//! tool with no successful call is not judged at all, and neither is a hint
+//! whose check was untestable.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -37,10 +41,12 @@ use witness_model::audit::{
 /// is a mistake of the invocation (the file given), never of the server.
 #[derive(Debug, thiserror::Error)]
 pub enum SuggestError {
-    #[error("cannot read {path}: {source}")]
+    // The I/O error is part of the one line, not a source: the line is
+    // the whole message wherever it is shown.
+    #[error("cannot read {path}: {error}")]
     Read {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("{path} is not JSON: {message}")]
     NotJson { path: PathBuf, message: String },
@@ -55,9 +61,9 @@ pub enum SuggestError {
 /// Reads the audit report at `path` (what `audit --format json` prints and
 /// `audit --out` writes as `audit.json`).
 pub fn read(path: &Path) -> Result<AuditReport, SuggestError> {
-    let text = std::fs::read_to_string(path).map_err(|source| SuggestError::Read {
+    let text = std::fs::read_to_string(path).map_err(|error| SuggestError::Read {
         path: path.to_owned(),
-        source,
+        error,
     })?;
     parse(&text, path)
 }
@@ -154,10 +160,25 @@ pub struct NotJudged {
     pub why: String,
 }
 
+/// Behaviour consistent with a hint's safer value, observed but too narrow
+/// to suggest it (`destructiveHint: false`): for the author to weigh.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Note {
+    pub index: usize,
+    pub tool: String,
+    pub hint: Hint,
+    pub declared: Option<bool>,
+    /// The value the observations are consistent with.
+    pub consistent_with: bool,
+    pub calls: Vec<u32>,
+    pub basis: String,
+}
+
 /// Every suggestion an audit supports, in catalog order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Suggestions {
     pub tools: Vec<ToolSuggestions>,
+    pub notes: Vec<Note>,
     pub not_judged: Vec<NotJudged>,
     /// Whether the catalog arrived whole; when it did not, indices are into
     /// the part that arrived.
@@ -266,6 +287,7 @@ pub fn suggest(report: &AuditReport) -> Suggestions {
         })
         .collect();
     let mut tools = Vec::new();
+    let mut notes = Vec::new();
     let mut not_judged = Vec::new();
     for (index, tool) in report.tools.iter().enumerate() {
         let calls: Vec<&CallRecord> = report
@@ -321,9 +343,7 @@ pub fn suggest(report: &AuditReport) -> Suggestions {
                     });
                 }
                 Verdict::Pass if hint == Hint::Destructive => {
-                    if let Some(s) = non_destructive(tool, &calls, recorded) {
-                        suggestions.push(s);
-                    }
+                    notes.extend(kept_content(index, tool, &calls));
                 }
                 Verdict::Untestable if declared != Some(!hint.safer_value()) => {
                     not_judged.push(NotJudged {
@@ -345,6 +365,7 @@ pub fn suggest(report: &AuditReport) -> Suggestions {
     }
     Suggestions {
         tools,
+        notes,
         not_judged,
         catalog_complete: report.catalog.complete,
     }
@@ -444,9 +465,10 @@ fn kept_existing(effect: &Effect) -> bool {
     matches!(effect.op, Op::Update | Op::Delete) && effect.overwrite == Some(false)
 }
 
-/// `destructiveHint: false`, when the tool's calls changed existing content
-/// and kept it, and nothing it did (late effects included) destroyed any.
-fn non_destructive(tool: &ToolEntry, calls: &[&CallRecord], recorded: bool) -> Option<Suggestion> {
+/// A note, when a tool not declared `destructiveHint: false` changed
+/// existing content and kept it, and nothing it did (late effects included)
+/// destroyed any.
+fn kept_content(index: usize, tool: &ToolEntry, calls: &[&CallRecord]) -> Option<Note> {
     let declared = tool.hints.destructive;
     if declared == Some(false) || tool.hints.read_only == Some(true) {
         return None;
@@ -476,17 +498,12 @@ fn non_destructive(tool: &ToolEntry, calls: &[&CallRecord], recorded: bool) -> O
             )
         })
         .collect();
-    Some(Suggestion {
+    Some(Note {
+        index,
+        tool: tool.name.clone(),
         hint: Hint::Destructive,
         declared,
-        value: false,
-        change: if declared.is_some() {
-            Change::Contradicted
-        } else {
-            Change::Missing
-        },
-        check: CheckId::Eff02,
-        recorded,
+        consistent_with: false,
         calls: ids.into_iter().collect(),
         basis: format!(
             "existing content changed and kept ({}), and no delete or overwrite over {} call(s)",
@@ -700,7 +717,7 @@ mod tests {
     }
 
     #[test]
-    fn destructive_false_needs_existing_content_kept_and_nothing_destroyed() {
+    fn destructive_false_is_only_ever_a_note_on_existing_content_kept() {
         let mut report = committed("honest");
         // save_note (declared destructive) now only added to the note it saved.
         let call = report.calls.iter_mut().find(|c| c.id == 7);
@@ -710,15 +727,27 @@ mod tests {
             effect.overwrite = Some(false);
         }
         let suggestions = suggest(&report);
-        let found = named(&suggestions);
-        assert_eq!(found, [("save_note".to_owned(), "destructiveHint", false)]);
-        let s = &suggestions.tools[0].suggestions[0];
-        assert_eq!(s.calls, [7]);
         assert!(
-            s.basis.contains("call 7 updated db:notes/draft"),
-            "{}",
-            s.basis
+            suggestions.is_empty(),
+            "never a suggestion: {:?}",
+            suggestions.tools
         );
+        assert_eq!(suggestions.json_patch(&report), json!([]));
+        let notes: Vec<(&str, &str, bool, &[u32])> = suggestions
+            .notes
+            .iter()
+            .map(|n| {
+                (
+                    n.tool.as_str(),
+                    n.hint.key(),
+                    n.consistent_with,
+                    n.calls.as_slice(),
+                )
+            })
+            .collect();
+        assert_eq!(notes, [("save_note", "destructiveHint", false, &[7][..])]);
+        let basis = &suggestions.notes[0].basis;
+        assert!(basis.contains("call 7 updated db:notes/draft"), "{basis}");
         // One overwrite anywhere, late effects included, and it is not suggested.
         let mut late = report.clone();
         if let Some(call) = late.calls.iter_mut().find(|c| c.id == 8) {
@@ -731,7 +760,7 @@ mod tests {
                 after: None,
             }];
         }
-        assert!(suggest(&late).is_empty());
+        assert!(suggest(&late).notes.is_empty());
     }
 
     #[test]

@@ -1,0 +1,101 @@
+//! The CI packaging held to its published schemas, offline: `action.yml`
+//! against SchemaStore's action-metadata schema, `.pre-commit-hooks.yaml`
+//! against SchemaStore's pre-commit hooks schema (both vendored in
+//! tests/schemas/, their sources and licence in its README). Each schema
+//! must also reject a broken copy, so a schema that accepts anything fails.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn yaml(path: &str) -> Value {
+    let text = std::fs::read_to_string(root().join(path)).expect(path);
+    serde_norway::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+fn validator(schema: &str) -> jsonschema::Validator {
+    let path = root().join("tests/schemas").join(schema);
+    let schema: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("schema")).expect("json");
+    jsonschema::validator_for(&schema).expect("the schema compiles")
+}
+
+fn errors(validator: &jsonschema::Validator, document: &Value) -> Vec<String> {
+    validator
+        .iter_errors(document)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect()
+}
+
+#[test]
+fn action_yml_is_valid_action_metadata_and_a_broken_copy_is_not() {
+    let schema = validator("github-action.json");
+    let action = yaml("action.yml");
+    assert_eq!(errors(&schema, &action), Vec::<String>::new());
+    assert_eq!(action["runs"]["using"], "composite");
+    // The run step passes the CLI's CI outputs along.
+    let run = action["runs"]["steps"]
+        .as_array()
+        .and_then(|s| s.iter().find(|s| s["id"] == "run"))
+        .and_then(|s| s["run"].as_str())
+        .unwrap_or_default();
+    for flag in ["--sarif", "--junit", "manifest diff --format sarif"] {
+        assert!(run.contains(flag), "{flag} not in the run step");
+    }
+
+    let mut no_description = action.clone();
+    no_description
+        .as_object_mut()
+        .map(|a| a.remove("description"));
+    let mut shell_less = action.clone();
+    if let Some(step) = shell_less["runs"]["steps"][0].as_object_mut() {
+        step.remove("shell");
+    }
+    let mut unknown_runner = action.clone();
+    unknown_runner["runs"]["using"] = json!("compost");
+    let mut stray_key = action.clone();
+    stray_key["inputs"]["command"]["default_value"] = json!("audit");
+    for (what, broken) in [
+        ("no description", no_description),
+        ("a run step without a shell", shell_less),
+        ("runs.using compost", unknown_runner),
+        ("an input key the schema does not know", stray_key),
+    ] {
+        assert!(!schema.is_valid(&broken), "{what} was accepted");
+    }
+}
+
+#[test]
+fn pre_commit_hooks_are_valid_hook_definitions_and_a_broken_copy_is_not() {
+    let schema = validator("pre-commit-hooks.json");
+    let hooks = yaml(".pre-commit-hooks.yaml");
+    assert_eq!(errors(&schema, &hooks), Vec::<String>::new());
+    let ids: Vec<&str> = hooks
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|h| h["id"].as_str())
+        .collect();
+    assert_eq!(ids, ["mcp-witness-manifest-diff", "mcp-witness-audit"]);
+
+    let mut no_entry = hooks.clone();
+    if let Some(hook) = no_entry[0].as_object_mut() {
+        hook.remove("entry");
+    }
+    let mut bad_language = hooks.clone();
+    bad_language[0]["language"] = json!("cobol");
+    let mut stray_key = hooks.clone();
+    stray_key[1]["stage"] = json!("commit");
+    for (what, broken) in [
+        ("a hook without entry", no_entry),
+        ("language cobol", bad_language),
+        ("a key the schema does not know", stray_key),
+        ("no hooks at all", json!([])),
+    ] {
+        assert!(!schema.is_valid(&broken), "{what} was accepted");
+    }
+}
