@@ -99,3 +99,46 @@ fn pre_commit_hooks_are_valid_hook_definitions_and_a_broken_copy_is_not() {
         assert!(!schema.is_valid(&broken), "{what} was accepted");
     }
 }
+
+/// What the action's audit step relies on: one audit writes the SARIF log
+/// and the JUnit report (valid against its XSD) to files, while stdout
+/// carries what --format asked for.
+#[test]
+fn one_audit_writes_sarif_and_junit_files_beside_its_format() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (sarif, junit) = (dir.path().join("a.sarif"), dir.path().join("a.xml"));
+    let store = dir.path().join("never-created.db");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-witness"))
+        .args(["audit", "--format", "json", "--settle-ms", "0"])
+        .arg(format!("--store=db=sqlite:{}", store.display()))
+        .arg(format!("--sarif={}", sarif.display()))
+        .arg(format!("--junit={}", junit.display()))
+        .args([
+            "--",
+            "mcp-witness",
+            "testbed",
+            "serve",
+            "--variant",
+            "lie-readonly",
+        ])
+        .args(["--store", "{db}"])
+        .output()
+        .expect("audit runs");
+    let report = crate::common::stdout_json(&output);
+    assert_eq!(report["schema"], "mcp-witness.audit/v1");
+    let log: Value =
+        serde_json::from_str(&std::fs::read_to_string(&sarif).expect("the SARIF file"))
+            .expect("json");
+    // The schema itself is held to in tests/e2e/response_lane.rs (the same
+    // renderer); here: the file is that log, with the lie in it.
+    assert_eq!(log["version"], "2.1.0");
+    let failed = log["runs"][0]["results"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|r| r["ruleId"] == "EFF-01");
+    assert!(failed, "the read-only lie is in the SARIF log");
+    let xml = std::fs::read_to_string(&junit).expect("the JUnit file");
+    assert!(xml.contains("failures=\""), "{xml}");
+    crate::common::validate_junit(&xml);
+}
