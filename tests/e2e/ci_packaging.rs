@@ -142,3 +142,123 @@ fn one_audit_writes_sarif_and_junit_files_beside_its_format() {
     assert!(xml.contains("failures=\""), "{xml}");
     crate::common::validate_junit(&xml);
 }
+
+/// The action's run step, executed with a stand-in `mcp-witness` on PATH
+/// that records its arguments: what reaches the CLI is the inputs as data,
+/// one argument per line of `args`, and its exit code becomes the output.
+#[test]
+fn the_action_run_step_passes_inputs_as_arguments_and_records_the_exit_code() {
+    let action = yaml("action.yml");
+    let script = action["runs"]["steps"]
+        .as_array()
+        .and_then(|s| s.iter().find(|s| s["id"] == "run"))
+        .and_then(|s| s["run"].as_str())
+        .expect("the run step")
+        .to_owned();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).expect("bin");
+    let fake = bin.join("mcp-witness");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > \"$ARGS_LOG\"\necho '{}' \nexit 1\n",
+    )
+    .expect("fake");
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    let run = |env: &[(&str, &str)]| -> (Vec<String>, String) {
+        let log = dir.path().join("args.log");
+        let outputs = dir.path().join("outputs");
+        let _ = std::fs::remove_file(&log);
+        std::fs::write(&outputs, "").expect("outputs");
+        let path = format!(
+            "{}:{}",
+            bin.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let status = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(&script)
+            .current_dir(dir.path())
+            .env("PATH", path)
+            .env("ARGS_LOG", &log)
+            .env("GITHUB_OUTPUT", &outputs)
+            .envs(env.iter().copied())
+            .status()
+            .expect("bash runs");
+        assert!(status.success(), "the step itself never fails");
+        let args = std::fs::read_to_string(&log).unwrap_or_default();
+        (
+            args.lines().map(str::to_owned).collect(),
+            std::fs::read_to_string(&outputs).unwrap_or_default(),
+        )
+    };
+    let (args, outputs) = run(&[
+        ("MCPW_COMMAND", "audit"),
+        ("MCPW_TARGET", "npx -y @scope/server@1.2.3"),
+        (
+            "MCPW_ARGS",
+            "--store\nmem=jsonl:/tmp/m $(touch pwned).jsonl\n\n",
+        ),
+        ("MCPW_OLD", ""),
+        ("MCPW_NEW", ""),
+        ("MCPW_ALLOW", ""),
+        ("MCPW_OUT", "results"),
+    ]);
+    assert_eq!(
+        args,
+        [
+            "audit",
+            "npx -y @scope/server@1.2.3",
+            "--out",
+            "results",
+            "--sarif",
+            "results/mcp-witness.sarif",
+            "--junit",
+            "results/mcp-witness.junit.xml",
+            "--store",
+            "mem=jsonl:/tmp/m $(touch pwned).jsonl",
+        ]
+    );
+    assert!(!dir.path().join("pwned").exists(), "an input ran as shell");
+    assert!(outputs.contains("exit-code=1\n"), "{outputs}");
+
+    let (args, outputs) = run(&[
+        ("MCPW_COMMAND", "manifest-diff"),
+        ("MCPW_TARGET", ""),
+        ("MCPW_ARGS", ""),
+        ("MCPW_OLD", "manifests/prod.json"),
+        ("MCPW_NEW", "live:node ./server.js"),
+        ("MCPW_ALLOW", "allow.toml"),
+        ("MCPW_OUT", "results"),
+    ]);
+    assert_eq!(
+        args,
+        [
+            "manifest",
+            "diff",
+            "--format",
+            "sarif",
+            "--allow",
+            "allow.toml",
+            "manifests/prod.json",
+            "live:node ./server.js",
+        ]
+    );
+    assert!(
+        outputs.contains("exit-code=1\nsarif=results/mcp-witness.sarif\n"),
+        "{outputs}"
+    );
+
+    let (args, outputs) = run(&[
+        ("MCPW_COMMAND", "deploy"),
+        ("MCPW_TARGET", ""),
+        ("MCPW_ARGS", ""),
+        ("MCPW_OLD", ""),
+        ("MCPW_NEW", ""),
+        ("MCPW_ALLOW", ""),
+        ("MCPW_OUT", "results"),
+    ]);
+    assert!(args.is_empty(), "{args:?}");
+    assert!(outputs.contains("exit-code=2\n"), "{outputs}");
+}
