@@ -50,6 +50,8 @@ fn is_invalid_invocation(cause: &(dyn std::error::Error + 'static)) -> bool {
         || cause
             .downcast_ref::<witness_sweep::package::PackageError>()
             .is_some_and(witness_sweep::package::PackageError::is_invalid)
+        // An audit report for `suggest` that is missing or is not one.
+        || cause.is::<witness_engine::suggest::SuggestError>()
         // A plan file that cannot be read or does not parse.
         || cause.is::<PlanError>()
         // A refused --url (or url: side).
@@ -90,6 +92,11 @@ mod tests {
             GuidanceError::ServerLabel.into(),
             ManifestError::Invalid("--out is a directory".into()).into(),
             SweepError::Shard("--shard 3/3: shard 3 of 3 does not exist".into()).into(),
+            witness_engine::suggest::SuggestError::SchemaVersion {
+                path: "a.json".into(),
+                found: "mcp-witness.audit/v2".into(),
+            }
+            .into(),
         ];
         for error in &errors {
             assert_eq!(status_of(error), ExitStatus::Invalid, "{error:#}");

@@ -72,6 +72,9 @@ enum Command {
     Report(cli::report::ReportArgs),
     /// Print the JSON Schema of a versioned document.
     Schema(cli::schema::SchemaArgs),
+    /// From an audit report, the annotations each tool's observed behaviour
+    /// supports, as text or as a JSON patch for its tools/list (runs nothing).
+    Suggest(cli::suggest::SuggestArgs),
     /// Audit many servers from a SWEEP.toml: installed at pinned versions, in
     /// parallel or as shards, resumable; one dataset and a prevalence page.
     Sweep(cli::sweep::SweepArgs),
@@ -174,6 +177,7 @@ fn run(
         Command::Manifest(command) => cli::manifest::run(command),
         Command::Report(args) => cli::report::run(args),
         Command::Schema(args) => cli::schema::run(args),
+        Command::Suggest(args) => cli::suggest::run(args),
         Command::Sweep(args) => cli::sweep::run(args, progress, jail),
         Command::Agent(command) => cli::agent::run(command, progress),
         Command::Proxy(args) => cli::proxy::run(args, progress),

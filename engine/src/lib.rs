@@ -12,7 +12,9 @@
 //!   the one place a check is defined;
 //! - [`metadata`]: metadata findings, what a tool's own metadata says that
 //!   may mislead (never a verdict);
-//! - [`progress`]: how far an audit is, told to the caller's callback.
+//! - [`progress`]: how far an audit is, told to the caller's callback;
+//! - [`suggest`]: from a finished audit, the annotations each tool's observed
+//!   behaviour supports (beside the checks, whose verdicts it rests on).
 //!
 //! The jail the server runs in, the observers around it and redaction are
 //! `witness-jail`'s; the engine writes documents of `witness-model` and
@@ -24,3 +26,4 @@ pub mod checks;
 pub mod metadata;
 pub mod plan;
 pub mod progress;
+pub mod suggest;

@@ -80,6 +80,13 @@ pub struct AuditArgs {
     /// metadata findings, for code scanning).
     #[arg(long, value_enum, default_value_t = AuditFormat::Text)]
     format: AuditFormat,
+    /// Also write the SARIF 2.1.0 log to FILE, whatever --format prints
+    /// (CI keeps it and the JUnit report from one audit).
+    #[arg(long = "sarif", value_name = "FILE")]
+    sarif_file: Option<PathBuf>,
+    /// Also write the JUnit XML report to FILE, whatever --format prints.
+    #[arg(long = "junit", value_name = "FILE")]
+    junit_file: Option<PathBuf>,
     #[command(flatten)]
     era: EraArgs,
     #[command(flatten)]
@@ -197,15 +204,24 @@ pub fn run(args: AuditArgs, progress: &Progress) -> Result<ExitStatus> {
     if let Some(out) = &args.out {
         write_out(out, &report, &json)?;
     }
+    let sarif = || -> Result<String> {
+        let artifact = sarif_artifact(&args, plan_text.clone());
+        let log = witness_pages::ci::sarif(&report, &artifact);
+        Ok(serde_json::to_string_pretty(&log)? + "\n")
+    };
+    if let Some(path) = &args.sarif_file {
+        std::fs::write(path, sarif()?)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if let Some(path) = &args.junit_file {
+        std::fs::write(path, witness_pages::ci::junit(&report)?)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
     match args.format {
         AuditFormat::Json => out!("{json}"),
         AuditFormat::Text => out!("{}", witness_pages::text::text(&report)),
         AuditFormat::Junit => out!("{}", witness_pages::ci::junit(&report)?),
-        AuditFormat::Sarif => {
-            let artifact = sarif_artifact(&args, plan_text);
-            let log = witness_pages::ci::sarif(&report, &artifact);
-            out!("{}", serde_json::to_string_pretty(&log)? + "\n");
-        }
+        AuditFormat::Sarif => out!("{}", sarif()?),
     }
     if let Some(kept) = run.kept_jail {
         errln!("mcp-witness: jail kept at {}", kept.display());

@@ -20,6 +20,7 @@ pub mod proxy;
 pub mod report;
 pub mod sandbox;
 pub mod schema;
+pub mod suggest;
 pub mod sweep;
 pub mod testbed;
 pub mod trace;

@@ -56,6 +56,7 @@ pub use witness_wire::session::EraChoice;
 use witness_wire::session::Session;
 
 use crate::plan::Plan;
+pub(crate) use assemble::effect_lane;
 use execute::tool_entry;
 pub use options::*;
 pub use witness_jail::observe::{ObserveError, ObserveOptions, ObservedSet, store_paths};

@@ -11,7 +11,8 @@
 use std::collections::BTreeMap;
 
 use witness_model::audit::{
-    AuditReport, CallRecord, Coverage, Finding, FindingKind, JAIL_STORE, Lane, Summary,
+    AuditReport, CallRecord, CheckResult, Coverage, Finding, FindingKind, JAIL_STORE, Lane,
+    Summary, ToolEntry,
 };
 use witness_model::exit::ExitStatus;
 
@@ -42,22 +43,7 @@ pub(super) fn evaluate(report: &mut AuditReport, probe_active: bool, min_coverag
     report
         .findings
         .extend(report.calls.iter().filter_map(late_effect_finding));
-    let network_unobserved = network_unobserved(report);
-    report.checks = checks::evaluate(
-        &report.tools,
-        &report.calls,
-        &report.baseline_probes,
-        probe_active,
-        &report.planner.skipped,
-        network_unobserved.as_deref(),
-        checks::Controls {
-            background: &report.background,
-            stores: &report.stores,
-        },
-    );
-    if let Some(why) = unobserved(report) {
-        checks::without_observation(&mut report.checks, why);
-    }
+    report.checks = effect_lane(report, &report.tools, probe_active);
     let summary = Summary::of(
         &report.calls,
         &report.checks,
@@ -69,6 +55,35 @@ pub(super) fn evaluate(report: &mut AuditReport, probe_active: bool, min_coverag
     report.exit_code = exit_code(report.complete, &summary, &coverage);
     report.summary = summary;
     report.coverage = worth_recording(report, min_coverage).then_some(coverage);
+}
+
+/// The effect lane of `report`'s ledger judged against `tools`: the
+/// recorded catalog, or one whose declarations differ (what the verdicts
+/// would have been had the tools declared otherwise, `crate::suggest`).
+/// The controls, the network observer's state and "nothing observed" are
+/// the report's own.
+pub(crate) fn effect_lane(
+    report: &AuditReport,
+    tools: &[ToolEntry],
+    probe_active: bool,
+) -> Vec<CheckResult> {
+    let network_unobserved = network_unobserved(report);
+    let mut lane = checks::evaluate(
+        tools,
+        &report.calls,
+        &report.baseline_probes,
+        probe_active,
+        &report.planner.skipped,
+        network_unobserved.as_deref(),
+        checks::Controls {
+            background: &report.background,
+            stores: &report.stores,
+        },
+    );
+    if let Some(why) = unobserved(report) {
+        checks::without_observation(&mut lane, why);
+    }
+    lane
 }
 
 /// The coverage floor when none was asked: the planner's audits are held

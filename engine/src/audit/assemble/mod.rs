@@ -27,6 +27,7 @@ use std::time::Instant;
 
 use witness_model::audit::{CallLatency, Expectation, Volatile};
 
+pub(crate) use evaluate::effect_lane;
 pub(super) use transcripts::Processes;
 
 use super::draft::Draft;
