@@ -173,11 +173,12 @@ pub(super) fn accounted(subject: &Subject<'_>) -> Outcome {
         return (Verdict::Fail, reason, with_probes(effective_mints));
     }
     if !residual.is_empty() {
-        return (
-            Verdict::Fail,
-            "claims to revoke or delete a credential, but the probe finds it still effective (residual authority)".into(),
-            with_probes(residual),
-        );
+        let reason = if names_holders(subject) {
+            "revokes authority (REVOKE, DROP ROLE, NOLOGIN), but the probe finds its holder still effective (residual authority)"
+        } else {
+            "claims to revoke or delete a credential, but the probe finds it still effective (residual authority)"
+        };
+        return (Verdict::Fail, reason.into(), with_probes(residual));
     }
     if !neutralized.is_empty() {
         return (
@@ -222,12 +223,17 @@ fn claims_revocation(tool: &ToolEntry, call: &CallRecord) -> bool {
 /// Whether some of the mints are updates (a grant added to a table, a
 /// password set on a role) rather than objects created.
 fn minted_by_update(subject: &Subject<'_>, mints: &[EvidenceEffect]) -> bool {
-    mints.iter().any(|m| m.op == Op::Update)
-        || subject
-            .calls
-            .iter()
-            .flat_map(|c| &c.probes)
-            .any(|p| p.subject.is_some())
+    mints.iter().any(|m| m.op == Op::Update) || names_holders(subject)
+}
+
+/// Whether the probe named whose authority it exercised (a SQL store's
+/// roles and grants), so the reason speaks of holders, not credentials.
+fn names_holders(subject: &Subject<'_>) -> bool {
+    subject
+        .calls
+        .iter()
+        .flat_map(|c| &c.probes)
+        .any(|p| p.subject.is_some())
 }
 
 /// A call whose arguments take authority away in SQL (`REVOKE`, `DROP
