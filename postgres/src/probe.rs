@@ -77,7 +77,9 @@ impl PostgresProbe {
     }
 
     /// Every candidate password heard so far, with the call it came from:
-    /// the literals of every call first, then the other values; each once.
+    /// the literals of every call first, then the other values, the latest
+    /// call's first (the bound must not keep a password just returned from
+    /// being tried); each once.
     fn candidates(&self) -> Vec<(u32, String)> {
         let heard = lock(&self.heard);
         let mut seen = BTreeSet::new();
@@ -86,6 +88,7 @@ impl PostgresProbe {
             .flat_map(|h| h.passwords.iter().map(move |p| (h.call, p)));
         let values = heard
             .iter()
+            .rev()
             .flat_map(|h| h.values.iter().map(move |v| (h.call, v)));
         literals
             .chain(values)
