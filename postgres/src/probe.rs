@@ -38,6 +38,10 @@ const RELATIONS: [(&str, bool); 4] = [
     ("catalog/materialized-view:", false),
     ("catalog/foreign-table:", true),
 ];
+/// A foreign table's scan may reach another server as it starts: its
+/// `SELECT` is only explained, which checks the privilege and starts no
+/// scan.
+const FOREIGN: &str = "catalog/foreign-table:";
 /// Passwords tried for one role, at most: a call that returned a long list
 /// must not turn the probe into a password sprayer.
 const MAX_TRIES: usize = 64;
@@ -141,7 +145,10 @@ impl Probe for PostgresProbe {
             .iter()
             .find_map(|(p, w)| object.id.strip_prefix(p).map(|rel| (rel, *w)))
         {
-            Some((relation, writable)) => self.grants(&mut admin, relation, writable),
+            Some((relation, writable)) => {
+                let foreign = object.id.starts_with(FOREIGN);
+                self.grants(&mut admin, relation, writable, foreign)
+            }
             None => ProbeResult::unknown(format!("{} is not a role or a relation", object.id)),
         }
     }
@@ -297,7 +304,13 @@ impl PostgresProbe {
 
     /// A relation: `SET ROLE` and each action, for the roles the last call
     /// named, else for every role its ACL names.
-    fn grants(&self, admin: &mut Client, quoted: &str, writable: bool) -> ProbeResult {
+    fn grants(
+        &self,
+        admin: &mut Client,
+        quoted: &str,
+        writable: bool,
+        foreign: bool,
+    ) -> ProbeResult {
         let sql = format!(
             "SELECT c.oid::regclass::text, c.relowner::text, \
              (SELECT quote_ident(a.attname) FROM pg_attribute a WHERE a.attrelid = c.oid \
@@ -353,7 +366,8 @@ impl PostgresProbe {
                 subject,
             };
         }
-        let mut actions = vec![("SELECT", format!("SELECT FROM {relation} LIMIT 0"))];
+        let read = if foreign { "EXPLAIN SELECT" } else { "SELECT" };
+        let mut actions = vec![("SELECT", format!("{read} FROM {relation} LIMIT 0"))];
         if writable {
             actions.push((
                 "INSERT",
