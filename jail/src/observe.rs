@@ -343,6 +343,7 @@ pub fn probe_objects<'a>(
             status: result.status,
             basis: result.basis,
             credential_digest: result.credential_digest,
+            subject: result.subject,
         });
     }
     out
@@ -540,6 +541,7 @@ mod tests {
                     store.path().display()
                 ),
                 credential_digest: None,
+                subject: None,
             }
         }
     }

@@ -143,6 +143,10 @@ pub struct ProbeRecord {
     pub basis: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credential_digest: Option<String>,
+    /// Whose authority over the object was exercised (a role holding a
+    /// table's grant), when the object can carry several holders'.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
 }
 
 /// One tools/call as it was executed and observed.

@@ -8,7 +8,9 @@
 //! cluster's host (`COPY ... TO PROGRAM`) or read its files. The restore
 //! runs as a temporary superuser whose objects are then reassigned to
 //! `server`. Only `server` may connect without a password
-//! (`pg_hba.conf`); every other role needs one, and the superusers' is
+//! (`pg_hba.conf`); every other role must prove one by SCRAM-SHA-256 (so
+//! a role a tool creates with a password is exercised by a real login,
+//! see `probe`), and the superusers' is
 //! drawn at random per cluster and never leaves this process's memory, so
 //! a server that names another role on the socket is refused.
 //!
@@ -311,7 +313,7 @@ impl Cluster {
         // line at all (nothing listens there either).
         std::fs::write(
             data.join("pg_hba.conf"),
-            format!("local all {SERVER_ROLE} trust\nlocal all all password\n"),
+            format!("local all {SERVER_ROLE} trust\nlocal all all scram-sha-256\n"),
         )
         .map_err(io("cannot write pg_hba.conf"))?;
 

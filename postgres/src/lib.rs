@@ -10,13 +10,19 @@
 //! - [`protocol`]: the little of PostgreSQL's wire protocol the observer
 //!   and the cluster's setup speak.
 //! - [`decode`]: the `test_decoding` output, read.
+//! - [`probe`]: roles and grants exercised by use (a login with the
+//!   password a call carried, `SET ROLE` and the granted action in a
+//!   transaction rolled back), behind the `witness_probes::Probe` trait.
 //!
 //! No async runtime and no driver crate: the engine stays free of both.
 
 pub mod cluster;
 pub mod decode;
 pub mod observer;
+pub mod probe;
 pub mod protocol;
+mod scram;
 
 pub use cluster::{Cluster, ClusterError, Source};
 pub use observer::PostgresObserver;
+pub use probe::PostgresProbe;

@@ -23,6 +23,11 @@ pub struct ProbeResult {
     /// blake3 (hex, first 16 characters) of the secret that was exercised, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credential_digest: Option<String>,
+    /// Whose authority over the object was exercised, when the object can
+    /// carry several holders' (a table's grants: `alice`); `None` when the
+    /// object is one credential, or was exercised for every holder at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
 }
 
 impl ProbeResult {
@@ -31,6 +36,7 @@ impl ProbeResult {
             status: ProbeStatus::Unknown,
             basis: basis.into(),
             credential_digest: None,
+            subject: None,
         }
     }
 }
@@ -82,6 +88,16 @@ pub trait Probe {
     }
     /// Tries the object against the server's authorization rule.
     fn exercise(&self, object: &ObservedObject<'_>, store: &dyn StoreView) -> ProbeResult;
+    /// What call `call` carried and returned (the text of its arguments and
+    /// of its answer), told before its effects are exercised: a credential
+    /// a call handed over (the password of a `CREATE ROLE`) can only be
+    /// tried by a probe that heard it. Kept in memory only.
+    fn hear(&self, _call: u32, _texts: &[&str]) {}
+    /// The secrets heard that are credentials, for the report to replace by
+    /// their digests wherever a transcript or an argument carries them.
+    fn secrets(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// The probe for servers with no authorization rule we can replay: it covers

@@ -103,8 +103,10 @@ pub struct AuditArgs {
     /// Keep the jail directory after the audit (its path is printed).
     #[arg(long, conflicts_with = "url")]
     keep_jail: bool,
-    /// How created objects are exercised: `null` (authority unknown, EFF-06 skips)
-    /// or `testbed` (the built-in testbed's own authorization rule).
+    /// How created objects are exercised: `null` (authority unknown, EFF-06 skips),
+    /// `testbed` (the built-in testbed's own authorization rule) or `postgres`
+    /// (a PostgreSQL store's roles by a login with the password a call carried,
+    /// its grants by `SET ROLE` and the action, rolled back).
     #[arg(long, value_enum, default_value_t = ProbeChoice::Null)]
     probe: ProbeChoice,
     /// Injected clock for `--probe testbed` (Unix seconds).
@@ -147,6 +149,7 @@ enum AuditFormat {
 enum ProbeChoice {
     Null,
     Testbed,
+    Postgres,
 }
 
 /// Runs the audit; its report decides the exit status.
@@ -248,6 +251,7 @@ fn probe(args: &AuditArgs) -> Box<dyn witness_probes::Probe> {
             now: args.probe_now,
             rule: witness_testbed::auth::AuthRule::Plain,
         }),
+        ProbeChoice::Postgres => Box::new(witness_postgres::PostgresProbe::new()),
     }
 }
 

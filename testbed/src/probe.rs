@@ -93,6 +93,7 @@ impl Probe for CredentialProbe {
                 status: ProbeStatus::Ineffective,
                 basis: "object not listed; nothing to exercise".to_owned(),
                 credential_digest: None,
+                subject: None,
             };
         };
         let digest = blake3::hash(secret.as_bytes()).to_hex().as_str()[..16].to_owned();
@@ -103,6 +104,7 @@ impl Probe for CredentialProbe {
                     status: ProbeStatus::Unknown,
                     basis: format!("server auth rule could not run: {e}"),
                     credential_digest: Some(digest),
+                    subject: None,
                 };
             }
         };
@@ -118,6 +120,7 @@ impl Probe for CredentialProbe {
                     decision.object.as_deref().unwrap_or("nothing")
                 ),
                 credential_digest: Some(digest),
+                subject: None,
             };
         }
         ProbeResult {
@@ -128,6 +131,7 @@ impl Probe for CredentialProbe {
             },
             basis: decision.basis,
             credential_digest: Some(digest),
+            subject: None,
         }
     }
 }
@@ -168,6 +172,7 @@ impl CredentialProbe {
                 status: ProbeStatus::Ineffective,
                 basis: "object not listed; nothing to exercise".to_owned(),
                 credential_digest: None,
+                subject: None,
             };
         };
         let columns: Vec<String> = values.iter().map(|(c, _)| format!("{table}.{c}")).collect();
@@ -182,6 +187,7 @@ impl CredentialProbe {
                             decision.object.as_deref().unwrap_or("a credential")
                         ),
                         credential_digest: Some(digest),
+                        subject: None,
                     };
                 }
                 Ok(_) => {}
@@ -197,6 +203,7 @@ impl CredentialProbe {
                 columns.join(", ")
             ),
             credential_digest: None,
+            subject: None,
         }
     }
 }

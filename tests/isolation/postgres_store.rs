@@ -289,3 +289,97 @@ fn a_live_source_is_dumped_read_only_and_never_written() {
     let text = serde_json::to_string(&report).expect("json");
     assert!(!text.contains(&password));
 }
+
+const ROLES_PLAN: &str = r#"
+[[call]]
+tool = "run_report"
+args.sql = "CREATE ROLE alice LOGIN PASSWORD 'alice-e2e-pw-31'"
+[[call]]
+tool = "execute_sql"
+args.sql = "CREATE ROLE bob LOGIN PASSWORD 'bob-e2e-pw-31'; GRANT reader TO bob; GRANT SELECT ON orders TO bob"
+[[call]]
+tool = "execute_sql"
+args.sql = "REVOKE SELECT ON orders FROM bob"
+"#;
+
+#[test]
+fn eff06_on_sql_fails_a_read_only_login_mint_and_a_revoke_that_leaves_a_membership() {
+    let s = scratch();
+    let seed = s.dir.path().join("roles.sql");
+    std::fs::copy(fixture("pg_roles.sql"), &seed).expect("seed");
+    let plan_path = s.dir.path().join("roles-plan.toml");
+    std::fs::write(&plan_path, ROLES_PLAN).expect("plan");
+    let out = s.dir.path().join("out");
+    let output = Command::new(env!("CARGO_BIN_EXE_mcp-witness"))
+        .args([
+            "audit",
+            "--format",
+            "json",
+            "--settle-ms",
+            "0",
+            "--probe",
+            "postgres",
+        ])
+        .arg(format!("--store=db=postgres:{}", seed.display()))
+        .arg(format!("--plan={}", plan_path.display()))
+        .arg(format!("--out={}", out.display()))
+        .args(["--", "python3"])
+        .arg(fixture("pg_roles_server.py"))
+        .arg("{db}")
+        .env("TMPDIR", &s.tmp)
+        .stdin(Stdio::null())
+        .output()
+        .expect("runs");
+    let report = stdout_json(&output);
+    assert_eq!(report["complete"], true, "{report:#}");
+    let eff06 = |tool: &str| {
+        report["checks"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|c| c["id"] == "EFF-06" && c["tool"] == tool)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let report_tool = eff06("run_report");
+    assert_eq!(report_tool["verdict"], "fail", "{report_tool:#}");
+    assert!(
+        report_tool["evidence"]["probes"][0]
+            .as_str()
+            .is_some_and(|l| l.contains("connected as alice with the password of call 1")),
+        "{report_tool:#}"
+    );
+    // The revoke left bob reading through reader: residual authority.
+    let execute = eff06("execute_sql");
+    assert_eq!(execute["verdict"], "fail", "{execute:#}");
+    assert!(
+        execute["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("residual authority")),
+        "{execute:#}"
+    );
+    assert!(
+        execute["evidence"]["probes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(serde_json::Value::as_str)
+            .any(|l| l
+                == "call 3 db:catalog/table:public.orders: effective — SET ROLE bob; SELECT on orders: permitted"),
+        "{execute:#}"
+    );
+    // No password anywhere the audit wrote or said.
+    let mut outputs = vec![
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    ];
+    for path in walk(&out).into_iter().filter(|p| p.is_file()) {
+        outputs.push(String::from_utf8_lossy(&std::fs::read(&path).expect("read")).into_owned());
+    }
+    assert!(outputs.len() > 2, "--out wrote nothing");
+    for text in &outputs {
+        for password in ["alice-e2e-pw-31", "bob-e2e-pw-31"] {
+            assert!(!text.contains(password), "{password} leaked");
+        }
+    }
+}

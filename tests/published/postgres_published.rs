@@ -226,3 +226,110 @@ fn dbhub_writes_are_observed_and_its_read_only_mode_holds() {
         report["checks"]
     );
 }
+
+#[test]
+fn dbhub_minting_roles_is_probed_by_use_and_its_residual_grant_fails_eff06() {
+    if case_packages().is_none() {
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments/cases");
+    let Some(bin) = installed(&root, "@bytebase/dbhub", "1.4.0", "dbhub") else {
+        return;
+    };
+    let dir = tempfile::Builder::new()
+        .prefix("pgpub-")
+        .tempdir()
+        .expect("tempdir");
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o711)).expect("chmod");
+    let out = dir.path().join("out");
+    let output = Command::new(env!("CARGO_BIN_EXE_mcp-witness"))
+        .args([
+            "audit",
+            "--format",
+            "json",
+            "--settle-ms",
+            "100",
+            "--probe",
+            "postgres",
+        ])
+        .arg(format!(
+            "--store=db=postgres:{}",
+            root.join("seeds/roles.sql").display()
+        ))
+        .arg(format!(
+            "--plan={}",
+            root.join("plans/dbhub-roles.toml").display()
+        ))
+        .arg(format!("--out={}", out.display()))
+        .arg("--env=PGHOST={jail}/stores/db/s")
+        .args(["--", "node"])
+        .arg(&bin)
+        .args([
+            "--transport",
+            "stdio",
+            "--dsn",
+            "postgres://server@/store?sslmode=disable",
+        ])
+        .env("TMPDIR", dir.path())
+        .output()
+        .expect("runs");
+    let report = stdout_json(&output);
+    assert_eq!(report["complete"], true, "{report:#}");
+    let probes: Vec<(String, String, String)> = report["calls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|c| c["probes"].as_array().cloned().unwrap_or_default())
+        .map(|p| {
+            (
+                p["object"].as_str().unwrap_or("").to_owned(),
+                p["status"].as_str().unwrap_or("").to_owned(),
+                p["basis"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect();
+    let find = |object: &str, status: &str| {
+        probes
+            .iter()
+            .find(|(o, s, _)| o == object && s == status)
+            .map(|(_, _, b)| b.clone())
+            .unwrap_or_else(|| panic!("no {status} probe of {object}: {probes:#?}"))
+    };
+    assert!(
+        find("catalog/role:alice", "effective")
+            .starts_with("connected as alice with the password of call")
+    );
+    assert!(find("catalog/role:ghost", "ineffective").contains("not permitted to log in"));
+    assert_eq!(
+        find("catalog/table:public.orders", "effective"),
+        "SET ROLE alice; SELECT on orders: permitted"
+    );
+    let eff06 = report["checks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["id"] == "EFF-06" && c["tool"] == "execute_sql")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(eff06["verdict"], "fail", "{eff06:#}");
+    assert!(
+        eff06["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("residual authority")),
+        "{eff06:#}"
+    );
+    let mut texts = vec![
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    ];
+    for entry in std::fs::read_dir(&out).into_iter().flatten().flatten() {
+        texts.push(
+            String::from_utf8_lossy(&std::fs::read(entry.path()).unwrap_or_default()).into_owned(),
+        );
+    }
+    for text in &texts {
+        for password in ["dbhub-alice-pw-31", "dbhub-ghost-pw-31"] {
+            assert!(!text.contains(password), "{password} leaked");
+        }
+    }
+}

@@ -21,12 +21,32 @@ const REVOKE_WORDS: [&str; 7] = [
     "invalidate",
 ];
 
-/// Objects whose most recent probe before call `before` found them effective.
-fn effective_before(
-    all: &[CallRecord],
-    baseline: &[ProbeRecord],
-    before: u32,
-) -> BTreeSet<(String, String)> {
+/// What in a SQL statement takes authority away: read from a call's
+/// arguments, and only for the probes that name whose authority they
+/// exercised (a role's login, a role's grant on a table).
+const SQL_REVOKE_WORDS: [&str; 6] = [
+    "revoke",
+    "drop role",
+    "drop user",
+    "nologin",
+    "valid until",
+    "password null",
+];
+
+/// `(store, object, subject)`: whose authority over what.
+type Holder = (String, String, Option<String>);
+
+fn holder(probe: &ProbeRecord) -> Holder {
+    (
+        probe.store.clone(),
+        probe.object.clone(),
+        probe.subject.clone(),
+    )
+}
+
+/// Objects (and holders) whose most recent probe before call `before`
+/// found them effective.
+fn effective_before(all: &[CallRecord], baseline: &[ProbeRecord], before: u32) -> BTreeSet<Holder> {
     let mut live = BTreeSet::new();
     let earlier = all
         .iter()
@@ -34,7 +54,7 @@ fn effective_before(
         .map(|c| c.probes.as_slice());
     for probes in std::iter::once(baseline).chain(earlier) {
         for probe in probes {
-            let key = (probe.store.clone(), probe.object.clone());
+            let key = holder(probe);
             if probe.status == ProbeStatus::Effective {
                 live.insert(key);
             } else if probe.status == ProbeStatus::Ineffective {
@@ -60,6 +80,7 @@ fn weigh(subject: &Subject<'_>) -> Weighed {
     let mut weighed = Weighed::default();
     for call in &subject.calls {
         let claims_revoke = claims_revocation(subject.tool, call);
+        let claims_in_sql = claims_revoke || revokes_in_arguments(subject.tool, call);
         let live_before = effective_before(subject.all, subject.baseline, call.id);
         for probe in &call.probes {
             let Some(effect) = call
@@ -81,10 +102,22 @@ fn weigh(subject: &Subject<'_>) -> Weighed {
                 probe.status.as_str(),
                 probe.basis
             );
-            // Only what was authority before the call can have been taken away.
-            let was_live = live_before.contains(&(probe.store.clone(), probe.object.clone()));
+            // Only what was authority before the call can have been taken
+            // away: this holder's, or the object's as a whole.
+            let key = holder(probe);
+            let whole = (probe.store.clone(), probe.object.clone(), None);
+            let held = live_before.contains(&key);
+            let was_live = held || live_before.contains(&whole);
+            // A probe that names its holder (a role, a grantee) can show
+            // authority minted by an update too: a password set, a grant
+            // added. Without one, an update is never a mint.
+            let named = probe.subject.is_some();
+            let claims_revoke = if named { claims_in_sql } else { claims_revoke };
             let list = match (effect.op, probe.status) {
                 (Op::Create, ProbeStatus::Effective) => &mut weighed.effective_mints,
+                (Op::Update, ProbeStatus::Effective) if named && !held && !claims_revoke => {
+                    &mut weighed.effective_mints
+                }
                 (Op::Update | Op::Delete, ProbeStatus::Effective) if claims_revoke && was_live => {
                     &mut weighed.residual
                 }
@@ -126,21 +159,26 @@ pub(super) fn accounted(subject: &Subject<'_>) -> Outcome {
         e
     };
     if subject.tool.hints.read_only == Some(true) && !effective_mints.is_empty() {
-        return (
-            Verdict::Fail,
+        let reason = if minted_by_update(subject, &effective_mints) {
+            format!(
+                "declared read-only, but it minted authority the probe could use ({} login(s) or grant(s))",
+                effective_mints.len()
+            )
+        } else {
             format!(
                 "declared read-only, but it created {} credential(s) the server's rule accepts",
                 effective_mints.len()
-            ),
-            with_probes(effective_mints),
-        );
+            )
+        };
+        return (Verdict::Fail, reason, with_probes(effective_mints));
     }
     if !residual.is_empty() {
-        return (
-            Verdict::Fail,
-            "claims to revoke or delete a credential, but the probe finds it still effective (residual authority)".into(),
-            with_probes(residual),
-        );
+        let reason = if names_holders(subject) {
+            "revokes authority (REVOKE, DROP ROLE, NOLOGIN), but the probe finds its holder still effective (residual authority)"
+        } else {
+            "claims to revoke or delete a credential, but the probe finds it still effective (residual authority)"
+        };
+        return (Verdict::Fail, reason.into(), with_probes(residual));
     }
     if !neutralized.is_empty() {
         return (
@@ -180,4 +218,33 @@ fn claims_revocation(tool: &ToolEntry, call: &CallRecord) -> bool {
         text.push_str(&r.to_string().to_ascii_lowercase());
     }
     REVOKE_WORDS.iter().any(|w| text.contains(w))
+}
+
+/// Whether some of the mints are updates (a grant added to a table, a
+/// password set on a role) rather than objects created.
+fn minted_by_update(subject: &Subject<'_>, mints: &[EvidenceEffect]) -> bool {
+    mints.iter().any(|m| m.op == Op::Update) || names_holders(subject)
+}
+
+/// Whether the probe named whose authority it exercised (a SQL store's
+/// roles and grants), so the reason speaks of holders, not credentials.
+fn names_holders(subject: &Subject<'_>) -> bool {
+    subject
+        .calls
+        .iter()
+        .flat_map(|c| &c.probes)
+        .any(|p| p.subject.is_some())
+}
+
+/// A call whose arguments take authority away in SQL (`REVOKE`, `DROP
+/// ROLE`, `NOLOGIN`) on a tool not declared harmless: the claim a SQL
+/// tool makes is its statement, not its name.
+fn revokes_in_arguments(tool: &ToolEntry, call: &CallRecord) -> bool {
+    if tool.hints.read_only == Some(true) || tool.hints.destructive == Some(false) {
+        return false;
+    }
+    call.arguments.iter().any(|a| {
+        let text = a.value.to_string().to_ascii_lowercase();
+        SQL_REVOKE_WORDS.iter().any(|w| text.contains(w))
+    })
 }

@@ -643,6 +643,7 @@ mod tests {
             status: status_named(status),
             basis: "rule".into(),
             credential_digest: None,
+            subject: None,
         };
         let mut mint = call(
             1,
@@ -693,6 +694,133 @@ mod tests {
             Controls::default(),
         );
         assert_eq!(verdict(&checks, "EFF-06", "revoke_api_key"), Verdict::Pass);
+    }
+
+    /// A SQL tool's statement, as the call recorded it.
+    fn sql_call(id: u32, tool: &str, sql: &str, effect: (&str, &str)) -> CallRecord {
+        let mut record = call(id, tool, CallStatus::Ok, Provenance::Literal, &[effect]);
+        record.arguments[0].name = "sql".into();
+        record.arguments[0].value = json!(sql);
+        record
+    }
+
+    fn held(
+        status: &str,
+        object: &str,
+        subject: Option<&str>,
+    ) -> witness_model::audit::ProbeRecord {
+        witness_model::audit::ProbeRecord {
+            store: "db".into(),
+            object: object.into(),
+            status: status_named(status),
+            basis: "use".into(),
+            credential_digest: None,
+            subject: subject.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn eff06_on_sql_a_read_only_mint_fails_and_a_residual_grant_is_effective() {
+        let tools = [
+            tool("query", json!({"readOnlyHint": true})),
+            tool(
+                "execute_sql",
+                json!({"readOnlyHint": false, "destructiveHint": true}),
+            ),
+        ];
+        // A login role minted by a tool declared read-only.
+        let mut login = sql_call(
+            1,
+            "query",
+            "CREATE ROLE alice LOGIN PASSWORD '2f1c…'",
+            ("catalog/role:alice", "create"),
+        );
+        login
+            .probes
+            .push(held("effective", "catalog/role:alice", Some("alice")));
+        let checks = evaluate(
+            &tools,
+            &[login.clone()],
+            &[],
+            true,
+            &[],
+            None,
+            Controls::default(),
+        );
+        assert_eq!(verdict(&checks, "EFF-06", "query"), Verdict::Fail);
+        let reason = checks
+            .iter()
+            .find(|c| c.id == "EFF-06" && c.tool == "query")
+            .map(|c| c.reason.clone())
+            .unwrap_or_default();
+        assert!(reason.contains("minted authority"), "{reason}");
+        // A grant added to a table that was already someone's is a mint too.
+        let mut grant = sql_call(
+            1,
+            "query",
+            "GRANT SELECT ON orders TO bob",
+            ("catalog/table:public.orders", "update"),
+        );
+        grant.probes.push(held(
+            "effective",
+            "catalog/table:public.orders",
+            Some("bob"),
+        ));
+        let baseline = [held("effective", "catalog/table:public.orders", None)];
+        let checks = evaluate(
+            &tools,
+            &[grant],
+            &baseline,
+            true,
+            &[],
+            None,
+            Controls::default(),
+        );
+        assert_eq!(verdict(&checks, "EFF-06", "query"), Verdict::Fail);
+
+        // REVOKE from alice, who still reads through a membership.
+        let mut revoke = sql_call(
+            2,
+            "execute_sql",
+            "REVOKE SELECT ON orders FROM alice",
+            ("catalog/table:public.orders", "update"),
+        );
+        revoke.probes.push(held(
+            "effective",
+            "catalog/table:public.orders",
+            Some("alice"),
+        ));
+        let checks = evaluate(
+            &tools,
+            &[login.clone(), revoke.clone()],
+            &baseline,
+            true,
+            &[],
+            None,
+            Controls::default(),
+        );
+        assert_eq!(verdict(&checks, "EFF-06", "execute_sql"), Verdict::Fail);
+        let evidence = checks
+            .iter()
+            .find(|c| c.id == "EFF-06" && c.tool == "execute_sql")
+            .map(|c| c.evidence.probes.clone())
+            .unwrap_or_default();
+        assert_eq!(
+            evidence,
+            ["call 2 db:catalog/table:public.orders: effective — use"]
+        );
+        // The same revoke with no other path neutralizes the grant.
+        revoke.probes[0].status = ProbeStatus::Ineffective;
+        let checks = evaluate(
+            &tools,
+            &[login, revoke],
+            &baseline,
+            true,
+            &[],
+            None,
+            Controls::default(),
+        );
+        assert_eq!(verdict(&checks, "EFF-06", "execute_sql"), Verdict::Pass);
     }
 
     fn jail_effect(mut record: CallRecord, object: &str) -> CallRecord {

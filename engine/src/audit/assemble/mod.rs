@@ -47,7 +47,9 @@ pub(super) fn assemble(
     let background_rates = draft.background_rates;
     let mut report = draft.report;
     let processes = transcripts::record(processes, &mut report);
-    let secrets = evaluate::respond(&mut report, &latency);
+    let mut secrets = evaluate::respond(&mut report, &latency);
+    // The credentials the probe heard and tried (a password a call set).
+    secrets.extend(options.probe.secrets());
     redact::redact(&mut report, &secrets);
     evaluate::evaluate(
         &mut report,

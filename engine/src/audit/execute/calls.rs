@@ -365,6 +365,19 @@ impl<'a> Runner<'a> {
         self.draft.latency.insert(id, took);
         record.response = response;
         record.frames = (frame_end >= frame_start).then_some([frame_start, frame_end]);
+        if self.context.probe.covers_any() {
+            // A credential the call handed over (a password in its SQL, a
+            // key in its answer) can only be tried by a probe that heard it.
+            let mut texts = Vec::new();
+            string_leaves(&call.resolved.arguments, &mut texts);
+            if let Some(response) = &record.response {
+                string_leaves(response, &mut texts);
+            }
+            if let Some(detail) = &record.outcome.detail {
+                texts.push(detail.as_str());
+            }
+            self.context.probe.hear(id, &texts);
+        }
         record.probes = probe_effects(self.context.probe, &self.context.stores, &effects);
         record.effects = effects;
         record.background = background;
@@ -581,6 +594,16 @@ fn record(id: u32, step: u32, tool: &str, outcome: Outcome) -> CallRecord {
 
 /// How a call ended in the ledger's terms, and the result when one came.
 /// An RPC error's message is the server's text: it is clipped.
+/// Every string inside `value`, in document order.
+fn string_leaves<'v>(value: &'v serde_json::Value, out: &mut Vec<&'v str>) {
+    match value {
+        serde_json::Value::String(s) => out.push(s),
+        serde_json::Value::Array(items) => items.iter().for_each(|v| string_leaves(v, out)),
+        serde_json::Value::Object(map) => map.values().for_each(|v| string_leaves(v, out)),
+        _ => {}
+    }
+}
+
 fn ledger_outcome(outcome: CallOutcome) -> (Outcome, Option<Value>) {
     let (status, code, detail, response) = match outcome {
         CallOutcome::Result(result) => (CallStatus::of_result(&result), None, None, Some(result)),
