@@ -305,10 +305,15 @@ mod tests {
         assert!(observed.baseline().is_ok());
         let mut late = Changes::default();
         let window = Duration::from_millis(2);
-        assert!(observed.idle(window, after(None, &[]), &mut late).is_ok());
-        let second = observed.idle(window, after(Some("t"), &[]), &mut late);
-        assert_eq!(second.map(|c| c.effects.len()).ok(), Some(1));
+        // The object changes in both halves of the first window (b, then
+        // c): background at once, with no call before it to blame.
+        let first = observed.idle(window, after(None, &[]), &mut late);
+        assert_eq!(first.map(|c| c.effects.len()).ok(), Some(2));
         assert!(observed.is_background(&effect("db", "index/1")));
+        assert!(late.effects.is_empty(), "nothing charged as late");
+        // Then it stays at c: a quiet window, counted in the idle time.
+        let second = observed.idle(window, after(Some("t"), &[]), &mut late);
+        assert_eq!(second.map(|c| c.effects.len()).ok(), Some(0));
         assert!(observed.background_rates()[0].idle_ms >= 4);
     }
 
