@@ -47,7 +47,7 @@ if [ -e "$node_prefix/include/node/node.h" ]; then
     export npm_config_nodedir="$node_prefix"
 fi
 npm ci --no-audit --no-fund
-for bin in mcp-server-memory-bank mcp-obsidian mcp-server-sqlite-npx; do
+for bin in mcp-server-memory-bank mcp-obsidian mcp-server-sqlite-npx mcp-sqlite-server; do
     if [ ! -e "node_modules/.bin/$bin" ]; then
         echo "install.sh: node_modules/.bin/$bin is missing after npm ci" >&2
         exit 1
