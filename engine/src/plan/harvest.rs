@@ -395,6 +395,11 @@ impl Pool {
         if !generic && let Some(h) = newest(&|h| h.key == param) {
             return Some(h);
         }
+        // `tableName` is `table_name` in another spelling.
+        let spelled = |k: &str| k.replace(['_', '-'], "").to_ascii_lowercase();
+        if !generic && let Some(h) = newest(&|h| spelled(&h.key) == spelled(param)) {
+            return Some(h);
+        }
         if let Some((stem, key)) = named_thing(param)
             && let Some(h) = newest(&|h| {
                 (h.key == key || h.key == "[]")
@@ -596,6 +601,26 @@ mod tests {
         prose.absorb("get_status", 2, &text("ready,idle"));
         assert!(prose.candidate("x", "projectName").is_none());
         assert!(prose.candidate("x", "statusName").is_none());
+    }
+
+    #[test]
+    fn a_key_in_another_spelling_is_the_same_key() {
+        let mut pool = Pool::default();
+        pool.seed(
+            vec![Harvested::seeded(
+                "table_name",
+                json!("orders"),
+                StoreObject {
+                    store: "db".into(),
+                    object: "sqlite_master/table:orders".into(),
+                },
+                Some("tables"),
+            )],
+            Vec::new(),
+        );
+        let found = pool.candidate("get_table_schema", "tableName");
+        assert_eq!(found.map(|h| h.value.clone()), Some(json!("orders")));
+        assert!(pool.candidate("get_table_schema", "tables").is_none());
     }
 
     #[test]
