@@ -215,6 +215,32 @@ pub struct Jail {
     _lock: Option<std::fs::File>,
 }
 
+/// A fresh directory under the temporary directory, named `prefix` and
+/// twelve lowercase hex digits. Not tempfile's mixed-case suffix: a server
+/// that case-folds the paths it is given (as code written for
+/// case-insensitive filesystems does) would then look for its store under
+/// a name that does not exist, and fail for the jail's sake, not its own.
+fn lowercase_tempdir(prefix: &str) -> std::io::Result<tempfile::TempDir> {
+    use std::hash::{BuildHasher, Hasher};
+    let mut last = None;
+    for attempt in 0u64..32 {
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        hasher.write_u64(attempt);
+        hasher.write_u32(std::process::id());
+        let suffix = format!("{:012x}", hasher.finish() & 0xffff_ffff_ffff);
+        match tempfile::Builder::new()
+            .prefix(&format!("{prefix}{suffix}"))
+            .rand_bytes(0)
+            .tempdir()
+        {
+            Ok(dir) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| std::io::Error::other("no free jail directory name")))
+}
+
 impl Jail {
     pub fn create(spec: JailSpec) -> Result<Self, JailError> {
         check_clock_columns(&spec.stores)?;
@@ -225,10 +251,7 @@ impl Jail {
         } else {
             stale::PREFIX
         };
-        let dir = tempfile::Builder::new()
-            .prefix(prefix)
-            .tempdir()
-            .map_err(JailError::Create)?;
+        let dir = lowercase_tempdir(prefix).map_err(JailError::Create)?;
         let lock = (!spec.keep).then(|| stale::hold(dir.path())).flatten();
         // Canonical, so the sandbox binds it and Landlock allows it under
         // the same name the server is given.
@@ -973,6 +996,22 @@ mod tests {
             error.as_deref(),
             Some("store files: clock columns are declared, but only a SQLite store has columns")
         );
+    }
+
+    #[test]
+    fn jail_directories_are_named_in_lowercase_and_never_twice() {
+        let a = lowercase_tempdir(stale::PREFIX).expect("a jail directory");
+        let b = lowercase_tempdir(stale::PREFIX).expect("another");
+        for dir in [&a, &b] {
+            let name = dir
+                .path()
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned());
+            let name = name.unwrap_or_default();
+            assert!(name.starts_with(stale::PREFIX), "{name}");
+            assert_eq!(name, name.to_lowercase(), "{name}");
+        }
+        assert_ne!(a.path(), b.path());
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod e1;
 pub mod e2;
 pub mod e3;
 pub mod progress;
+pub mod wild;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

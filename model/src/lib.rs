@@ -37,6 +37,7 @@ pub mod proxy;
 pub mod schema;
 pub mod sweep;
 pub mod vocab;
+pub mod wild;
 
 /// What every document names as its writer (its `generator`): this
 /// program at this version. Every crate of the workspace has the one

@@ -24,6 +24,7 @@ use crate::proxy::{
 use crate::sweep::{
     SWEEP_ROW_SCHEMA, SWEEP_SCHEMA, SWEEP_TARGET_SCHEMA, SweepDocument, SweepRow, TargetResult,
 };
+use crate::wild::{WILD_SCHEMA, WildDocument};
 
 /// One versioned document.
 #[derive(Clone, Copy, Debug)]
@@ -69,7 +70,7 @@ fn trace_line_schema() -> Schema {
 }
 
 /// Every versioned document, in the order `--help` lists them.
-pub const DOCUMENTS: [Document; 18] = [
+pub const DOCUMENTS: [Document; 19] = [
     Document {
         name: "audit",
         id: AUDIT_SCHEMA,
@@ -111,6 +112,12 @@ pub const DOCUMENTS: [Document; 18] = [
         id: COVERAGE_SCHEMA,
         written_by: "`lab coverage`: coverage.json",
         schema: schema_of::<CoverageDocument>,
+    },
+    Document {
+        name: "wild",
+        id: WILD_SCHEMA,
+        written_by: "`lab wild`: wild.json",
+        schema: schema_of::<WildDocument>,
     },
     Document {
         name: "manifest",

@@ -29,6 +29,13 @@ Experiments (all on the built-in testbed, no network, no Node):
        audited with NO plan file on small stores it makes; tools exercised /
        total, false failures, against the issue's targets. Install with
        `bash experiments/cases/install.sh` (it also makes the pinned venv)
+  wild  the planner and planted lies on eight published local-state servers
+       the project had never studied (memory-bank, obsidian, five SQLite
+       servers, DuckDB): each audited with NO plan file, honest
+       and with each lie a relay plants in its tools/list answer; tools
+       exercised / total, false failures, lies caught / planted. Install with
+       `bash experiments/wild/install.sh DIR` (a cache; default
+       ~/.cache/mcp-witness/wild, or --wild-dir / $MCP_WITNESS_WILD_DIR)
   all  e1, e2, e3, and the cases when they are installed. Not coverage: its
        reruns give the same numbers but not the same bytes (commit ids, the
        servers' clocks and environment), so its committed documents are
@@ -42,7 +49,8 @@ so both directories can be moved together. Reruns write identical bytes.
 Exit 0 when the experiments ran; 3 when an audit could not complete. The
 case studies add 1 when a check failed in a case (it outranks a case that
 could not conclude, 3); coverage exits 1 when a target is missed or a failing
-check is not explained as the server's real behaviour. `lab cases` and `lab
+check is not explained as the server's real behaviour; wild exits 1 when a
+planted lie escaped or a check failed on a tool that did not lie. `lab cases` and `lab
 coverage` without the installed servers: exit 2.
 
 The repository's committed results are made with:
@@ -68,6 +76,10 @@ pub struct LabArgs {
     /// $MCP_WITNESS_CASES_DIR, else ./experiments/cases, else the source tree's).
     #[arg(long, value_name = "DIR")]
     cases_dir: Option<PathBuf>,
+    /// Where the wild experiment's servers are installed (default:
+    /// $MCP_WITNESS_WILD_DIR, else ~/.cache/mcp-witness/wild).
+    #[arg(long, value_name = "DIR")]
+    wild_dir: Option<PathBuf>,
     /// Write into an --out whose audits were made with isolation layers (or
     /// a network observer) this machine lacks. Without it such a run is
     /// refused (exit 2), naming the layer, what it changes and how to
@@ -87,6 +99,9 @@ enum Experiment {
     Cases,
     /// The planner, with no plan file, on six published servers (same install).
     Coverage,
+    /// The planner and planted lies on eight servers never studied
+    /// (needs `bash experiments/wild/install.sh DIR`).
+    Wild,
     All,
 }
 
@@ -130,6 +145,14 @@ pub fn run(args: LabArgs, progress: &Progress) -> Result<ExitStatus> {
     let mut status = ExitStatus::Passed;
     if args.experiment == Experiment::Coverage {
         status = lab::coverage::run_coverage_in(&cases_dir, &args.out, &progress)?.status;
+    }
+    if args.experiment == Experiment::Wild {
+        let dir = args
+            .wild_dir
+            .as_deref()
+            .map_or_else(lab::wild::wild_dir, lab::cases::absolute_dir);
+        lab::wild::check_installed(&dir).map_err(|e| invalid(e.to_string()))?;
+        status = lab::wild::run_wild_in(&dir, &args.out, &progress)?.status;
     }
     if run_cases {
         status = lab::cases::run_cases_in(&cases_dir, &args.out, &progress)?.status;

@@ -188,6 +188,12 @@ fn committed_results_and_pages_are_exactly_what_lab_all_produces() {
     let pages = scratch.path().join("reports");
     std::fs::create_dir_all(&data).expect("mkdir");
     carry_coverage(&committed_data, &data);
+    // The wild experiment is not rerun by lab all either (its servers are a
+    // cache of their own); tests/published/lab_wild.rs holds a rerun to it.
+    let wild = committed_data.join("wild.json");
+    if wild.is_file() {
+        std::fs::copy(&wild, data.join("wild.json")).expect("copy wild.json");
+    }
     // Rerun where the servers are; else an empty cases directory keeps lab
     // all from running them, and the committed ones stand in.
     let cases_dir = case_servers(repo).unwrap_or_else(|| {

@@ -163,7 +163,15 @@ impl ToolCues {
         if flat.contains("dir") || flat.contains("folder") {
             return Some(PathKind::Dir);
         }
-        let bare = PATH_PARAMS.contains(&flat.as_str()) || self.new_place(key);
+        // `db_path`, `databasePath`: a database is a file, whatever the tool
+        // does with it (`list_tables` lists inside the file).
+        let stem = flat.strip_suffix("path").unwrap_or("");
+        if ["db", "database", "sqlite", "dbfile"].contains(&stem) {
+            return Some(PathKind::File);
+        }
+        // `note_path`, `vault_path`, ...: a path of some thing, its kind
+        // decided by the tool as a bare `path` is.
+        let bare = PATH_PARAMS.contains(&flat.as_str()) || self.new_place(key) || !stem.is_empty();
         if flat.contains("file") || (bare && !self.dir_tool) {
             return Some(PathKind::File);
         }
@@ -347,6 +355,13 @@ mod tests {
         assert_eq!(git.path_kind("repo_path"), Some(PathKind::Root));
         assert_eq!(git.path_kind("files"), Some(PathKind::File));
         assert_eq!(git.path_kind("file"), Some(PathKind::File));
+        // A database's path is its file, even for a tool that lists.
+        let lister = tool("list_tables", read(), "");
+        assert_eq!(lister.path_kind("db_path"), Some(PathKind::File));
+        assert_eq!(lister.path_kind("databasePath"), Some(PathKind::File));
+        assert_eq!(lister.path_kind("notePath"), Some(PathKind::Dir));
+        assert_eq!(git.path_kind("note_path"), Some(PathKind::File));
+        assert_eq!(git.path_kind("xpath_query"), None);
         assert_eq!(git.path_kind("target"), None, "a revision, not a path");
         assert_eq!(git.path_kind("message"), None);
         let mover = tool("move_file", write(), "");

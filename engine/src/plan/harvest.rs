@@ -203,6 +203,21 @@ impl Pool {
         if view.get("json").is_none()
             && let Some(text) = view.get("text").and_then(Value::as_str)
         {
+            // A listing answered in plain text (`field-notes,garden`, one
+            // name a line) is a list of the things the tool's name lists.
+            if let Some((collection, names)) = plain_list(tool, text) {
+                for (i, name) in names.into_iter().enumerate() {
+                    self.push(
+                        "[]",
+                        &Value::String(name.to_owned()),
+                        tool,
+                        step,
+                        &format!("text[{i}]"),
+                        Some(&collection),
+                    );
+                }
+                return;
+            }
             // Prose answers still name what they made: `Created grant grant_0001.`
             for token in text
                 .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
@@ -380,6 +395,11 @@ impl Pool {
         if !generic && let Some(h) = newest(&|h| h.key == param) {
             return Some(h);
         }
+        // `tableName` is `table_name` in another spelling.
+        let spelled = |k: &str| k.replace(['_', '-'], "").to_ascii_lowercase();
+        if !generic && let Some(h) = newest(&|h| spelled(&h.key) == spelled(param)) {
+            return Some(h);
+        }
         if let Some((stem, key)) = named_thing(param)
             && let Some(h) = newest(&|h| {
                 (h.key == key || h.key == "[]")
@@ -432,6 +452,38 @@ impl Pool {
         }
         None
     }
+}
+
+/// The names of a listing tool's plain-text answer, and what they are: for
+/// `list_projects` answering `field-notes,garden` (or one name a line, `- `
+/// bullets allowed), (`projects`, [`field-notes`, `garden`]). Only a tool
+/// whose name says it lists, only when every item is one word of a name
+/// (no spaces, no sentence), and never prose: a single item must not end a
+/// sentence.
+fn plain_list<'t>(tool: &str, text: &'t str) -> Option<(String, Vec<&'t str>)> {
+    let words = crate::plan::cues::words(tool);
+    let at = words.iter().position(|w| w == "list" || w == "ls")?;
+    let collection = words.get(at + 1..).and_then(|w| w.last())?.clone();
+    let separator = if text.trim().contains('\n') {
+        '\n'
+    } else {
+        ','
+    };
+    let names: Vec<&str> = text
+        .trim()
+        .split(separator)
+        .map(|item| item.trim().trim_start_matches("- ").trim())
+        .filter(|item| !item.is_empty())
+        .collect();
+    let name_shaped = |item: &&str| {
+        item.len() <= 128
+            && !item.ends_with('.')
+            && item
+                .chars()
+                .all(|c| c.is_alphanumeric() || "_-./@:+".contains(c))
+    };
+    (!names.is_empty() && names.len() <= MAX_ITEMS && names.iter().all(name_shaped))
+        .then_some((collection, names))
 }
 
 /// `entityName` → (`entity`, `name`), `table_name` → (`table`, `name`),
@@ -525,6 +577,50 @@ mod tests {
             .map(|h| h.value.clone());
         assert_eq!(named, Some(json!("notes")));
         assert!(pool.candidate("read_vault", "page").is_none());
+    }
+
+    #[test]
+    fn a_plain_text_listing_offers_its_names_to_parameters_named_for_them() {
+        let mut pool = Pool::default();
+        pool.absorb("list_projects", 1, &text("field-notes,garden"));
+        let named = pool
+            .candidate("list_project_files", "projectName")
+            .map(|h| (h.value.clone(), h.path.clone()));
+        assert_eq!(named, Some((json!("garden"), "text[1]".to_owned())));
+        let mut lines = Pool::default();
+        lines.absorb("listNotes", 1, &text("- Ideas.md\n- Projects/Gate.md\n"));
+        assert_eq!(
+            lines
+                .candidate("read_note", "noteName")
+                .map(|h| h.value.clone()),
+            Some(json!("Projects/Gate.md"))
+        );
+        // Prose, or a tool that does not list, offers no names.
+        let mut prose = Pool::default();
+        prose.absorb("list_projects", 1, &text("There are no projects yet."));
+        prose.absorb("get_status", 2, &text("ready,idle"));
+        assert!(prose.candidate("x", "projectName").is_none());
+        assert!(prose.candidate("x", "statusName").is_none());
+    }
+
+    #[test]
+    fn a_key_in_another_spelling_is_the_same_key() {
+        let mut pool = Pool::default();
+        pool.seed(
+            vec![Harvested::seeded(
+                "table_name",
+                json!("orders"),
+                StoreObject {
+                    store: "db".into(),
+                    object: "sqlite_master/table:orders".into(),
+                },
+                Some("tables"),
+            )],
+            Vec::new(),
+        );
+        let found = pool.candidate("get_table_schema", "tableName");
+        assert_eq!(found.map(|h| h.value.clone()), Some(json!("orders")));
+        assert!(pool.candidate("get_table_schema", "tables").is_none());
     }
 
     #[test]

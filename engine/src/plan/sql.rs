@@ -54,19 +54,31 @@ pub fn statement(kind: SqlKind, tool: &str, pool: &Pool) -> (String, Option<Made
                 format!("INSERT INTO {} DEFAULT VALUES", quote(&table)),
                 Some(Made::Row(table)),
             ),
-            None => ("SELECT 1".to_owned(), None),
+            // No table is known (a database no observer lists, such as
+            // DuckDB's): the write form makes one of the plan's own.
+            // One row in it, so the delete form has the plan's own to remove.
+            None => {
+                let table = fresh_table(tool);
+                (
+                    format!("CREATE TABLE {} AS SELECT 1 AS id", quote(&table)),
+                    Some(Made::Table(table)),
+                )
+            }
         },
         // Only ever the row the plan's own insert made (the newest one of
-        // the table it went into), never a row the store held.
-        SqlKind::Delete => match pool.newest_of(INSERTED_INTO) {
-            Some(table) => (
+        // the table it went into), never a row the store held; with no
+        // such row but a table the plan made, that table's rows (the table
+        // stays: a confirmation writes into it again).
+        SqlKind::Delete => match (pool.newest_of(INSERTED_INTO), made) {
+            (Some(table), _) => (
                 format!(
                     "DELETE FROM {0} WHERE rowid IN (SELECT max(rowid) FROM {0})",
                     quote(&table)
                 ),
                 None,
             ),
-            None => ("SELECT 1".to_owned(), None),
+            (None, Some(table)) => (format!("DELETE FROM {}", quote(&table)), None),
+            (None, None) => ("SELECT 1".to_owned(), None),
         },
         SqlKind::AlterTable => match made.or(held) {
             Some(table) => (
@@ -130,6 +142,20 @@ mod tests {
             },
             Some("tables"),
         )
+    }
+
+    #[test]
+    fn with_no_known_table_the_write_form_makes_one_and_the_delete_form_empties_it() {
+        let mut pool = Pool::default();
+        let (insert, made) = statement(SqlKind::Insert, "query", &pool);
+        assert_eq!(insert, "CREATE TABLE \"witness_query\" AS SELECT 1 AS id");
+        assert_eq!(made, Some(Made::Table("witness_query".into())));
+        assert_eq!(statement(SqlKind::Delete, "query", &pool).0, "SELECT 1");
+        pool.created("query", 2, "table_name", &json!("witness_query"), None);
+        assert_eq!(
+            statement(SqlKind::Delete, "query", &pool).0,
+            "DELETE FROM \"witness_query\""
+        );
     }
 
     #[test]

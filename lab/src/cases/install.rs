@@ -77,7 +77,7 @@ fn install_command_with(dir: &Path, source_script: &Path) -> String {
 
 /// `path` as one shell word: as is when it holds nothing a shell treats
 /// specially, else single-quoted.
-fn shell_word(path: &Path) -> String {
+pub fn shell_word(path: &Path) -> String {
     let text = path.to_string_lossy();
     let plain = !text.is_empty()
         && text

@@ -39,7 +39,7 @@ use witness_model::case::CaseReport;
 
 pub use install::{
     CASES_DIR, CASES_DIR_ENV, absolute_dir, cases_dir, check_installed, install_command, installed,
-    source_cases_dir,
+    shell_word, source_cases_dir,
 };
 pub use notes::notes;
 pub use run::{run_cases, run_cases_in};

@@ -63,7 +63,7 @@ const GRAPH: &str = concat!(
     r#"{"type":"relation","from":"Charles Babbage","to":"Analytical Engine","relationType":"designed"}"#,
 );
 
-fn write_tree(root: &Path, files: &[(&str, &str)]) -> Result<(), String> {
+pub(crate) fn write_tree(root: &Path, files: &[(&str, &str)]) -> Result<(), String> {
     for (path, content) in files {
         let file = root.join(path);
         if let Some(parent) = file.parent() {
@@ -74,7 +74,7 @@ fn write_tree(root: &Path, files: &[(&str, &str)]) -> Result<(), String> {
     Ok(())
 }
 
-fn shop(file: &Path) -> Result<(), String> {
+pub(crate) fn shop(file: &Path) -> Result<(), String> {
     let fail = |e: rusqlite::Error| format!("cannot seed the shop database: {e}");
     let conn = rusqlite::Connection::open(file).map_err(fail)?;
     conn.execute_batch(
