@@ -158,8 +158,8 @@ fn carry_case_studies(committed: &Path, scratch: &Path) {
     }
 }
 
-/// The coverage experiment's committed documents, carried over as they are:
-/// lab all renders them, it does not rerun them.
+/// The coverage and wild experiments' committed documents, carried over as
+/// they are: lab all renders them, it does not rerun them.
 fn carry_coverage(committed: &Path, scratch: &Path) {
     let document = committed.join("coverage.json");
     if document.is_file() {
@@ -171,7 +171,8 @@ fn carry_coverage(committed: &Path, scratch: &Path) {
     std::fs::create_dir_all(scratch.join("audits")).expect("mkdir");
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        if name.starts_with("coverage-") && name.ends_with(".json") {
+        let carried = name.starts_with("coverage-") || name.starts_with("wild-");
+        if carried && name.ends_with(".json") {
             std::fs::copy(entry.path(), scratch.join("audits").join(&name))
                 .expect("copy coverage audit");
         }
