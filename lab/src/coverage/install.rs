@@ -66,7 +66,8 @@ pub fn check_installed(dir: &Path) -> Result<(), CasesError> {
     Ok(())
 }
 
-fn npm_version(dir: &Path, package: &str) -> Option<String> {
+/// The version of `package` in `dir`'s `node_modules`, from its package.json.
+pub(crate) fn npm_version(dir: &Path, package: &str) -> Option<String> {
     let text = std::fs::read_to_string(dir.join("node_modules").join(package).join("package.json"))
         .ok()?;
     let value: Value = serde_json::from_str(&text).ok()?;
@@ -74,7 +75,7 @@ fn npm_version(dir: &Path, package: &str) -> Option<String> {
 }
 
 /// The version the venv's own metadata gives, asked of its interpreter.
-fn pip_version(dir: &Path, package: &str) -> Option<String> {
+pub(crate) fn pip_version(dir: &Path, package: &str) -> Option<String> {
     let python = python(dir);
     if !python.exists() {
         return None;

@@ -2,9 +2,6 @@
 //! there at its pinned version.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-use serde_json::Value;
 
 use super::table::{Installer, SERVERS, WildSpec};
 use super::{WILD_DIR_ENV, WildError};
@@ -66,10 +63,10 @@ pub fn command(dir: &Path, server: &WildSpec, lies: &[String]) -> Vec<String> {
     command
 }
 
-/// The venv's interpreter (it also runs the relay).
-pub fn python(dir: &Path) -> PathBuf {
-    dir.join("venv/bin/python")
-}
+/// The venv's interpreter (it also runs the relay): laid out as the
+/// coverage experiment's, whose version readers serve both.
+pub use crate::coverage::install::python;
+use crate::coverage::install::{npm_version, pip_version};
 
 /// Every server at its pinned version, and the relay, or what is missing.
 pub fn check_installed(dir: &Path) -> Result<(), WildError> {
@@ -111,33 +108,6 @@ pub fn check_installed(dir: &Path) -> Result<(), WildError> {
         }
     }
     Ok(())
-}
-
-fn npm_version(dir: &Path, package: &str) -> Option<String> {
-    let text = std::fs::read_to_string(dir.join("node_modules").join(package).join("package.json"))
-        .ok()?;
-    let value: Value = serde_json::from_str(&text).ok()?;
-    value.get("version")?.as_str().map(str::to_owned)
-}
-
-fn pip_version(dir: &Path, package: &str) -> Option<String> {
-    let python = python(dir);
-    if !python.exists() {
-        return None;
-    }
-    let output = Command::new(python)
-        .args([
-            "-c",
-            "import importlib.metadata, sys; print(importlib.metadata.version(sys.argv[1]))",
-            package,
-        ])
-        .env_clear()
-        .output()
-        .ok()?;
-    output
-        .status
-        .success()
-        .then(|| String::from_utf8_lossy(&output.stdout).trim().to_owned())
 }
 
 #[cfg(test)]
