@@ -342,6 +342,7 @@ impl Images {
         deadline: Instant,
         mut held: Held<'_>,
     ) -> Result<Option<(Changed, Option<WalCursor>)>, ObserveError> {
+        held.begin();
         let before = stamps(path)?;
         let wal_path = with_suffix(path, WAL);
         let wal_before = read_wal_header(&wal_path).map_err(io_err(path))?;
@@ -667,7 +668,18 @@ impl<'a> Held<'a> {
         }
     }
 
-    /// Events saw no write to the files since the observation began.
+    /// Starts a read: what events [`Self::quiet`] asks about is what comes
+    /// after this. A write queued before it is one the read will see; left
+    /// counted, a single write during a first attempt would make every
+    /// retry look disturbed, and a store written more often than the clock
+    /// tick settles (a busy indexer) could never be read.
+    fn begin(&mut self) {
+        if let Some(events) = self.events.as_mut() {
+            let _ = events.take_touched();
+        }
+    }
+
+    /// Events saw no write to the files since the read began.
     fn quiet(&mut self) -> bool {
         self.events.as_mut().and_then(|e| e.touched()) == Some(false)
     }
@@ -862,4 +874,27 @@ fn scan_wal(
         }
     }
     Ok(scan)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_read_is_judged_by_the_writes_during_it_not_by_one_before_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("store.db");
+        std::fs::write(&file, b"zero").expect("write");
+        let mut watch = FileSetWatch::new(std::slice::from_ref(&file));
+        // The observation begins (its own count), then a write lands: during
+        // a first attempt that failed, say.
+        let _ = watch.take_touched();
+        std::fs::write(&file, b"one").expect("write");
+        let mut events = Some(&mut watch);
+        let mut held = Held::new(&mut events);
+        held.begin();
+        assert!(held.quiet(), "nothing was written since this read began");
+        std::fs::write(&file, b"two").expect("write");
+        assert!(!held.quiet(), "a write during the read is seen");
+    }
 }

@@ -922,6 +922,46 @@ mod tests {
     }
 
     #[test]
+    fn a_rollback_store_written_more_often_than_the_clock_settles_is_still_read() {
+        // A busy indexer: a commit every 5 ms in rollback mode, so the file
+        // is never 20 ms clear of its last write and only events can vouch
+        // for a read. Each read attempt must be judged by the writes during
+        // it, not by one that hit an earlier attempt.
+        let (_dir, path) = db("PRAGMA journal_mode=DELETE;
+             CREATE TABLE ticks(slot INTEGER PRIMARY KEY, pass INTEGER);");
+        let writer = Connection::open(&path).expect("open");
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = done.clone();
+        let handle = std::thread::spawn(move || {
+            let mut pass = 0i64;
+            while !flag.load(std::sync::atomic::Ordering::SeqCst) {
+                pass += 1;
+                writer
+                    .execute(
+                        "INSERT INTO ticks VALUES (?1 % 4, ?1)
+                         ON CONFLICT(slot) DO UPDATE SET pass = excluded.pass",
+                        [pass],
+                    )
+                    .expect("tick");
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+        });
+        let mut observer = SqliteObserver::new(&path);
+        let baseline = observer.observe(false);
+        let mut failures = Vec::new();
+        for _ in 0..30 {
+            if let Err(e) = observer.observe(true) {
+                failures.push(e.to_string());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(3));
+        }
+        done.store(true, std::sync::atomic::Ordering::SeqCst);
+        handle.join().expect("writer");
+        assert!(baseline.is_ok(), "{baseline:?}");
+        assert!(failures.is_empty(), "{failures:#?}");
+    }
+
+    #[test]
     fn snapshots_are_deterministic() {
         let (_dir, path) = db(
             "CREATE TABLE notes(slug TEXT PRIMARY KEY, body TEXT, n REAL, b BLOB);
