@@ -929,6 +929,11 @@ mod tests {
         // it, not by one that hit an earlier attempt.
         let (_dir, path) = db("PRAGMA journal_mode=DELETE;
              CREATE TABLE ticks(slot INTEGER PRIMARY KEY, pass INTEGER);");
+        // The baseline comes before the writer starts, as an audit's does
+        // before the server starts: a first read has no earlier events to
+        // vouch for it.
+        let mut observer = SqliteObserver::new(&path);
+        let baseline = observer.observe(false);
         let writer = Connection::open(&path).expect("open");
         let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let flag = done.clone();
@@ -946,8 +951,6 @@ mod tests {
                 std::thread::sleep(std::time::Duration::from_millis(5));
             }
         });
-        let mut observer = SqliteObserver::new(&path);
-        let baseline = observer.observe(false);
         let mut failures = Vec::new();
         for _ in 0..30 {
             if let Err(e) = observer.observe(true) {
