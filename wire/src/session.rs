@@ -295,9 +295,22 @@ impl Session {
         self.era
     }
 
-    fn params(&self, mut params: Map<String, Value>) -> Value {
-        if let Some(envelope) = &self.envelope {
-            params.insert("_meta".into(), envelope.clone());
+    fn params(&self, params: Map<String, Value>) -> Value {
+        self.params_with_token(params, None)
+    }
+
+    /// `params` with the era's `_meta` envelope, and `progressToken` in it
+    /// when a token is given.
+    fn params_with_token(&self, mut params: Map<String, Value>, token: Option<Value>) -> Value {
+        let mut meta = match &self.envelope {
+            Some(Value::Object(envelope)) => envelope.clone(),
+            _ => Map::new(),
+        };
+        if let Some(token) = token {
+            meta.insert("progressToken".into(), token);
+        }
+        if !meta.is_empty() {
+            params.insert("_meta".into(), Value::Object(meta));
         }
         Value::Object(params)
     }
@@ -415,15 +428,10 @@ impl Session {
         let mut params = Map::new();
         params.insert("name".into(), Value::String(name.to_owned()));
         params.insert("arguments".into(), arguments.clone());
-        let mut meta = match &self.envelope {
-            Some(Value::Object(envelope)) => envelope.clone(),
-            _ => Map::new(),
-        };
-        meta.insert("progressToken".into(), token.clone());
-        params.insert("_meta".into(), Value::Object(meta));
+        let params = self.params_with_token(params, Some(token.clone()));
         let answer = self.server.rpc.request_with_progress(
             "tools/call",
-            Value::Object(params),
+            params,
             token,
             self.timeout,
             PROGRESS_CEILING,
