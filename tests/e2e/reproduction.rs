@@ -160,10 +160,12 @@ fn carry_case_studies(committed: &Path, scratch: &Path) {
 
 /// The coverage and wild experiments' committed documents, carried over as
 /// they are: lab all renders them, it does not rerun them.
-fn carry_coverage(committed: &Path, scratch: &Path) {
-    let document = committed.join("coverage.json");
-    if document.is_file() {
-        std::fs::copy(&document, scratch.join("coverage.json")).expect("copy coverage.json");
+fn carry_not_rerun(committed: &Path, scratch: &Path) {
+    for name in ["coverage.json", "wild.json"] {
+        let document = committed.join(name);
+        if document.is_file() {
+            std::fs::copy(&document, scratch.join(name)).expect("copy a document");
+        }
     }
     let Ok(entries) = std::fs::read_dir(committed.join("audits")) else {
         return;
@@ -188,13 +190,9 @@ fn committed_results_and_pages_are_exactly_what_lab_all_produces() {
     let data = scratch.path().join("experiments/results");
     let pages = scratch.path().join("reports");
     std::fs::create_dir_all(&data).expect("mkdir");
-    carry_coverage(&committed_data, &data);
-    // The wild experiment is not rerun by lab all either (its servers are a
-    // cache of their own); tests/published/lab_wild.rs holds a rerun to it.
-    let wild = committed_data.join("wild.json");
-    if wild.is_file() {
-        std::fs::copy(&wild, data.join("wild.json")).expect("copy wild.json");
-    }
+    // Neither is rerun by lab all (the wild servers are a cache of their
+    // own); tests/published/lab_coverage.rs and lab_wild.rs rerun them.
+    carry_not_rerun(&committed_data, &data);
     // Rerun where the servers are; else an empty cases directory keeps lab
     // all from running them, and the committed ones stand in.
     let cases_dir = case_servers(repo).unwrap_or_else(|| {
