@@ -213,6 +213,27 @@ impl ObservedSet {
         Ok(out)
     }
 
+    /// Of each store named in `stores`, the declared shape of every table
+    /// it observes (see [`witness_observers::Observer::tables`]): schema,
+    /// never a row's value.
+    pub fn tables(
+        &mut self,
+        stores: &[&str],
+    ) -> Result<Vec<witness_observers::TableShape>, ObserveError> {
+        let mut out = Vec::new();
+        for o in self
+            .stores
+            .iter_mut()
+            .filter(|o| stores.contains(&o.name.as_str()))
+        {
+            out.extend(o.observer.tables().map_err(|source| ObserveError {
+                store: o.name.clone(),
+                source,
+            })?);
+        }
+        Ok(out)
+    }
+
     /// Every object the last observations saw that `probe` covers, as
     /// `(store, object)`; nothing is listed for a probe that covers nothing.
     pub fn present(&mut self, probe: &dyn Probe) -> Result<Vec<(String, String)>, ObserveError> {

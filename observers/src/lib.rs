@@ -89,6 +89,37 @@ pub trait Observer: Send {
             }
         })
     }
+
+    /// The shape of every observed table of the last observation, as its
+    /// schema declares it: what a planner needs to write a row the table
+    /// accepts (its required columns and its key). Only a store of tables
+    /// has any; the others list none.
+    fn tables(&mut self) -> Result<Vec<TableShape>, ObserveError> {
+        Ok(Vec::new())
+    }
+}
+
+/// One table's declared columns, in declaration order. Schema only: no
+/// value of any row is in it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TableShape {
+    pub table: String,
+    pub columns: Vec<ColumnShape>,
+}
+
+/// One declared column of a table.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ColumnShape {
+    pub name: String,
+    /// The type as declared (`INTEGER`, `varchar(20)`, or empty).
+    pub declared_type: String,
+    /// `NOT NULL` with no default: an insert must name it.
+    pub required: bool,
+    /// Part of the declared primary key.
+    pub key: bool,
+    /// The table's `INTEGER PRIMARY KEY`: an alias of the rowid, which
+    /// SQLite assigns itself.
+    pub rowid: bool,
 }
 
 /// Counts ids per group (the part before the first `/`) as they arrive in

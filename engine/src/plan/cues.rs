@@ -230,6 +230,27 @@ impl ToolCues {
 }
 
 impl ToolCues {
+    /// Whether its text says the table it writes into is made when it does
+    /// not exist (`If the table doesn't exist, it will be created`): such a
+    /// creator has a form that names a table of its own.
+    pub fn makes_missing_tables(&self) -> bool {
+        let has = |w: &str| self.text.contains(w);
+        self.creator
+            && has("table")
+            && [
+                "doesn't exist",
+                "does not exist",
+                "not exist",
+                "if missing",
+                "will be created",
+                "is created",
+                "creates it",
+                "create it",
+            ]
+            .iter()
+            .any(|w| has(w))
+    }
+
     /// Whether its name says it writes a thing's content whole (`write_file`,
     /// `save_note`, `put_object`): such a tool has an overwrite form.
     pub fn overwrites(&self) -> bool {

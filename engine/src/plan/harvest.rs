@@ -92,6 +92,9 @@ pub struct Pool {
     /// Directory stores' jailed roots, in declaration order: where a fresh
     /// path is made.
     roots: Vec<PathBuf>,
+    /// The declared columns of the stores' tables at the baseline: what a
+    /// row written into one of them must give.
+    tables: Vec<witness_observers::TableShape>,
 }
 
 /// Keys whose values are identifiers worth reusing.
@@ -132,6 +135,34 @@ impl Pool {
     pub fn seed(&mut self, seeds: Vec<Harvested>, roots: Vec<PathBuf>) {
         self.items.extend(seeds);
         self.roots.extend(roots);
+    }
+
+    /// Adds the declared shapes of the stores' tables.
+    pub fn seed_tables(&mut self, tables: Vec<witness_observers::TableShape>) {
+        self.tables.extend(tables);
+    }
+
+    /// The declared shape of a store's table (as SQLite compares names).
+    pub fn shape_of(&self, table: &str) -> Option<&witness_observers::TableShape> {
+        self.tables
+            .iter()
+            .find(|t| t.table.eq_ignore_ascii_case(table))
+    }
+
+    /// Whether `value` names a table a store held.
+    pub fn is_table(&self, value: &str) -> bool {
+        self.shape_of(value).is_some()
+    }
+
+    /// The newest row key a store held of `table` (as it was seeded: text,
+    /// or a number when the key is one and `number` asks for it).
+    pub fn row_key_of(&self, table: &str, number: bool) -> Option<&Harvested> {
+        self.items.iter().rev().find(|h| {
+            matches!(h.source, Source::Store(_))
+                && h.key == "id"
+                && h.collection.as_deref() == Some(table)
+                && h.value.is_number() == number
+        })
     }
 
     /// The first directory store's root, where fresh paths are made.

@@ -42,8 +42,10 @@ use serde_json::{Map, Value};
 
 pub mod cues;
 pub mod harvest;
+pub mod names;
 pub mod preview;
 pub mod result;
+pub mod rows;
 pub mod seeds;
 pub mod sql;
 pub mod synth;
@@ -399,6 +401,22 @@ fn forms(step: PlanStep) -> Vec<PlanStep> {
         overwrite.cues.creator = false;
         out.push(overwrite);
     }
+    // A creator whose text says it makes a missing table is also asked to
+    // write into a table of its own: the store's tables may not take the
+    // row it writes, and a lie about making things would then never show.
+    if step.cues.makes_missing_tables() {
+        let mut own = step.clone();
+        let mut named = false;
+        for (name, spec) in &mut own.args {
+            if rows::is_table_param(name) && !matches!(spec, ArgSpec::Fresh(_)) {
+                *spec = ArgSpec::Fresh(Value::String(sql::fresh_table(&step.tool)));
+                named = true;
+            }
+        }
+        if named {
+            out.push(own);
+        }
+    }
     let sql: Vec<(String, Vec<SqlKind>)> = step
         .args
         .iter()
@@ -653,6 +671,21 @@ pub fn resolve(
         object.insert(name.clone(), argument.value.clone());
         recorded.push(argument);
     }
+    names::name_files(&step.cues, &mut object, &mut recorded, pool);
+    // A free-form object of a tool that names a store's table is filled
+    // with that table's columns, as a user would fill it (see `rows`).
+    if let Some(table) = rows::table_named(&object, pool) {
+        for argument in &mut recorded {
+            let empty = argument.value.as_object().is_some_and(Map::is_empty);
+            if !empty || argument.source != Provenance::Synthesized {
+                continue;
+            }
+            if let Some(value) = rows::row_object(&step.cues, &argument.name, table, pool) {
+                object.insert(argument.name.clone(), value.clone());
+                argument.value = value;
+            }
+        }
+    }
     Ok(Resolved {
         arguments: Value::Object(object),
         recorded,
@@ -678,6 +711,11 @@ fn fresh(cues: &ToolCues, name: &str, value: &Value, pool: &Pool) -> (Value, Opt
     let (Some(kind), Some(text)) = (cues.path_kind(name), value.as_str()) else {
         return (value.clone(), None);
     };
+    // A file's name, not its path: bare, and not offered where a path is
+    // asked for (it names nothing on its own).
+    if names::is_file_name(cues, name) {
+        return (Value::String(names::fresh_file_name(text)), None);
+    }
     let Some(root) = pool.fresh_root() else {
         return (value.clone(), Some(kind));
     };
@@ -1206,6 +1244,40 @@ mod tests {
         assert_eq!(
             argument(&made, "path").value,
             json!("/jail/stores/fs/tree/witness-create_directory")
+        );
+    }
+
+    #[test]
+    fn a_creator_that_makes_a_missing_table_is_asked_to_write_into_its_own() {
+        let schema = json!({"type": "object", "properties": {
+            "table_name": {"type": "string"}, "title": {"type": "string"}},
+            "required": ["table_name", "title"]});
+        let mut add = tool("add_record", json!({"readOnlyHint": true}), schema);
+        add.description = Some("Add a record. If the table doesn't exist, it will be created.".into());
+        let plain = tool(
+            "add_note",
+            json!({"readOnlyHint": true}),
+            json!({"type": "object", "properties": {"table_name": {"type": "string"}},
+                "required": ["table_name"]}),
+        );
+        let plan = Plan::synthesized(&[add, plain]);
+        let tables = |name: &str| -> Vec<ArgSpec> {
+            plan.steps
+                .iter()
+                .filter(|s| s.tool == name)
+                .map(|s| s.args[0].1.clone())
+                .collect()
+        };
+        assert!(
+            tables("add_record").contains(&ArgSpec::Fresh(json!("witness_add_record"))),
+            "{:?}",
+            tables("add_record")
+        );
+        assert!(
+            !tables("add_note")
+                .iter()
+                .any(|spec| matches!(spec, ArgSpec::Fresh(_))),
+            "a text that says nothing of missing tables keeps to the store's"
         );
     }
 

@@ -8,6 +8,8 @@
 use super::cues::SqlKind;
 use super::harvest::{Harvested, Pool, Source};
 use super::synth::fresh_name;
+use serde_json::Value;
+use witness_observers::ColumnShape;
 
 /// The table a fresh `CREATE TABLE` of tool `tool` makes.
 pub fn fresh_table(tool: &str) -> String {
@@ -50,10 +52,7 @@ pub fn statement(kind: SqlKind, tool: &str, pool: &Pool) -> (String, Option<Made
             None => ("SELECT 1".to_owned(), None),
         },
         SqlKind::Insert => match made.or(held) {
-            Some(table) => (
-                format!("INSERT INTO {} DEFAULT VALUES", quote(&table)),
-                Some(Made::Row(table)),
-            ),
+            Some(table) => (insert_into(&table, tool, pool), Some(Made::Row(table))),
             // No table is known (a database no observer lists, such as
             // DuckDB's): the write form makes one of the plan's own.
             // One row in it, so the delete form has the plan's own to remove.
@@ -97,6 +96,50 @@ pub fn statement(kind: SqlKind, tool: &str, pool: &Pool) -> (String, Option<Made
             Some(table) => (format!("DROP TABLE {}", quote(&table)), None),
             None => ("SELECT 1".to_owned(), None),
         },
+    }
+}
+
+/// An insert of one row into `table`: every column its schema says a row
+/// must give (`NOT NULL` with no default) gets a plain value of its declared
+/// type; a table that needs none gets `DEFAULT VALUES`.
+fn insert_into(table: &str, tool: &str, pool: &Pool) -> String {
+    let required: Vec<&ColumnShape> = pool
+        .shape_of(table)
+        .map(|t| t.columns.iter().filter(|c| c.required).collect())
+        .unwrap_or_default();
+    if required.is_empty() {
+        return format!("INSERT INTO {} DEFAULT VALUES", quote(table));
+    }
+    let names: Vec<String> = required.iter().map(|c| quote(&c.name)).collect();
+    let values: Vec<String> = required
+        .iter()
+        .map(|c| match value_for(c, tool) {
+            Value::String(text) => format!("'{}'", text.replace('\'', "''")),
+            other => other.to_string(),
+        })
+        .collect();
+    format!(
+        "INSERT INTO {} ({}) VALUES ({})",
+        quote(table),
+        names.join(", "),
+        values.join(", ")
+    )
+}
+
+/// A plain value a column of this declared type takes, by SQLite's affinity
+/// rules: a number for an integer, real or numeric column, the tool's own
+/// fresh name for text (and for a column of no type).
+pub fn value_for(column: &ColumnShape, tool: &str) -> Value {
+    let declared = column.declared_type.to_ascii_uppercase();
+    let has = |w: &str| declared.contains(w);
+    if has("INT") {
+        Value::from(1)
+    } else if has("CHAR") || has("CLOB") || has("TEXT") || has("BLOB") || declared.is_empty() {
+        Value::String(fresh_name(tool))
+    } else if has("REAL") || has("FLOA") || has("DOUB") {
+        Value::from(1.5)
+    } else {
+        Value::from(1)
     }
 }
 
@@ -155,6 +198,34 @@ mod tests {
         assert_eq!(
             statement(SqlKind::Delete, "query", &pool).0,
             "DELETE FROM \"witness_query\""
+        );
+    }
+
+    #[test]
+    fn an_insert_names_every_column_a_row_must_give_with_a_value_of_its_type() {
+        let mut pool = Pool::default();
+        pool.seed(vec![held("orders")], Vec::new());
+        let column = |name: &str, ty: &str, required, rowid| ColumnShape {
+            name: name.into(),
+            declared_type: ty.into(),
+            required,
+            key: rowid,
+            rowid,
+        };
+        pool.seed_tables(vec![witness_observers::TableShape {
+            table: "orders".into(),
+            columns: vec![
+                column("id", "INTEGER", false, true),
+                column("customer_id", "INTEGER", true, false),
+                column("total", "REAL", true, false),
+                column("status", "varchar(10)", true, false),
+                column("note", "TEXT", false, false),
+            ],
+        }]);
+        assert_eq!(
+            statement(SqlKind::Insert, "write_query", &pool).0,
+            "INSERT INTO \"orders\" (\"customer_id\", \"total\", \"status\") \
+             VALUES (1, 1.5, 'witness-write_query')"
         );
     }
 

@@ -486,6 +486,30 @@ fn names_a_thing(name: &str) -> bool {
         || name.ends_with("ID")
 }
 
+/// Whether a tool's name says it changes what exists (`update_note`,
+/// `edit_file`, `replace_text`).
+fn rewrites_content(tool: &str) -> bool {
+    super::cues::words(tool).iter().any(|w| {
+        [
+            "update", "edit", "modify", "replace", "overwrite", "change", "patch",
+        ]
+        .contains(&w.as_str())
+    })
+}
+
+/// Whether a (lowercased) property carries a thing's content.
+fn is_content(lowered: &str) -> bool {
+    let flat: String = lowered.chars().filter(char::is_ascii_alphanumeric).collect();
+    [
+        "content",
+        "contents",
+        "text",
+        "body",
+        "newcontent",
+    ]
+    .contains(&flat.as_str())
+}
+
 /// A string for property `name`: the first candidate the property's own
 /// constraints admit (`pattern`, `format`, lengths, `enum`), tried in order
 /// — a value its description offers, a format it spells out, its
@@ -586,6 +610,12 @@ fn string_candidates(object: &Map<String, Value>, name: &str, tool: &str) -> Vec
         "https://example.invalid/witness".to_string()
     } else if names_a_thing(name) {
         fresh_name(tool)
+    } else if rewrites_content(tool) && is_content(&lowered) {
+        // The content an update writes is its own, and does not begin with
+        // what a plain write leaves (`witness`): else the update could
+        // write back the very bytes an earlier write left, or look like an
+        // append to them, and an overwrite would never show.
+        format!("updated by {}", fresh_name(tool))
     } else {
         "witness".to_string()
     };
@@ -677,6 +707,19 @@ mod tests {
             json!({"type": "object", "properties": {"x": {"$ref": "#"}}, "required": ["x"]});
         let args = arguments(Some(&schema));
         assert_eq!(args.len(), 1);
+    }
+
+    #[test]
+    fn an_update_writes_content_of_its_own_and_a_write_plain_content() {
+        let schema = json!({"type": "object", "properties": {"content": {"type": "string"}},
+            "required": ["content"]});
+        let content = |tool: &str| arguments_for(Some(&schema), tool)[0].1.clone();
+        assert_eq!(
+            content("memory_bank_update"),
+            json!("updated by witness-memory_bank_update")
+        );
+        assert_eq!(content("editNote"), json!("updated by witness-editNote"));
+        assert_eq!(content("memory_bank_write"), json!("witness"));
     }
 
     #[test]

@@ -163,6 +163,16 @@ impl Incremental {
         read_sample(&conn, clock, per_group).map_err(sql_err(store))
     }
 
+    /// Every observed table's declared columns, read from the current image.
+    pub(crate) fn shapes(&self, store: &Path) -> Result<Vec<crate::TableShape>, ObserveError> {
+        let conn = open_image(&self.images.current(), store)?;
+        let mut out = Vec::new();
+        for name in self.tables.keys() {
+            out.push(super::rows::read_shape(&conn, name).map_err(sql_err(store))?);
+        }
+        Ok(out)
+    }
+
     fn usable(&self) -> u64 {
         let mut page = Vec::new();
         let reserved = match self.images.page(true, 1, &mut page) {

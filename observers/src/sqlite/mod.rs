@@ -339,6 +339,13 @@ impl Observer for SqliteObserver {
         }
         Ok(())
     }
+
+    fn tables(&mut self) -> Result<Vec<crate::TableShape>, ObserveError> {
+        match &self.state {
+            Some(state) => state.shapes(&self.path),
+            None => Ok(Vec::new()),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -414,6 +421,57 @@ mod tests {
                 (entry.file_name().to_string_lossy().into_owned(), facts)
             })
             .collect()
+    }
+
+    #[test]
+    fn a_tables_shape_names_what_an_insert_must_give_and_leaves_the_store_alone() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("shop.db");
+        let conn = Connection::open(&path).expect("open");
+        conn.execute_batch(
+            "CREATE TABLE orders(id INTEGER PRIMARY KEY, customer_id INTEGER NOT NULL,
+                 status TEXT NOT NULL DEFAULT 'open', note TEXT);
+             CREATE TABLE tags(name TEXT NOT NULL PRIMARY KEY, weight REAL);
+             INSERT INTO orders(customer_id) VALUES (1);",
+        )
+        .expect("schema");
+        drop(conn);
+        let before = file_set(dir.path());
+        let mut observer = SqliteObserver::new(&path);
+        observer.observe(false).expect("observe");
+        let shapes = observer.tables().expect("shapes");
+        let shown: Vec<(String, Vec<(String, bool, bool, bool)>)> = shapes
+            .iter()
+            .map(|t| {
+                let columns = t
+                    .columns
+                    .iter()
+                    .map(|c| (c.name.clone(), c.required, c.key, c.rowid))
+                    .collect();
+                (t.table.clone(), columns)
+            })
+            .collect();
+        let col = |n: &str, required, key, rowid| (n.to_owned(), required, key, rowid);
+        assert_eq!(
+            shown,
+            vec![
+                (
+                    "orders".to_owned(),
+                    vec![
+                        col("id", false, true, true),
+                        col("customer_id", true, false, false),
+                        col("status", false, false, false),
+                        col("note", false, false, false),
+                    ]
+                ),
+                (
+                    "tags".to_owned(),
+                    vec![col("name", true, true, false), col("weight", false, false, false)]
+                ),
+            ]
+        );
+        assert_eq!(shapes[1].columns[1].declared_type, "REAL");
+        assert_eq!(file_set(dir.path()), before, "reading shapes wrote nothing");
     }
 
     fn snap(path: &Path) -> Snapshot {

@@ -153,6 +153,42 @@ pub(super) fn read_schema(
     Ok((objects, tables))
 }
 
+/// One table's declared columns (`PRAGMA table_info`): names, declared
+/// types, which must be given on insert, which form the key.
+pub(super) fn read_shape(conn: &Connection, table: &str) -> rusqlite::Result<crate::TableShape> {
+    let mut stmt = conn.prepare(
+        "SELECT name, type, \"notnull\", dflt_value IS NOT NULL, pk \
+         FROM pragma_table_info(?1) ORDER BY cid",
+    )?;
+    let mut columns = stmt
+        .query_map([table], |row| {
+            let not_null: i64 = row.get(2)?;
+            let has_default: bool = row.get(3)?;
+            let pk: i64 = row.get(4)?;
+            Ok(crate::ColumnShape {
+                name: text_lossy(row.get_ref(0)?),
+                declared_type: text_lossy(row.get_ref(1)?),
+                required: not_null != 0 && !has_default,
+                key: pk > 0,
+                rowid: false,
+            })
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    // A lone `INTEGER PRIMARY KEY` is the rowid: SQLite fills it itself,
+    // even when it is declared NOT NULL.
+    let keys: Vec<usize> = (0..columns.len()).filter(|&i| columns[i].key).collect();
+    if let [only] = keys[..]
+        && columns[only].declared_type.eq_ignore_ascii_case("integer")
+    {
+        columns[only].rowid = true;
+        columns[only].required = false;
+    }
+    Ok(crate::TableShape {
+        table: table.to_owned(),
+        columns,
+    })
+}
+
 /// Reads a whole table into `objects` (suffixing ids that render like one
 /// already there), or says why it cannot be: the warning a snapshot carries.
 pub(super) fn read_table(

@@ -155,6 +155,10 @@ impl<'a> Runner<'a> {
             .collect();
         let (seeds, roots) = crate::plan::seeds::seeds(&self.context.stores, &present);
         self.pool.seed(seeds, roots);
+        // Likewise the tables' declared columns, which let a planned insert
+        // name the ones a row must have.
+        self.pool
+            .seed_tables(self.observed.tables(&declared).unwrap_or_default());
     }
 
     /// Carries out a harvest-pass step and records its calls as harvest calls.
