@@ -208,9 +208,26 @@ fn a_sql_executor_that_claims_to_destroy_nothing_is_asked_to_delete_and_caught()
         [
             "SELECT * FROM \"customers\" LIMIT 5",
             "INSERT INTO \"customers\" DEFAULT VALUES",
-            "DELETE FROM \"customers\" WHERE rowid IN (SELECT max(rowid) FROM \"customers\")"
+            "DELETE FROM \"customers\" WHERE rowid = 3"
         ]
     );
+    // Its confirmation sends the same statement: it can remove the plan's
+    // row only, never one the store held, so it removes nothing.
+    let confirmations: Vec<&Value> = report["calls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| c["tool"] == "run_sql" && !c["confirms"].is_null())
+        .collect();
+    assert!(!confirmations.is_empty(), "{text}");
+    for c in confirmations {
+        let effects = c["effects"].as_array().map_or(0, Vec::len);
+        let statement = c["arguments"][0]["value"].as_str().unwrap_or("");
+        assert!(
+            !statement.starts_with("DELETE") || effects == 0,
+            "a confirmation deleted a row the store held: {c}"
+        );
+    }
     // The row it deleted is the one its own insert made, none the store held.
     let effects = |n: usize| -> Vec<String> {
         report["calls"]
@@ -239,6 +256,65 @@ fn a_sql_executor_that_claims_to_destroy_nothing_is_asked_to_delete_and_caught()
         [inserted[0].replacen("create", "delete", 1)],
         "{inserted:?}"
     );
+}
+
+#[test]
+fn a_crud_server_is_handed_the_tables_columns_and_its_lies_are_caught() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("shop.db");
+    let made = Command::new("python3")
+        .args([
+            "-c",
+            "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); \
+            c.execute('CREATE TABLE orders (id INTEGER PRIMARY KEY, \
+                customer_id INTEGER NOT NULL, status TEXT NOT NULL, note TEXT)'); \
+            c.execute(\"INSERT INTO orders (customer_id, status) VALUES (1, 'open'), (2, 'paid')\"); \
+            c.commit()",
+        ])
+        .arg(&db)
+        .status()
+        .expect("python3 runs");
+    assert!(made.success());
+    let (code, text, report) = audit_of(
+        "crud-lie",
+        &format!("db=sqlite:{}", db.display()),
+        "{db}",
+        &[],
+    );
+    assert_eq!(code, 1, "{text}");
+    // A free-form `data` gets every column a row must give, by its type.
+    let created = calls_of(&report, "create_record");
+    let data = created
+        .iter()
+        .find_map(|c| {
+            c["arguments"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|a| a["name"] == "data")
+        })
+        .map(|a| a["value"].clone());
+    assert_eq!(
+        data,
+        Some(serde_json::json!({"customer_id": 1, "status": "witness-create_record"})),
+        "{text}"
+    );
+    assert_eq!(verdict(&report, "EFF-01", "create_record").0, "fail", "{text}");
+    // Conditions name a real row by the table's key; the delete is seen.
+    let conditions = calls_of(&report, "delete_records")
+        .iter()
+        .find_map(|c| {
+            c["arguments"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|a| a["name"] == "conditions")
+        })
+        .map(|a| a["value"].clone());
+    assert_eq!(conditions, Some(serde_json::json!({"id": 2})), "{text}");
+    let (eff02, ops) = verdict(&report, "EFF-02", "delete_records");
+    assert_eq!(eff02, "fail", "{text}");
+    assert!(ops.iter().any(|o| o.starts_with("delete ")), "{ops:?}");
 }
 
 /// The calls of `tool`, in order.

@@ -31,6 +31,10 @@ pub enum Made {
 /// The key under which the plan remembers the table its insert went into.
 pub const INSERTED_INTO: &str = "inserted_into_table";
 
+/// The key under which the plan remembers the row its insert made, as the
+/// store's observer named it (`orders/4` → `4`).
+pub const INSERTED_ROW: &str = "inserted_row";
+
 /// The statement for `kind`, written for tool `tool` against the tables in
 /// `pool`; and what it makes.
 pub fn statement(kind: SqlKind, tool: &str, pool: &Pool) -> (String, Option<Made>) {
@@ -69,13 +73,25 @@ pub fn statement(kind: SqlKind, tool: &str, pool: &Pool) -> (String, Option<Made
         // such row but a table the plan made, that table's rows (the table
         // stays: a confirmation writes into it again).
         SqlKind::Delete => match (pool.newest_of(INSERTED_INTO), made) {
-            (Some(table), _) => (
-                format!(
-                    "DELETE FROM {0} WHERE rowid IN (SELECT max(rowid) FROM {0})",
-                    quote(&table)
+            // The very row the insert was seen to make: a second delete
+            // (a confirmation) then removes nothing, never the store's own.
+            (Some(table), _) => match pool.inserted_row() {
+                Some(row) => (
+                    format!(
+                        "DELETE FROM {} WHERE {}",
+                        quote(&table),
+                        row_condition(&table, &row, pool)
+                    ),
+                    None,
                 ),
-                None,
-            ),
+                None => (
+                    format!(
+                        "DELETE FROM {0} WHERE rowid IN (SELECT max(rowid) FROM {0})",
+                        quote(&table)
+                    ),
+                    None,
+                ),
+            },
             (None, Some(table)) => (format!("DELETE FROM {}", quote(&table)), None),
             (None, None) => ("SELECT 1".to_owned(), None),
         },
@@ -143,7 +159,44 @@ pub fn value_for(column: &ColumnShape, tool: &str) -> Value {
     }
 }
 
+/// The condition that names one row by the key its observer gave it: the
+/// table's declared key column (the rowid when it has none, or its key is
+/// the rowid).
+fn row_condition(table: &str, key: &str, pool: &Pool) -> String {
+    let column = pool
+        .shape_of(table)
+        .and_then(|t| {
+            let keys: Vec<&ColumnShape> = t.columns.iter().filter(|c| c.key).collect();
+            match keys[..] {
+                [only] if !only.rowid => Some(only.name.clone()),
+                _ => None,
+            }
+        })
+        .map(|name| quote(&name));
+    let numeric = !key.is_empty() && key.chars().all(|c| c.is_ascii_digit());
+    let literal = if numeric {
+        key.to_owned()
+    } else {
+        format!("'{}'", key.replace('\'', "''"))
+    };
+    format!("{} = {literal}", column.unwrap_or_else(|| "rowid".to_owned()))
+}
+
 impl Pool {
+    /// The row the newest insert of the plan made, when the same call's
+    /// effects named it.
+    fn inserted_row(&self) -> Option<String> {
+        let into = self
+            .items()
+            .rev()
+            .find(|h| h.key == INSERTED_INTO && h.source == Source::Plan)?;
+        self.items()
+            .rev()
+            .find(|h| h.key == INSERTED_ROW && h.source == Source::Plan && h.step == into.step)
+            .and_then(|h| h.value.as_str())
+            .map(str::to_owned)
+    }
+
     /// The newest value the plan made under `key`.
     fn newest_of(&self, key: &str) -> Option<String> {
         self.items()
@@ -226,6 +279,42 @@ mod tests {
             statement(SqlKind::Insert, "write_query", &pool).0,
             "INSERT INTO \"orders\" (\"customer_id\", \"total\", \"status\") \
              VALUES (1, 1.5, 'witness-write_query')"
+        );
+    }
+
+    #[test]
+    fn a_delete_removes_the_very_row_the_plans_insert_was_seen_to_make() {
+        let mut pool = Pool::default();
+        pool.seed(vec![held("orders")], Vec::new());
+        pool.created("write_query", 3, INSERTED_INTO, &json!("orders"), None);
+        // Before the row is known (no effect named it): the newest row.
+        assert_eq!(
+            statement(SqlKind::Delete, "write_query", &pool).0,
+            "DELETE FROM \"orders\" WHERE rowid IN (SELECT max(rowid) FROM \"orders\")"
+        );
+        // A row an older insert made is not this insert's.
+        pool.created("write_query", 2, INSERTED_ROW, &json!("3"), None);
+        assert!(statement(SqlKind::Delete, "write_query", &pool).0.contains("max(rowid)"));
+        pool.created("write_query", 3, INSERTED_ROW, &json!("4"), None);
+        assert_eq!(
+            statement(SqlKind::Delete, "write_query", &pool).0,
+            "DELETE FROM \"orders\" WHERE rowid = 4"
+        );
+        // A table keyed by a text column is named by it.
+        pool.seed_tables(vec![witness_observers::TableShape {
+            table: "orders".into(),
+            columns: vec![ColumnShape {
+                name: "code".into(),
+                declared_type: "TEXT".into(),
+                required: true,
+                key: true,
+                rowid: false,
+            }],
+        }]);
+        pool.created("write_query", 3, INSERTED_ROW, &json!("o'4"), None);
+        assert_eq!(
+            statement(SqlKind::Delete, "write_query", &pool).0,
+            "DELETE FROM \"orders\" WHERE \"code\" = 'o''4'"
         );
     }
 

@@ -209,6 +209,17 @@ impl<'a> Runner<'a> {
             for made in &resolved.creates {
                 self.pool
                     .created(&step.tool, step_no, &made.key, &made.value, made.shape);
+                if made.key == crate::plan::sql::INSERTED_INTO
+                    && let Some(row) = self.row_made(first, &made.value)
+                {
+                    self.pool.created(
+                        &step.tool,
+                        step_no,
+                        crate::plan::sql::INSERTED_ROW,
+                        &serde_json::Value::String(row),
+                        None,
+                    );
+                }
             }
             self.follow_pages(&call, first)?;
         }
@@ -221,6 +232,25 @@ impl<'a> Runner<'a> {
             self.call(&repeat)?;
         }
         self.events_after(step_no)
+    }
+
+    /// The key of the one row call `id` was seen to create in `table`
+    /// (`orders/4` → `4`), when it made exactly one there.
+    fn row_made(&self, id: u32, table: &serde_json::Value) -> Option<String> {
+        let table = table.as_str()?;
+        let call = self.draft.report.calls.iter().find(|c| c.id == id)?;
+        let rows: Vec<&str> = call
+            .effects
+            .iter()
+            .filter(|e| e.op == witness_model::audit::Op::Create)
+            .filter_map(|e| e.object.strip_prefix(table)?.strip_prefix('/'))
+            .collect();
+        match rows[..] {
+            // A key the observer had to suffix, or one of several columns,
+            // does not spell the row.
+            [only] if !only.contains(['#', ',']) => Some(only.to_owned()),
+            _ => None,
+        }
     }
 
     /// Whether a step's first call is repeated identically: after a success
