@@ -277,6 +277,7 @@ impl Plan {
                 .map_or(0, Vec::len);
             (!lists_by_name(&t.name), required, t.name.clone())
         });
+        let listed = listed_nouns(tools);
         let mut ordered: Vec<&ToolEntry> = tools.iter().collect();
         ordered.sort_by_key(|t| {
             let rank = if removes_by_name(&t.name) && t.class != ToolClass::ReadOnly {
@@ -289,7 +290,17 @@ impl Plan {
                     ToolClass::Unknown => 3,
                 }
             };
-            (rank, !adds_by_name(&t.name), t.name.clone())
+            // A tool that declares nothing has no harvest pass to run in:
+            // among such tools, those whose names say they list go first,
+            // as harvesters, then those that read, then the rest, and a
+            // lister that takes the name of what another lists runs after
+            // it. This orders calls; it never moves a class.
+            let phase = if rank == 3 {
+                unannotated_phase(t, &listed)
+            } else {
+                0
+            };
+            (rank, phase, !adds_by_name(&t.name), t.name.clone())
         });
         let harvest = reads.len();
         // The harvest pass asks reader-shaped; the main pass asks every
@@ -500,6 +511,65 @@ pub(crate) fn lists_by_name(name: &str) -> bool {
     ["list", "search", "find", "query", "browse", "enumerate"]
         .iter()
         .any(|w| lowered.contains(w))
+}
+
+/// The things the tools that list are named for (`list_projects` →
+/// `project`), with the tool that lists each.
+fn listed_nouns(tools: &[ToolEntry]) -> Vec<(String, String)> {
+    tools
+        .iter()
+        .filter(|t| lists_by_name(&t.name) && !adds_by_name(&t.name))
+        .map(|t| (ToolCues::of(t).noun, t.name.clone()))
+        .filter(|(noun, _)| !noun.is_empty())
+        .collect()
+}
+
+/// Where a tool that declares nothing runs among such tools: 0 a lister, 1
+/// a lister that needs what another lists (`list_project_files` takes the
+/// `projectName` that `list_projects` lists), 2 a reader, 3 a creator, 4
+/// the rest.
+fn unannotated_phase(tool: &ToolEntry, listed: &[(String, String)]) -> u8 {
+    let required: Vec<String> = tool
+        .input_schema
+        .as_ref()
+        .and_then(|s| s.get("required"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(|p| {
+            let flat: String = p
+                .chars()
+                .filter(char::is_ascii_alphanumeric)
+                .map(|c| c.to_ascii_lowercase())
+                .collect();
+            let stem = ["names", "name", "ids", "id"]
+                .iter()
+                .find_map(|suffix| flat.strip_suffix(suffix))
+                .unwrap_or(&flat)
+                .to_owned();
+            harvest::singular(&stem)
+        })
+        .collect();
+    let needs_listed = listed
+        .iter()
+        .any(|(noun, lister)| *lister != tool.name && required.contains(noun));
+    let words = cues::words(&tool.name);
+    let reads = words.iter().any(|w| {
+        [
+            "get", "read", "show", "describe", "view", "fetch", "open", "info", "inspect",
+        ]
+        .contains(&w.as_str())
+    });
+    // A name that also says it writes (`write_query`) is no harvester.
+    let writes = adds_by_name(&tool.name) || removes_by_name(&tool.name);
+    match (lists_by_name(&tool.name) && !writes, needs_listed) {
+        (true, false) => 0,
+        (true, true) => 1,
+        _ if reads && !writes => 2,
+        _ if adds_by_name(&tool.name) => 3,
+        _ => 4,
+    }
 }
 
 /// Names that say a tool makes something new: called first among writes.
@@ -1244,6 +1314,35 @@ mod tests {
         assert_eq!(
             argument(&made, "path").value,
             json!("/jail/stores/fs/tree/witness-create_directory")
+        );
+    }
+
+    #[test]
+    fn unannotated_tools_run_listers_first_and_a_consumer_after_its_producer() {
+        let takes = |param: &str| {
+            json!({"type": "object", "properties": {param: {"type": "string"}},
+                "required": [param]})
+        };
+        let none = json!({"type": "object", "properties": {}});
+        let tools = [
+            tool("memory_bank_write", Value::Null, takes("projectName")),
+            tool("list_project_files", Value::Null, takes("projectName")),
+            tool("memory_bank_read", Value::Null, takes("projectName")),
+            tool("list_projects", Value::Null, none.clone()),
+            tool("write_query", Value::Null, takes("query")),
+            tool("archive", Value::Null, none),
+        ];
+        let plan = Plan::synthesized(&tools);
+        assert_eq!(
+            names(&plan.steps),
+            [
+                "list_projects",
+                "list_project_files",
+                "memory_bank_read",
+                "memory_bank_write",
+                "write_query",
+                "archive"
+            ]
         );
     }
 
