@@ -54,12 +54,19 @@ pub fn name_files(
     recorded: &mut [Argument],
     pool: &Pool,
 ) {
+    // A sibling names a directory by its name, its path in the store, or
+    // its jailed path (the store's root is the empty path).
     let scopes: Vec<String> = recorded
         .iter()
         .filter(|a| !is_file_name(cues, &a.name))
         .filter_map(|a| a.value.as_str())
         .filter_map(|v| {
             pool.items().find_map(|h| {
+                if h.value.as_str() == Some(v)
+                    && matches!(h.shape, Some(PathKind::Dir | PathKind::Root))
+                {
+                    return Some(relative(h, "dir").unwrap_or_default());
+                }
                 let dir = relative(h, "dir")?;
                 let base = Path::new(&dir).file_name()?.to_str()?.to_owned();
                 (dir == v || base == v).then_some(dir)
@@ -70,13 +77,22 @@ pub fn name_files(
         if !is_file_name(cues, &argument.name) || argument.source != Provenance::Store {
             continue;
         }
-        let inside = scopes.iter().find_map(|scope| {
+        // A file directly inside the directory first, else one below it.
+        let within = |scope: &str, direct: bool| {
             pool.items().find_map(|h| {
                 let file = relative(h, "file")?;
-                let name = file.strip_prefix(scope.as_str())?.strip_prefix('/')?;
-                (!name.starts_with('.')).then(|| (name.to_owned(), h))
+                let name = if scope.is_empty() {
+                    file.as_str()
+                } else {
+                    file.strip_prefix(scope)?.strip_prefix('/')?
+                };
+                let hidden = name.split('/').any(|c| c.starts_with('.'));
+                (!hidden && (!direct || !name.contains('/'))).then(|| (name.to_owned(), h))
             })
-        });
+        };
+        let inside = scopes
+            .iter()
+            .find_map(|scope| within(scope, true).or_else(|| within(scope, false)));
         let chosen = match inside {
             Some((name, h)) => Some((name, h)),
             None => argument.object.as_ref().and_then(|at| {
@@ -172,6 +188,20 @@ mod tests {
             recorded[1].object.as_ref().map(|o| o.object.as_str()),
             Some("file/garden/plan.md")
         );
+
+        // A directory named by its jailed path: a file directly inside it.
+        let mut by_path = vec![
+            argument("directory", json!("/j/bank"), Provenance::Store, Some("")),
+            argument(
+                "fileName",
+                json!("/j/bank/notes/a.md"),
+                Provenance::Store,
+                Some("file/notes/a.md"),
+            ),
+        ];
+        let mut object = Map::new();
+        name_files(&cues, &mut object, &mut by_path, &pool);
+        assert_eq!(object.get("fileName"), Some(&json!("notes/a.md")));
 
         // With no directory named beside it, the file's own bare name.
         let mut alone = vec![argument(
