@@ -229,7 +229,42 @@ impl ToolCues {
     }
 }
 
+/// Words of a tool's text that name a kind of file, and the extensions of
+/// that kind, in order of preference. Only words that name a file format:
+/// `json`, which many tools say of their answers, is not one.
+const FILE_TYPES: [(&str, &[&str]); 12] = [
+    ("xlsx", &["xlsx", "xlsm", "xls"]),
+    ("workbook", &["xlsx", "xlsm", "xls", "ods"]),
+    ("excel", &["xlsx", "xlsm", "xls"]),
+    ("spreadsheet", &["xlsx", "ods", "xlsm", "xls", "csv"]),
+    ("ods", &["ods"]),
+    ("csv", &["csv"]),
+    ("docx", &["docx"]),
+    ("pdf", &["pdf"]),
+    ("markdown", &["md", "markdown"]),
+    ("notebook", &["ipynb"]),
+    ("yaml", &["yaml", "yml"]),
+    ("toml", &["toml"]),
+];
+
 impl ToolCues {
+    /// The file extensions its text asks for (a workbook tool asks for
+    /// `.xlsx`), most wanted first; empty when it names no kind of file.
+    pub fn file_types(&self) -> Vec<&'static str> {
+        let words = words(&self.text);
+        let mut out: Vec<&'static str> = Vec::new();
+        for (word, extensions) in FILE_TYPES {
+            if words.iter().any(|w| w == word || w == &format!("{word}s")) {
+                for ext in extensions {
+                    if !out.contains(ext) {
+                        out.push(ext);
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// Whether its text says the table it writes into is made when it does
     /// not exist (`If the table doesn't exist, it will be created`): such a
     /// creator has a form that names a table of its own.

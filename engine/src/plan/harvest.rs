@@ -378,11 +378,30 @@ impl Pool {
                 .rev()
                 .find(|h| h.source == Source::Plan && fits(h))
         };
+        // A file of the kind the tool names first (a workbook tool gets
+        // the store's `.xlsx`, not the `.csv` beside it), then any.
+        let wanted = if kind == PathKind::File {
+            cues.file_types()
+        } else {
+            Vec::new()
+        };
+        let of_kind = |h: &Harvested| {
+            h.value
+                .as_str()
+                .and_then(|v| std::path::Path::new(v).extension())
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| wanted.iter().any(|w| w.eq_ignore_ascii_case(e)))
+        };
         let held = || {
             let stored = |hidden: bool| {
-                self.items.iter().find(|h| {
+                let store_fit = |h: &&Harvested| {
                     matches!(h.source, Source::Store(_)) && fits(h) && h.hidden() == hidden
-                })
+                };
+                self.items
+                    .iter()
+                    .filter(store_fit)
+                    .find(|h| of_kind(h))
+                    .or_else(|| self.items.iter().find(store_fit))
             };
             // The root first for a directory: it is the one every server
             // that was given the store can reach.
@@ -709,6 +728,42 @@ mod tests {
             Some(json!("key_0002"))
         );
         assert!(Pool::default().candidate("get_note", "id").is_none());
+    }
+
+    #[test]
+    fn a_tool_that_names_a_kind_of_file_gets_a_file_of_that_kind() {
+        let at = |object: &str| StoreObject {
+            store: "fs".into(),
+            object: object.into(),
+        };
+        let mut pool = Pool::default();
+        pool.seed(
+            vec![
+                Harvested::seeded_path("/s/a.csv".into(), PathKind::File, at("file/a.csv")),
+                Harvested::seeded_path("/s/b.xlsx".into(), PathKind::File, at("file/b.xlsx")),
+            ],
+            vec!["/s".into()],
+        );
+        let cues = |tool: &str, description: &str| ToolCues {
+            tool: tool.into(),
+            read_only: true,
+            text: format!("{tool} {description}").to_lowercase(),
+            ..ToolCues::default()
+        };
+        let path = |c: &ToolCues| {
+            pool.candidate_like(c, "path", &json!("x"))
+                .map(|h| h.value.clone())
+        };
+        assert_eq!(
+            path(&cues("read_sheet", "Read a sheet of an Excel workbook")),
+            Some(json!("/s/b.xlsx"))
+        );
+        assert_eq!(path(&cues("read_file", "Read a file")), Some(json!("/s/a.csv")));
+        assert_eq!(
+            cues("read_json", "Returns JSON").file_types(),
+            Vec::<&str>::new(),
+            "json describes answers, not files"
+        );
     }
 
     #[test]

@@ -790,7 +790,9 @@ fn fresh(cues: &ToolCues, name: &str, value: &Value, pool: &Pool) -> (Value, Opt
         return (value.clone(), Some(kind));
     };
     let file = if kind == PathKind::File && !text.contains('.') {
-        format!("{text}.txt")
+        // Of the kind the tool names, else plain text.
+        let ext = cues.file_types().first().copied().unwrap_or("txt");
+        format!("{text}.{ext}")
     } else {
         text.to_owned()
     };
