@@ -758,7 +758,10 @@ mod tests {
             path(&cues("read_sheet", "Read a sheet of an Excel workbook")),
             Some(json!("/s/b.xlsx"))
         );
-        assert_eq!(path(&cues("read_file", "Read a file")), Some(json!("/s/a.csv")));
+        assert_eq!(
+            path(&cues("read_file", "Read a file")),
+            Some(json!("/s/a.csv"))
+        );
         assert_eq!(
             cues("read_json", "Returns JSON").file_types(),
             Vec::<&str>::new(),

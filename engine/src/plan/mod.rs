@@ -1354,7 +1354,8 @@ mod tests {
             "table_name": {"type": "string"}, "title": {"type": "string"}},
             "required": ["table_name", "title"]});
         let mut add = tool("add_record", json!({"readOnlyHint": true}), schema);
-        add.description = Some("Add a record. If the table doesn't exist, it will be created.".into());
+        add.description =
+            Some("Add a record. If the table doesn't exist, it will be created.".into());
         let plain = tool(
             "add_note",
             json!({"readOnlyHint": true}),

@@ -20,16 +20,7 @@ use super::sql::value_for;
 /// Parameter names (lowercased, `_` and `-` removed) that carry a row's
 /// column values.
 const VALUE_PARAMS: [&str; 10] = [
-    "data",
-    "values",
-    "record",
-    "row",
-    "fields",
-    "item",
-    "document",
-    "updates",
-    "changes",
-    "set",
+    "data", "values", "record", "row", "fields", "item", "document", "updates", "changes", "set",
 ];
 
 /// Parameter names that carry the conditions naming the rows to act on.
@@ -65,9 +56,7 @@ pub fn is_table_param(key: &str) -> bool {
 pub fn table_named<'p>(arguments: &Map<String, Value>, pool: &'p Pool) -> Option<&'p TableShape> {
     arguments.iter().find_map(|(key, value)| {
         let table = value.as_str()?;
-        is_table_param(key)
-            .then(|| pool.shape_of(table))
-            .flatten()
+        is_table_param(key).then(|| pool.shape_of(table)).flatten()
     })
 }
 

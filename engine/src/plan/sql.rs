@@ -179,7 +179,10 @@ fn row_condition(table: &str, key: &str, pool: &Pool) -> String {
     } else {
         format!("'{}'", key.replace('\'', "''"))
     };
-    format!("{} = {literal}", column.unwrap_or_else(|| "rowid".to_owned()))
+    format!(
+        "{} = {literal}",
+        column.unwrap_or_else(|| "rowid".to_owned())
+    )
 }
 
 impl Pool {
@@ -294,7 +297,11 @@ mod tests {
         );
         // A row an older insert made is not this insert's.
         pool.created("write_query", 2, INSERTED_ROW, &json!("3"), None);
-        assert!(statement(SqlKind::Delete, "write_query", &pool).0.contains("max(rowid)"));
+        assert!(
+            statement(SqlKind::Delete, "write_query", &pool)
+                .0
+                .contains("max(rowid)")
+        );
         pool.created("write_query", 3, INSERTED_ROW, &json!("4"), None);
         assert_eq!(
             statement(SqlKind::Delete, "write_query", &pool).0,

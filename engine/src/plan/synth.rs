@@ -491,7 +491,13 @@ fn names_a_thing(name: &str) -> bool {
 fn rewrites_content(tool: &str) -> bool {
     super::cues::words(tool).iter().any(|w| {
         [
-            "update", "edit", "modify", "replace", "overwrite", "change", "patch",
+            "update",
+            "edit",
+            "modify",
+            "replace",
+            "overwrite",
+            "change",
+            "patch",
         ]
         .contains(&w.as_str())
     })
@@ -499,15 +505,11 @@ fn rewrites_content(tool: &str) -> bool {
 
 /// Whether a (lowercased) property carries a thing's content.
 fn is_content(lowered: &str) -> bool {
-    let flat: String = lowered.chars().filter(char::is_ascii_alphanumeric).collect();
-    [
-        "content",
-        "contents",
-        "text",
-        "body",
-        "newcontent",
-    ]
-    .contains(&flat.as_str())
+    let flat: String = lowered
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .collect();
+    ["content", "contents", "text", "body", "newcontent"].contains(&flat.as_str())
 }
 
 /// A string for property `name`: the first candidate the property's own

@@ -440,7 +440,9 @@ mod tests {
         let mut observer = SqliteObserver::new(&path);
         observer.observe(false).expect("observe");
         let shapes = observer.tables().expect("shapes");
-        let shown: Vec<(String, Vec<(String, bool, bool, bool)>)> = shapes
+        // (name, required, key, rowid) of each column, by table.
+        type Shown = (String, bool, bool, bool);
+        let shown: Vec<(String, Vec<Shown>)> = shapes
             .iter()
             .map(|t| {
                 let columns = t
@@ -466,7 +468,10 @@ mod tests {
                 ),
                 (
                     "tags".to_owned(),
-                    vec![col("name", true, true, false), col("weight", false, false, false)]
+                    vec![
+                        col("name", true, true, false),
+                        col("weight", false, false, false)
+                    ]
                 ),
             ]
         );
