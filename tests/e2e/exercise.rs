@@ -299,7 +299,11 @@ fn a_crud_server_is_handed_the_tables_columns_and_its_lies_are_caught() {
         Some(serde_json::json!({"customer_id": 1, "status": "witness-create_record"})),
         "{text}"
     );
-    assert_eq!(verdict(&report, "EFF-01", "create_record").0, "fail", "{text}");
+    assert_eq!(
+        verdict(&report, "EFF-01", "create_record").0,
+        "fail",
+        "{text}"
+    );
     // Conditions name a real row by the table's key; the delete is seen.
     let conditions = calls_of(&report, "delete_records")
         .iter()
