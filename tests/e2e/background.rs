@@ -104,9 +104,10 @@ fn ten_audits_of_a_busy_server_agree_catch_the_lie_and_fail_no_honest_tool() {
             .collect();
         assert!(
             honest_failures.is_empty(),
-            "run {run}: honest tools failed: {honest_failures:#?}\nbackground: {}\ncalls: {:#}",
-            report["background"],
-            report["calls"]
+            // The calls first: a log that keeps only its end keeps the failures.
+            "run {run}: calls: {:#}\nbackground: {}\nhonest tools failed: {honest_failures:#?}",
+            report["calls"],
+            report["background"]
         );
         // The indexer's table is the server's background, listed apart.
         assert_eq!(

@@ -14,7 +14,10 @@
 //!    arguments cannot redo what is already done (a record already
 //!    deleted, content already overwritten), so when it changed nothing the
 //!    failure stands on the controls instead: none of its objects ever
-//!    changed while idle. Otherwise — fresh values that changed nothing, or
+//!    changed while idle, and none is one the call just before may have
+//!    written late (another tool's call, handed the object's name, whose
+//!    tool writes objects of that kind).
+//!    Otherwise — fresh values that changed nothing, or
 //!    objects that proved to be background — the effect was not
 //!    reproduced: `untestable`.
 //!
@@ -110,12 +113,23 @@ pub(super) fn confirmed(check: &Check, subject: &Subject<'_>, controls: &Control
         .confirms
         .and_then(|id| subject.all.iter().find(|c| c.id == id));
     let same_arguments = original.is_some_and(|o| o.arguments == first.arguments);
-    if same_arguments && background.is_empty() {
+    let shared = written_late_by_the_call_before(&evidence, subject, controls);
+    if same_arguments && background.is_empty() && shared.is_none() {
         let reason = format!(
             "{reason}; confirmed by the controls: call {} repeated it, a repeat cannot redo what is done, and none of its objects changed with no call in flight",
             first.id
         );
         return (verdict, reason, with_confirmations(evidence));
+    }
+    if let Some((object, other)) = shared {
+        return (
+            Verdict::Untestable,
+            format!(
+                "effect not reproduced: call {} repeated the call and changed nothing, and {object} is named by the call just before, of {other}, which writes such objects (the write may have been that call's, finished late)",
+                first.id
+            ),
+            with_confirmations(evidence),
+        );
     }
     (
         Verdict::Untestable,
@@ -130,6 +144,57 @@ pub(super) fn confirmed(check: &Check, subject: &Subject<'_>, controls: &Control
         ),
         with_confirmations(evidence),
     )
+}
+
+/// The first object of `evidence` that the call just before the failing
+/// one may have written late, with that call's tool: a call of another
+/// tool, handed the very name the object goes by (`note_revisions/n1`
+/// after `save_note` was handed `n1`), whose tool changes objects of the
+/// same kind (by their background key: rows by their table) in its own
+/// calls, during them or late. "A repeat cannot redo what is done" speaks
+/// for a call only when the write could be nobody else's: a write the
+/// call before finishes after its answer (a server thread held up on a
+/// loaded machine) can land in this call's window however the controls
+/// are timed, and a repeat that changes nothing then says the write was
+/// not this call's.
+fn written_late_by_the_call_before(
+    evidence: &Evidence,
+    subject: &Subject<'_>,
+    controls: &Controls<'_>,
+) -> Option<(String, String)> {
+    let key = |store: &str, object: &str| {
+        let kind = controls
+            .stores
+            .iter()
+            .find(|s| s.name == store)
+            .map_or("fs", |s| s.kind.as_str());
+        background_key(kind, object).to_owned()
+    };
+    evidence.effects.iter().find_map(|e| {
+        let (store, object) = e.object.split_once(':')?;
+        let name = object.rsplit('/').next().unwrap_or(object);
+        let before = subject
+            .all
+            .iter()
+            .find(|c| e.call > 1 && c.id == e.call - 1)
+            .filter(|c| c.tool != subject.tool.name)?;
+        let handed = before
+            .arguments
+            .iter()
+            .any(|a| a.value.as_str() == Some(name));
+        let wanted = key(store, object);
+        let writes_such = subject
+            .all
+            .iter()
+            .filter(|c| c.tool == before.tool)
+            .any(|c| {
+                c.effects
+                    .iter()
+                    .chain(&c.late_effects)
+                    .any(|o| o.store == store && key(&o.store, &o.object) == wanted)
+            });
+        (handed && writes_such).then(|| (format!("{store}:{object}"), before.tool.clone()))
+    })
 }
 
 /// At most three objects, then how many more.

@@ -342,6 +342,7 @@ mod tests {
                 code: None,
                 detail: None,
             },
+            task: None,
             response: None,
             frames: None,
             effects: effects
@@ -491,6 +492,57 @@ mod tests {
         // Unless its object proved to be background after all.
         let learnt = confirmed_eff01("notes/n1", &["notes"], Some((&[], false)));
         assert_eq!(learnt.verdict, Verdict::Untestable);
+    }
+
+    #[test]
+    fn an_unreproduced_write_to_what_another_tool_writes_is_not_confirmed_by_the_controls() {
+        // `save` records a note's revision just after answering; on a
+        // loaded machine it lands in `get`'s window. `get`'s identical
+        // repeat changes nothing: the write was not shown to be `get`'s.
+        let judge = |saved: &str| {
+            let tools = [
+                tool("get", json!({"readOnlyHint": true})),
+                tool("save", json!({"readOnlyHint": false})),
+            ];
+            let mut save = call(
+                1,
+                "save",
+                CallStatus::Ok,
+                Provenance::Literal,
+                &[("notes/n1", "create"), ("revisions/n0", "create")],
+            );
+            save.arguments[0].value = json!(saved);
+            let get = call(
+                2,
+                "get",
+                CallStatus::Ok,
+                Provenance::Literal,
+                &[("revisions/n1", "create")],
+            );
+            let mut again = call(3, "get", CallStatus::Ok, Provenance::Literal, &[]);
+            again.confirms = Some(2);
+            let stores = [sqlite_store()];
+            let controls = Controls {
+                background: &[],
+                stores: &stores,
+            };
+            evaluate(&tools, &[save, get, again], &[], false, &[], None, controls)
+                .into_iter()
+                .find(|c| c.id == CheckId::Eff01 && c.tool == "get")
+                .expect("EFF-01 on get")
+        };
+        let check = judge("n1");
+        assert_eq!(check.verdict, Verdict::Untestable, "{}", check.reason);
+        assert!(
+            check.reason.contains("of save, which writes such objects"),
+            "{}",
+            check.reason
+        );
+        // Handed another name, `save` cannot have written n1's revision:
+        // the failure stands on the controls.
+        let check = judge("n2");
+        assert_eq!(check.verdict, Verdict::Fail, "{}", check.reason);
+        assert!(check.reason.contains("confirmed by the controls"));
     }
 
     #[test]
