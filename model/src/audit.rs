@@ -184,6 +184,12 @@ pub struct CallRecord {
     pub expect: Vec<Expectation>,
     pub arguments: Vec<Argument>,
     pub outcome: Outcome,
+    /// For a call made as a task (the tool's `execution.taskSupport` is
+    /// `required`): how the task ended (`completed`, `failed`, `cancelled`,
+    /// `unfinished`, or `not-made` when the server answered at once). Its
+    /// effects are those of the whole task, from the call to its end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
     /// The result as served, with secrets replaced by digests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response: Option<Value>,
@@ -372,6 +378,9 @@ pub struct ToolEntry {
     pub class: ToolClass,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_schema: Option<Value>,
+    /// `execution` exactly as served (`taskSupport`), when present.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution: Option<Value>,
     pub has_output_schema: bool,
     /// The `outputSchema` as served, when there is one (RSP-04, RSP-10).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -391,3 +391,39 @@ fn a_value_the_description_forbids_is_never_sent_and_a_pattern_is_met() {
     }
     assert_eq!(calls[0]["outcome"]["status"], "ok", "{:#}", calls[0]);
 }
+
+#[test]
+fn a_task_required_tool_is_called_as_a_task_and_its_whole_task_is_observed() {
+    let (code, text, report) = audit("task-required", &[]);
+    assert_eq!(code, 1, "{text}");
+    let calls = report["calls"].as_array().cloned().unwrap_or_default();
+    for tool in ["archive", "count"] {
+        let call = calls
+            .iter()
+            .find(|c| c["tool"] == tool && c["confirms"].is_null())
+            .unwrap_or_else(|| panic!("{tool} was called: {calls:#?}"));
+        assert_eq!(call["outcome"]["status"], "ok", "{tool}: {call:#}");
+        assert_eq!(call["task"], "completed", "{tool}: {call:#}");
+        // The call, its task made, at least one poll and the result.
+        let frames = &call["frames"];
+        let span = frames[1].as_u64().unwrap_or(0) - frames[0].as_u64().unwrap_or(0);
+        assert!(span >= 5, "{tool}: frames {frames}");
+    }
+    // The write lands 2.5 s after the call, with --settle-ms 0: only a
+    // window that lasts the whole task sees it, and charges it to archive.
+    let verdict = |tool: &str| {
+        report["checks"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|c| c["id"] == "EFF-01" && c["tool"] == tool)
+            .map(|c| c["verdict"].clone())
+    };
+    assert_eq!(verdict("archive"), Some(Value::from("fail")), "{text}");
+    assert_eq!(verdict("count"), Some(Value::from("pass")), "{text}");
+    assert_eq!(
+        text.lines().next(),
+        Some("FAILED — 2/2 tools exercised"),
+        "{text}"
+    );
+}

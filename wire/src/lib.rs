@@ -40,6 +40,7 @@ pub mod json;
 pub mod rpc;
 pub mod session;
 pub mod stdio;
+pub mod task;
 pub mod transcript;
 
 use std::time::Instant;

@@ -125,7 +125,7 @@ pub struct Session {
     /// Transcripts of processes used only for era detection, then stopped.
     pub discarded: Vec<Connection>,
     /// Tool calls made so far: the next call's progress token.
-    calls: u64,
+    pub(crate) calls: u64,
 }
 
 fn client_info() -> Value {
@@ -295,13 +295,17 @@ impl Session {
         self.era
     }
 
-    fn params(&self, params: Map<String, Value>) -> Value {
+    pub(crate) fn params(&self, params: Map<String, Value>) -> Value {
         self.params_with_token(params, None)
     }
 
     /// `params` with the era's `_meta` envelope, and `progressToken` in it
     /// when a token is given.
-    fn params_with_token(&self, mut params: Map<String, Value>, token: Option<Value>) -> Value {
+    pub(crate) fn params_with_token(
+        &self,
+        mut params: Map<String, Value>,
+        token: Option<Value>,
+    ) -> Value {
         let mut meta = match &self.envelope {
             Some(Value::Object(envelope)) => envelope.clone(),
             _ => Map::new(),

@@ -262,6 +262,7 @@ pub(super) fn call(
             code: None,
             detail: None,
         },
+        task: None,
         response: None,
         frames: None,
         effects,

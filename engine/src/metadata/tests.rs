@@ -13,6 +13,7 @@ fn tool(name: &str, description: &str, input: Value) -> ToolEntry {
         class: hints.class(),
         hints,
         input_schema: Some(input),
+        execution: None,
         has_output_schema: false,
         output_schema: None,
     }

@@ -383,6 +383,7 @@ mod tests {
             hints,
             annotations: Some(annotations),
             input_schema: None,
+            execution: None,
             has_output_schema: false,
             output_schema: None,
         })

@@ -1119,6 +1119,7 @@ mod tests {
             hints,
             annotations: Some(annotations),
             input_schema: Some(schema),
+            execution: None,
             has_output_schema: false,
             output_schema: None,
         }

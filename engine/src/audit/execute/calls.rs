@@ -354,9 +354,27 @@ impl<'a> Runner<'a> {
         self.on_session += 1;
         let frame_start = next_frame(&self.session);
         let sent = Instant::now();
-        let outcome = self
-            .session
-            .call_tool(&call.step.tool, &call.resolved.arguments);
+        // A tool that must run as a task is called as one, and the call
+        // lasts until the task ends: its effects are the whole task's.
+        let as_task = self
+            .draft
+            .report
+            .tools
+            .iter()
+            .find(|t| t.name == call.step.tool)
+            .and_then(|t| t.execution.as_ref())
+            .is_some_and(witness_wire::task::task_required);
+        let (outcome, task) = if as_task {
+            let (outcome, end) = self
+                .session
+                .call_tool_as_task(&call.step.tool, &call.resolved.arguments);
+            (outcome, Some(end.as_str().to_owned()))
+        } else {
+            let outcome = self
+                .session
+                .call_tool(&call.step.tool, &call.resolved.arguments);
+            (outcome, None)
+        };
         let took = u64::try_from(sent.elapsed().as_millis()).unwrap_or(u64::MAX);
         let mut changes = Changes::default();
         let session = &mut self.session;
@@ -398,6 +416,7 @@ impl<'a> Runner<'a> {
         record.arguments = call.resolved.recorded.clone();
         self.draft.latency.insert(id, took);
         record.response = response;
+        record.task = task;
         record.frames = (frame_end >= frame_start).then_some([frame_start, frame_end]);
         if self.context.probe.covers_any() {
             // A credential the call handed over (a password in its SQL, a
@@ -614,6 +633,7 @@ fn record(id: u32, step: u32, tool: &str, outcome: Outcome) -> CallRecord {
         expect: Vec::new(),
         arguments: Vec::new(),
         outcome,
+        task: None,
         response: None,
         frames: None,
         effects: Vec::new(),

@@ -422,6 +422,7 @@ pub(super) fn tool_entry(raw: &Value) -> ToolEntry {
         hints,
         annotations,
         input_schema: raw.get("inputSchema").cloned(),
+        execution: raw.get("execution").cloned(),
         has_output_schema: raw.get("outputSchema").is_some(),
         output_schema: raw.get("outputSchema").cloned(),
     }
