@@ -1034,7 +1034,21 @@ pub const NOTHING_OBSERVED: &str = "nothing was observed";
 
 fn tool_coverage(report: &AuditReport, tool: &str) -> ToolCoverage {
     let calls: Vec<&CallRecord> = report.calls.iter().filter(|c| c.tool == tool).collect();
-    if let Some(ok) = calls.iter().find(|c| c.succeeded()) {
+    // A tool that declares an outputSchema promises structuredContent with
+    // every success: an answer without isError that lacks it is prose, most
+    // often an error the server did not flag, and exercised nothing the
+    // declaration describes (RSP-04 fails it too).
+    let promises_structure = report
+        .tools
+        .iter()
+        .any(|t| t.name == tool && t.has_output_schema);
+    let structured = |c: &CallRecord| {
+        !promises_structure
+            || c.response
+                .as_ref()
+                .is_some_and(|r| r.get("structuredContent").is_some())
+    };
+    if let Some(ok) = calls.iter().find(|c| c.succeeded() && structured(c)) {
         return ToolCoverage {
             tool: tool.to_owned(),
             call: Some(ok.id),
@@ -1049,7 +1063,13 @@ fn tool_coverage(report: &AuditReport, tool: &str) -> ToolCoverage {
         (None, Some(skipped)) => format!("not called: {}", skipped.reason),
         (None, None) if report.planner.origin == "file" => "not named in the plan".to_owned(),
         (None, None) => "not called: the audit ended before it".to_owned(),
-        (Some(last), _) => failed_call(last),
+        (Some(last), _) => match calls.iter().rev().find(|c| c.succeeded()) {
+            Some(unstructured) => format!(
+                "answered without isError but without the structuredContent its outputSchema promises, not counted as a success: {}",
+                failed_call(unstructured)
+            ),
+            None => failed_call(last),
+        },
     };
     ToolCoverage {
         tool: tool.to_owned(),

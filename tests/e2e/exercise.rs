@@ -427,3 +427,28 @@ fn a_task_required_tool_is_called_as_a_task_and_its_whole_task_is_observed() {
         "{text}"
     );
 }
+
+#[test]
+fn an_error_in_prose_without_is_error_exercises_nothing_when_the_schema_can_tell() {
+    let (code, text, report) = audit("unflagged-error", &[]);
+    assert_eq!(code, 3, "{text}");
+    assert_eq!(
+        text.lines().next(),
+        Some("NOT CONCLUDED — 1/2 tools exercised"),
+        "{text}"
+    );
+    let lookup = report["coverage"]["by_tool"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|t| t["tool"] == "lookup")
+        .cloned()
+        .unwrap_or_default();
+    assert!(lookup["call"].is_null(), "{lookup:#}");
+    let why = lookup["why"].as_str().unwrap_or_default();
+    assert!(
+        why.starts_with("answered without isError but without the structuredContent")
+            && why.contains("Error: KeyError"),
+        "{why}"
+    );
+}

@@ -40,8 +40,8 @@ pub const OBSERVE_MS: u64 = duration_ms(witness_observers::Budget::DEFAULT.max_t
 
 /// The share of listed tools (percent) a planner's audit must exercise to
 /// conclude, when `--min-coverage` is not given: three in four. Every
-/// server of the coverage experiment clears it (the lowest, 11 of 13, is
-/// 84%), and an audit that called fewer than three tools in four says more
+/// server of the coverage experiment clears it (the lowest, 11 of 12, is
+/// 91%), and an audit that called fewer than three tools in four says more
 /// about what it never ran than about the server (docs/coverage.md).
 pub const MIN_COVERAGE_PERCENT: u8 = 75;
 
