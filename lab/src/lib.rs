@@ -13,6 +13,7 @@ pub mod detectors;
 pub mod e1;
 pub mod e2;
 pub mod e3;
+pub mod postgres;
 pub mod progress;
 pub mod wild;
 
