@@ -257,3 +257,57 @@ fn unsalted(report: &AuditReport) -> Result<AuditReport, serde_json::Error> {
     witness_engine::audit::stable::replace_strings(&mut value, &pairs);
     serde_json::from_value(value)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_plans_parse_and_every_statement_is_heard() {
+        let e2 = Plan::parse(e2::PLAN).map_err(|e| e.to_string());
+        let e3 = Plan::parse(e3::PLAN).map_err(|e| e.to_string());
+        let (Ok(e2), Ok(e3)) = (e2, e3) else {
+            panic!("a plan does not parse");
+        };
+        let e2 = statements(&e2);
+        assert_eq!(e2.len(), 9);
+        assert!(e2[0].starts_with("CREATE ROLE alice LOGIN PASSWORD"));
+        assert_eq!(statements(&e3).len(), 4);
+    }
+
+    #[test]
+    fn the_oracle_beside_each_plan_is_the_one_the_lab_scores_with() {
+        // Each object of the corpus, and each scenario with its role and
+        // truth, is in its plan's header table: the two cannot drift apart.
+        for (object, authority, _) in e2::CORPUS {
+            let row = e2::PLAN
+                .lines()
+                .find(|l| l.starts_with(&format!("# | {object} ")))
+                .unwrap_or_else(|| panic!("{object} is not in the plan's table"));
+            let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+            assert_eq!(
+                cells.get(4).map(|c| c.starts_with("yes")),
+                Some(authority),
+                "{row}"
+            );
+        }
+        for scenario in e3::scenarios() {
+            let row = e3::PLAN
+                .lines()
+                .find(|l| l.starts_with(&format!("# | {} ", scenario.name)))
+                .unwrap_or_else(|| panic!("{} is not in the plan's table", scenario.name));
+            let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+            assert_eq!(cells.get(3).copied(), Some(scenario.role), "{row}");
+            let truth = if scenario.truth_effective {
+                "effective"
+            } else {
+                "dead"
+            };
+            assert_eq!(
+                cells.get(4).map(|c| c.starts_with(truth)),
+                Some(true),
+                "{row}"
+            );
+        }
+    }
+}
