@@ -69,6 +69,14 @@ fn is_invalid_invocation(cause: &(dyn std::error::Error + 'static)) -> bool {
             cause.downcast_ref::<CasesError>(),
             Some(CasesError::NotInstalled { .. })
         )
+        // `lab postgres` without dbhub or PostgreSQL: the cases' rule.
+        || matches!(
+            cause.downcast_ref::<witness_lab::postgres::PostgresLabError>(),
+            Some(
+                witness_lab::postgres::PostgresLabError::NotInstalled { .. }
+                    | witness_lab::postgres::PostgresLabError::NoPostgres(_)
+            )
+        )
         // A malformed SWEEP.toml, a bad --shard, outputs that cannot merge.
         || cause
             .downcast_ref::<SweepError>()

@@ -178,7 +178,7 @@ fn probe_at_existence(report: &AuditReport, id: &str) -> Option<(ProbeStatus, St
 
 /// Objects present at the end: the baseline, plus every create, minus every
 /// delete, in order (calls, out-of-band events, late and shutdown effects).
-fn final_objects(report: &AuditReport) -> BTreeSet<String> {
+pub(crate) fn final_objects(report: &AuditReport) -> BTreeSet<String> {
     let mut present: BTreeSet<String> = report
         .baseline_probes
         .iter()
@@ -206,7 +206,7 @@ fn final_objects(report: &AuditReport) -> BTreeSet<String> {
     present
 }
 
-fn score(name: &str, definition: &str, objects: &[E2Object]) -> ClassifierScore {
+pub(crate) fn score(name: &str, definition: &str, objects: &[E2Object]) -> ClassifierScore {
     let (mut tp, mut fp, mut tn, mut fn_) = (0, 0, 0, 0);
     for o in objects {
         match (

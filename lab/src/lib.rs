@@ -1,4 +1,5 @@
-//! The lab: the E1–E3 experiments on the built-in testbed, the case
+//! The lab: the E1–E3 experiments on the built-in testbed, E2 and E3 on
+//! PostgreSQL through a published SQL server ([`postgres`]), the case
 //! studies, and the coverage experiment on published servers.
 //!
 //! Each experiment runs real audits of the testbed (one fresh jail and server
@@ -13,6 +14,7 @@ pub mod detectors;
 pub mod e1;
 pub mod e2;
 pub mod e3;
+pub mod postgres;
 pub mod progress;
 pub mod wild;
 

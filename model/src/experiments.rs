@@ -11,6 +11,8 @@ use serde::{Deserialize, Serialize};
 pub const E1_SCHEMA: &str = "mcp-witness.e1/v1";
 pub const E2_SCHEMA: &str = "mcp-witness.e2/v1";
 pub const E3_SCHEMA: &str = "mcp-witness.e3/v1";
+pub const E2_POSTGRES_SCHEMA: &str = "mcp-witness.e2-postgres/v1";
+pub const E3_POSTGRES_SCHEMA: &str = "mcp-witness.e3-postgres/v1";
 
 /// A detector's confusion counts over all variants of E1.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -149,6 +151,66 @@ pub struct E3Document {
     pub detectors: Vec<LifecycleDetectorScore>,
     pub scenarios: Vec<E3Scenario>,
     pub residual_revoke: Vec<ResidualAudit>,
+}
+
+/// E2 on PostgreSQL: the corpus minted through a published SQL server's
+/// tool, each object classified by the probe and the two baselines.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PostgresE2Document {
+    pub schema: String,
+    pub generator: String,
+    /// The server that ran every statement (`@bytebase/dbhub@1.4.0`) and its
+    /// tool (`execute_sql`).
+    pub server: String,
+    pub tool: String,
+    /// The plan (its calls, with the corpus's labels beside them) and the
+    /// seed the cluster is restored from, as repository paths.
+    pub plan: String,
+    pub seed: String,
+    pub classifiers: Vec<ClassifierScore>,
+    /// `authority` is by construction: a session, or a granted action, can
+    /// be had through the object while it exists.
+    pub objects: Vec<E2Object>,
+    pub audit: String,
+}
+
+/// One lifecycle scenario of E3 on PostgreSQL: a role minted through the
+/// server's tool, an event applied out of band, the role's authority to
+/// read `orders` as itself judged three ways.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PostgresE3Scenario {
+    pub scenario: String,
+    pub description: String,
+    /// What the lab did as the cluster's superuser after the plan's calls.
+    pub event: String,
+    /// The role judged (`catalog/role:bob`) and the relation (`catalog/table:public.orders`).
+    pub role: String,
+    pub relation: String,
+    /// Ground truth by construction: `effective` or `dead`.
+    pub truth: String,
+    /// Each detector's call, `effective` or `dead`.
+    pub predictions: BTreeMap<String, String>,
+    /// `present` or `absent` in `pg_roles`.
+    pub role_row: String,
+    /// The privileges the role's own entry in the relation's ACL grants
+    /// (`SELECT`), or `none`.
+    pub direct_grant: String,
+    pub probe_status: crate::vocab::ProbeStatus,
+    /// The probe's two lines: the login, then the granted action.
+    pub probe_basis: String,
+    pub audit: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PostgresE3Document {
+    pub schema: String,
+    pub generator: String,
+    pub server: String,
+    pub tool: String,
+    pub plan: String,
+    pub seed: String,
+    pub detectors: Vec<LifecycleDetectorScore>,
+    pub scenarios: Vec<PostgresE3Scenario>,
 }
 
 /// `num / den`, rounded to six decimals so the JSON stays stable and readable;

@@ -12,7 +12,10 @@ use crate::agent::{AGENT_RUN_SCHEMA, AgentRunDocument};
 use crate::audit::{AUDIT_SCHEMA, AuditReport};
 use crate::case::{CASE_SCHEMA, CaseReport};
 use crate::coverage::{COVERAGE_SCHEMA, CoverageDocument};
-use crate::experiments::{E1_SCHEMA, E1Document, E2_SCHEMA, E2Document, E3_SCHEMA, E3Document};
+use crate::experiments::{
+    E1_SCHEMA, E1Document, E2_POSTGRES_SCHEMA, E2_SCHEMA, E2Document, E3_POSTGRES_SCHEMA,
+    E3_SCHEMA, E3Document, PostgresE2Document, PostgresE3Document,
+};
 use crate::guidance::{GUIDANCE_SCHEMA, GuidanceReport};
 use crate::manifest::diff::{DIFF_SCHEMA, ManifestDiff};
 use crate::manifest::{PIN_SCHEMA, Pin};
@@ -70,7 +73,7 @@ fn trace_line_schema() -> Schema {
 }
 
 /// Every versioned document, in the order `--help` lists them.
-pub const DOCUMENTS: [Document; 19] = [
+pub const DOCUMENTS: [Document; 21] = [
     Document {
         name: "audit",
         id: AUDIT_SCHEMA,
@@ -106,6 +109,18 @@ pub const DOCUMENTS: [Document; 19] = [
         id: E3_SCHEMA,
         written_by: "`lab e3`: e3.json",
         schema: schema_of::<E3Document>,
+    },
+    Document {
+        name: "e2-postgres",
+        id: E2_POSTGRES_SCHEMA,
+        written_by: "`lab postgres`: e2-postgres.json",
+        schema: schema_of::<PostgresE2Document>,
+    },
+    Document {
+        name: "e3-postgres",
+        id: E3_POSTGRES_SCHEMA,
+        written_by: "`lab postgres`: e3-postgres.json",
+        schema: schema_of::<PostgresE3Document>,
     },
     Document {
         name: "coverage",

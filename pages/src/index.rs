@@ -11,7 +11,10 @@ use serde_json::Value;
 use witness_model::audit::{Verdict, VerdictTally};
 use witness_model::case::{CaseReport, CheckSummary};
 use witness_model::coverage::CoverageDocument;
-use witness_model::experiments::{E1Document, E2Document, E3Document};
+use witness_model::experiments::{
+    ClassifierScore, E1Document, E2Document, E2Object, E3Document, LifecycleDetectorScore,
+    PostgresE2Document, PostgresE3Document,
+};
 
 use crate::charts::{self, Chart, Group};
 use crate::lenient::Lenient;
@@ -24,6 +27,9 @@ pub struct Documents {
     pub e1: Option<E1Document>,
     pub e2: Option<E2Document>,
     pub e3: Option<E3Document>,
+    /// E2 and E3 on PostgreSQL, through a published SQL server.
+    pub e2_postgres: Option<PostgresE2Document>,
+    pub e3_postgres: Option<PostgresE3Document>,
     pub cases: Vec<CaseDoc>,
     pub coverage: Option<CoverageDocument>,
 }
@@ -96,6 +102,8 @@ impl Documents {
             e1: load(data, "e1.json")?,
             e2: load(data, "e2.json")?,
             e3: load(data, "e3.json")?,
+            e2_postgres: load(data, "e2-postgres.json")?,
+            e3_postgres: load(data, "e3-postgres.json")?,
             cases,
             coverage: load(data, "coverage.json")?,
         })
@@ -150,6 +158,8 @@ pub struct View {
     e1: Option<E1View>,
     e2: Option<E2View>,
     e3: Option<E3View>,
+    e2_postgres: Option<E2PostgresView>,
+    e3_postgres: Option<E3PostgresView>,
     cases: Vec<CaseView>,
     coverage: Option<crate::coverage::ExperimentView>,
     plans: Vec<String>,
@@ -252,6 +262,41 @@ struct E2View {
     classifiers: Vec<ClassifierRow>,
     chart: Chart,
     objects: Vec<ObjectRow>,
+}
+
+#[derive(Serialize)]
+struct E2PostgresView {
+    server: String,
+    tool: String,
+    seed: String,
+    e2: E2View,
+}
+
+#[derive(Serialize)]
+struct PostgresTranscriptRow {
+    scenario: String,
+    event: String,
+    role: String,
+    role_row: String,
+    direct_grant: String,
+    probe_status: String,
+    probe_basis: String,
+    report: Option<String>,
+}
+
+#[derive(Serialize)]
+struct E3PostgresView {
+    raw: String,
+    plan: String,
+    seed: String,
+    server: String,
+    tool: String,
+    findings: Vec<String>,
+    detector_names: Vec<String>,
+    detectors: Vec<LifecycleRow>,
+    chart: Chart,
+    scenarios: Vec<ScenarioRow>,
+    transcript: Vec<PostgresTranscriptRow>,
 }
 
 #[derive(Serialize)]
@@ -454,6 +499,52 @@ fn e1_view(e1: &E1Document, data: &Path, data_href: &str) -> E1View {
 }
 
 fn e2_view(e2: &E2Document, data: &Path, data_href: &str) -> E2View {
+    classification_view(
+        Classification {
+            classifiers: &e2.classifiers,
+            objects: &e2.objects,
+            plan: &e2.plan,
+            audit: &e2.audit,
+            raw: "e2.json",
+            title: "Accuracy of each E2 classifier",
+        },
+        data,
+        data_href,
+    )
+}
+
+fn e2_postgres_view(e2: &PostgresE2Document, data: &Path, data_href: &str) -> E2PostgresView {
+    E2PostgresView {
+        server: e2.server.clone(),
+        tool: e2.tool.clone(),
+        seed: e2.seed.clone(),
+        e2: classification_view(
+            Classification {
+                classifiers: &e2.classifiers,
+                objects: &e2.objects,
+                plan: &e2.plan,
+                audit: &e2.audit,
+                raw: "e2-postgres.json",
+                title: "Accuracy of each classifier on PostgreSQL",
+            },
+            data,
+            data_href,
+        ),
+    }
+}
+
+/// What an E2-shaped document holds: the testbed's and PostgreSQL's.
+struct Classification<'a> {
+    classifiers: &'a [ClassifierScore],
+    objects: &'a [E2Object],
+    plan: &'a str,
+    audit: &'a str,
+    /// The document's file name in the results directory.
+    raw: &'a str,
+    title: &'a str,
+}
+
+fn classification_view(e2: Classification<'_>, data: &Path, data_href: &str) -> E2View {
     let names: Vec<&str> = e2.classifiers.iter().map(|c| c.name.as_str()).collect();
     let findings = names
         .iter()
@@ -483,13 +574,13 @@ fn e2_view(e2: &E2Document, data: &Path, data_href: &str) -> E2View {
         .collect();
     let yes = |b: bool| if b { "authority" } else { "none" }.to_string();
     E2View {
-        raw: format!("{data_href}e2.json"),
-        plan: e2.plan.clone(),
-        report: report_href(data, &e2.audit),
+        raw: format!("{data_href}{}", e2.raw),
+        plan: e2.plan.to_owned(),
+        report: report_href(data, e2.audit),
         findings,
         classifier_names: names.iter().map(|n| display(n)).collect(),
         chart: charts::grouped(
-            "Accuracy of each E2 classifier",
+            e2.title,
             &["accuracy"],
             &e2.classifiers
                 .iter()
@@ -537,20 +628,24 @@ fn e2_view(e2: &E2Document, data: &Path, data_href: &str) -> E2View {
     }
 }
 
-fn e3_view(e3: &E3Document, data: &Path, data_href: &str) -> E3View {
-    let names: Vec<&str> = e3.detectors.iter().map(|d| d.name.as_str()).collect();
-    let findings = e3
-        .detectors
+/// One line per lifecycle detector: its accuracy, its errors, and the
+/// scenarios where it called a live `what` dead. `scenarios` is each
+/// scenario's name, truth and predictions.
+fn lifecycle_findings(
+    detectors: &[LifecycleDetectorScore],
+    scenarios: &[(&str, &str, &std::collections::BTreeMap<String, String>)],
+    what: &str,
+) -> Vec<String> {
+    detectors
         .iter()
         .map(|d| {
-            let dangerous: Vec<&str> = e3
-                .scenarios
+            let dangerous: Vec<&str> = scenarios
                 .iter()
-                .filter(|s| {
-                    s.truth == "effective"
-                        && s.predictions.get(&d.name).map(String::as_str) != Some("effective")
+                .filter(|(_, truth, predictions)| {
+                    *truth == "effective"
+                        && predictions.get(&d.name).map(String::as_str) != Some("effective")
                 })
-                .map(|s| s.scenario.as_str())
+                .map(|(name, _, _)| *name)
                 .collect();
             format!(
                 "{}: accuracy {}; {} false-effective, {} false-ineffective{}.",
@@ -561,11 +656,116 @@ fn e3_view(e3: &E3Document, data: &Path, data_href: &str) -> E3View {
                 if dangerous.is_empty() {
                     String::new()
                 } else {
-                    format!(" (called a live key dead in {})", dangerous.join(", "))
+                    format!(" (called a live {what} dead in {})", dangerous.join(", "))
                 }
             )
         })
+        .collect()
+}
+
+fn lifecycle_rows(detectors: &[LifecycleDetectorScore]) -> Vec<LifecycleRow> {
+    detectors
+        .iter()
+        .map(|d| LifecycleRow {
+            name: display(&d.name),
+            definition: d.definition.clone(),
+            accuracy: num(d.accuracy),
+            false_effective: d.false_effective,
+            false_ineffective: d.false_ineffective,
+        })
+        .collect()
+}
+
+/// A scenario's row: its truth and each detector's call, ✗ where wrong.
+fn scenario_row(
+    names: &[&str],
+    scenario: &str,
+    description: &str,
+    truth: &str,
+    predictions: &std::collections::BTreeMap<String, String>,
+) -> ScenarioRow {
+    ScenarioRow {
+        scenario: scenario.to_owned(),
+        description: description.to_owned(),
+        truth: truth.to_owned(),
+        cells: names
+            .iter()
+            .map(|n| {
+                let said = predictions.get(*n);
+                Cell {
+                    value: said.cloned().unwrap_or_else(|| "—".into()),
+                    wrong: said.map(String::as_str) != Some(truth),
+                }
+            })
+            .collect(),
+    }
+}
+
+fn e3_postgres_view(e3: &PostgresE3Document, data: &Path, data_href: &str) -> E3PostgresView {
+    let names: Vec<&str> = e3.detectors.iter().map(|d| d.name.as_str()).collect();
+    let triples: Vec<_> = e3
+        .scenarios
+        .iter()
+        .map(|s| (s.scenario.as_str(), s.truth.as_str(), &s.predictions))
         .collect();
+    E3PostgresView {
+        raw: format!("{data_href}e3-postgres.json"),
+        plan: e3.plan.clone(),
+        seed: e3.seed.clone(),
+        server: e3.server.clone(),
+        tool: e3.tool.clone(),
+        findings: lifecycle_findings(&e3.detectors, &triples, "role"),
+        detector_names: names.iter().map(|n| display(n)).collect(),
+        chart: charts::grouped(
+            "Accuracy of each lifecycle detector on PostgreSQL",
+            &["accuracy"],
+            &e3.detectors
+                .iter()
+                .map(|d| Group {
+                    label: short(&d.name),
+                    values: vec![d.accuracy],
+                })
+                .collect::<Vec<_>>(),
+        ),
+        detectors: lifecycle_rows(&e3.detectors),
+        scenarios: e3
+            .scenarios
+            .iter()
+            .map(|s| {
+                scenario_row(
+                    &names,
+                    &s.scenario,
+                    &s.description,
+                    &s.truth,
+                    &s.predictions,
+                )
+            })
+            .collect(),
+        transcript: e3
+            .scenarios
+            .iter()
+            .map(|s| PostgresTranscriptRow {
+                scenario: s.scenario.clone(),
+                event: s.event.clone(),
+                role: s.role.clone(),
+                role_row: s.role_row.clone(),
+                direct_grant: s.direct_grant.clone(),
+                probe_status: s.probe_status.to_string(),
+                probe_basis: s.probe_basis.clone(),
+                report: report_href(data, &s.audit),
+            })
+            .collect(),
+    }
+}
+
+fn e3_view(e3: &E3Document, data: &Path, data_href: &str) -> E3View {
+    let names: Vec<&str> = e3.detectors.iter().map(|d| d.name.as_str()).collect();
+    let triples: Vec<_> = e3
+        .scenarios
+        .iter()
+        .map(|s| (s.scenario.as_str(), s.truth.as_str(), &s.predictions))
+        .collect();
+    let findings = lifecycle_findings(&e3.detectors, &triples, "key");
     E3View {
         raw: format!("{data_href}e3.json"),
         plan: e3.plan.clone(),
@@ -582,34 +782,18 @@ fn e3_view(e3: &E3Document, data: &Path, data_href: &str) -> E3View {
                 })
                 .collect::<Vec<_>>(),
         ),
-        detectors: e3
-            .detectors
-            .iter()
-            .map(|d| LifecycleRow {
-                name: display(&d.name),
-                definition: d.definition.clone(),
-                accuracy: num(d.accuracy),
-                false_effective: d.false_effective,
-                false_ineffective: d.false_ineffective,
-            })
-            .collect(),
+        detectors: lifecycle_rows(&e3.detectors),
         scenarios: e3
             .scenarios
             .iter()
-            .map(|s| ScenarioRow {
-                scenario: s.scenario.clone(),
-                description: s.description.clone(),
-                truth: s.truth.clone(),
-                cells: names
-                    .iter()
-                    .map(|n| {
-                        let said = s.predictions.get(*n);
-                        Cell {
-                            value: said.cloned().unwrap_or_else(|| "—".into()),
-                            wrong: said != Some(&s.truth),
-                        }
-                    })
-                    .collect(),
+            .map(|s| {
+                scenario_row(
+                    &names,
+                    &s.scenario,
+                    &s.description,
+                    &s.truth,
+                    &s.predictions,
+                )
             })
             .collect(),
         transcript: e3
@@ -841,6 +1025,8 @@ pub fn view(data: &Path, data_href: &str) -> Result<View> {
         ("e1.json", docs.e1.is_some()),
         ("e2.json", docs.e2.is_some()),
         ("e3.json", docs.e3.is_some()),
+        ("e2-postgres.json", docs.e2_postgres.is_some()),
+        ("e3-postgres.json", docs.e3_postgres.is_some()),
     ] {
         if present {
             artifacts.push(Link {
@@ -880,6 +1066,8 @@ pub fn view(data: &Path, data_href: &str) -> Result<View> {
         docs.e1.as_ref().map(|d| d.generator.clone()),
         docs.e2.as_ref().map(|d| d.generator.clone()),
         docs.e3.as_ref().map(|d| d.generator.clone()),
+        docs.e2_postgres.as_ref().map(|d| d.generator.clone()),
+        docs.e3_postgres.as_ref().map(|d| d.generator.clone()),
     ]
     .into_iter()
     .flatten()
@@ -890,6 +1078,8 @@ pub fn view(data: &Path, data_href: &str) -> Result<View> {
         docs.e1.as_ref().map(|d| d.plan.clone()),
         docs.e2.as_ref().map(|d| d.plan.clone()),
         docs.e3.as_ref().map(|d| d.plan.clone()),
+        docs.e2_postgres.as_ref().map(|d| d.plan.clone()),
+        docs.e3_postgres.as_ref().map(|d| d.plan.clone()),
     ]
     .into_iter()
     .flatten()
@@ -902,6 +1092,14 @@ pub fn view(data: &Path, data_href: &str) -> Result<View> {
         e1: docs.e1.as_ref().map(|d| e1_view(d, data, data_href)),
         e2: docs.e2.as_ref().map(|d| e2_view(d, data, data_href)),
         e3: docs.e3.as_ref().map(|d| e3_view(d, data, data_href)),
+        e2_postgres: docs
+            .e2_postgres
+            .as_ref()
+            .map(|d| e2_postgres_view(d, data, data_href)),
+        e3_postgres: docs
+            .e3_postgres
+            .as_ref()
+            .map(|d| e3_postgres_view(d, data, data_href)),
         cases: docs
             .cases
             .iter()

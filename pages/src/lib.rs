@@ -273,6 +273,7 @@ pub fn render_all(data: &Path, pages: &Path) -> Result<Rendered> {
         docs.e1.as_ref(),
         docs.e2.as_ref(),
         docs.e3.as_ref(),
+        (docs.e2_postgres.as_ref(), docs.e3_postgres.as_ref()),
         &cases,
         docs.coverage.as_ref(),
     );

@@ -3,7 +3,9 @@
 use std::fmt::Write;
 
 use witness_model::coverage::CoverageDocument;
-use witness_model::experiments::{E1Document, E2Document, E3Document};
+use witness_model::experiments::{
+    E1Document, E2Document, E3Document, PostgresE2Document, PostgresE3Document,
+};
 
 use crate::{CaseView, num};
 
@@ -37,6 +39,7 @@ pub fn markdown(
     e1: Option<&E1Document>,
     e2: Option<&E2Document>,
     e3: Option<&E3Document>,
+    postgres: (Option<&PostgresE2Document>, Option<&PostgresE3Document>),
     cases: &[CaseView],
     coverage: Option<&CoverageDocument>,
 ) -> String {
@@ -167,6 +170,90 @@ pub fn markdown(
                 out,
                 "| {} | {} | {} |",
                 r.variant, r.eff06_revoke_api_key, r.reason
+            );
+        }
+    }
+    if let Some(e2) = postgres.0 {
+        let _ = write!(
+            out,
+            "\n## E2 on PostgreSQL — through {} `{}`\n\n",
+            e2.server, e2.tool
+        );
+        out.push_str("| Classifier | Accuracy | TP | FP | TN | FN |\n|---|---|---|---|---|---|\n");
+        for c in &e2.classifiers {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} |",
+                c.name,
+                num(c.accuracy),
+                c.tp,
+                c.fp,
+                c.tn,
+                c.fn_
+            );
+        }
+        out.push_str("\n| Object | Persistent | Authority (truth) | Persistence says | Name says | Probe says | Probe basis |\n|---|---|---|---|---|---|---|\n");
+        for o in &e2.objects {
+            let say = |c: &str| {
+                let v = o.predictions.get(c).copied().unwrap_or(false);
+                if v == o.authority {
+                    yes(v).to_string()
+                } else {
+                    format!("**{}** ✗", yes(v))
+                }
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} |",
+                o.object,
+                yes(o.persistent),
+                yes(o.authority),
+                say("persistence"),
+                say("name-keyword"),
+                say("probe"),
+                cell(&o.probe_basis)
+            );
+        }
+    }
+    if let Some(e3) = postgres.1 {
+        let _ = write!(
+            out,
+            "\n## E3 on PostgreSQL — through {} `{}`\n\n",
+            e3.server, e3.tool
+        );
+        out.push_str(
+            "| Detector | Accuracy | False-effective | False-ineffective |\n|---|---|---|---|\n",
+        );
+        for d in &e3.detectors {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} |",
+                d.name,
+                num(d.accuracy),
+                d.false_effective,
+                d.false_ineffective
+            );
+        }
+        out.push_str("\n| Scenario | Role | Truth | Existence says | Delegation says | Probe says | Probe basis |\n|---|---|---|---|---|---|---|\n");
+        for s in &e3.scenarios {
+            let say = |d: &str| {
+                let v = s.predictions.get(d).cloned().unwrap_or_default();
+                if v == s.truth {
+                    v
+                } else {
+                    format!("**{v}** ✗")
+                }
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} |",
+                s.scenario,
+                s.role,
+                s.truth,
+                say("existence"),
+                say("delegation"),
+                say("probe"),
+                cell(&s.probe_basis)
             );
         }
     }

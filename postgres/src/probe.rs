@@ -111,16 +111,26 @@ impl PostgresProbe {
     }
 }
 
-impl Probe for PostgresProbe {
-    fn name(&self) -> &'static str {
-        "postgres"
+impl PostgresProbe {
+    /// [`Probe::exercise`], with a relation's grants exercised for
+    /// `holder` (a role's name as the catalog spells it) rather than for
+    /// the roles the last call named: what a caller who asks "can bob read
+    /// orders" wants, whatever was said last.
+    pub fn exercise_for(
+        &self,
+        object: &ObservedObject<'_>,
+        store: &dyn StoreView,
+        holder: &str,
+    ) -> ProbeResult {
+        self.exercise_named(object, store, Some(holder))
     }
 
-    fn covers(&self, object: &ObservedObject<'_>) -> bool {
-        object.id.starts_with(ROLE) || RELATIONS.iter().any(|(p, _)| object.id.starts_with(p))
-    }
-
-    fn exercise(&self, object: &ObservedObject<'_>, store: &dyn StoreView) -> ProbeResult {
+    fn exercise_named(
+        &self,
+        object: &ObservedObject<'_>,
+        store: &dyn StoreView,
+        holder: Option<&str>,
+    ) -> ProbeResult {
         if store.kind() != "postgres" {
             return ProbeResult::unknown(format!(
                 "store '{}' is a {} store; this probe exercises PostgreSQL roles and grants",
@@ -147,10 +157,33 @@ impl Probe for PostgresProbe {
         {
             Some((relation, writable)) => {
                 let foreign = object.id.starts_with(FOREIGN);
-                self.grants(&mut admin, relation, writable, foreign)
+                let words = match holder {
+                    Some(holder) => BTreeSet::from([holder.to_owned()]),
+                    None => self.last_words(),
+                };
+                self.grants(&mut admin, relation, writable, foreign, &words, holder)
             }
-            None => ProbeResult::unknown(format!("{} is not a role or a relation", object.id)),
+            None => match row_id(object.id) {
+                Some((table, key)) => self.row(&mut admin, &socket_dir, table, key),
+                None => ProbeResult::unknown(format!("{} is not a role or a relation", object.id)),
+            },
         }
+    }
+}
+
+impl Probe for PostgresProbe {
+    fn name(&self) -> &'static str {
+        "postgres"
+    }
+
+    fn covers(&self, object: &ObservedObject<'_>) -> bool {
+        object.id.starts_with(ROLE)
+            || RELATIONS.iter().any(|(p, _)| object.id.starts_with(p))
+            || row_id(object.id).is_some()
+    }
+
+    fn exercise(&self, object: &ObservedObject<'_>, store: &dyn StoreView) -> ProbeResult {
+        self.exercise_named(object, store, None)
     }
 
     fn hear(&self, call: u32, texts: &[&str]) {
@@ -310,6 +343,8 @@ impl PostgresProbe {
         quoted: &str,
         writable: bool,
         foreign: bool,
+        words: &BTreeSet<String>,
+        holder: Option<&str>,
     ) -> ProbeResult {
         let sql = format!(
             "SELECT c.oid::regclass::text, c.relowner::text, \
@@ -341,7 +376,6 @@ impl PostgresProbe {
             Ok(rows) => rows,
             Err(e) => return ProbeResult::unknown(format!("cannot read pg_roles: {e}")),
         };
-        let words = self.last_words();
         let mut named = Vec::new();
         let mut grantees = Vec::new();
         for row in roles {
@@ -353,6 +387,17 @@ impl PostgresProbe {
                     grantees.push(ident.clone());
                 }
             }
+        }
+        if let Some(holder) = holder
+            && named.is_empty()
+        {
+            // Asked about one holder: another's grants say nothing of it.
+            return ProbeResult {
+                status: ProbeStatus::Ineffective,
+                basis: format!("no role {holder}: nothing to exercise on {relation}"),
+                credential_digest: None,
+                subject: Some(holder.to_owned()),
+            };
         }
         let subject = (!named.is_empty()).then(|| named.join(","));
         let roles = if named.is_empty() { grantees } else { named };
@@ -438,6 +483,142 @@ impl PostgresProbe {
                 what.join(", ")
             ),
         )
+    }
+}
+
+/// A row's table and key (`public.orders/1` → `public.orders`, `1`):
+/// anything the observer names outside `catalog/`.
+fn row_id(id: &str) -> Option<(&str, &str)> {
+    if id.starts_with("catalog/") {
+        return None;
+    }
+    id.split_once('/')
+        .filter(|(table, key)| !table.is_empty() && !key.is_empty())
+}
+
+impl PostgresProbe {
+    /// A row: authority when it holds a credential of the cluster, a value
+    /// that is a role's name and another value of the row that opens a
+    /// session as that role. A row of "keys" the cluster never consults
+    /// names no role and is no authority here, whatever its table is
+    /// called; a row recording a login's password is, while the password
+    /// works, wherever the row has gone since.
+    fn row(&self, admin: &mut Client, socket_dir: &Path, table: &str, key: &str) -> ProbeResult {
+        if key.starts_with('#') {
+            return ProbeResult::unknown(format!(
+                "a row of {table} without a primary key: it cannot be found again to exercise"
+            ));
+        }
+        // The key as the observer spells it: the primary key's columns as
+        // text, NULL as `NULL`, joined by commas.
+        let key_sql = format!(
+            "SELECT c.oid::regclass::text, \
+             (SELECT string_agg(format('coalesce(t.%I::text, ''NULL'')', a.attname), ', ' \
+               ORDER BY array_position(i.indkey::int2[], a.attnum)) \
+              FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid \
+              AND a.attnum = ANY(i.indkey::int2[]) WHERE i.indrelid = c.oid AND i.indisprimary) \
+             FROM pg_class c WHERE c.oid = to_regclass({})",
+            literal(table)
+        );
+        let row = match admin.query(&key_sql) {
+            Ok(rows) => rows.into_iter().next(),
+            Err(e) => return ProbeResult::unknown(format!("cannot read pg_class: {e}")),
+        };
+        let ineffective = |basis: String| ProbeResult {
+            status: ProbeStatus::Ineffective,
+            basis,
+            credential_digest: None,
+            subject: None,
+        };
+        let Some([Some(relation), columns]) = row.as_deref() else {
+            return ineffective(format!("no table {table}: no row to exercise"));
+        };
+        let Some(columns) = columns else {
+            return ProbeResult::unknown(format!(
+                "{relation} has no primary key: its row cannot be found again to exercise"
+            ));
+        };
+        let values_sql = format!(
+            "SELECT v.key, v.value FROM {relation} t, jsonb_each_text(to_jsonb(t)) v \
+             WHERE concat_ws(',', {columns}) = {} AND v.value IS NOT NULL ORDER BY v.key",
+            literal(key)
+        );
+        let values: Vec<(String, String)> = match admin.query(&values_sql) {
+            Ok(rows) => rows
+                .into_iter()
+                .filter_map(|r| match r.as_slice() {
+                    [Some(k), Some(v)] => Some((k.clone(), v.clone())),
+                    _ => None,
+                })
+                .take(MAX_VALUES_PER_CALL)
+                .collect(),
+            Err(e) => return ProbeResult::unknown(format!("cannot read {relation}: {e}")),
+        };
+        if values.is_empty() {
+            return ineffective(format!("no row {table}/{key}: nothing to exercise"));
+        }
+        let roles = match admin.query(&format!(
+            "SELECT rolname FROM pg_roles WHERE NOT rolsuper AND rolname !~ '^pg_' \
+             AND rolname NOT IN ({}, {}) ORDER BY rolname",
+            literal(OWNER),
+            literal(SERVER_ROLE)
+        )) {
+            Ok(rows) => rows
+                .into_iter()
+                .filter_map(|r| r.into_iter().next().flatten())
+                .collect::<BTreeSet<String>>(),
+            Err(e) => return ProbeResult::unknown(format!("cannot read pg_roles: {e}")),
+        };
+        let named: Vec<&(String, String)> =
+            values.iter().filter(|(_, v)| roles.contains(v)).collect();
+        if named.is_empty() {
+            return ineffective(format!(
+                "{table}/{key} names no role of the cluster: no credential in it to try"
+            ));
+        }
+        let mut tries = 0;
+        let mut refused = None;
+        for (_, role) in &named {
+            for (column, password) in &values {
+                if password == role || tries >= MAX_TRIES {
+                    continue;
+                }
+                tries += 1;
+                match Client::connect(socket_dir, PORT, role, DATABASE, Some(password)) {
+                    Ok(_) => {
+                        lock(&self.worked).insert(password.clone());
+                        return ProbeResult {
+                            status: ProbeStatus::Effective,
+                            basis: format!(
+                                "{table}/{key} holds a credential: connected as {role} with its {column}"
+                            ),
+                            credential_digest: Some(digest(password)),
+                            subject: Some(role.clone()),
+                        };
+                    }
+                    Err(e) if sqlstate(&e) == Some("28P01") => {}
+                    Err(e @ ProtocolError::Server(_)) => {
+                        refused.get_or_insert_with(|| {
+                            format!(
+                                "the {column} of {table}/{key} is {role}'s, but the cluster refuses a session: {}",
+                                message(&e)
+                            )
+                        });
+                    }
+                    Err(e) => {
+                        return ProbeResult::unknown(format!("cannot try a login as {role}: {e}"));
+                    }
+                }
+            }
+        }
+        let who: Vec<&str> = named.iter().map(|(_, r)| r.as_str()).collect();
+        ineffective(refused.unwrap_or_else(|| {
+            format!(
+                "{table}/{key} names {}, but no value of it opens a session as {}",
+                who.join(", "),
+                if who.len() == 1 { "it" } else { "them" }
+            )
+        }))
     }
 }
 

@@ -245,9 +245,15 @@ fn the_probe_refuses_what_it_does_not_own() {
         id: "catalog/role:alice",
     };
     assert!(probe.covers(&role));
-    assert!(!probe.covers(&ObservedObject {
+    // A row may hold a credential (a login's password an application
+    // recorded): covered. A sequence's value never is.
+    assert!(probe.covers(&ObservedObject {
         store: "db",
         id: "public.orders/1"
+    }));
+    assert!(!probe.covers(&ObservedObject {
+        store: "db",
+        id: "catalog/sequence-value:public.orders_id_seq"
     }));
     assert_eq!(probe.exercise(&role, &sqlite).status, ProbeStatus::Unknown);
     // A postgres store no cluster of this process serves.
@@ -262,4 +268,58 @@ fn the_probe_refuses_what_it_does_not_own() {
         "{}",
         r.basis
     );
+}
+
+#[test]
+fn a_row_is_authority_only_when_it_holds_a_credential_of_the_cluster() {
+    let dir = reachable_dir();
+    let (cluster, store) = cluster_in(dir.path());
+    let probe = PostgresProbe::new();
+    call(
+        &cluster,
+        &probe,
+        1,
+        "CREATE ROLE bob LOGIN PASSWORD 'bob-pw-0004'",
+    );
+    as_server(
+        &cluster,
+        "CREATE TABLE issued (id int PRIMARY KEY, rolname text, secret text); \
+         CREATE TABLE api_keys (id int PRIMARY KEY, name text, key text); \
+         INSERT INTO issued VALUES (1, 'bob', 'bob-pw-0004'), (2, 'bob', 'not-his'); \
+         INSERT INTO api_keys VALUES (1, 'deploy', 'sk-decoy-0001'); \
+         GRANT SELECT ON orders TO bob",
+    );
+    let before = catalog_state(&cluster);
+
+    let issued = exercise(&probe, &store, "public.issued/1");
+    assert_eq!(issued.status, ProbeStatus::Effective, "{}", issued.basis);
+    assert_eq!(
+        issued.basis,
+        "public.issued/1 holds a credential: connected as bob with its secret"
+    );
+    assert_eq!(issued.subject.as_deref(), Some("bob"));
+    let wrong = exercise(&probe, &store, "public.issued/2");
+    assert_eq!(wrong.status, ProbeStatus::Ineffective, "{}", wrong.basis);
+    let decoy = exercise(&probe, &store, "public.api_keys/1");
+    assert_eq!(decoy.status, ProbeStatus::Ineffective, "{}", decoy.basis);
+    assert!(decoy.basis.contains("names no role"), "{}", decoy.basis);
+    let gone = exercise(&probe, &store, "public.api_keys/9");
+    assert_eq!(gone.status, ProbeStatus::Ineffective, "{}", gone.basis);
+
+    // The holder asked for, not the roles the last call named.
+    probe.hear(2, &["SELECT 1"]);
+    let view = StorePath {
+        kind: "postgres",
+        path: &store,
+    };
+    let orders = ObservedObject {
+        store: "db",
+        id: "catalog/table:public.orders",
+    };
+    let bob = probe.exercise_for(&orders, &view, "bob");
+    assert_eq!(bob.basis, "SET ROLE bob; SELECT on orders: permitted");
+    assert_eq!(bob.subject.as_deref(), Some("bob"));
+    assert!(probe.secrets().iter().any(|s| s == "bob-pw-0004"));
+
+    assert_eq!(catalog_state(&cluster), before, "the probe wrote something");
 }

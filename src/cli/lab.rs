@@ -36,7 +36,15 @@ Experiments (all on the built-in testbed, no network, no Node):
        exercised / total, false failures, lies caught / planted. Install with
        `bash experiments/wild/install.sh DIR` (a cache; default
        ~/.cache/mcp-witness/wild, or --wild-dir / $MCP_WITNESS_WILD_DIR)
-  all  e1, e2, e3, and the cases when they are installed. Not coverage: its
+  postgres  E2 and E3 on PostgreSQL: the persistence/authority corpus and
+       the lifecycle scenarios (REVOKE with a second path, REVOKE, NOLOGIN,
+       VALID UNTIL, DROP ROLE) minted through @bytebase/dbhub@1.4.0's
+       execute_sql on a throwaway cluster, events applied out of band, the
+       PostgreSQL probe against the persistence, keyword, existence and
+       delegation baselines: e2-postgres.json, e3-postgres.json. Needs
+       PostgreSQL's server binaries and the same install as the cases
+  all  e1, e2, e3, and the cases and postgres when they are installed
+       (else their committed documents are rendered as found). Not coverage: its
        reruns give the same numbers but not the same bytes (commit ids, the
        servers' clocks and environment), so its committed documents are
        carried over and rendered, and a test holds reruns to their numbers
@@ -97,6 +105,8 @@ enum Experiment {
     E3,
     /// The published servers (needs `bash experiments/cases/install.sh`).
     Cases,
+    /// E2 and E3 on PostgreSQL through dbhub (same install, and PostgreSQL).
+    Postgres,
     /// The planner, with no plan file, on six published servers (same install).
     Coverage,
     /// The planner and planted lies on eight servers never studied
@@ -141,6 +151,23 @@ pub fn run(args: LabArgs, progress: &Progress) -> Result<ExitStatus> {
     }
     if want(Experiment::E3) {
         lab::e3::run(&args.out, &progress)?;
+    }
+    let run_postgres = match (args.experiment, lab::postgres::check_installed(&cases_dir)) {
+        (Experiment::Postgres, installed) => installed.map(|()| true)?,
+        (Experiment::All, installed) => installed.is_ok(),
+        _ => false,
+    };
+    if run_postgres {
+        lab::postgres::run_in(&cases_dir, &args.out, &progress)?;
+    } else if args.experiment == Experiment::All {
+        errln!(
+            "mcp-witness: E2 and E3 on PostgreSQL skipped: {}@{} or PostgreSQL is missing in {} \
+             (install with: {}); their committed documents, if any, are rendered as found",
+            lab::postgres::PACKAGE,
+            lab::postgres::VERSION,
+            cases_dir.display(),
+            lab::cases::install_command(&cases_dir)
+        );
     }
     let mut status = ExitStatus::Passed;
     if args.experiment == Experiment::Coverage {

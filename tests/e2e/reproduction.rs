@@ -158,6 +158,47 @@ fn carry_case_studies(committed: &Path, scratch: &Path) {
     }
 }
 
+/// E2 and E3 on PostgreSQL need dbhub (the cases' install) and PostgreSQL;
+/// without them, lab all does not run them and their committed documents
+/// (and the audits behind them) are carried over, so the pages rendered
+/// from them are still checked. Under `CI=true` both must be there, and
+/// lab all reruns them; `tests/published/postgres_lab.rs` reruns them too.
+fn postgres_experiments(cases: Option<&Path>, committed: &Path, scratch: &Path) {
+    // lab all is handed an empty cases directory when the case studies are
+    // not installed: then it cannot run these either.
+    let installed = cases.map_or_else(
+        || Err("the case-study install is missing".to_owned()),
+        |dir| witness_lab::postgres::check_installed(dir).map_err(|e| e.to_string()),
+    );
+    match installed {
+        Ok(()) => return,
+        Err(e) if std::env::var("CI").as_deref() == Ok("true") => {
+            panic!("CI=true, and E2/E3 on PostgreSQL cannot be rerun: {e}")
+        }
+        Err(e) => eprintln!(
+            "SKIPPED (E2/E3 on PostgreSQL only): not rerun, their committed documents are carried over. {e}"
+        ),
+    }
+    for name in ["e2-postgres.json", "e3-postgres.json"] {
+        let document = committed.join(name);
+        if document.is_file() {
+            std::fs::copy(&document, scratch.join(name)).expect("copy a document");
+        }
+    }
+    let Ok(entries) = std::fs::read_dir(committed.join("audits")) else {
+        return;
+    };
+    std::fs::create_dir_all(scratch.join("audits")).expect("mkdir");
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let carried = name.starts_with("e2-postgres-") || name.starts_with("e3-postgres-");
+        if carried && name.ends_with(".json") {
+            std::fs::copy(entry.path(), scratch.join("audits").join(&name))
+                .expect("copy a PostgreSQL experiment's audit");
+        }
+    }
+}
+
 /// The coverage and wild experiments' committed documents, carried over as
 /// they are: lab all renders them, it does not rerun them.
 fn carry_not_rerun(committed: &Path, scratch: &Path) {
@@ -195,7 +236,9 @@ fn committed_results_and_pages_are_exactly_what_lab_all_produces() {
     carry_not_rerun(&committed_data, &data);
     // Rerun where the servers are; else an empty cases directory keeps lab
     // all from running them, and the committed ones stand in.
-    let cases_dir = case_servers(repo).unwrap_or_else(|| {
+    let cases = case_servers(repo);
+    postgres_experiments(cases.as_deref(), &committed_data, &data);
+    let cases_dir = cases.unwrap_or_else(|| {
         carry_case_studies(&committed_data, &data);
         scratch.path().join("no-cases")
     });

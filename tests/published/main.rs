@@ -11,6 +11,7 @@ mod everything_e2e;
 mod lab_cases;
 mod lab_coverage;
 mod lab_wild;
+mod postgres_lab;
 mod postgres_published;
 mod proxy_sdk;
 mod response_published;
