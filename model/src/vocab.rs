@@ -938,6 +938,9 @@ pub enum FindingKind {
     /// processes) during a call: the call ended there, the server was
     /// started again.
     ResourceLimit,
+    /// The server wrote where a store's original is: the sandbox kept the
+    /// original out of reach, and the write landed in the decoy in its place.
+    OriginalStoreWriteAttempt,
 }
 
 impl FindingKind {
@@ -961,6 +964,7 @@ impl FindingKind {
             FindingKind::NotContained => "not-contained",
             FindingKind::NetworkAttemptsDropped => "network-attempts-dropped",
             FindingKind::ResourceLimit => "resource-limit",
+            FindingKind::OriginalStoreWriteAttempt => "original-store-write-attempt",
         }
     }
 }

@@ -218,6 +218,7 @@ pub(crate) fn evidence_of(calls: &[&CallRecord], effects: Vec<EvidenceEffect>) -
         effects,
         probes: Vec::new(),
         network: Vec::new(),
+        original_writes: Vec::new(),
     }
 }
 
@@ -361,6 +362,7 @@ mod tests {
             events_after: vec![],
             event_effects: vec![],
             network: vec![],
+            original_writes: vec![],
         }
     }
 
@@ -521,6 +523,46 @@ mod tests {
         let checks = evaluate(&tools, &calls, &[], false, &[], None, Controls::default());
         assert_eq!(verdict(&checks, "EFF-01", "get"), Verdict::Fail);
         assert_eq!(tools[0].class, ToolClass::ReadOnly);
+    }
+
+    #[test]
+    fn a_read_only_tool_that_tried_to_write_an_original_fails_eff01_with_its_path() {
+        let tools = [
+            tool("peek", json!({"readOnlyHint": true})),
+            tool("save", json!({"readOnlyHint": false})),
+        ];
+        let mut peek = call(1, "peek", CallStatus::Ok, Provenance::Literal, &[]);
+        peek.original_writes = vec!["/data/app.db".into(), "/data/app.db-journal".into()];
+        let mut save = call(2, "save", CallStatus::Ok, Provenance::Literal, &[]);
+        save.original_writes = vec!["/data/app.db".into()];
+        let checks = evaluate(
+            &tools,
+            &[peek, save],
+            &[],
+            false,
+            &[],
+            None,
+            Controls::default(),
+        );
+        let eff01 = checks
+            .iter()
+            .find(|c| c.id == CheckId::Eff01 && c.tool == "peek")
+            .expect("EFF-01 is judged");
+        assert_eq!(eff01.verdict, Verdict::Fail, "{}", eff01.reason);
+        assert!(
+            eff01.reason.contains("store's original"),
+            "{}",
+            eff01.reason
+        );
+        let paths: Vec<(u32, &str)> = eff01
+            .evidence
+            .original_writes
+            .iter()
+            .map(|w| (w.call, w.path.as_str()))
+            .collect();
+        assert_eq!(paths, [(1, "/data/app.db"), (1, "/data/app.db-journal")]);
+        // A tool that may write is not judged by EFF-01 at all.
+        assert_eq!(verdict(&checks, "EFF-01", "save"), Verdict::Skip);
     }
 
     #[test]
