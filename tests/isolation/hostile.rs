@@ -254,9 +254,18 @@ fn the_original_store_cannot_be_written() {
     let writer = hostile("store_writer.py");
     let (db_path, tree_path) = (db.to_string_lossy(), tree.to_string_lossy());
     let mark = marker("original");
+    let pages = tempfile::tempdir().expect("out dir");
+    let out_dir = pages.path().to_string_lossy().into_owned();
     let out = scene.run(
         &audit_args(
-            &["--store", &db_store, "--store", &tree_store],
+            &[
+                "--store",
+                &db_store,
+                "--store",
+                &tree_store,
+                "--out",
+                &out_dir,
+            ],
             &[&writer, &db_path, &tree_path, &mark],
         ),
         LIMIT,
@@ -339,6 +348,12 @@ fn the_original_store_cannot_be_written() {
         .filter_map(|w| w["path"].as_str())
         .collect();
     assert!(evidence.contains(&&*db_path), "{eff01:#}");
+    let page = std::fs::read_to_string(pages.path().join("report.html")).expect("page");
+    assert!(
+        page.contains("tried to write the original")
+            && page.contains("A write to a store&#39;s original was reported"),
+        "the page shows the attempt and which layer reports attempts"
+    );
     assert!(
         !report.to_string().contains("/decoys/"),
         "no decoy's own path reaches the report: {report:#}"
@@ -383,6 +398,61 @@ fn reading_the_hidden_original_is_no_attempt() {
         "{report:#}"
     );
     assert_eq!(out.code, Some(0), "{:#}", report["findings"]);
+    assert_no_process_left(&mark);
+    scene.assert_no_jail_left();
+}
+
+// 1c. Without bubblewrap no decoy can be placed: Landlock still refuses the
+// write, and the report says that a refused attempt is not reported.
+#[test]
+fn without_bubblewrap_the_report_says_refused_attempts_are_not_reported() {
+    let scene = Scene::new();
+    let db = scene.outside.join("app.db");
+    rusqlite::Connection::open(&db)
+        .and_then(|c| c.execute_batch("CREATE TABLE notes(body TEXT);"))
+        .expect("seed");
+    let before = digest_file(&db);
+    // A PATH with python3 and nothing else: no bwrap on it.
+    let bin = scene.outside.join("bin");
+    std::fs::create_dir_all(&bin).expect("bin");
+    let python = Path::new("/usr/bin/python3")
+        .canonicalize()
+        .expect("python3 is installed");
+    std::os::unix::fs::symlink(&python, bin.join("python3")).expect("link");
+    let store = format!("db=sqlite:{}", db.display());
+    let writer = hostile("store_writer.py");
+    let path = db.to_string_lossy().into_owned();
+    let mark = marker("nobwrap");
+    let args = audit_args(&["--store", &store], &[&writer, &path, &mark]);
+    let child = scene
+        .command(&args)
+        .env("PATH", &bin)
+        .spawn()
+        .expect("mcp-witness runs");
+    let out = finish(child, LIMIT);
+    let report = out.report();
+    assert!(!out.killed, "took {:?}", out.elapsed);
+    assert_eq!(digest_file(&db), before, "{report:#}");
+    let mount = layer(&report, "mount-namespace");
+    assert_eq!(mount["held"], false, "{mount:#}");
+    let landlock = layer(&report, "landlock-fs");
+    assert_eq!(landlock["held"], true, "{landlock:#}");
+    assert!(
+        landlock["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("a write it refuses is not reported")),
+        "{landlock:#}"
+    );
+    assert!(
+        first_answer(&report).contains(&format!("could not write {path}")),
+        "{}",
+        first_answer(&report)
+    );
+    assert!(
+        !finding_kinds(&report).contains(&"original-store-write-attempt".to_owned()),
+        "{:#}",
+        report["findings"]
+    );
     assert_no_process_left(&mark);
     scene.assert_no_jail_left();
 }
