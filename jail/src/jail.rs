@@ -743,16 +743,6 @@ impl Jail {
             self.base_command(cmd)
         };
         let mut layers = decision.layers.clone();
-        for entry in layers
-            .iter_mut()
-            .filter(|l| l.layer == IsolationLayer::LandlockFs && l.held)
-        {
-            entry.detail = format!(
-                "{}; {}",
-                entry.detail,
-                crate::view::UNREPORTED_WITHOUT_DECOYS
-            );
-        }
         if !decision.direct_netns {
             return Ok((self.launch_in_cgroups().spawn(&mut build())?, None, layers));
         }
@@ -778,9 +768,10 @@ impl Jail {
             .fold(Launch::new(), |launch, fd| launch.join_cgroup(fd.as_fd()))
     }
 
-    /// The stores' original files, hidden from the server in the sandbox.
-    /// A tree (a repository too) is left visible (read-only): it may hold the
-    /// server's own code.
+    /// The stores' original files, hidden from the server in the sandbox
+    /// (behind `/dev/null` where no decoy stands in for them). A tree (a
+    /// repository too) gets a decoy only where nothing else the sandbox
+    /// shows lies in it: it may hold the server's own code.
     fn originals(&self) -> Vec<PathBuf> {
         let mut files = Vec::new();
         for store in &self.stores {

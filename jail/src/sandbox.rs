@@ -4,7 +4,8 @@
 //!
 //! - **bubblewrap** (`bwrap`): user, mount, PID, network, IPC and UTS
 //!   namespaces; the host file system bound read-only, the jail bound
-//!   writable at its own path, `/run` and the stores' original files hidden,
+//!   writable at its own path, `/run` hidden, a decoy in each store's
+//!   original's place (see `decoy`: a write there is reported, not lost),
 //!   a fresh `/proc` that shows only the sandbox's processes, every
 //!   capability dropped, no further user namespaces, a new session, and
 //!   death with the auditor. It works unprivileged (user namespaces) and as
@@ -590,6 +591,20 @@ pub(crate) fn decide(
             entry.detail = LANDLOCK_NET_BESIDE_OBSERVER.into();
         }
     }
+    // Without bubblewrap Landlock alone keeps writes in, and what it refuses
+    // is seen by nobody: no decoy can stand in for an original.
+    if bwrap.is_none() {
+        for entry in layers
+            .iter_mut()
+            .filter(|l| l.layer == IsolationLayer::LandlockFs && l.held)
+        {
+            entry.detail = format!(
+                "{}; {}",
+                entry.detail,
+                crate::view::UNREPORTED_WITHOUT_DECOYS
+            );
+        }
+    }
     Decision {
         direct_netns: network && bwrap.is_none(),
         observe_network: observe_network.clone(),
@@ -920,6 +935,21 @@ mod tests {
             ]
         );
         assert!(landlock_only.direct_netns);
+        assert!(
+            landlock_only
+                .layers
+                .iter()
+                .any(|l| l.layer == IsolationLayer::LandlockFs
+                    && l.detail.ends_with(crate::view::UNREPORTED_WITHOUT_DECOYS)),
+            "{:?}",
+            landlock_only.layers
+        );
+        assert!(
+            !all.layers
+                .iter()
+                .any(|l| l.detail.contains(crate::view::UNREPORTED_WITHOUT_DECOYS)),
+            "with bubblewrap the decoys report attempts"
+        );
         let (level, detail) = level_of(&landlock_only.layers);
         assert_eq!(level, IsolationLevel::Partial);
         assert!(

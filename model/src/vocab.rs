@@ -235,7 +235,7 @@ impl IsolationLayer {
                 "root inside is an unprivileged user outside; every capability is dropped and no further user namespace can be made"
             }
             IsolationLayer::MountNamespace => {
-                "the host file system is read-only, the jail is the only writable place, and the stores' originals and /run are hidden"
+                "the host file system is read-only, the jail is the only writable place, /run is hidden, and decoys stand in for the stores' originals, so a write attempted on one is reported"
             }
             IsolationLayer::PidNamespace => {
                 "the server sees only its own processes, and its whole tree (setsid or not) ends when the audit stops it"
