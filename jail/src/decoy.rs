@@ -172,12 +172,13 @@ pub(crate) struct Placement {
 }
 
 /// Where the decoys for `originals` go, given what the sandbox binds
-/// anyway: `views`, the host's content shown read-only (the system's
-/// runtime, the server's install, `--ro-bind` paths), and `mounts`, every
-/// other path bound or mounted (the jail, `/tmp`, `/dev`, `/proc`, the
-/// helper). A directory decoy is never one of those, beneath a view (it
-/// would hide the server's own files) or above any of them (it would hide
-/// them all); a file decoy goes anywhere an original file exists.
+/// anyway: `views`, what it shows of the host or binds from it (the
+/// system's runtime, the server's install, `--ro-bind` paths, `/proc`, the
+/// jail, the helper), and `mounts`, its own tmpfs mounts (`/tmp`, `/dev`).
+/// A directory decoy is never beneath a view (it would hide the server's
+/// own files, or land in the jail) nor above a view or a mount (it would
+/// hide them all); beneath a mount it is placed on the sandbox's tmpfs. A
+/// file decoy goes anywhere an original file exists.
 pub(crate) fn place(
     originals: &[Original],
     views: &[PathBuf],
@@ -408,7 +409,7 @@ mod tests {
             ),
         ];
         let jail = host.path().join("tmp/jail");
-        let placed = place(&originals, std::slice::from_ref(&install), &[jail]);
+        let placed = place(&originals, &[install.clone(), jail], &[]);
         assert_eq!(
             placed,
             [
@@ -428,6 +429,9 @@ mod tests {
         let above = place(&originals[..1], &[], &[data.join("x")]);
         assert_eq!(above[0].seed, None);
         assert_eq!(above[0].at, db);
+        // Beneath the sandbox's own tmpfs it is.
+        let beneath = place(&originals[..1], &[], &[host.path().to_path_buf()]);
+        assert_eq!(beneath[0].at, data);
     }
 
     #[test]

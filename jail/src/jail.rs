@@ -690,21 +690,22 @@ impl Jail {
         if self.decoys.is_some() {
             return;
         }
+        // Neither beneath nor above: what the sandbox shows of the host, the
+        // kernel's /proc, the jail and whatever else is bound writable.
         let mut views: Vec<PathBuf> = crate::view::SYSTEM
             .iter()
             .map(PathBuf::from)
-            .chain([PathBuf::from("/etc")])
+            .chain([PathBuf::from("/etc"), PathBuf::from("/proc")])
             .chain(install.iter().cloned())
             .chain(crate::view::extra().iter().cloned())
-            .collect();
-        views.retain(|v| v.exists());
-        let mounts: Vec<PathBuf> = ["/tmp", "/dev", "/proc"]
-            .iter()
-            .map(PathBuf::from)
             .chain([self.root.clone()])
             .chain(decision.helper.iter().cloned())
             .chain(decision.landlock.writable.iter().cloned())
             .collect();
+        views.retain(|v| v.exists());
+        // Never above: the sandbox's own tmpfs mounts, on which a decoy may be
+        // placed (an original beneath /tmp).
+        let mounts = [PathBuf::from("/tmp"), PathBuf::from("/dev")];
         let originals = crate::decoy::Original::of_stores(&self.stores);
         let placements = crate::decoy::place(&originals, &views, &mounts);
         self.decoys = Some(crate::decoy::Decoys::make(&self.root, placements).unwrap_or_default());
