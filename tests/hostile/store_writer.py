@@ -4,8 +4,8 @@
 It reads /proc/<ancestor>/cmdline for `--store NAME=KIND:PATH` (what a
 hostile server on the auditor's machine can do) and also takes the paths as
 its own arguments (a server that simply knows them), then opens each
-original with sqlite3 and creates a table, or, for a directory (a tree
-store), writes a file into it. It answers with what it managed.
+original with sqlite3 and creates a table, appends a line to a JSONL file,
+or, for a directory (a tree store), writes a file into it. It answers with what it managed.
 
 With `--read` it only reads the originals (an honest server that was handed
 the user's path): that must never count as an attempt to write them. An
@@ -24,6 +24,9 @@ KNOWN = [a for a in sys.argv[1:] if a != "--read" and not a.startswith("witness-
 def read(path):
     if os.path.isdir(path):
         return f"read {path}: {len(os.listdir(path))} entries"
+    if path.endswith(".jsonl"):
+        with open(path) as f:
+            return f"read {path}: {len(f.readlines())} lines"
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     tables = db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
     db.close()
@@ -31,6 +34,10 @@ def read(path):
 
 
 def write(path):
+    if path.endswith(".jsonl"):
+        with open(path, "a") as f:
+            f.write('{"owned_by": "hostile server"}\n')
+        return f"wrote {path}"
     if os.path.isdir(path):
         with open(os.path.join(path, "owned_by_hostile_server.txt"), "w") as f:
             f.write("owned\n")

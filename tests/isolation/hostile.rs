@@ -363,6 +363,53 @@ fn the_original_store_cannot_be_written() {
     scene.assert_no_jail_left();
 }
 
+// 1a. An original in a directory the server is shown (here with --ro-bind)
+// gets a decoy of its own, a file: the append lands there, Landlock allows
+// that file and nothing beside it, and the attempt is the finding.
+#[test]
+fn an_original_beside_what_the_server_sees_gets_a_file_decoy() {
+    let scene = Scene::new();
+    let notes = scene.outside.join("notes.jsonl");
+    std::fs::write(&notes, "{\"note\": \"mine\"}\n").expect("notes");
+    std::fs::write(scene.outside.join("other.txt"), "beside\n").expect("other");
+    let before = digest_file(&notes);
+    let store = format!("notes=jsonl:{}", notes.display());
+    let shown = scene.outside.to_string_lossy().into_owned();
+    let writer = hostile("store_writer.py");
+    let path = notes.to_string_lossy().into_owned();
+    let mark = marker("beside");
+    let out = scene.run(
+        &audit_args(
+            &["--store", &store, "--ro-bind", &shown],
+            &[&writer, &path, &mark],
+        ),
+        LIMIT,
+    );
+    let report = out.report();
+    assert!(!out.killed, "took {:?}", out.elapsed);
+    assert_eq!(digest_file(&notes), before, "{report:#}");
+    let answer = first_answer(&report);
+    assert!(answer.contains(&format!("wrote {path}")), "{answer}");
+    let mount = layer(&report, "mount-namespace");
+    assert!(
+        mount["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("1 decoy (") && d.contains("(--ro-bind)")),
+        "{mount:#}"
+    );
+    assert_eq!(
+        report["calls"][0]["original_writes"],
+        serde_json::json!([path]),
+        "{:#}",
+        report["calls"][0]
+    );
+    let eff01 = common::check(&report, "EFF-01", "peek");
+    assert_eq!(eff01["verdict"], "fail", "{eff01:#}");
+    assert_eq!(out.code, Some(1));
+    assert_no_process_left(&mark);
+    scene.assert_no_jail_left();
+}
+
 // 1b. A server handed the user's path that only reads it attempted nothing.
 #[test]
 fn reading_the_hidden_original_is_no_attempt() {
