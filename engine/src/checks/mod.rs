@@ -453,6 +453,30 @@ mod tests {
     }
 
     #[test]
+    fn an_attempt_on_an_original_is_never_explained_away_as_background() {
+        let tools = [tool("get", json!({"readOnlyHint": true}))];
+        let mut call = call(
+            1,
+            "get",
+            CallStatus::Ok,
+            Provenance::Literal,
+            &[("note_index/3", "update")],
+        );
+        call.original_writes = vec!["/data/app.db".into()];
+        let stores = [sqlite_store()];
+        let learnt = [StoreBackground {
+            store: "db".into(),
+            objects: vec!["note_index".into()],
+        }];
+        let controls = Controls {
+            background: &learnt,
+            stores: &stores,
+        };
+        let checks = evaluate(&tools, &[call], &[], false, &[], None, controls);
+        assert_eq!(verdict(&checks, "EFF-01", "get"), Verdict::Fail);
+    }
+
+    #[test]
     fn a_confirmation_that_reproduces_the_failure_keeps_it() {
         let check = confirmed_eff01(
             "telemetry/1",
