@@ -209,6 +209,9 @@ pub struct Jail {
     cgroups: Vec<Cgroup>,
     /// Bounds reached by servers that ended, not yet taken.
     carried_hits: Vec<String>,
+    /// The decoys in the stores' originals' places, made at the first
+    /// launch inside bubblewrap (`None` before it, or without bubblewrap).
+    decoys: Option<crate::decoy::Decoys>,
     /// Keeps the directory known to the signal handler while it lives.
     _registration: Option<crate::interrupt::Registration>,
     /// Tells a later audit's sweep that this jail has a live owner.
@@ -315,6 +318,7 @@ impl Jail {
             also_writable: Vec::new(),
             cgroups: Vec::new(),
             carried_hits: Vec::new(),
+            decoys: None,
             _registration: registration,
             _lock: lock,
         })
@@ -416,6 +420,17 @@ impl Jail {
         }
         hits.dedup();
         hits
+    }
+
+    /// The paths of the stores' originals the server wrote since this was
+    /// last asked, as the report names them: the writes landed in the
+    /// decoys that stand in for the originals (none without bubblewrap,
+    /// where no decoy can be placed and a refused write is not seen).
+    pub fn original_writes(&mut self) -> Vec<String> {
+        self.decoys
+            .as_mut()
+            .map(crate::decoy::Decoys::written)
+            .unwrap_or_default()
     }
 
     /// The recorder stopped answering: from here on the network is not
@@ -540,10 +555,16 @@ impl Jail {
             }
         }
         self.cgroups = cgroups;
-        let ((mut child, init, layers), sink) = match &decision.bwrap {
-            Some(bwrap) => self
-                .spawn_bwrap(bwrap, &decision, &program, &args)
-                .map_err(spawn_error)?,
+        let ((mut child, init, layers), sink) = match decision.bwrap.clone() {
+            Some(bwrap) => {
+                let path_var = self.environment().get("PATH").map(std::ffi::OsString::from);
+                let install =
+                    crate::view::install_dirs(&program, &args, path_var.as_deref(), &self.root);
+                self.place_decoys(&decision, &install);
+                decision.decoys = self.decoy_paths().into_iter().map(|(at, _)| at).collect();
+                self.spawn_bwrap(&bwrap, &decision, &program, &args, &install)
+                    .map_err(spawn_error)?
+            }
             None => (
                 self.spawn_direct(&decision, &program, &args)
                     .map_err(spawn_error)?,
@@ -592,6 +613,7 @@ impl Jail {
         decision: &sandbox::Decision,
         program: &Path,
         args: &[String],
+        install: &[PathBuf],
     ) -> std::io::Result<(Spawned, Result<witness_netsink::Sink, String>)> {
         let info = sandbox::InfoPipe::new()?;
         let info_fd = info.write.as_raw_fd();
@@ -603,12 +625,17 @@ impl Jail {
         };
         let block_fd = block.as_ref().map(|b| b.read.as_raw_fd());
         let network = self.spec.isolate_network;
-        let path_var = self.environment().get("PATH").map(std::ffi::OsString::from);
-        let install = crate::view::install_dirs(program, args, path_var.as_deref(), &self.root);
+        let decoys = self.decoy_paths();
+        let hidden: Vec<PathBuf> = self
+            .originals()
+            .into_iter()
+            .filter(|file| !decoys.iter().any(|(at, _)| file.starts_with(at)))
+            .collect();
         let visible = sandbox::Visible {
-            install: &install,
+            install,
             extra: crate::view::extra(),
-            hidden: &self.originals(),
+            decoys: &decoys,
+            hidden: &hidden,
             scratch: crate::bounds::bounds().disk,
         };
         let mut cmd = sandbox::bwrap_command(
@@ -646,9 +673,51 @@ impl Jail {
             .iter_mut()
             .filter(|l| l.layer == IsolationLayer::MountNamespace && l.held)
         {
-            entry.detail = crate::view::describe(install.len(), crate::view::extra());
+            entry.detail = crate::view::describe(
+                install.len(),
+                crate::view::extra(),
+                decoys.len(),
+                hidden.len(),
+            );
         }
         Ok(((child, init, layers), sink))
+    }
+
+    /// Makes the decoys for the stores' originals, once per jail: where the
+    /// sandbox shows `install` and binds what `decision` says. A jail whose
+    /// decoys cannot be made hides its originals behind `/dev/null`.
+    fn place_decoys(&mut self, decision: &sandbox::Decision, install: &[PathBuf]) {
+        if self.decoys.is_some() {
+            return;
+        }
+        // Neither beneath nor above: what the sandbox shows of the host, the
+        // kernel's /proc, the jail and whatever else is bound writable.
+        let mut views: Vec<PathBuf> = crate::view::SYSTEM
+            .iter()
+            .map(PathBuf::from)
+            .chain([PathBuf::from("/etc"), PathBuf::from("/proc")])
+            .chain(install.iter().cloned())
+            .chain(crate::view::extra().iter().cloned())
+            .chain([self.root.clone()])
+            .chain(decision.helper.iter().cloned())
+            .chain(decision.landlock.writable.iter().cloned())
+            .collect();
+        views.retain(|v| v.exists());
+        // Never above: the sandbox's own tmpfs mounts, on which a decoy may be
+        // placed (an original beneath /tmp).
+        let mounts = [PathBuf::from("/tmp"), PathBuf::from("/dev")];
+        let originals = crate::decoy::Original::of_stores(&self.stores);
+        let placements = crate::decoy::place(&originals, &views, &mounts);
+        self.decoys = Some(crate::decoy::Decoys::make(&self.root, placements).unwrap_or_default());
+    }
+
+    /// Each decoy as (the original's path, the decoy on the host).
+    fn decoy_paths(&self) -> Vec<(PathBuf, PathBuf)> {
+        self.decoys
+            .iter()
+            .flat_map(|d| &d.decoys)
+            .map(|d| (d.at.clone(), d.source.clone()))
+            .collect()
     }
 
     /// The server without bubblewrap: Landlock through the helper where it
@@ -700,9 +769,10 @@ impl Jail {
             .fold(Launch::new(), |launch, fd| launch.join_cgroup(fd.as_fd()))
     }
 
-    /// The stores' original files, hidden from the server in the sandbox.
-    /// A tree (a repository too) is left visible (read-only): it may hold the
-    /// server's own code.
+    /// The stores' original files, hidden from the server in the sandbox
+    /// (behind `/dev/null` where no decoy stands in for them). A tree (a
+    /// repository too) gets a decoy only where nothing else the sandbox
+    /// shows lies in it: it may hold the server's own code.
     fn originals(&self) -> Vec<PathBuf> {
         let mut files = Vec::new();
         for store in &self.stores {
@@ -770,6 +840,7 @@ impl Jail {
             also_writable: Vec::new(),
             cgroups: Vec::new(),
             carried_hits: Vec::new(),
+            decoys: None,
             _registration: None,
             _lock: None,
         })

@@ -11,6 +11,9 @@
 //!   where it works), and in its own process group. The report records
 //!   every isolation layer and whether it held; nothing pretends otherwise.
 //!   The stores are copied so that the copy cannot lead out ([`copy`]);
+//! - decoys in the place of the stores' originals, inside the sandbox's
+//!   mount namespace: a write the server attempts on the user's data lands
+//!   there and is reported, never lost as a quiet refusal;
 //! - [`interrupt`]: a live jail and every launched server are known to the
 //!   signal handler, so that no signal strands them;
 //! - [`observe`]: the stores observed out of band, one observer per store
@@ -25,6 +28,7 @@
 
 pub mod bounds;
 pub mod copy;
+mod decoy;
 pub mod disk;
 pub mod interrupt;
 mod isolation;

@@ -125,8 +125,12 @@ impl ObservedSet {
                 (s.spec.name.clone(), observer_for(s, budget, facts))
             })
             .collect();
-        let mut jail_observer =
-            witness_observers::fs::FsObserver::new(jail.root()).with_budget(budget);
+        // The decoys are the originals' stand-ins, compared on their own
+        // (`Jail::original_writes`): a write there is an attempt on the
+        // user's data, never an effect inside the jail.
+        let mut jail_observer = witness_observers::fs::FsObserver::new(jail.root())
+            .with_budget(budget)
+            .exclude(crate::decoy::DIR);
         for path in excluded {
             jail_observer = jail_observer.exclude(path);
         }

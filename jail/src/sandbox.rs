@@ -4,7 +4,8 @@
 //!
 //! - **bubblewrap** (`bwrap`): user, mount, PID, network, IPC and UTS
 //!   namespaces; the host file system bound read-only, the jail bound
-//!   writable at its own path, `/run` and the stores' original files hidden,
+//!   writable at its own path, `/run` hidden, a decoy in each store's
+//!   original's place (see `decoy`: a write there is reported, not lost),
 //!   a fresh `/proc` that shows only the sandbox's processes, every
 //!   capability dropped, no further user namespaces, a new session, and
 //!   death with the auditor. It works unprivileged (user namespaces) and as
@@ -185,8 +186,15 @@ fn rules(request: &LandlockRequest) -> Result<RulesetCreated, Box<dyn std::error
     let mut created = ruleset.create()?;
     if request.fs {
         for dir in &request.writable {
+            // A decoy may be a file, which takes the file rights only (the
+            // kernel refuses directory rights on one).
+            let rights = if dir.is_dir() {
+                AccessFs::from_write(FS_ABI)
+            } else {
+                AccessFs::from_write(FS_ABI) & AccessFs::from_file(FS_ABI)
+            };
             let fd = PathFd::new(dir)?;
-            created = created.add_rule(PathBeneath::new(fd, AccessFs::from_write(FS_ABI)))?;
+            created = created.add_rule(PathBeneath::new(fd, rights))?;
         }
         for device in WRITABLE_DEVICES {
             if let Ok(fd) = PathFd::new(device) {
@@ -312,6 +320,11 @@ pub(crate) struct Decision {
     pub(crate) limits: Vec<(Limit, u64)>,
     /// The cgroups (controller, limit) the server's tree is put in.
     pub(crate) cgroups: Vec<(Controller, u64)>,
+    /// The decoys in the stores' originals' places, in the sandbox: the
+    /// helper's Landlock rules let the server write them (the write is the
+    /// evidence), and only them, of everything outside the jail. Never
+    /// bound from the host by these paths.
+    pub(crate) decoys: Vec<PathBuf>,
 }
 
 impl Decision {
@@ -324,7 +337,11 @@ impl Decision {
 
     /// The helper's arguments, up to and including `--`.
     pub(crate) fn helper_args(&self) -> Vec<OsString> {
-        let mut args = self.landlock.to_args();
+        let mut landlock = self.landlock.clone();
+        if landlock.fs {
+            landlock.writable.extend(self.decoys.iter().cloned());
+        }
+        let mut args = landlock.to_args();
         let end = args.pop();
         args.extend(bounds::limit_args(&self.limits));
         args.extend(end);
@@ -574,6 +591,20 @@ pub(crate) fn decide(
             entry.detail = LANDLOCK_NET_BESIDE_OBSERVER.into();
         }
     }
+    // Without bubblewrap Landlock alone keeps writes in, and what it refuses
+    // is seen by nobody: no decoy can stand in for an original.
+    if bwrap.is_none() {
+        for entry in layers
+            .iter_mut()
+            .filter(|l| l.layer == IsolationLayer::LandlockFs && l.held)
+        {
+            entry.detail = format!(
+                "{}; {}",
+                entry.detail,
+                crate::view::UNREPORTED_WITHOUT_DECOYS
+            );
+        }
+    }
     Decision {
         direct_netns: network && bwrap.is_none(),
         observe_network: observe_network.clone(),
@@ -589,6 +620,7 @@ pub(crate) fn decide(
         layers,
         limits,
         cgroups,
+        decoys: Vec::new(),
     }
 }
 
@@ -665,7 +697,10 @@ pub(crate) struct Visible<'a> {
     pub(crate) install: &'a [PathBuf],
     /// What the user added with `--ro-bind` (read-only).
     pub(crate) extra: &'a [PathBuf],
-    /// The stores' original files, hidden behind `/dev/null`.
+    /// Decoys in the place of the stores' originals: (the original's path,
+    /// the decoy on the host), bound writable.
+    pub(crate) decoys: &'a [(PathBuf, PathBuf)],
+    /// The stores' original files without a decoy, hidden behind `/dev/null`.
     pub(crate) hidden: &'a [PathBuf],
     /// The size of the scratch tmpfs at `/tmp`.
     pub(crate) scratch: u64,
@@ -728,8 +763,24 @@ pub(crate) fn bwrap_command(
     for dir in decision.landlock.writable.iter().filter(|d| *d != jail) {
         cmd.arg("--bind").arg(dir).arg(dir);
     }
+    // After the jail, so that a decoy whose original lies beneath /tmp is
+    // mounted on the scratch tmpfs, not under it.
+    for (original, decoy) in visible.decoys {
+        cmd.arg("--bind").arg(decoy).arg(original);
+    }
     for original in visible.hidden {
         cmd.arg("--ro-bind").arg("/dev/null").arg(original);
+    }
+    if !visible.decoys.is_empty() {
+        // The decoys' own directory in the jail is covered by an empty,
+        // read-only tmpfs: the server reaches a decoy only by its
+        // original's path, so whatever lands in one was meant for the
+        // original.
+        let decoys = jail.join(crate::decoy::DIR);
+        cmd.args(["--size", "4096", "--tmpfs"])
+            .arg(&decoys)
+            .arg("--remount-ro")
+            .arg(&decoys);
     }
     cmd.arg("--chdir").arg(jail.join("work"));
     cmd.arg("--info-fd").arg(info_fd.to_string());
@@ -884,6 +935,21 @@ mod tests {
             ]
         );
         assert!(landlock_only.direct_netns);
+        assert!(
+            landlock_only
+                .layers
+                .iter()
+                .any(|l| l.layer == IsolationLayer::LandlockFs
+                    && l.detail.ends_with(crate::view::UNREPORTED_WITHOUT_DECOYS)),
+            "{:?}",
+            landlock_only.layers
+        );
+        assert!(
+            !all.layers
+                .iter()
+                .any(|l| l.detail.contains(crate::view::UNREPORTED_WITHOUT_DECOYS)),
+            "with bubblewrap the decoys report attempts"
+        );
         let (level, detail) = level_of(&landlock_only.layers);
         assert_eq!(level, IsolationLevel::Partial);
         assert!(

@@ -243,8 +243,14 @@ pub fn install_dirs(
     kept
 }
 
-/// One line for the report: what the server could see.
-pub fn describe(install: usize, extra: &[PathBuf]) -> String {
+/// What the Landlock layer says of refused writes where no decoy can be
+/// placed (no bubblewrap, so no mount namespace to place one in).
+pub const UNREPORTED_WITHOUT_DECOYS: &str = "a write it refuses is not reported: without bubblewrap's mount namespace no decoy can stand in for the stores' originals, and no layer here reports attempts";
+
+/// One line for the report: what the server could see, and which refused
+/// attempts are reported (`decoys` stand in for originals; `hidden` are
+/// behind `/dev/null` because their decoy could not be made).
+pub fn describe(install: usize, extra: &[PathBuf], decoys: usize, hidden: usize) -> String {
     let system: Vec<&str> = SYSTEM
         .iter()
         .copied()
@@ -260,7 +266,24 @@ pub fn describe(install: usize, extra: &[PathBuf]) -> String {
         let shown: Vec<String> = extra.iter().map(|p| p.display().to_string()).collect();
         text.push_str(&format!(", and {} (--ro-bind)", shown.join(", ")));
     }
-    text.push_str("; temporary and home directories, /run and other audits' jails are absent, so no socket outside can be reached; the stores' original files are hidden. A write or connect the sandbox refused is not reported: no layer here reports attempts");
+    text.push_str("; temporary and home directories, /run and other audits' jails are absent, so no socket outside can be reached. ");
+    if decoys > 0 {
+        text.push_str(&format!(
+            "A write to a store's original is reported: {decoys} decoy{} (an empty file or directory, writable) stand{} in the originals' places, the originals themselves out of reach, and what lands in a decoy is an original-store-write-attempt finding",
+            if decoys == 1 { "" } else { "s" },
+            if decoys == 1 { "s" } else { "" },
+        ));
+    } else {
+        text.push_str("No store has an original a decoy could stand in for");
+    }
+    if hidden > 0 {
+        text.push_str(&format!(
+            "; {hidden} original file{} without a decoy {} hidden behind /dev/null, where a write is refused and not reported",
+            if hidden == 1 { "" } else { "s" },
+            if hidden == 1 { "is" } else { "are" },
+        ));
+    }
+    text.push_str(". Any other write or connect the sandbox refuses (read-only or absent paths) is not reported");
     text
 }
 

@@ -220,6 +220,12 @@ pub struct CallRecord {
     /// effects (absent when there were none or the network was not observed).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub network: Vec<NetworkAttempt>,
+    /// Writes the server attempted on a store's original (the user's file
+    /// or directory, which the sandbox hides) between the snapshot just
+    /// before and just after the call: each path as the report names the
+    /// store's source, never where the decoy that took the write lives.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub original_writes: Vec<String>,
 }
 
 /// One outbound attempt a jailed server made, as the network observer's
@@ -401,6 +407,17 @@ pub struct Evidence {
     /// Outbound attempts that decided it (EFF-04).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub network: Vec<EvidenceNetwork>,
+    /// Writes attempted on a store's original that decided it (EFF-01).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub original_writes: Vec<EvidenceOriginalWrite>,
+}
+
+/// A write attempted on a store's original that a verdict rests on: the
+/// call and the original's path ([`CallRecord::original_writes`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct EvidenceOriginalWrite {
+    pub call: u32,
+    pub path: String,
 }
 
 /// An outbound attempt a verdict rests on: the call and where it reached.

@@ -235,7 +235,7 @@ impl IsolationLayer {
                 "root inside is an unprivileged user outside; every capability is dropped and no further user namespace can be made"
             }
             IsolationLayer::MountNamespace => {
-                "the host file system is read-only, the jail is the only writable place, and the stores' originals and /run are hidden"
+                "the host file system is read-only, the jail is the only writable place, /run is hidden, and decoys stand in for the stores' originals, so a write attempted on one is reported"
             }
             IsolationLayer::PidNamespace => {
                 "the server sees only its own processes, and its whole tree (setsid or not) ends when the audit stops it"
@@ -938,6 +938,9 @@ pub enum FindingKind {
     /// processes) during a call: the call ended there, the server was
     /// started again.
     ResourceLimit,
+    /// The server wrote where a store's original is: the sandbox kept the
+    /// original out of reach, and the write landed in the decoy in its place.
+    OriginalStoreWriteAttempt,
 }
 
 impl FindingKind {
@@ -961,6 +964,7 @@ impl FindingKind {
             FindingKind::NotContained => "not-contained",
             FindingKind::NetworkAttemptsDropped => "network-attempts-dropped",
             FindingKind::ResourceLimit => "resource-limit",
+            FindingKind::OriginalStoreWriteAttempt => "original-store-write-attempt",
         }
     }
 }

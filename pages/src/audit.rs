@@ -216,6 +216,8 @@ struct CallView {
     late_effects: Vec<EffectView>,
     /// Outbound attempts the network observer charged to this call.
     network: Vec<witness_model::audit::NetworkAttempt>,
+    /// Paths of stores' originals it tried to write (caught by decoys).
+    original_writes: Vec<String>,
     probes: Vec<ProbeView>,
     events_after: Vec<String>,
     event_effects: Vec<EffectView>,
@@ -254,6 +256,8 @@ struct CheckView {
     probes: Vec<String>,
     /// Outbound attempts the verdict rests on: call, its anchor, where.
     network: Vec<(u32, String, String)>,
+    /// Writes attempted on stores' originals it rests on: call, its anchor, path.
+    original_writes: Vec<(u32, String, String)>,
 }
 
 #[derive(Serialize)]
@@ -480,6 +484,7 @@ fn call_view(report: &AuditReport, call: &CallRecord, sessions: &[usize]) -> Cal
         effects: effects(&call.effects),
         late_effects: effects(&call.late_effects),
         network: call.network.clone(),
+        original_writes: call.original_writes.clone(),
         probes: call.probes.iter().map(probe).collect(),
         events_after: call.events_after.clone(),
         event_effects: effects(&call.event_effects),
@@ -587,6 +592,12 @@ fn check_view(check: &CheckResult) -> CheckView {
             .network
             .iter()
             .map(|n| (n.call, call_anchor(n.call), n.destination.clone()))
+            .collect(),
+        original_writes: check
+            .evidence
+            .original_writes
+            .iter()
+            .map(|w| (w.call, call_anchor(w.call), w.path.clone()))
             .collect(),
     }
 }
@@ -941,6 +952,11 @@ fn isolation_limits(isolation: &IsolationEntry) -> Vec<String> {
     let mut out = Vec::new();
     if writes_confined {
         out.push("Writes outside the jail were refused by the sandbox (the host read-only, or Landlock): a tool could not change anything beyond the jail, so nothing there went unobserved.".to_owned());
+        if held(IsolationLayer::MountNamespace) {
+            out.push("A write to a store's original was reported, not lost as a refusal: a decoy stood in each original's place, and what landed there is an original-store-write-attempt finding (a read-only tool fails EFF-01). Any other write the sandbox refused is not reported.".to_owned());
+        } else {
+            out.push("A write the sandbox refused was not reported: without bubblewrap's mount namespace no decoy stood in for the stores' originals, so a tool that tried to write one and was refused passes EFF-01 all the same.".to_owned());
+        }
     } else {
         out.push(format!(
             "Writes outside the jail were not prevented ({}): a tool that wrote an absolute path elsewhere changed it unobserved, and passes EFF-01 all the same.",

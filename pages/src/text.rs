@@ -131,6 +131,14 @@ pub fn text(report: &AuditReport) -> String {
                     clip(&reach.destination, 160)
                 );
             }
+            for write in check.evidence.original_writes.iter().take(8) {
+                let _ = writeln!(
+                    out,
+                    "    call {}: tried to write the original {}",
+                    write.call,
+                    clip(&write.path, 160)
+                );
+            }
         }
     }
     if !report.metadata.is_empty() {

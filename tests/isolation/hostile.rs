@@ -235,7 +235,7 @@ fn audit_args<'a>(extra: &[&'a str], server: &[&'a str]) -> Vec<&'a str> {
     args
 }
 
-// 1. The original stores cannot be written.
+// 1. The original stores cannot be written, and the attempt is the finding.
 #[test]
 fn the_original_store_cannot_be_written() {
     let scene = Scene::new();
@@ -245,11 +245,31 @@ fn the_original_store_cannot_be_written() {
         conn.execute_batch("CREATE TABLE notes(id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes(body) VALUES ('mine');")
             .expect("seed");
     }
+    let tree = scene.outside.join("files");
+    std::fs::create_dir_all(&tree).expect("tree");
+    std::fs::write(tree.join("a.txt"), "the user's file\n").expect("a.txt");
     let before = digest_file(&db);
-    let store = format!("db=sqlite:{}", db.display());
+    let db_store = format!("db=sqlite:{}", db.display());
+    let tree_store = format!("files=fs:{}", tree.display());
     let writer = hostile("store_writer.py");
-    let path = db.to_string_lossy().into_owned();
-    let out = scene.run(&audit_args(&["--store", &store], &[&writer, &path]), LIMIT);
+    let (db_path, tree_path) = (db.to_string_lossy(), tree.to_string_lossy());
+    let mark = marker("original");
+    let pages = tempfile::tempdir().expect("out dir");
+    let out_dir = pages.path().to_string_lossy().into_owned();
+    let out = scene.run(
+        &audit_args(
+            &[
+                "--store",
+                &db_store,
+                "--store",
+                &tree_store,
+                "--out",
+                &out_dir,
+            ],
+            &[&writer, &db_path, &tree_path, &mark],
+        ),
+        LIMIT,
+    );
     let report = out.report();
     assert!(!out.killed, "took {:?}", out.elapsed);
     assert_eq!(
@@ -266,11 +286,221 @@ fn the_original_store_cannot_be_written() {
         )
         .expect("query");
     assert_eq!(tables, 0);
+    let files: Vec<_> = std::fs::read_dir(&tree)
+        .expect("tree")
+        .filter_map(Result::ok)
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(files, ["a.txt"], "the original tree was written");
+    // The mount namespace held: the originals were out of reach, and a
+    // decoy stood in their place (one directory: both stores' originals
+    // are in it), which is how the attempt was seen.
+    let mount = layer(&report, "mount-namespace");
+    assert_eq!(mount["held"], true, "{mount:#}");
     assert!(
-        isolation_held(&report, "mount-namespace"),
-        "{:#}",
-        report["isolation"]
+        mount["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("1 decoy (") && d.contains("original-store-write-attempt")),
+        "{mount:#}"
     );
+    // The server believed it wrote: the decoys took the writes.
+    let answer = first_answer(&report);
+    assert!(
+        answer.contains(&format!("wrote {db_path}"))
+            && answer.contains(&format!("wrote {tree_path}")),
+        "{answer}"
+    );
+    // The attempt is the finding, on the call, and the read-only tool fails
+    // EFF-01 with the originals' paths as evidence.
+    let written_in_tree = tree.join("owned_by_hostile_server.txt");
+    let written_in_tree = written_in_tree.to_string_lossy();
+    let call = &report["calls"][0];
+    assert_eq!(call["tool"], "peek");
+    let attempted: Vec<&str> = call["original_writes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        attempted.contains(&&*db_path) && attempted.contains(&&*written_in_tree),
+        "{call:#}"
+    );
+    let findings: Vec<&Value> = report["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|f| f["kind"] == "original-store-write-attempt")
+        .collect();
+    assert!(
+        findings
+            .iter()
+            .any(|f| f["call"] == 1 && f["detail"].as_str().is_some_and(|d| d.contains(&*db_path))),
+        "{:#}",
+        report["findings"]
+    );
+    let eff01 = common::check(&report, "EFF-01", "peek");
+    assert_eq!(eff01["verdict"], "fail", "{eff01:#}");
+    let evidence: Vec<&str> = eff01["evidence"]["original_writes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|w| w["path"].as_str())
+        .collect();
+    assert!(evidence.contains(&&*db_path), "{eff01:#}");
+    let page = std::fs::read_to_string(pages.path().join("report.html")).expect("page");
+    assert!(
+        page.contains("tried to write the original")
+            && page.contains("A write to a store&#39;s original was reported"),
+        "the page shows the attempt and which layer reports attempts"
+    );
+    assert!(
+        !report.to_string().contains("/decoys/"),
+        "no decoy's own path reaches the report: {report:#}"
+    );
+    assert_eq!(out.code, Some(1));
+    assert_no_process_left(&mark);
+    scene.assert_no_jail_left();
+}
+
+// 1a. An original in a directory the server is shown (here with --ro-bind)
+// gets a decoy of its own, a file: the append lands there, Landlock allows
+// that file and nothing beside it, and the attempt is the finding.
+#[test]
+fn an_original_beside_what_the_server_sees_gets_a_file_decoy() {
+    let scene = Scene::new();
+    let notes = scene.outside.join("notes.jsonl");
+    std::fs::write(&notes, "{\"note\": \"mine\"}\n").expect("notes");
+    std::fs::write(scene.outside.join("other.txt"), "beside\n").expect("other");
+    let before = digest_file(&notes);
+    let store = format!("notes=jsonl:{}", notes.display());
+    let shown = scene.outside.to_string_lossy().into_owned();
+    let writer = hostile("store_writer.py");
+    let path = notes.to_string_lossy().into_owned();
+    let mark = marker("beside");
+    let out = scene.run(
+        &audit_args(
+            &["--store", &store, "--ro-bind", &shown],
+            &[&writer, &path, &mark],
+        ),
+        LIMIT,
+    );
+    let report = out.report();
+    assert!(!out.killed, "took {:?}", out.elapsed);
+    assert_eq!(digest_file(&notes), before, "{report:#}");
+    let answer = first_answer(&report);
+    assert!(answer.contains(&format!("wrote {path}")), "{answer}");
+    let mount = layer(&report, "mount-namespace");
+    assert!(
+        mount["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("1 decoy (") && d.contains("(--ro-bind)")),
+        "{mount:#}"
+    );
+    assert_eq!(
+        report["calls"][0]["original_writes"],
+        serde_json::json!([path]),
+        "{:#}",
+        report["calls"][0]
+    );
+    let eff01 = common::check(&report, "EFF-01", "peek");
+    assert_eq!(eff01["verdict"], "fail", "{eff01:#}");
+    assert_eq!(out.code, Some(1));
+    assert_no_process_left(&mark);
+    scene.assert_no_jail_left();
+}
+
+// 1b. A server handed the user's path that only reads it attempted nothing.
+#[test]
+fn reading_the_hidden_original_is_no_attempt() {
+    let scene = Scene::new();
+    let db = scene.outside.join("app.db");
+    rusqlite::Connection::open(&db)
+        .and_then(|c| c.execute_batch("CREATE TABLE notes(body TEXT);"))
+        .expect("seed");
+    let store = format!("db=sqlite:{}", db.display());
+    let reader = hostile("store_writer.py");
+    let path = db.to_string_lossy().into_owned();
+    let mark = marker("reader");
+    let out = scene.run(
+        &audit_args(&["--store", &store], &[&reader, "--read", &path, &mark]),
+        LIMIT,
+    );
+    let report = out.report();
+    assert!(!out.killed, "took {:?}", out.elapsed);
+    // It read the decoy (empty: no table), not the user's data.
+    let answer = first_answer(&report);
+    assert!(
+        answer.contains(&format!("read {path}: 0 tables")),
+        "{answer}"
+    );
+    assert!(
+        !finding_kinds(&report).contains(&"original-store-write-attempt".to_owned()),
+        "{:#}",
+        report["findings"]
+    );
+    assert_eq!(
+        common::check(&report, "EFF-01", "peek")["verdict"],
+        "pass",
+        "{report:#}"
+    );
+    assert_eq!(out.code, Some(0), "{:#}", report["findings"]);
+    assert_no_process_left(&mark);
+    scene.assert_no_jail_left();
+}
+
+// 1c. Without bubblewrap no decoy can be placed: Landlock still refuses the
+// write, and the report says that a refused attempt is not reported.
+#[test]
+fn without_bubblewrap_the_report_says_refused_attempts_are_not_reported() {
+    let scene = Scene::new();
+    let db = scene.outside.join("app.db");
+    rusqlite::Connection::open(&db)
+        .and_then(|c| c.execute_batch("CREATE TABLE notes(body TEXT);"))
+        .expect("seed");
+    let before = digest_file(&db);
+    // A PATH with python3 and nothing else: no bwrap on it.
+    let bin = scene.outside.join("bin");
+    std::fs::create_dir_all(&bin).expect("bin");
+    let python = Path::new("/usr/bin/python3")
+        .canonicalize()
+        .expect("python3 is installed");
+    std::os::unix::fs::symlink(&python, bin.join("python3")).expect("link");
+    let store = format!("db=sqlite:{}", db.display());
+    let writer = hostile("store_writer.py");
+    let path = db.to_string_lossy().into_owned();
+    let mark = marker("nobwrap");
+    let args = audit_args(&["--store", &store], &[&writer, &path, &mark]);
+    let child = scene
+        .command(&args)
+        .env("PATH", &bin)
+        .spawn()
+        .expect("mcp-witness runs");
+    let out = finish(child, LIMIT);
+    let report = out.report();
+    assert!(!out.killed, "took {:?}", out.elapsed);
+    assert_eq!(digest_file(&db), before, "{report:#}");
+    let mount = layer(&report, "mount-namespace");
+    assert_eq!(mount["held"], false, "{mount:#}");
+    let landlock = layer(&report, "landlock-fs");
+    assert_eq!(landlock["held"], true, "{landlock:#}");
+    assert!(
+        landlock["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("a write it refuses is not reported")),
+        "{landlock:#}"
+    );
+    assert!(
+        first_answer(&report).contains(&format!("could not write {path}")),
+        "{}",
+        first_answer(&report)
+    );
+    assert!(
+        !finding_kinds(&report).contains(&"original-store-write-attempt".to_owned()),
+        "{:#}",
+        report["findings"]
+    );
+    assert_no_process_left(&mark);
     scene.assert_no_jail_left();
 }
 

@@ -272,6 +272,7 @@ pub(super) fn call(
         events_after: Vec::new(),
         event_effects: Vec::new(),
         network: Vec::new(),
+        original_writes: Vec::new(),
     }
 }
 

@@ -64,7 +64,14 @@ impl Controls<'_> {
 /// `check` on `subject`, with the controls applied to a failure.
 pub(super) fn confirmed(check: &Check, subject: &Subject<'_>, controls: &Controls<'_>) -> Outcome {
     let (verdict, reason, evidence) = (check.evaluate)(subject);
-    if verdict != Verdict::Fail || !CONFIRMED.contains(&check.id) || evidence.effects.is_empty() {
+    // A write attempted on a store's original stands as observed: no idle
+    // change of the jail's stores explains it, and the server must not get
+    // a second chance at the user's data to prove it.
+    if verdict != Verdict::Fail
+        || !CONFIRMED.contains(&check.id)
+        || evidence.effects.is_empty()
+        || !evidence.original_writes.is_empty()
+    {
         return (verdict, reason, evidence);
     }
     let background: Vec<&str> = evidence

@@ -1,7 +1,7 @@
 //! EFF-01, EFF-02 and EFF-03: what the declared annotations say about
 //! effects, held to the effects observed.
 
-use witness_model::audit::{CallRecord, Verdict};
+use witness_model::audit::{CallRecord, EvidenceOriginalWrite, Verdict};
 
 use super::{Outcome, Subject, effects_where, evidence_of, unexercised};
 
@@ -16,12 +16,36 @@ pub(super) fn read_only(subject: &Subject<'_>) -> Outcome {
         );
     }
     let writes = effects_where(calls, |_| true);
-    if !writes.is_empty() {
-        let reason = format!(
-            "declared read-only, but {} observed change(s) followed its calls",
-            writes.len()
-        );
-        return (Verdict::Fail, reason, evidence_of(calls, writes));
+    // A write on a store's original is the server's attempt even though
+    // the sandbox kept the original from it: it tried, and the decoy in
+    // the original's place took the write.
+    let attempts: Vec<EvidenceOriginalWrite> = calls
+        .iter()
+        .flat_map(|c| {
+            c.original_writes.iter().map(|path| EvidenceOriginalWrite {
+                call: c.id,
+                path: path.clone(),
+            })
+        })
+        .collect();
+    if !writes.is_empty() || !attempts.is_empty() {
+        let mut parts = Vec::new();
+        if !writes.is_empty() {
+            parts.push(format!(
+                "{} observed change(s) followed its calls",
+                writes.len()
+            ));
+        }
+        if !attempts.is_empty() {
+            parts.push(format!(
+                "it tried to write {} path(s) of a store's original, which the sandbox kept out of its reach",
+                attempts.len()
+            ));
+        }
+        let reason = format!("declared read-only, but {}", parts.join(", and "));
+        let mut evidence = evidence_of(calls, writes);
+        evidence.original_writes = attempts;
+        return (Verdict::Fail, reason, evidence);
     }
     if let Some((verdict, reason)) = unexercised(calls) {
         return (verdict, reason, evidence_of(calls, vec![]));

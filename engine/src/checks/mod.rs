@@ -218,6 +218,7 @@ pub(crate) fn evidence_of(calls: &[&CallRecord], effects: Vec<EvidenceEffect>) -
         effects,
         probes: Vec::new(),
         network: Vec::new(),
+        original_writes: Vec::new(),
     }
 }
 
@@ -363,6 +364,7 @@ mod tests {
             events_after: vec![],
             event_effects: vec![],
             network: vec![],
+            original_writes: vec![],
         }
     }
 
@@ -450,6 +452,30 @@ mod tests {
         );
         let own = confirmed_eff01("notes/n1", &["note_index"], None);
         assert_eq!(own.verdict, Verdict::Fail, "another table is the call's");
+    }
+
+    #[test]
+    fn an_attempt_on_an_original_is_never_explained_away_as_background() {
+        let tools = [tool("get", json!({"readOnlyHint": true}))];
+        let mut call = call(
+            1,
+            "get",
+            CallStatus::Ok,
+            Provenance::Literal,
+            &[("note_index/3", "update")],
+        );
+        call.original_writes = vec!["/data/app.db".into()];
+        let stores = [sqlite_store()];
+        let learnt = [StoreBackground {
+            store: "db".into(),
+            objects: vec!["note_index".into()],
+        }];
+        let controls = Controls {
+            background: &learnt,
+            stores: &stores,
+        };
+        let checks = evaluate(&tools, &[call], &[], false, &[], None, controls);
+        assert_eq!(verdict(&checks, "EFF-01", "get"), Verdict::Fail);
     }
 
     #[test]
@@ -574,6 +600,46 @@ mod tests {
         let checks = evaluate(&tools, &calls, &[], false, &[], None, Controls::default());
         assert_eq!(verdict(&checks, "EFF-01", "get"), Verdict::Fail);
         assert_eq!(tools[0].class, ToolClass::ReadOnly);
+    }
+
+    #[test]
+    fn a_read_only_tool_that_tried_to_write_an_original_fails_eff01_with_its_path() {
+        let tools = [
+            tool("peek", json!({"readOnlyHint": true})),
+            tool("save", json!({"readOnlyHint": false})),
+        ];
+        let mut peek = call(1, "peek", CallStatus::Ok, Provenance::Literal, &[]);
+        peek.original_writes = vec!["/data/app.db".into(), "/data/app.db-journal".into()];
+        let mut save = call(2, "save", CallStatus::Ok, Provenance::Literal, &[]);
+        save.original_writes = vec!["/data/app.db".into()];
+        let checks = evaluate(
+            &tools,
+            &[peek, save],
+            &[],
+            false,
+            &[],
+            None,
+            Controls::default(),
+        );
+        let eff01 = checks
+            .iter()
+            .find(|c| c.id == CheckId::Eff01 && c.tool == "peek")
+            .expect("EFF-01 is judged");
+        assert_eq!(eff01.verdict, Verdict::Fail, "{}", eff01.reason);
+        assert!(
+            eff01.reason.contains("store's original"),
+            "{}",
+            eff01.reason
+        );
+        let paths: Vec<(u32, &str)> = eff01
+            .evidence
+            .original_writes
+            .iter()
+            .map(|w| (w.call, w.path.as_str()))
+            .collect();
+        assert_eq!(paths, [(1, "/data/app.db"), (1, "/data/app.db-journal")]);
+        // A tool that may write is not judged by EFF-01 at all.
+        assert_eq!(verdict(&checks, "EFF-01", "save"), Verdict::Skip);
     }
 
     #[test]

@@ -270,6 +270,7 @@ mod tests {
                     .collect(),
                 probes: Vec::new(),
                 network: Vec::new(),
+                original_writes: Vec::new(),
             },
         }
     }

@@ -351,6 +351,8 @@ impl<'a> Runner<'a> {
         }
         let before = self.relaunch.network_window();
         super::record_outside(&mut self.draft.report, before);
+        let written_before = self.relaunch.original_writes();
+        super::record_original_writes(&mut self.draft.report, &written_before, None);
         self.on_session += 1;
         let frame_start = next_frame(&self.session);
         let sent = Instant::now();
@@ -403,6 +405,7 @@ impl<'a> Runner<'a> {
         let effects = changes.effects;
         let network = self.relaunch.network_window();
         let bounds_hit = self.relaunch.bounds_hit();
+        let original_writes = self.relaunch.original_writes();
         let (outcome, response) = ledger_outcome(outcome);
         let status = outcome.status;
         if call.repeat_of.is_none()
@@ -451,6 +454,12 @@ impl<'a> Runner<'a> {
         record.confirms = call.confirms;
         record.network = network.attempts;
         super::record_dropped(&mut self.draft.report, network.dropped, Some(id));
+        super::record_original_writes(
+            &mut self.draft.report,
+            &original_writes,
+            Some((id, &call.step.tool)),
+        );
+        record.original_writes = original_writes;
         self.draft.report.findings.extend(rejected_values(&record));
         self.draft.report.calls.push(record);
         self.observed
@@ -654,6 +663,7 @@ fn record(id: u32, step: u32, tool: &str, outcome: Outcome) -> CallRecord {
         late_effects: Vec::new(),
         background: Vec::new(),
         network: Vec::new(),
+        original_writes: Vec::new(),
         probes: Vec::new(),
         events_after: Vec::new(),
         event_effects: Vec::new(),

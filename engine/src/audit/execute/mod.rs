@@ -260,6 +260,8 @@ impl Stage<'_> {
         record_outside(&mut self.draft.report, at_shutdown);
         let hits = self.target.jail_mut().bounds_hit();
         record_bounds(&mut self.draft.report, &hits, None);
+        let written = self.target.jail_mut().original_writes();
+        record_original_writes(&mut self.draft.report, &written, None);
         self.draft.report.background = self.observed.background();
         // Background is learnt over the whole audit: a change a call saw
         // before its object was known as background is charged to no call
@@ -365,6 +367,32 @@ pub(super) fn record_bounds(report: &mut AuditReport, hits: &[String], call: Opt
             call,
         });
     }
+}
+
+/// An `original-store-write-attempt` finding for the paths of stores'
+/// originals the server wrote during call `call` (its id and tool), or
+/// outside every call: the sandbox kept each original out of reach, and the
+/// write landed in the decoy in its place.
+pub(super) fn record_original_writes(
+    report: &mut AuditReport,
+    paths: &[String],
+    call: Option<(u32, &str)>,
+) {
+    if paths.is_empty() {
+        return;
+    }
+    let when = match call {
+        Some((id, tool)) => format!("during call {id} ({tool})"),
+        None => "outside the calls".to_owned(),
+    };
+    report.findings.push(Finding {
+        kind: FindingKind::OriginalStoreWriteAttempt,
+        detail: format!(
+            "the server wrote {} {when}, where a store's original is: the sandbox kept the original out of its reach, and the write landed in the decoy in its place",
+            paths.join(", ")
+        ),
+        call: call.map(|(id, _)| id),
+    });
 }
 
 /// A finding for attempts past the observer's bound in one window.

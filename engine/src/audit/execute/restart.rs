@@ -39,6 +39,12 @@ pub(super) trait Relaunch {
     fn bounds_hit(&mut self) -> Vec<String> {
         Vec::new()
     }
+    /// The paths of stores' originals the server wrote since the last time
+    /// this was asked, caught by the decoys in their places (none where no
+    /// decoy could be placed).
+    fn original_writes(&mut self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// A relaunch through the audit's own `Connect`, in the era the first
@@ -57,6 +63,10 @@ impl Relaunch for Relauncher<'_, '_> {
 
     fn bounds_hit(&mut self) -> Vec<String> {
         self.target.jail_mut().bounds_hit()
+    }
+
+    fn original_writes(&mut self) -> Vec<String> {
+        self.target.jail_mut().original_writes()
     }
 
     fn relaunch(&mut self) -> Result<Session, (String, Vec<Connection>)> {
