@@ -180,36 +180,6 @@ impl ObservedSet {
         background
     }
 
-    /// Moves out of `changes` the effects that are the call before's
-    /// follow-ups, and gives them (its late effects): an effect to an
-    /// object named by a value the call before was handed (`before`) and
-    /// this call was not (`now`), such as `note_revisions/n1` seen during
-    /// `list_notes()` just after `save_note(n1)`. A write a call finishes
-    /// after its answer normally lands in its settle or in the control
-    /// window after it; a server thread held up on a loaded machine can
-    /// land it in the next call instead, and that call never named it.
-    pub fn split_follow_ups(
-        &self,
-        changes: &mut Changes,
-        before: &BTreeSet<&str>,
-        now: &BTreeSet<&str>,
-    ) -> Vec<Effect> {
-        let named_before = |e: &Effect| {
-            let name = e.object.rsplit('/').next().unwrap_or(&e.object);
-            !name.is_empty() && before.contains(name) && !now.contains(name)
-        };
-        let (follow_ups, own): (Vec<Effect>, Vec<Effect>) = std::mem::take(&mut changes.effects)
-            .into_iter()
-            .partition(named_before);
-        changes.effects = own;
-        changes.rows.retain(|r| {
-            !follow_ups
-                .iter()
-                .any(|e| e.store == r.store && e.object == r.object)
-        });
-        follow_ups
-    }
-
     /// Each store's background objects, for the report (stores in the
     /// order they are observed; stores that never changed while idle are
     /// left out).
@@ -308,28 +278,6 @@ mod tests {
         assert_eq!(changes.effects, vec![effect("db", "notes/1")]);
         assert_eq!(observed.background()[0].objects, ["index/1"]);
         assert_eq!(observed.background_rates()[0].changes, 3);
-    }
-
-    #[test]
-    fn a_write_to_what_only_the_call_before_named_is_its_follow_up() {
-        let observed = set("db");
-        let mut changes = seen(&["note_revisions/n1", "notes/n2"]);
-        let follow_ups = observed.split_follow_ups(
-            &mut changes,
-            &BTreeSet::from(["n1", "hello"]),
-            &BTreeSet::from(["n2"]),
-        );
-        assert_eq!(follow_ups, vec![effect("db", "note_revisions/n1")]);
-        assert_eq!(changes.effects, vec![effect("db", "notes/n2")]);
-        // A call handed the same name may be the writer itself: kept.
-        let mut changes = seen(&["note_revisions/n1"]);
-        let follow_ups = observed.split_follow_ups(
-            &mut changes,
-            &BTreeSet::from(["n1"]),
-            &BTreeSet::from(["n1"]),
-        );
-        assert!(follow_ups.is_empty());
-        assert_eq!(changes.effects.len(), 1);
     }
 
     #[test]

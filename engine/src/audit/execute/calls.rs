@@ -388,20 +388,6 @@ impl<'a> Runner<'a> {
         self.last_window = Some(sent.elapsed());
         let frame_end = next_frame(&self.session).saturating_sub(1);
         let background = self.observed.split_background(&mut changes);
-        if let Some(before) = self.draft.report.calls.last_mut() {
-            let mut handed_before = Vec::new();
-            for argument in &before.arguments {
-                string_leaves(&argument.value, &mut handed_before);
-            }
-            let mut handed_now = Vec::new();
-            string_leaves(&call.resolved.arguments, &mut handed_now);
-            let follow_ups = self.observed.split_follow_ups(
-                &mut changes,
-                &handed_before.into_iter().collect(),
-                &handed_now.into_iter().collect(),
-            );
-            before.late_effects.extend(follow_ups);
-        }
         let effects = changes.effects;
         let network = self.relaunch.network_window();
         let bounds_hit = self.relaunch.bounds_hit();
