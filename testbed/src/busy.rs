@@ -34,10 +34,28 @@ const INDEX_SCHEMA: &str =
     "CREATE TABLE IF NOT EXISTS note_index(slot INTEGER PRIMARY KEY, pass INTEGER NOT NULL);
      CREATE TABLE IF NOT EXISTS note_revisions(note_id TEXT PRIMARY KEY, bytes INTEGER NOT NULL);";
 
+/// Waits for a lock in steps of a millisecond, for up to five seconds.
+/// SQLite's own busy handler backs off to 100 ms steps, so a write that
+/// meets the auditor's read of the store could land a few hundred
+/// milliseconds late: past the settle and the control window on a loaded
+/// machine, inside the next call. A Node server's unawaited write lands a
+/// millisecond or two after its answer; the busy testbed models that, not
+/// SQLite's back-off.
+fn retry_every_millisecond(attempts: i32) -> bool {
+    std::thread::sleep(Duration::from_millis(1));
+    attempts < 5_000
+}
+
+fn open_eager(path: &Path) -> Result<rusqlite::Connection, TestbedError> {
+    let conn = store::open_or_create(path)?;
+    conn.busy_handler(Some(retry_every_millisecond))?;
+    Ok(conn)
+}
+
 /// Creates the indexer's table and starts the indexer. The thread ends
 /// with the process, or at the first write it cannot make.
 pub fn start_indexer(path: &Path) -> Result<(), TestbedError> {
-    let conn = store::open_or_create(path)?;
+    let conn = open_eager(path)?;
     conn.execute_batch(INDEX_SCHEMA)?;
     std::thread::spawn(move || {
         let mut pass: i64 = 0;
@@ -62,7 +80,7 @@ pub fn start_indexer(path: &Path) -> Result<(), TestbedError> {
 pub fn revise_later(path: PathBuf, id: String, bytes: usize) {
     std::thread::spawn(move || {
         std::thread::sleep(SAVE_DELAY);
-        if let Ok(conn) = store::open_or_create(&path) {
+        if let Ok(conn) = open_eager(&path) {
             let bytes = i64::try_from(bytes).unwrap_or(i64::MAX);
             let _ = conn.execute(
                 "INSERT INTO note_revisions(note_id, bytes) VALUES (?1, ?2)
