@@ -676,6 +676,19 @@ fn lifecycle_rows(detectors: &[LifecycleDetectorScore]) -> Vec<LifecycleRow> {
         .collect()
 }
 
+/// The accuracy of each lifecycle detector, as E3 and E3 on PostgreSQL
+/// chart it.
+fn lifecycle_chart(title: &str, detectors: &[LifecycleDetectorScore]) -> Chart {
+    let groups: Vec<Group> = detectors
+        .iter()
+        .map(|d| Group {
+            label: short(&d.name),
+            values: vec![d.accuracy],
+        })
+        .collect();
+    charts::grouped(title, &["accuracy"], &groups)
+}
+
 /// A scenario's row: its truth and each detector's call, ✗ where wrong.
 fn scenario_row(
     names: &[&str],
@@ -716,16 +729,9 @@ fn e3_postgres_view(e3: &PostgresE3Document, data: &Path, data_href: &str) -> E3
         tool: e3.tool.clone(),
         findings: lifecycle_findings(&e3.detectors, &triples, "role"),
         detector_names: names.iter().map(|n| display(n)).collect(),
-        chart: charts::grouped(
+        chart: lifecycle_chart(
             "Accuracy of each lifecycle detector on PostgreSQL",
-            &["accuracy"],
-            &e3.detectors
-                .iter()
-                .map(|d| Group {
-                    label: short(&d.name),
-                    values: vec![d.accuracy],
-                })
-                .collect::<Vec<_>>(),
+            &e3.detectors,
         ),
         detectors: lifecycle_rows(&e3.detectors),
         scenarios: e3
@@ -771,17 +777,7 @@ fn e3_view(e3: &E3Document, data: &Path, data_href: &str) -> E3View {
         plan: e3.plan.clone(),
         findings,
         detector_names: names.iter().map(|n| display(n)).collect(),
-        chart: charts::grouped(
-            "Accuracy of each E3 detector",
-            &["accuracy"],
-            &e3.detectors
-                .iter()
-                .map(|d| Group {
-                    label: short(&d.name),
-                    values: vec![d.accuracy],
-                })
-                .collect::<Vec<_>>(),
-        ),
+        chart: lifecycle_chart("Accuracy of each E3 detector", &e3.detectors),
         detectors: lifecycle_rows(&e3.detectors),
         scenarios: e3
             .scenarios

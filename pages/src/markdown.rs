@@ -2,9 +2,12 @@
 
 use std::fmt::Write;
 
+use std::collections::BTreeMap;
 use witness_model::coverage::CoverageDocument;
+
 use witness_model::experiments::{
-    E1Document, E2Document, E3Document, PostgresE2Document, PostgresE3Document,
+    ClassifierScore, E1Document, E2Document, E2Object, E3Document, LifecycleDetectorScore,
+    PostgresE2Document, PostgresE3Document,
 };
 
 use crate::{CaseView, num};
@@ -15,6 +18,61 @@ fn yes(b: bool) -> &'static str {
 
 /// Text from a case-study document, safe inside a Markdown table cell: no
 /// cell break, no raw HTML, no link syntax, no invisible characters.
+/// The classifiers' scores, as E2 and E2 on PostgreSQL tabulate them.
+fn classifier_table(out: &mut String, classifiers: &[ClassifierScore]) {
+    out.push_str("| Classifier | Accuracy | TP | FP | TN | FN |\n|---|---|---|---|---|---|\n");
+    for c in classifiers {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} |",
+            c.name,
+            num(c.accuracy),
+            c.tp,
+            c.fp,
+            c.tn,
+            c.fn_
+        );
+    }
+}
+
+/// The lifecycle detectors' scores, as E3 and E3 on PostgreSQL tabulate
+/// them.
+fn detector_table(out: &mut String, detectors: &[LifecycleDetectorScore]) {
+    out.push_str(
+        "| Detector | Accuracy | False-effective | False-ineffective |\n|---|---|---|---|\n",
+    );
+    for d in detectors {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} |",
+            d.name,
+            num(d.accuracy),
+            d.false_effective,
+            d.false_ineffective
+        );
+    }
+}
+
+/// What `classifier` said of an object's authority, marked where wrong.
+fn classified(object: &E2Object, classifier: &str) -> String {
+    let v = object.predictions.get(classifier).copied().unwrap_or(false);
+    if v == object.authority {
+        yes(v).to_string()
+    } else {
+        format!("**{}** ✗", yes(v))
+    }
+}
+
+/// What `detector` said of a scenario, marked where it is not `truth`.
+fn judged(predictions: &BTreeMap<String, String>, truth: &str, detector: &str) -> String {
+    let v = predictions.get(detector).cloned().unwrap_or_default();
+    if v == truth {
+        v
+    } else {
+        format!("**{v}** ✗")
+    }
+}
+
 fn cell(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
@@ -90,29 +148,10 @@ pub fn markdown(
     }
     if let Some(e2) = e2 {
         out.push_str("\n## E2 — persistence is not authority\n\n");
-        out.push_str("| Classifier | Accuracy | TP | FP | TN | FN |\n|---|---|---|---|---|---|\n");
-        for c in &e2.classifiers {
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {} | {} |",
-                c.name,
-                num(c.accuracy),
-                c.tp,
-                c.fp,
-                c.tn,
-                c.fn_
-            );
-        }
+        classifier_table(&mut out, &e2.classifiers);
         out.push_str("\n| Object | Persistent | Authority (truth) | Persistence says | Name says | Probe says | Note |\n|---|---|---|---|---|---|---|\n");
         for o in &e2.objects {
-            let say = |c: &str| {
-                let v = o.predictions.get(c).copied().unwrap_or(false);
-                if v == o.authority {
-                    yes(v).to_string()
-                } else {
-                    format!("**{}** ✗", yes(v))
-                }
-            };
+            let say = |c: &str| classified(o, c);
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} | {} | {} | {} |",
@@ -128,29 +167,10 @@ pub fn markdown(
     }
     if let Some(e3) = e3 {
         out.push_str("\n## E3 — effectiveness after lifecycle events\n\n");
-        out.push_str(
-            "| Detector | Accuracy | False-effective | False-ineffective |\n|---|---|---|---|\n",
-        );
-        for d in &e3.detectors {
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} |",
-                d.name,
-                num(d.accuracy),
-                d.false_effective,
-                d.false_ineffective
-            );
-        }
+        detector_table(&mut out, &e3.detectors);
         out.push_str("\n| Scenario | Truth | Existence says | Delegation says | Probe says | Probe basis |\n|---|---|---|---|---|---|\n");
         for s in &e3.scenarios {
-            let say = |d: &str| {
-                let v = s.predictions.get(d).cloned().unwrap_or_default();
-                if v == s.truth {
-                    v
-                } else {
-                    format!("**{v}** ✗")
-                }
-            };
+            let say = |d: &str| judged(&s.predictions, &s.truth, d);
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} | {} | {} |",
@@ -179,29 +199,10 @@ pub fn markdown(
             "\n## E2 on PostgreSQL — through {} `{}`\n\n",
             e2.server, e2.tool
         );
-        out.push_str("| Classifier | Accuracy | TP | FP | TN | FN |\n|---|---|---|---|---|---|\n");
-        for c in &e2.classifiers {
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {} | {} |",
-                c.name,
-                num(c.accuracy),
-                c.tp,
-                c.fp,
-                c.tn,
-                c.fn_
-            );
-        }
+        classifier_table(&mut out, &e2.classifiers);
         out.push_str("\n| Object | Persistent | Authority (truth) | Persistence says | Name says | Probe says | Probe basis |\n|---|---|---|---|---|---|---|\n");
         for o in &e2.objects {
-            let say = |c: &str| {
-                let v = o.predictions.get(c).copied().unwrap_or(false);
-                if v == o.authority {
-                    yes(v).to_string()
-                } else {
-                    format!("**{}** ✗", yes(v))
-                }
-            };
+            let say = |c: &str| classified(o, c);
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} | {} | {} | {} |",
@@ -221,29 +222,10 @@ pub fn markdown(
             "\n## E3 on PostgreSQL — through {} `{}`\n\n",
             e3.server, e3.tool
         );
-        out.push_str(
-            "| Detector | Accuracy | False-effective | False-ineffective |\n|---|---|---|---|\n",
-        );
-        for d in &e3.detectors {
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} |",
-                d.name,
-                num(d.accuracy),
-                d.false_effective,
-                d.false_ineffective
-            );
-        }
+        detector_table(&mut out, &e3.detectors);
         out.push_str("\n| Scenario | Role | Truth | Existence says | Delegation says | Probe says | Probe basis |\n|---|---|---|---|---|---|---|\n");
         for s in &e3.scenarios {
-            let say = |d: &str| {
-                let v = s.predictions.get(d).cloned().unwrap_or_default();
-                if v == s.truth {
-                    v
-                } else {
-                    format!("**{v}** ✗")
-                }
-            };
+            let say = |d: &str| judged(&s.predictions, &s.truth, d);
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} | {} | {} | {} |",
