@@ -120,14 +120,7 @@ pub fn run(out: &Path, progress: &Progress) -> Result<E2Document> {
             bail!("E2: {id} was never probed while it existed; the plan or the testbed changed");
         };
         let persistent = present.contains(id);
-        let lowered = id.to_ascii_lowercase();
-        let mut predictions = BTreeMap::new();
-        predictions.insert(PROBE.to_string(), probe_status == ProbeStatus::Effective);
-        predictions.insert(
-            NAME_KEYWORD.to_string(),
-            NAME_KEYWORDS.iter().any(|k| lowered.contains(k)),
-        );
-        predictions.insert(PERSISTENCE.to_string(), persistent);
+        let predictions = predictions(id, probe_status, persistent);
         objects.push(E2Object {
             object: id.to_owned(),
             persistent,
@@ -174,6 +167,25 @@ fn probe_at_existence(report: &AuditReport, id: &str) -> Option<(ProbeStatus, St
             )
         })
     })
+}
+
+/// Each classifier's call on object `id`: the probe's (effective when
+/// used), the name keyword's (a credential word in the id), persistence's
+/// (still there at the end). E2 on PostgreSQL calls them the same way.
+pub(crate) fn predictions(
+    id: &str,
+    probe: ProbeStatus,
+    persistent: bool,
+) -> BTreeMap<String, bool> {
+    let lowered = id.to_ascii_lowercase();
+    BTreeMap::from([
+        (PROBE.to_owned(), probe == ProbeStatus::Effective),
+        (
+            NAME_KEYWORD.to_owned(),
+            NAME_KEYWORDS.iter().any(|k| lowered.contains(k)),
+        ),
+        (PERSISTENCE.to_owned(), persistent),
+    ])
 }
 
 /// Objects present at the end: the baseline, plus every create, minus every

@@ -244,7 +244,13 @@ pub fn run(out: &Path, progress: &Progress) -> Result<E3Document> {
     }
     let detectors = DETECTORS
         .iter()
-        .map(|(name, definition)| score(name, definition, &rows))
+        .map(|(name, definition)| {
+            score(
+                name,
+                definition,
+                rows.iter().map(|r| (&r.predictions, r.truth.as_str())),
+            )
+        })
         .collect();
     let mut residual = Vec::new();
     for (j, variant) in ["honest", "residual-revoke"].into_iter().enumerate() {
@@ -276,11 +282,18 @@ fn describe(event: &lifecycle::Event) -> String {
     }
 }
 
-fn score(name: &str, definition: &str, rows: &[E3Scenario]) -> LifecycleDetectorScore {
-    let (mut right, mut false_effective, mut false_ineffective) = (0, 0, 0);
-    for row in rows {
-        let said = row.predictions.get(name).map(String::as_str).unwrap_or("");
-        match (said == "effective", row.truth == "effective") {
+/// Detector `name`'s score over scenarios given as (each detector's
+/// call, the truth): E3's, and E3 on PostgreSQL's.
+pub(crate) fn score<'a>(
+    name: &str,
+    definition: &str,
+    rows: impl IntoIterator<Item = (&'a BTreeMap<String, String>, &'a str)>,
+) -> LifecycleDetectorScore {
+    let (mut right, mut false_effective, mut false_ineffective, mut total) = (0, 0, 0, 0u32);
+    for (predictions, truth) in rows {
+        total += 1;
+        let said = predictions.get(name).map(String::as_str).unwrap_or("");
+        match (said == "effective", truth == "effective") {
             (a, b) if a == b => right += 1,
             (true, false) => false_effective += 1,
             _ => false_ineffective += 1,
@@ -289,7 +302,7 @@ fn score(name: &str, definition: &str, rows: &[E3Scenario]) -> LifecycleDetector
     LifecycleDetectorScore {
         name: name.into(),
         definition: definition.into(),
-        accuracy: ratio(right, rows.len() as u32),
+        accuracy: ratio(right, total),
         false_effective,
         false_ineffective,
     }

@@ -15,7 +15,7 @@ use witness_model::experiments::{E2_POSTGRES_SCHEMA, E2Object, PostgresE2Documen
 use witness_probes::{ObservedObject, Probe};
 
 use super::{PACKAGE, PostgresLabError, TOOL, VERSION, audit_dbhub, fail, superuser};
-use crate::e2::{NAME_KEYWORD, NAME_KEYWORDS, PERSISTENCE, PROBE, final_objects, score};
+use crate::e2::{NAME_KEYWORD, PERSISTENCE, PROBE, final_objects, predictions, score};
 use crate::{Progress, audit_path, write_json_file};
 
 pub const PLAN: &str = include_str!("../../../experiments/e2-postgres/plan.toml");
@@ -149,14 +149,7 @@ pub fn run(
             }
         };
         let persistent = present.contains(id);
-        let lowered = id.to_ascii_lowercase();
-        let mut predictions = BTreeMap::new();
-        predictions.insert(PROBE.to_string(), status == ProbeStatus::Effective);
-        predictions.insert(
-            NAME_KEYWORD.to_string(),
-            NAME_KEYWORDS.iter().any(|k| lowered.contains(k)),
-        );
-        predictions.insert(PERSISTENCE.to_string(), persistent);
+        let predictions = predictions(id, status, persistent);
         objects.push(E2Object {
             object: id.to_owned(),
             persistent,

@@ -27,13 +27,11 @@ use witness_engine::audit::Event;
 use witness_engine::plan::Plan;
 use witness_jail::JailedStore;
 use witness_model::audit::ProbeStatus;
-use witness_model::experiments::{
-    E3_POSTGRES_SCHEMA, LifecycleDetectorScore, PostgresE3Document, PostgresE3Scenario, ratio,
-};
+use witness_model::experiments::{E3_POSTGRES_SCHEMA, PostgresE3Document, PostgresE3Scenario};
 use witness_probes::{ObservedObject, Probe, StorePath};
 
 use super::{PACKAGE, PostgresLabError, TOOL, VERSION, audit_dbhub, fail, statements, superuser};
-use crate::e3::{DELEGATION, EXISTENCE, PROBE};
+use crate::e3::{DELEGATION, EXISTENCE, PROBE, score};
 use crate::{Progress, audit_path, write_json_file};
 
 pub const PLAN: &str = include_str!("../../../experiments/e3-postgres/plan.toml");
@@ -230,7 +228,13 @@ pub fn run(
     }
     let detectors = DETECTORS
         .iter()
-        .map(|(name, definition)| score(name, definition, &rows))
+        .map(|(name, definition)| {
+            score(
+                name,
+                definition,
+                rows.iter().map(|r| (&r.predictions, r.truth.as_str())),
+            )
+        })
         .collect();
     let document = PostgresE3Document {
         schema: E3_POSTGRES_SCHEMA.into(),
@@ -318,23 +322,4 @@ fn write(path: &Path, value: &impl serde::Serialize) -> Result<(), PostgresLabEr
         experiment: "E3 on PostgreSQL",
         message: format!("cannot write {}: {e}", path.display()),
     })
-}
-
-fn score(name: &str, definition: &str, rows: &[PostgresE3Scenario]) -> LifecycleDetectorScore {
-    let (mut right, mut false_effective, mut false_ineffective) = (0, 0, 0);
-    for row in rows {
-        let said = row.predictions.get(name).map(String::as_str).unwrap_or("");
-        match (said == "effective", row.truth == "effective") {
-            (a, b) if a == b => right += 1,
-            (true, false) => false_effective += 1,
-            _ => false_ineffective += 1,
-        }
-    }
-    LifecycleDetectorScore {
-        name: name.into(),
-        definition: definition.into(),
-        accuracy: ratio(right, u32::try_from(rows.len()).unwrap_or(u32::MAX)),
-        false_effective,
-        false_ineffective,
-    }
 }
