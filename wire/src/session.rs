@@ -125,7 +125,7 @@ pub struct Session {
     /// Transcripts of processes used only for era detection, then stopped.
     pub discarded: Vec<Connection>,
     /// Tool calls made so far: the next call's progress token.
-    pub(crate) calls: u64,
+    calls: u64,
 }
 
 fn client_info() -> Value {
@@ -301,11 +301,7 @@ impl Session {
 
     /// `params` with the era's `_meta` envelope, and `progressToken` in it
     /// when a token is given.
-    pub(crate) fn params_with_token(
-        &self,
-        mut params: Map<String, Value>,
-        token: Option<Value>,
-    ) -> Value {
+    fn params_with_token(&self, mut params: Map<String, Value>, token: Option<Value>) -> Value {
         let mut meta = match &self.envelope {
             Some(Value::Object(envelope)) => envelope.clone(),
             _ => Map::new(),
@@ -317,6 +313,21 @@ impl Session {
             params.insert("_meta".into(), Value::Object(meta));
         }
         Value::Object(params)
+    }
+
+    /// The params of the session's next `tools/call` (with `extra` beside
+    /// the name and arguments), and the progress token they carry.
+    pub(crate) fn tool_call(
+        &mut self,
+        name: &str,
+        arguments: &Value,
+        mut extra: Map<String, Value>,
+    ) -> (Value, Value) {
+        self.calls += 1;
+        let token = Value::String(format!("call-{}", self.calls));
+        extra.insert("name".into(), Value::String(name.to_owned()));
+        extra.insert("arguments".into(), arguments.clone());
+        (self.params_with_token(extra, Some(token.clone())), token)
     }
 
     /// Fetches the whole catalog, page by page, within [`MAX_PAGES`] and
@@ -427,12 +438,7 @@ impl Session {
     /// session), so a long-running tool may report progress, and each report
     /// gives the call its timeout again, up to [`PROGRESS_CEILING`] in all.
     pub fn call_tool(&mut self, name: &str, arguments: &Value) -> CallOutcome {
-        self.calls += 1;
-        let token = Value::String(format!("call-{}", self.calls));
-        let mut params = Map::new();
-        params.insert("name".into(), Value::String(name.to_owned()));
-        params.insert("arguments".into(), arguments.clone());
-        let params = self.params_with_token(params, Some(token.clone()));
+        let (params, token) = self.tool_call(name, arguments, Map::new());
         let answer = self.server.rpc.request_with_progress(
             "tools/call",
             params,

@@ -113,13 +113,9 @@ impl Session {
     pub fn call_tool_as_task(&mut self, name: &str, arguments: &Value) -> (CallOutcome, TaskEnd) {
         let started = Instant::now();
         let wait = PROGRESS_CEILING.max(self.timeout);
-        self.calls += 1;
-        let token = Value::String(format!("call-{}", self.calls));
-        let mut params = Map::new();
-        params.insert("name".into(), Value::String(name.to_owned()));
-        params.insert("arguments".into(), arguments.clone());
-        params.insert("task".into(), json!({"ttl": TASK_TTL_MS}));
-        let params = self.params_with_token(params, Some(token.clone()));
+        let mut task = Map::new();
+        task.insert("task".into(), json!({"ttl": TASK_TTL_MS}));
+        let (params, token) = self.tool_call(name, arguments, task);
         let created = match self.server.rpc.request_with_progress(
             "tools/call",
             params,
@@ -149,9 +145,7 @@ impl Session {
                 return (CallOutcome::Transport(message), TaskEnd::Unfinished);
             }
             std::thread::sleep(task.poll);
-            let mut get = Map::new();
-            get.insert("taskId".into(), Value::String(task.id.clone()));
-            let params = self.params(get);
+            let params = self.task_params(&task.id);
             match self.server.rpc.request("tasks/get", params, self.timeout) {
                 Ok(RpcResponse::Result(answer)) => match task_state(&answer) {
                     Some(next) => task = next,
@@ -173,9 +167,7 @@ impl Session {
                 end.unwrap_or(TaskEnd::Completed),
             );
         }
-        let mut fetch = Map::new();
-        fetch.insert("taskId".into(), Value::String(task.id.clone()));
-        let params = self.params(fetch);
+        let params = self.task_params(&task.id);
         let left = wait.saturating_sub(started.elapsed()).max(self.timeout);
         match self.server.rpc.request("tasks/result", params, left) {
             Ok(RpcResponse::Result(result)) => (
@@ -193,12 +185,17 @@ impl Session {
         }
     }
 
+    /// The params of a request about task `id`.
+    fn task_params(&self, id: &str) -> Value {
+        let mut params = Map::new();
+        params.insert("taskId".into(), Value::String(id.to_owned()));
+        self.params(params)
+    }
+
     /// Asks the server to cancel a task it is still working on; its answer
     /// changes nothing here (the call is already given up on).
     fn cancel(&mut self, id: &str) {
-        let mut params = Map::new();
-        params.insert("taskId".into(), Value::String(id.to_owned()));
-        let params = self.params(params);
+        let params = self.task_params(id);
         let _ = self
             .server
             .rpc
