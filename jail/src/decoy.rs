@@ -24,6 +24,7 @@ use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
+use crate::jail::{WITH_COMPANIONS, with_suffix};
 use crate::{JailedStore, StoreKind};
 
 /// The jail's directory that holds the decoys, outside what the jail-wide
@@ -126,7 +127,7 @@ impl Original {
                 });
                 continue;
             }
-            for suffix in ["", "-wal", "-journal", "-shm"] {
+            for suffix in WITH_COMPANIONS {
                 let companion = with_suffix(&path, suffix);
                 let exists = std::fs::metadata(&companion).is_ok_and(|m| m.is_file());
                 if suffix.is_empty() || exists {
@@ -152,12 +153,6 @@ fn real_path(path: &Path) -> Option<PathBuf> {
     }
     let parent = path.parent().filter(|p| !p.as_os_str().is_empty())?;
     Some(parent.canonicalize().ok()?.join(path.file_name()?))
-}
-
-fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push(suffix);
-    PathBuf::from(name)
 }
 
 /// Where each decoy goes, before anything is made.

@@ -779,7 +779,7 @@ impl Jail {
             if matches!(store.spec.kind, StoreKind::Fs | StoreKind::Git) || !store.existed {
                 continue;
             }
-            for suffix in ["", "-wal", "-journal", "-shm"] {
+            for suffix in WITH_COMPANIONS {
                 let path = with_suffix(&store.spec.source, suffix);
                 if let Ok(real) = path.canonicalize()
                     && real.metadata().is_ok_and(|m| m.is_file())
@@ -915,7 +915,12 @@ fn resolve_program(program: &str) -> PathBuf {
     path
 }
 
-fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+/// A SQLite or JSON-lines store's file and the companions SQLite keeps
+/// beside it: what hiding an original, or standing a decoy in its place,
+/// must cover.
+pub(crate) const WITH_COMPANIONS: [&str; 4] = ["", "-wal", "-journal", "-shm"];
+
+pub(crate) fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
     name.push(suffix);
     PathBuf::from(name)
