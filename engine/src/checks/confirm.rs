@@ -44,17 +44,22 @@ pub struct Controls<'a> {
 }
 
 impl Controls<'_> {
-    /// Whether `object` (qualified, `store:object`) is a background object.
-    fn is_background(&self, qualified: &str) -> bool {
-        let Some((store, object)) = qualified.split_once(':') else {
-            return false;
-        };
+    /// `object`'s background key, by the kind of its store.
+    fn key_of<'o>(&self, store: &str, object: &'o str) -> &'o str {
         let kind = self
             .stores
             .iter()
             .find(|s| s.name == store)
             .map_or("fs", |s| s.kind.as_str());
-        let key = background_key(kind, object);
+        background_key(kind, object)
+    }
+
+    /// Whether `object` (qualified, `store:object`) is a background object.
+    fn is_background(&self, qualified: &str) -> bool {
+        let Some((store, object)) = qualified.split_once(':') else {
+            return false;
+        };
+        let key = self.key_of(store, object);
         self.background
             .iter()
             .any(|b| b.store == store && b.objects.iter().any(|o| o == key))
@@ -120,15 +125,15 @@ pub(super) fn confirmed(check: &Check, subject: &Subject<'_>, controls: &Control
         .confirms
         .and_then(|id| subject.all.iter().find(|c| c.id == id));
     let same_arguments = original.is_some_and(|o| o.arguments == first.arguments);
-    let shared = written_late_by_the_call_before(&evidence, subject, controls);
-    if same_arguments && background.is_empty() && shared.is_none() {
+    let late_writer = written_late_by_the_call_before(&evidence, subject, controls);
+    if same_arguments && background.is_empty() && late_writer.is_none() {
         let reason = format!(
             "{reason}; confirmed by the controls: call {} repeated it, a repeat cannot redo what is done, and none of its objects changed with no call in flight",
             first.id
         );
         return (verdict, reason, with_confirmations(evidence));
     }
-    if let Some((object, other)) = shared {
+    if let Some((object, other)) = late_writer {
         return (
             Verdict::Untestable,
             format!(
@@ -169,14 +174,6 @@ fn written_late_by_the_call_before(
     subject: &Subject<'_>,
     controls: &Controls<'_>,
 ) -> Option<(String, String)> {
-    let key = |store: &str, object: &str| {
-        let kind = controls
-            .stores
-            .iter()
-            .find(|s| s.name == store)
-            .map_or("fs", |s| s.kind.as_str());
-        background_key(kind, object).to_owned()
-    };
     evidence.effects.iter().find_map(|e| {
         let (store, object) = e.object.split_once(':')?;
         let name = object.rsplit('/').next().unwrap_or(object);
@@ -189,7 +186,7 @@ fn written_late_by_the_call_before(
             .arguments
             .iter()
             .any(|a| a.value.as_str() == Some(name));
-        let wanted = key(store, object);
+        let wanted = controls.key_of(store, object);
         let writes_such = subject
             .all
             .iter()
@@ -198,7 +195,7 @@ fn written_late_by_the_call_before(
                 c.effects
                     .iter()
                     .chain(&c.late_effects)
-                    .any(|o| o.store == store && key(&o.store, &o.object) == wanted)
+                    .any(|o| o.store == store && controls.key_of(&o.store, &o.object) == wanted)
             });
         (handed && writes_such).then(|| (format!("{store}:{object}"), before.tool.clone()))
     })
