@@ -179,30 +179,29 @@ fn postgres_experiments(cases: Option<&Path>, committed: &Path, scratch: &Path) 
             "SKIPPED (E2/E3 on PostgreSQL only): not rerun, their committed documents are carried over. {e}"
         ),
     }
-    for name in ["e2-postgres.json", "e3-postgres.json"] {
-        let document = committed.join(name);
-        if document.is_file() {
-            std::fs::copy(&document, scratch.join(name)).expect("copy a document");
-        }
-    }
-    let Ok(entries) = std::fs::read_dir(committed.join("audits")) else {
-        return;
-    };
-    std::fs::create_dir_all(scratch.join("audits")).expect("mkdir");
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let carried = name.starts_with("e2-postgres-") || name.starts_with("e3-postgres-");
-        if carried && name.ends_with(".json") {
-            std::fs::copy(entry.path(), scratch.join("audits").join(&name))
-                .expect("copy a PostgreSQL experiment's audit");
-        }
-    }
+    carry(
+        committed,
+        scratch,
+        &["e2-postgres.json", "e3-postgres.json"],
+        &["e2-postgres-", "e3-postgres-"],
+    );
 }
 
 /// The coverage and wild experiments' committed documents, carried over as
 /// they are: lab all renders them, it does not rerun them.
 fn carry_not_rerun(committed: &Path, scratch: &Path) {
-    for name in ["coverage.json", "wild.json"] {
+    carry(
+        committed,
+        scratch,
+        &["coverage.json", "wild.json"],
+        &["coverage-", "wild-"],
+    );
+}
+
+/// Copies the committed `documents` and the audits whose names start with
+/// one of `audits` from `committed` into `scratch`.
+fn carry(committed: &Path, scratch: &Path, documents: &[&str], audits: &[&str]) {
+    for name in documents {
         let document = committed.join(name);
         if document.is_file() {
             std::fs::copy(&document, scratch.join(name)).expect("copy a document");
@@ -214,10 +213,9 @@ fn carry_not_rerun(committed: &Path, scratch: &Path) {
     std::fs::create_dir_all(scratch.join("audits")).expect("mkdir");
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        let carried = name.starts_with("coverage-") || name.starts_with("wild-");
-        if carried && name.ends_with(".json") {
+        if audits.iter().any(|p| name.starts_with(p)) && name.ends_with(".json") {
             std::fs::copy(entry.path(), scratch.join("audits").join(&name))
-                .expect("copy coverage audit");
+                .expect("copy a carried audit");
         }
     }
 }
