@@ -36,8 +36,8 @@ const INDEX_SCHEMA: &str =
 
 /// Waits for a lock in steps of a millisecond, for up to five seconds.
 /// SQLite's own busy handler backs off to 100 ms steps, so a write that
-/// meets the auditor's read of the store could land a few hundred
-/// milliseconds late: past the settle and the control window on a loaded
+/// meets another of the server's own writers (the indexer every 20 ms, a
+/// call's transaction) could land a few hundred milliseconds late: past the settle and the control window on a loaded
 /// machine, inside the next call. A Node server's unawaited write lands a
 /// millisecond or two after its answer; the busy testbed models that, not
 /// SQLite's back-off.
