@@ -17,7 +17,9 @@
 #   registers dynamically (RFC 7591) where it does not. The URL is the one
 #   the suite's authorization servers recognise; it need not resolve;
 # - --oauth-flow auto takes the flow the authorization server's metadata
-#   offers (the authorization code, else client credentials with a secret).
+#   offers (the authorization code, else client credentials with a secret);
+# - when the context names the arguments of tool calls (toolCalls: a list
+#   of {name, arguments}), they go to --arguments, in a file of their own.
 #
 # The OAuth flags only come into play if the server answers 401: a scenario
 # without authorization sees a plain client. No scenario name is read.
@@ -66,4 +68,19 @@ if context.get("idp_id_token"):
             --oauth-idp-token-endpoint "${idp[0]}" --oauth-idp-client-id "${idp[1]}")
     fi
 fi
-exec "$bin" connect --call-tools --include-destructive --oauth-flow auto "${auth[@]}" --url "$url"
+calls=()
+if [ -n "${MCP_CONFORMANCE_CONTEXT:-}" ]; then
+    arguments="$(mktemp)"
+    trap 'rm -f "$arguments"' EXIT
+    if python3 -c '
+import json, os, sys
+context = json.loads(os.environ["MCP_CONFORMANCE_CONTEXT"])
+calls = context.get("toolCalls")
+if not isinstance(calls, list):
+    sys.exit(1)
+json.dump(calls, open(sys.argv[1], "w"))
+' "$arguments"; then
+        calls=(--arguments "$arguments")
+    fi
+fi
+"$bin" connect --call-tools --include-destructive --oauth-flow auto "${auth[@]}" ${calls[@]+"${calls[@]}"} --url "$url"

@@ -26,6 +26,15 @@ them (what the schema and descriptions offer, else invented). The client
 declares no capabilities (no sampling, elicitation or roots), as an audit
 does.
 
+--arguments FILE names the arguments of some tools: a JSON object from a
+tool's name to its arguments object (or a list of {\"name\", \"arguments\"}
+objects, as the conformance suite hands its clients); a tool named there is
+called with those instead of made-up ones.
+
+A tool whose x-mcp-header declarations cannot be honoured (SEP-2243: an
+empty or non-token name, a name used twice, a parameter that is not a
+string, integer or boolean) is listed as excluded and never called.
+
 Tools whose annotations say readOnlyHint: true are called; any other tool
 may change what the server holds, so it is called only with
 --include-destructive (a --url server is never jailed: its real stores
@@ -57,6 +66,11 @@ pub struct ConnectCommandArgs {
     /// read-only: behind a --url, their calls change the server's real stores.
     #[arg(long)]
     include_destructive: bool,
+    /// With --call-tools, the arguments of the tools it names (a JSON
+    /// object from tool name to arguments, or a list of {"name",
+    /// "arguments"}), instead of arguments made from the schema.
+    #[arg(long, value_name = "FILE")]
+    arguments: Option<std::path::PathBuf>,
     #[command(flatten)]
     era: EraArgs,
     #[command(flatten)]
@@ -70,6 +84,15 @@ pub fn run(args: ConnectCommandArgs) -> Result<ExitStatus> {
             "--include-destructive applies only with --call-tools",
         ));
     }
+    if args.arguments.is_some() && !args.call_tools {
+        return Err(crate::exit::invalid(
+            "--arguments applies only with --call-tools",
+        ));
+    }
+    let given = match &args.arguments {
+        Some(path) => given_arguments(path)?,
+        None => Map::new(),
+    };
     let target = args.server.target(Vec::new(), false)?;
     let timeout = args.server.connect.timeout();
     let mut opened = target.open(timeout)?;
@@ -99,13 +122,17 @@ pub fn run(args: ConnectCommandArgs) -> Result<ExitStatus> {
         shown(&handshake.protocol_version),
         shown(name)
     );
-    let status = steps(&mut session, &args);
+    let status = steps(&mut session, &args, &given);
     session.server.shutdown();
     Ok(status)
 }
 
 /// The catalog, then the calls; the worst step decides.
-fn steps(session: &mut Session, args: &ConnectCommandArgs) -> ExitStatus {
+fn steps(
+    session: &mut Session,
+    args: &ConnectCommandArgs,
+    given: &Map<String, Value>,
+) -> ExitStatus {
     let catalog = match session.list_tools() {
         Ok(catalog) => catalog,
         Err(e) => {
@@ -125,6 +152,13 @@ fn steps(session: &mut Session, args: &ConnectCommandArgs) -> ExitStatus {
         outln!("tools/list: incomplete: {}", shown(problem));
         status = ExitStatus::Failed;
     }
+    for excluded in &catalog.excluded {
+        outln!(
+            "tools/list {}: excluded: {}",
+            shown(&excluded.name),
+            shown(&excluded.reason)
+        );
+    }
     if !args.call_tools {
         return status;
     }
@@ -143,10 +177,15 @@ fn steps(session: &mut Session, args: &ConnectCommandArgs) -> ExitStatus {
             );
             continue;
         }
-        let arguments: Map<String, Value> = synth::arguments_for(tool.get("inputSchema"), name)
-            .into_iter()
-            .collect();
-        match session.call_tool(name, &Value::Object(arguments)) {
+        let arguments = match given.get(name) {
+            Some(arguments) => arguments.clone(),
+            None => Value::Object(
+                synth::arguments_for(tool.get("inputSchema"), name)
+                    .into_iter()
+                    .collect(),
+            ),
+        };
+        match session.call_tool(name, &arguments) {
             CallOutcome::Result(result) => {
                 let is_error = result.get("isError").and_then(Value::as_bool) == Some(true);
                 let how = if is_error {
@@ -169,6 +208,48 @@ fn steps(session: &mut Session, args: &ConnectCommandArgs) -> ExitStatus {
         }
     }
     status
+}
+
+/// The arguments `--arguments` names, by tool: an object from tool name to
+/// arguments, or a list of `{"name", "arguments"}` (the suite's `toolCalls`).
+fn given_arguments(path: &std::path::Path) -> Result<Map<String, Value>> {
+    let shown_path = path.display();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| crate::exit::invalid(format!("--arguments {shown_path}: {e}")))?;
+    let value: Value = serde_json::from_str(&text)
+        .map_err(|e| crate::exit::invalid(format!("--arguments {shown_path}: not JSON ({e})")))?;
+    let pairs: Vec<(String, Value)> = match value {
+        Value::Object(by_name) => by_name.into_iter().collect(),
+        Value::Array(calls) => calls
+            .into_iter()
+            .map(|call| {
+                let name = call.get("name").and_then(Value::as_str).map(str::to_owned);
+                let arguments = call.get("arguments").cloned().unwrap_or(Value::Null);
+                match name {
+                    Some(name) => Ok((name, arguments)),
+                    None => Err(crate::exit::invalid(format!(
+                        "--arguments {shown_path}: a call without a string name"
+                    ))),
+                }
+            })
+            .collect::<Result<_>>()?,
+        _ => {
+            return Err(crate::exit::invalid(format!(
+                "--arguments {shown_path}: must be an object or a list of calls"
+            )));
+        }
+    };
+    let mut given = Map::new();
+    for (name, arguments) in pairs {
+        if !arguments.is_object() {
+            return Err(crate::exit::invalid(format!(
+                "--arguments {shown_path}: the arguments of {} are not an object",
+                shown(&name)
+            )));
+        }
+        given.insert(name, arguments);
+    }
+    Ok(given)
 }
 
 /// Server text (and error text that may quote it) made safe to print.

@@ -24,6 +24,7 @@
 //! included, ends at the transport's timeout, so a stream that never ends
 //! cannot hold us; redirects are not followed and no proxy is used.
 
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
@@ -35,6 +36,7 @@ use serde_json::Value;
 
 use crate::auth::{Authorizer, Credentials, MAX_AUTH_RETRIES};
 use crate::clock::Clock;
+use crate::headers::{self, ParamHeader};
 use crate::{Incoming, MAX_LINE_BYTES, Transport};
 
 mod resume;
@@ -200,6 +202,9 @@ fn is_loopback(host: &str) -> bool {
 struct Shared {
     session_id: Option<String>,
     protocol_version: Option<String>,
+    /// Each tool's parameters mirrored into `Mcp-Param-*` headers (SEP-2243),
+    /// as the session read them from the catalog.
+    tool_headers: BTreeMap<String, Vec<ParamHeader>>,
 }
 
 /// Keeps the wire's order over HTTP, where every POST is an exchange of its
@@ -423,6 +428,15 @@ impl Transport for HttpTransport {
         self.shared().protocol_version = Some(protocol_version.to_owned());
     }
 
+    fn tool_headers(&mut self, tool: &str, declared: Vec<ParamHeader>) {
+        let mut shared = self.shared();
+        if declared.is_empty() {
+            shared.tool_headers.remove(tool);
+        } else {
+            shared.tool_headers.insert(tool.to_owned(), declared);
+        }
+    }
+
     fn outbox(&self) -> Option<Box<dyn crate::Outbox>> {
         (!self.closed).then(|| Box::new(self.poster()) as Box<dyn crate::Outbox>)
     }
@@ -457,18 +471,18 @@ impl Transport for HttpTransport {
 }
 
 /// Headers for one POST, from the message and what the session has learnt.
-fn request_headers(message: &Value, shared: &Shared) -> Vec<(&'static str, String)> {
+fn request_headers(message: &Value, shared: &Shared) -> Vec<(String, String)> {
     let mut headers = vec![
-        ("Content-Type", "application/json".to_owned()),
-        ("Accept", ACCEPT.to_owned()),
+        ("Content-Type".to_owned(), "application/json".to_owned()),
+        ("Accept".to_owned(), ACCEPT.to_owned()),
     ];
     let modern = message
         .pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion")
         .and_then(Value::as_str);
     if let Some(version) = modern {
-        headers.push(("MCP-Protocol-Version", header_safe(version)));
+        headers.push(("MCP-Protocol-Version".to_owned(), header_safe(version)));
         if let Some(method) = message.get("method").and_then(Value::as_str) {
-            headers.push(("Mcp-Method", header_safe(method)));
+            headers.push(("Mcp-Method".to_owned(), header_safe(method)));
             if matches!(method, "tools/call" | "resources/read" | "prompts/get") {
                 let params = message.get("params");
                 let name = params
@@ -476,16 +490,24 @@ fn request_headers(message: &Value, shared: &Shared) -> Vec<(&'static str, Strin
                     .or_else(|| params.and_then(|p| p.get("uri")))
                     .and_then(Value::as_str);
                 if let Some(name) = name {
-                    headers.push(("Mcp-Name", header_safe(name)));
+                    headers.push(("Mcp-Name".to_owned(), header_safe(name)));
+                    if method == "tools/call"
+                        && let Some(declared) = shared.tool_headers.get(name)
+                    {
+                        let arguments = params
+                            .and_then(|p| p.get("arguments"))
+                            .and_then(Value::as_object);
+                        headers.extend(headers::mirrored(declared, arguments, header_safe));
+                    }
                 }
             }
         }
     } else {
         if let Some(version) = &shared.protocol_version {
-            headers.push(("MCP-Protocol-Version", header_safe(version)));
+            headers.push(("MCP-Protocol-Version".to_owned(), header_safe(version)));
         }
         if let Some(session) = &shared.session_id {
-            headers.push(("Mcp-Session-Id", session.clone()));
+            headers.push(("Mcp-Session-Id".to_owned(), session.clone()));
         }
     }
     headers
@@ -533,7 +555,7 @@ struct Exchange {
     auth: Option<Arc<dyn Authorizer>>,
     /// When the exchange, resumptions included, must be over.
     deadline: Instant,
-    headers: Vec<(&'static str, String)>,
+    headers: Vec<(String, String)>,
     body: String,
     /// The id of the client request this POST carries, when it is one.
     request: Option<i64>,
@@ -554,7 +576,7 @@ impl Exchange {
                 .unwrap_or_default();
             let mut builder = self.agent.post(&self.url);
             for (name, value) in &self.headers {
-                builder = builder.header(*name, value);
+                builder = builder.header(name.as_str(), value);
             }
             for (name, value) in &credentials.headers {
                 builder = builder.header(name, value.expose());
@@ -1059,10 +1081,12 @@ mod tests {
         let shared = Shared {
             session_id: Some("abc".into()),
             protocol_version: Some("2025-06-18".into()),
+            tool_headers: BTreeMap::new(),
         };
         let headers = request_headers(&modern, &shared);
-        let get =
-            |h: &[(&str, String)], k: &str| h.iter().find(|(n, _)| *n == k).map(|(_, v)| v.clone());
+        let get = |h: &[(String, String)], k: &str| {
+            h.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
+        };
         assert_eq!(
             get(&headers, "MCP-Protocol-Version").as_deref(),
             Some("2026-07-28")
@@ -1083,6 +1107,42 @@ mod tests {
             get(&headers, "Accept").as_deref(),
             Some("application/json, text/event-stream")
         );
+    }
+
+    #[test]
+    fn a_modern_call_mirrors_its_declared_parameters_into_headers() {
+        let tool = serde_json::json!({"name": "route", "inputSchema": {"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "note": {"type": "string", "x-mcp-header": "Note"},
+            "priority": {"type": "integer", "x-mcp-header": "Priority"},
+            "query": {"type": "string"}}}});
+        let mut shared = Shared::default();
+        shared
+            .tool_headers
+            .insert("route".into(), headers::declarations(&tool).expect("valid"));
+        let call = |name: &str| {
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+                "name": name, "arguments": {"region": "us-west1", "note": "Hello, 世界",
+                "priority": 42, "query": "SELECT 1"},
+                "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}})
+        };
+        let headers = request_headers(&call("route"), &shared);
+        let params: Vec<(&str, &str)> = headers
+            .iter()
+            .filter(|(n, _)| n.starts_with("Mcp-Param-"))
+            .map(|(n, v)| (n.as_str(), v.as_str()))
+            .collect();
+        assert_eq!(
+            params,
+            [
+                ("Mcp-Param-Region", "us-west1"),
+                ("Mcp-Param-Note", "=?base64?SGVsbG8sIOS4lueVjA==?="),
+                ("Mcp-Param-Priority", "42"),
+            ]
+        );
+        // Another tool's call mirrors nothing, whatever its arguments.
+        let headers = request_headers(&call("other"), &shared);
+        assert!(!headers.iter().any(|(n, _)| n.starts_with("Mcp-Param-")));
     }
 
     /// A server on loopback that holds a notification's 202 back for

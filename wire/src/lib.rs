@@ -35,6 +35,9 @@
 pub mod auth;
 pub mod clock;
 pub mod connection;
+#[cfg(test)]
+mod fake;
+pub mod headers;
 pub mod http;
 pub mod json;
 pub mod rpc;
@@ -106,6 +109,11 @@ pub trait Transport: Send {
 
     /// The protocol version the handshake settled on (HTTP mirrors it in a header).
     fn negotiated(&mut self, _protocol_version: &str) {}
+
+    /// The parameters of `tool` that its calls mirror into `Mcp-Param-*`
+    /// headers (SEP-2243; HTTP only), as the session read them from the
+    /// catalog.
+    fn tool_headers(&mut self, _tool: &str, _declared: Vec<headers::ParamHeader>) {}
 
     /// Ends the conversation politely: stdin closed, or the HTTP session deleted.
     fn close(&mut self);

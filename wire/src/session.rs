@@ -8,6 +8,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use crate::connection::Connection;
+use crate::headers;
 use crate::rpc::{PROGRESS_CEILING, RpcResponse, WireError};
 
 /// The 2026-07-28 protocol, discovered with `server/discover`.
@@ -16,6 +17,10 @@ pub const MODERN_VERSION: &str = "2026-07-28";
 pub const LEGACY_OFFER: &str = "2025-11-25";
 /// Legacy versions we accept as a counter-offer.
 pub const LEGACY_ACCEPTED: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+/// The JSON-RPC error a 2026-07-28 server answers a request with when it
+/// does not speak the version the request names; its `data.supported`
+/// lists those it does.
+pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 /// Catalog bounds: more than this is an incomplete catalog, never a shorter one.
 pub const MAX_PAGES: u32 = 20;
 pub const MAX_TOOLS: usize = 10_000;
@@ -95,6 +100,18 @@ pub struct Catalog {
     /// The same, as a fixed kind (never server text).
     #[serde(skip)]
     pub issue: Option<CatalogIssue>,
+    /// Tools listed but left out of `tools`: their `x-mcp-header`
+    /// declarations cannot be honoured, and SEP-2243 has a client exclude
+    /// such a tool rather than call it without its headers.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub excluded: Vec<ExcludedTool>,
+}
+
+/// A listed tool the client will not call, and why.
+#[derive(Clone, Debug, Serialize)]
+pub struct ExcludedTool {
+    pub name: String,
+    pub reason: String,
 }
 
 /// Why a catalog is incomplete, as a fixed kind.
@@ -152,13 +169,33 @@ impl Session {
         if choice != EraChoice::Legacy {
             let mut server = launch().map_err(|e| (SessionError::Launch(e), Vec::new()))?;
             let params = json!({"_meta": envelope()});
-            match server.rpc.request("server/discover", params, timeout) {
+            let mut answer = server
+                .rpc
+                .request("server/discover", params.clone(), timeout);
+            // A server may refuse the version a request names (SEP-2575)
+            // and list those it speaks: when ours is among them the request
+            // is sent once more, under a new id, naming it.
+            let mut retried = false;
+            if let Ok(RpcResponse::Error { code, data, .. }) = &answer
+                && *code == UNSUPPORTED_PROTOCOL_VERSION
+                && lists_modern(data.as_ref().and_then(|d| d.get("supported")))
+            {
+                retried = true;
+                answer = server.rpc.request("server/discover", params, timeout);
+            }
+            match answer {
                 Ok(RpcResponse::Result(result)) if supports_modern(&result) => {
+                    let note = if retried {
+                        "supported: 2026-07-28 listed in supportedVersions, on a second request \
+                         (the first was refused as an unsupported version)"
+                    } else {
+                        "supported: 2026-07-28 listed in supportedVersions"
+                    };
                     let handshake = Handshake {
                         requested: choice,
                         era: Era::Modern,
                         protocol_version: MODERN_VERSION.into(),
-                        discover: Some("supported: 2026-07-28 listed in supportedVersions".into()),
+                        discover: Some(note.into()),
                         server_info: result
                             .pointer("/_meta/io.modelcontextprotocol~1serverInfo")
                             .or_else(|| result.get("serverInfo"))
@@ -402,7 +439,16 @@ impl Session {
                     catalog.problem = Some(format!("more than {MAX_TOOLS} tools"));
                     return Ok(catalog);
                 }
-                catalog.tools.push(tool.clone());
+                match headers::declarations(tool) {
+                    Ok(declared) => {
+                        self.server.rpc.transport_mut().tool_headers(name, declared);
+                        catalog.tools.push(tool.clone());
+                    }
+                    Err(refused) => catalog.excluded.push(ExcludedTool {
+                        name: name.to_owned(),
+                        reason: refused.to_string(),
+                    }),
+                }
             }
             match result.get("nextCursor") {
                 None | Some(Value::Null) => {
@@ -455,8 +501,166 @@ impl Session {
 }
 
 fn supports_modern(result: &Value) -> bool {
-    result
-        .get("supportedVersions")
+    lists_modern(result.get("supportedVersions"))
+}
+
+/// Whether a list of versions names the one we speak in the modern era.
+fn lists_modern(versions: Option<&Value>) -> bool {
+    versions
         .and_then(Value::as_array)
         .is_some_and(|versions| versions.iter().any(|v| v.as_str() == Some(MODERN_VERSION)))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::fake::{self, Sent};
+
+    const TIMEOUT: Duration = Duration::from_millis(50);
+
+    fn discover_result() -> Value {
+        json!({"supportedVersions": [MODERN_VERSION], "capabilities": {"tools": {}},
+               "serverInfo": {"name": "fake", "version": "1"}})
+    }
+
+    fn refusal(request: &Value, supported: Value) -> Option<Value> {
+        Some(json!({"jsonrpc": "2.0", "id": request["id"], "error": {
+            "code": UNSUPPORTED_PROTOCOL_VERSION, "message": "Unsupported protocol version",
+            "data": {"supported": supported, "requested": MODERN_VERSION}}}))
+    }
+
+    /// A 2026-07-28 server that refuses the first request it gets as an
+    /// unsupported version, listing `supported`, and answers the rest.
+    fn refusing_once(supported: Value) -> (Connection, Sent) {
+        let mut refused = false;
+        fake::connection(move |request| {
+            if !refused {
+                refused = true;
+                return refusal(request, supported.clone());
+            }
+            match request["method"].as_str() {
+                Some("server/discover") => fake::result(request, discover_result()),
+                Some("tools/list") => fake::result(request, json!({"tools": []})),
+                Some("tools/call") => fake::result(request, json!({"content": []})),
+                _ => None,
+            }
+        })
+    }
+
+    fn open(
+        connections: Vec<Connection>,
+        choice: EraChoice,
+    ) -> Result<(Session, Handshake), SessionError> {
+        let mut connections = connections.into_iter();
+        let mut launch = move || connections.next().ok_or_else(|| "no more".to_string());
+        Session::open(&mut launch, choice, TIMEOUT).map_err(|(error, _)| error)
+    }
+
+    #[test]
+    fn every_modern_request_carries_the_envelope() {
+        let (server, sent) = refusing_once(json!([MODERN_VERSION]));
+        let (mut session, handshake) = open(vec![server], EraChoice::Auto).expect("session");
+        assert_eq!(handshake.era, Era::Modern);
+        session.list_tools().expect("catalog");
+        assert!(matches!(
+            session.call_tool("echo", &json!({})),
+            CallOutcome::Result(_)
+        ));
+        let sent = sent.lock().expect("sent").clone();
+        let methods: Vec<&str> = sent.iter().filter_map(|m| m["method"].as_str()).collect();
+        assert_eq!(
+            methods,
+            [
+                "server/discover",
+                "server/discover",
+                "tools/list",
+                "tools/call"
+            ]
+        );
+        for message in &sent {
+            let meta = &message["params"]["_meta"];
+            assert_eq!(
+                meta["io.modelcontextprotocol/protocolVersion"],
+                json!(MODERN_VERSION),
+                "{message}"
+            );
+            assert!(meta["io.modelcontextprotocol/clientCapabilities"].is_object());
+            assert_eq!(
+                meta["io.modelcontextprotocol/clientInfo"]["name"],
+                json!("mcp-witness")
+            );
+        }
+    }
+
+    #[test]
+    fn a_refused_version_is_retried_under_a_new_id_when_the_server_lists_it() {
+        let (server, sent) = refusing_once(json!([MODERN_VERSION]));
+        let (_, handshake) = open(vec![server], EraChoice::Modern).expect("session");
+        assert_eq!(handshake.protocol_version, MODERN_VERSION);
+        assert!(
+            handshake
+                .discover
+                .as_deref()
+                .is_some_and(|n| n.contains("second request")),
+            "{:?}",
+            handshake.discover
+        );
+        let sent = sent.lock().expect("sent").clone();
+        assert_eq!(sent.len(), 2);
+        assert_ne!(sent[0]["id"], sent[1]["id"]);
+    }
+
+    #[test]
+    fn a_refusal_that_lists_only_older_versions_falls_back_to_initialize() {
+        let (modern, sent) = refusing_once(json!(["2025-11-25"]));
+        let (legacy, _) = fake::connection(|request| match request["method"].as_str() {
+            Some("initialize") => fake::result(
+                request,
+                json!({"protocolVersion": "2025-11-25", "capabilities": {}}),
+            ),
+            _ => None,
+        });
+        let (_, handshake) = open(vec![modern, legacy], EraChoice::Auto).expect("session");
+        assert_eq!(handshake.era, Era::Legacy);
+        // Not sent again: the server does not speak it.
+        assert_eq!(sent.lock().expect("sent").len(), 1);
+        let refused = open(
+            vec![refusing_once(json!(["2025-11-25"])).0],
+            EraChoice::Modern,
+        );
+        assert!(matches!(refused, Err(SessionError::Refused(_))));
+    }
+
+    #[test]
+    fn tools_with_invalid_header_declarations_are_excluded() {
+        let (server, _) = fake::connection(|request| match request["method"].as_str() {
+            Some("server/discover") => fake::result(request, discover_result()),
+            Some("tools/list") => fake::result(
+                request,
+                json!({"tools": [
+                    {"name": "good", "inputSchema": {"type": "object", "properties": {
+                        "region": {"type": "string", "x-mcp-header": "Region"}}}},
+                    {"name": "bad", "inputSchema": {"type": "object", "properties": {
+                        "score": {"type": "number", "x-mcp-header": "Score"}}}},
+                ]}),
+            ),
+            _ => None,
+        });
+        let (mut session, _) = open(vec![server], EraChoice::Modern).expect("session");
+        let catalog = session.list_tools().expect("catalog");
+        assert!(catalog.complete);
+        let names: Vec<&str> = catalog
+            .tools
+            .iter()
+            .filter_map(|t| t["name"].as_str())
+            .collect();
+        assert_eq!(names, ["good"]);
+        assert_eq!(catalog.excluded.len(), 1);
+        assert_eq!(catalog.excluded[0].name, "bad");
+        assert!(catalog.excluded[0].reason.contains("number"));
+    }
 }
