@@ -206,6 +206,10 @@ impl ToolRunner for JailedServer {
             CallOutcome::Transport(e) => {
                 return Err(format!("the transport failed during {tool}: {e}"));
             }
+            CallOutcome::InputRequired { detail, .. } => (
+                CallStatus::InputRequired,
+                format!("the tool did not finish: {detail}"),
+            ),
         };
         Ok(RunCall {
             is_error: status != CallStatus::Ok,

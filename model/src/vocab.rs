@@ -458,15 +458,20 @@ pub enum CallStatus {
     TransportError,
     /// Not sent: an argument could not be resolved.
     NotSent,
+    /// Answered with input to give (2026-07-28, `resultType:
+    /// "input_required"`) that the client did not give: input it does not
+    /// declare, or more rounds than it allows. The tool never finished.
+    InputRequired,
 }
 
 impl CallStatus {
-    pub const ALL: [CallStatus; 5] = [
+    pub const ALL: [CallStatus; 6] = [
         CallStatus::Ok,
         CallStatus::ToolError,
         CallStatus::RpcError,
         CallStatus::TransportError,
         CallStatus::NotSent,
+        CallStatus::InputRequired,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -476,6 +481,7 @@ impl CallStatus {
             CallStatus::RpcError => "rpc-error",
             CallStatus::TransportError => "transport-error",
             CallStatus::NotSent => "not-sent",
+            CallStatus::InputRequired => "input-required",
         }
     }
 
@@ -499,6 +505,7 @@ impl CallStatus {
             CallStatus::RpcError => "JSON-RPC error",
             CallStatus::TransportError => "transport error",
             CallStatus::NotSent => "not sent",
+            CallStatus::InputRequired => "input required, not given",
         }
     }
 }
@@ -1372,7 +1379,8 @@ mod tests {
                 "tool error",
                 "JSON-RPC error",
                 "transport error",
-                "not sent"
+                "not sent",
+                "input required, not given"
             ]
         );
     }

@@ -205,6 +205,12 @@ fn steps(
                 outln!("tools/call {}: failed: {}", shown(name), shown(&e));
                 return ExitStatus::Incomplete;
             }
+            CallOutcome::InputRequired { detail, .. } => {
+                outln!("tools/call {}: unfinished: {}", shown(name), shown(&detail));
+                if status == ExitStatus::Passed {
+                    status = ExitStatus::Failed;
+                }
+            }
         }
     }
     status

@@ -40,6 +40,7 @@ mod fake;
 pub mod headers;
 pub mod http;
 pub mod json;
+pub mod mrtr;
 pub mod rpc;
 pub mod session;
 pub mod stdio;

@@ -9,6 +9,7 @@ use serde_json::{Map, Value, json};
 
 use crate::connection::Connection;
 use crate::headers;
+use crate::mrtr::{self, ClientPolicy, Round};
 use crate::rpc::{PROGRESS_CEILING, RpcResponse, WireError};
 
 /// The 2026-07-28 protocol, discovered with `server/discover`.
@@ -85,6 +86,10 @@ pub enum CallOutcome {
     RpcError { code: i64, message: String },
     /// The transport failed: timeout, death, broken pipe.
     Transport(String),
+    /// The server's last answer was not final: `input_required` with input
+    /// the client does not give, past [`mrtr::MAX_INPUT_ROUNDS`], or a
+    /// `resultType` it does not know. `result` is that answer.
+    InputRequired { result: Value, detail: String },
 }
 
 /// The catalog as the server served it.
@@ -143,32 +148,47 @@ pub struct Session {
     pub discarded: Vec<Connection>,
     /// Tool calls made so far: the next call's progress token.
     calls: u64,
+    /// What the client declares, and so answers when asked for input.
+    policy: ClientPolicy,
 }
 
 fn client_info() -> Value {
     json!({"name": "mcp-witness", "version": env!("CARGO_PKG_VERSION")})
 }
 
-fn envelope() -> Value {
+fn envelope(policy: &ClientPolicy) -> Value {
     json!({
         "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
-        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientCapabilities": policy.capabilities(),
         "io.modelcontextprotocol/clientInfo": client_info(),
     })
 }
 
 impl Session {
-    /// Starts a server with `launch` and establishes a session in the chosen era.
+    /// Starts a server with `launch` and establishes a session in the
+    /// chosen era, with an audit's client: nothing declared, every
+    /// elicitation refused.
     pub fn open(
         launch: &mut dyn FnMut() -> Result<Connection, String>,
         choice: EraChoice,
         timeout: Duration,
     ) -> Result<(Session, Handshake), (SessionError, Vec<Connection>)> {
+        Self::open_with(launch, choice, timeout, ClientPolicy::default())
+    }
+
+    /// [`Self::open`] with the client `policy` declares (2026-07-28: its
+    /// `clientCapabilities`, and how it answers `input_required`).
+    pub fn open_with(
+        launch: &mut dyn FnMut() -> Result<Connection, String>,
+        choice: EraChoice,
+        timeout: Duration,
+        policy: ClientPolicy,
+    ) -> Result<(Session, Handshake), (SessionError, Vec<Connection>)> {
         let mut discarded = Vec::new();
         let mut discover_note = None;
         if choice != EraChoice::Legacy {
             let mut server = launch().map_err(|e| (SessionError::Launch(e), Vec::new()))?;
-            let params = json!({"_meta": envelope()});
+            let params = json!({"_meta": envelope(&policy)});
             let mut answer = server
                 .rpc
                 .request("server/discover", params.clone(), timeout);
@@ -209,10 +229,11 @@ impl Session {
                     let session = Session {
                         server,
                         era: Era::Modern,
-                        envelope: Some(envelope()),
+                        envelope: Some(envelope(&policy)),
                         timeout,
                         discarded,
                         calls: 0,
+                        policy,
                     };
                     return Ok((session, handshake));
                 }
@@ -323,6 +344,7 @@ impl Session {
                 timeout,
                 discarded: Vec::new(),
                 calls: 0,
+                policy: ClientPolicy::default(),
             },
             handshake,
         ))
@@ -330,6 +352,11 @@ impl Session {
 
     pub fn era(&self) -> Era {
         self.era
+    }
+
+    /// What the client declares and answers.
+    pub fn policy(&self) -> ClientPolicy {
+        self.policy
     }
 
     pub(crate) fn params(&self, params: Map<String, Value>) -> Value {
@@ -483,19 +510,44 @@ impl Session {
     /// The call carries a progress token (`call-1`, `call-2`, … in the
     /// session), so a long-running tool may report progress, and each report
     /// gives the call its timeout again, up to [`PROGRESS_CEILING`] in all.
+    ///
+    /// In 2026-07-28 an `input_required` answer is answered (SEP-2322,
+    /// [`mrtr`]): the call is sent again, as a new request with a new id and
+    /// progress token, carrying the client's `inputResponses` and the
+    /// server's `requestState` exactly as it came, until a final result,
+    /// at most [`mrtr::MAX_INPUT_ROUNDS`] rounds. The answers are in the
+    /// transcript: each round's request carries them.
     pub fn call_tool(&mut self, name: &str, arguments: &Value) -> CallOutcome {
-        let (params, token) = self.tool_call(name, arguments, Map::new());
-        let answer = self.server.rpc.request_with_progress(
-            "tools/call",
-            params,
-            token,
-            self.timeout,
-            PROGRESS_CEILING,
-        );
-        match answer {
-            Ok(RpcResponse::Result(result)) => CallOutcome::Result(result),
-            Ok(RpcResponse::Error { code, message, .. }) => CallOutcome::RpcError { code, message },
-            Err(e) => CallOutcome::Transport(e.to_string()),
+        let mut extra = Map::new();
+        let mut round = 0;
+        loop {
+            round += 1;
+            let (params, token) = self.tool_call(name, arguments, extra);
+            let answer = self.server.rpc.request_with_progress(
+                "tools/call",
+                params,
+                token,
+                self.timeout,
+                PROGRESS_CEILING,
+            );
+            let result = match answer {
+                Ok(RpcResponse::Result(result)) => result,
+                Ok(RpcResponse::Error { code, message, .. }) => {
+                    return CallOutcome::RpcError { code, message };
+                }
+                Err(e) => return CallOutcome::Transport(e.to_string()),
+            };
+            if self.era != Era::Modern {
+                // Results had no resultType before 2026-07-28: a field of
+                // that name in an older server's result means nothing.
+                return CallOutcome::Result(result);
+            }
+            let roots = self.server.rpc.answer_roots;
+            match mrtr::next_round(&result, round, &self.policy, roots) {
+                Round::Complete => return CallOutcome::Result(result),
+                Round::Retry(next) => extra = next,
+                Round::Stop(detail) => return CallOutcome::InputRequired { result, detail },
+            }
         }
     }
 }
@@ -662,5 +714,134 @@ mod tests {
         assert_eq!(catalog.excluded.len(), 1);
         assert_eq!(catalog.excluded[0].name, "bad");
         assert!(catalog.excluded[0].reason.contains("number"));
+    }
+
+    /// A 2026-07-28 server whose `ask` tool wants a confirmation, with
+    /// state, `rounds` times before it answers.
+    fn asking(rounds: usize) -> (Connection, Sent) {
+        let mut asked = 0;
+        fake::connection(move |request| match request["method"].as_str() {
+            Some("server/discover") => fake::result(request, discover_result()),
+            Some("tools/call") if request["params"]["name"] == "ask" && asked < rounds => {
+                asked += 1;
+                fake::result(
+                    request,
+                    json!({"resultType": "input_required", "requestState": format!("s{asked}"),
+                        "inputRequests": {"ok": {"method": "elicitation/create", "params": {
+                            "message": "Go?", "requestedSchema": {"type": "object",
+                            "properties": {"go": {"type": "boolean"}}}}}}}),
+                )
+            }
+            Some("tools/call") => fake::result(
+                request,
+                json!({"resultType": "complete", "content": [{"type": "text", "text": "done"}]}),
+            ),
+            _ => None,
+        })
+    }
+
+    fn calls(sent: &Sent) -> Vec<Value> {
+        sent.lock()
+            .expect("sent")
+            .iter()
+            .filter(|m| m["method"] == "tools/call")
+            .cloned()
+            .collect()
+    }
+
+    #[test]
+    fn input_required_is_answered_with_state_echoed_under_new_ids() {
+        let (server, sent) = asking(2);
+        let (mut session, _) = open(vec![server], EraChoice::Modern).expect("session");
+        let outcome = session.call_tool("ask", &json!({"x": 1}));
+        assert!(
+            matches!(&outcome, CallOutcome::Result(r) if r["content"][0]["text"] == "done"),
+            "{outcome:?}"
+        );
+        let calls = calls(&sent);
+        assert_eq!(calls.len(), 3);
+        let ids: BTreeSet<String> = calls.iter().map(|c| c["id"].to_string()).collect();
+        assert_eq!(ids.len(), 3, "every round has an id of its own");
+        assert!(calls[0]["params"].get("requestState").is_none());
+        assert_eq!(calls[1]["params"]["requestState"], json!("s1"));
+        assert_eq!(calls[2]["params"]["requestState"], json!("s2"));
+        for call in &calls[1..] {
+            assert_eq!(call["params"]["arguments"], json!({"x": 1}));
+            // An audit's client declared nothing, and refuses.
+            assert_eq!(
+                call["params"]["inputResponses"],
+                json!({"ok": {"action": "decline"}})
+            );
+        }
+        // The next call is a call of its own: nothing carried over.
+        session.call_tool("other", &json!({}));
+        let last = calls_last(&sent);
+        assert!(last["params"].get("requestState").is_none());
+        assert!(last["params"].get("inputResponses").is_none());
+    }
+
+    fn calls_last(sent: &Sent) -> Value {
+        calls(sent).pop().expect("a call")
+    }
+
+    #[test]
+    fn a_confirm_policy_declares_elicitation_and_confirms() {
+        let (server, sent) = asking(1);
+        let mut connections = vec![server].into_iter();
+        let mut launch = move || connections.next().ok_or_else(|| "no more".to_string());
+        let policy = ClientPolicy {
+            elicitation: mrtr::Elicitation::Confirm,
+        };
+        let (mut session, _) = Session::open_with(&mut launch, EraChoice::Modern, TIMEOUT, policy)
+            .map_err(|(e, _)| e)
+            .expect("session");
+        assert_eq!(session.policy(), policy);
+        assert!(matches!(
+            session.call_tool("ask", &json!({})),
+            CallOutcome::Result(_)
+        ));
+        let calls = calls(&sent);
+        assert_eq!(
+            calls[1]["params"]["inputResponses"]["ok"],
+            json!({"action": "accept", "content": {"go": true}})
+        );
+        assert_eq!(
+            calls[0]["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"],
+            json!({"elicitation": {"form": {}}})
+        );
+    }
+
+    #[test]
+    fn a_server_that_keeps_asking_is_given_up_on_at_the_round_limit() {
+        let (server, sent) = asking(usize::MAX);
+        let (mut session, _) = open(vec![server], EraChoice::Modern).expect("session");
+        let outcome = session.call_tool("ask", &json!({}));
+        assert!(
+            matches!(&outcome, CallOutcome::InputRequired { result, .. }
+                if result["resultType"] == "input_required"),
+            "{outcome:?}"
+        );
+        assert_eq!(calls(&sent).len(), mrtr::MAX_INPUT_ROUNDS as usize);
+    }
+
+    #[test]
+    fn a_legacy_result_is_final_whatever_fields_it_has() {
+        let (server, sent) = fake::connection(|request| match request["method"].as_str() {
+            Some("initialize") => fake::result(
+                request,
+                json!({"protocolVersion": "2025-11-25", "capabilities": {}}),
+            ),
+            Some("tools/call") => fake::result(
+                request,
+                json!({"resultType": "input_required", "requestState": "s"}),
+            ),
+            _ => None,
+        });
+        let (mut session, _) = open(vec![server], EraChoice::Legacy).expect("session");
+        assert!(matches!(
+            session.call_tool("ask", &json!({})),
+            CallOutcome::Result(_)
+        ));
+        assert_eq!(calls(&sent).len(), 1);
     }
 }

@@ -249,10 +249,19 @@ pub(crate) fn unexercised(calls: &[&CallRecord]) -> Option<(Verdict, String)> {
     if calls.iter().any(|c| c.succeeded()) {
         return None;
     }
+    if calls
+        .iter()
+        .all(|c| c.outcome.status == CallStatus::InputRequired)
+    {
+        return Some((
+            Verdict::Untestable,
+            "no call finished: the server asked for input the client did not give".into(),
+        ));
+    }
     if calls.iter().all(|c| {
         matches!(
             c.outcome.status,
-            CallStatus::TransportError | CallStatus::NotSent
+            CallStatus::TransportError | CallStatus::NotSent | CallStatus::InputRequired
         )
     }) {
         return Some((

@@ -678,6 +678,9 @@ fn ledger_outcome(outcome: CallOutcome) -> (Outcome, Option<Value>) {
             None,
         ),
         CallOutcome::Transport(detail) => (CallStatus::TransportError, None, Some(detail), None),
+        CallOutcome::InputRequired { result, detail } => {
+            (CallStatus::InputRequired, None, Some(detail), Some(result))
+        }
     };
     let outcome = Outcome {
         status,

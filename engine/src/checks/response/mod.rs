@@ -138,14 +138,14 @@ pub(super) fn ended(call: &CallRecord) -> String {
 
 /// The reason a call never reached the tool, when it did not.
 pub(super) fn unreached(call: &CallRecord) -> Option<String> {
-    matches!(
-        call.outcome.status,
-        CallStatus::TransportError | CallStatus::NotSent
-    )
-    .then(|| {
-        format!(
+    match call.outcome.status {
+        CallStatus::TransportError | CallStatus::NotSent => Some(format!(
             "{}: the call never reached the tool",
             call.outcome.status.phrase()
-        )
-    })
+        )),
+        CallStatus::InputRequired => Some(
+            "the server asked for input the client did not give: the tool never finished".into(),
+        ),
+        _ => None,
+    }
 }
