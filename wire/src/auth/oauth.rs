@@ -161,6 +161,9 @@ struct Discovered {
     /// `client_id_metadata_document_supported`: a client ID metadata
     /// document URL is accepted as the client id.
     metadata_documents: bool,
+    /// `authorization_response_iss_parameter_supported` (RFC 9207): the
+    /// authorization response must then name its issuer.
+    iss_supported: bool,
 }
 
 impl Discovered {
@@ -169,7 +172,7 @@ impl Discovered {
     fn from_server_metadata(
         resource: String,
         scopes_supported: Option<String>,
-        issuer: &Url,
+        identifier: &str,
         server: &Value,
     ) -> Result<Self, AuthError> {
         let text = |key: &str| server.get(key).and_then(Value::as_str).map(str::to_owned);
@@ -186,7 +189,7 @@ impl Discovered {
         };
         Ok(Discovered {
             resource,
-            issuer: text("issuer").unwrap_or_else(|| issuer.as_str().to_owned()),
+            issuer: text("issuer").unwrap_or_else(|| identifier.to_owned()),
             scopes_supported,
             authorization_endpoint: text("authorization_endpoint"),
             token_endpoint,
@@ -199,7 +202,41 @@ impl Discovered {
                 .get("client_id_metadata_document_supported")
                 .and_then(Value::as_bool)
                 == Some(true),
+            iss_supported: server
+                .get("authorization_response_iss_parameter_supported")
+                .and_then(Value::as_bool)
+                == Some(true),
         })
+    }
+}
+
+/// RFC 8414 §3.3 (and the MCP specification after SEP-2468): the metadata
+/// found at an issuer's well-known address must name that very issuer,
+/// character for character, or an attacker's metadata could send the
+/// client's code elsewhere. A document that names none is taken as the
+/// issuer's.
+fn check_metadata_issuer(identifier: &str, server: &Value) -> Result<(), AuthError> {
+    match server.get("issuer") {
+        None => Ok(()),
+        Some(Value::String(named)) if named == identifier => Ok(()),
+        Some(_) => Err(AuthError::ServerMetadata(
+            "its issuer is not the authorization server it was fetched for (RFC 8414)".into(),
+        )),
+    }
+}
+
+/// RFC 9207: an authorization response that names an issuer must name the
+/// one the client recorded, compared as strings (no URL normalization);
+/// one from a server that promised to name it must.
+fn check_response_issuer(found: &Discovered, iss: Option<&str>) -> Result<(), AuthError> {
+    match iss {
+        Some(iss) if iss != found.issuer => Err(AuthError::Authorize(
+            "its iss names another authorization server (RFC 9207: a mix-up?)".into(),
+        )),
+        None if found.iss_supported => Err(AuthError::Authorize(
+            "no iss, though the authorization server promised one (RFC 9207)".into(),
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -344,7 +381,7 @@ impl OAuth {
             }
             None => canonical_resource(&self.endpoint),
         };
-        let Some(issuer) = resource
+        let Some(identifier) = resource
             .get("authorization_servers")
             .and_then(Value::as_array)
             .and_then(|a| a.first())
@@ -354,7 +391,7 @@ impl OAuth {
                 "it lists no authorization_servers".into(),
             ));
         };
-        let issuer = Url::parse(issuer).map_err(|_| {
+        let issuer = Url::parse(identifier).map_err(|_| {
             AuthError::ServerMetadata("the authorization server is not a URL".into())
         })?;
         let mut server = None;
@@ -373,6 +410,7 @@ impl OAuth {
                 "no OAuth or OpenID metadata at its well-known addresses".into(),
             ));
         };
+        check_metadata_issuer(identifier, &server)?;
         let scopes_supported = resource
             .get("scopes_supported")
             .and_then(Value::as_array)
@@ -383,7 +421,7 @@ impl OAuth {
                     .join(" ")
             })
             .filter(|s| !s.is_empty());
-        Discovered::from_server_metadata(resource_id, scopes_supported, &issuer, &server)
+        Discovered::from_server_metadata(resource_id, scopes_supported, identifier, &server)
     }
 
     /// The 2025-03-26 rules: metadata at the endpoint's origin, else the
@@ -417,9 +455,10 @@ impl OAuth {
                 registration_endpoint: at("/register"),
                 grant_types: None,
                 metadata_documents: false,
+                iss_supported: false,
             });
         };
-        Discovered::from_server_metadata(resource, None, &origin, &server)
+        Discovered::from_server_metadata(resource, None, origin.as_str(), &server)
     }
 
     /// How to authenticate at the token endpoint: the user's choice, else
@@ -587,7 +626,7 @@ impl OAuth {
                     .set_pkce_challenge(challenge)
                     .add_extra_param("resource", found.resource.clone())
                     .url();
-                let code = self.authorize(&url, &redirect, listener, state.secret())?;
+                let code = self.authorize(found, &url, &redirect, listener, state.secret())?;
                 let mut request = client
                     .exchange_code(AuthorizationCode::new(code))
                     .set_pkce_verifier(verifier)
@@ -719,6 +758,7 @@ impl OAuth {
     /// user's browser arrives at our loopback listener.
     fn authorize(
         &self,
+        found: &Discovered,
         url: &Url,
         redirect: &str,
         listener: &TcpListener,
@@ -769,6 +809,7 @@ impl OAuth {
                 "the state came back altered (a forged redirect?)".into(),
             ));
         }
+        check_response_issuer(found, query("iss").as_deref())?;
         query("code").ok_or_else(|| AuthError::Authorize("no code in the redirect".into()))
     }
 
@@ -830,6 +871,9 @@ impl OAuth {
         };
         let body = serde_json::json!({
             "client_name": "mcp-witness",
+            // SEP-837: a command-line client whose redirect is a loopback
+            // listener is a native application (OpenID registration's word).
+            "application_type": "native",
             "redirect_uris": [redirect],
             "grant_types": grants,
             "response_types": ["code"],
@@ -916,8 +960,16 @@ impl Authorizer for OAuth {
         }
         let found = match &state.discovered {
             Some(found) if challenge.resource_metadata.is_none() => found.clone(),
-            _ => {
+            previous => {
+                let moved = previous.as_ref().map(|p| p.issuer.clone());
                 let found = self.discover(&challenge)?;
+                if moved.is_some_and(|issuer| issuer != found.issuer) {
+                    // SEP-2352: the resource moved to another authorization
+                    // server. What the old one issued (a registered client,
+                    // a refresh token) is its own: register and ask anew.
+                    *lock(&self.registered) = None;
+                    state.refresh = None;
+                }
                 state.discovered = Some(found.clone());
                 found
             }
@@ -1158,6 +1210,53 @@ mod tests {
 
     fn url(text: &str) -> Url {
         Url::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"))
+    }
+
+    fn metadata(issuer: &str, iss_supported: bool) -> Discovered {
+        let server = serde_json::json!({"issuer": issuer, "token_endpoint": "https://as.test/token",
+            "authorization_response_iss_parameter_supported": iss_supported});
+        Discovered::from_server_metadata("https://mcp.test/mcp".into(), None, issuer, &server)
+            .expect("metadata")
+    }
+
+    #[test]
+    fn metadata_must_name_the_issuer_it_was_fetched_for_exactly() {
+        let named = |issuer: &str| serde_json::json!({"issuer": issuer});
+        assert!(check_metadata_issuer("https://as.test", &named("https://as.test")).is_ok());
+        assert!(check_metadata_issuer("https://as.test", &serde_json::json!({})).is_ok());
+        for other in [
+            "https://attacker.test",
+            "https://as.test/",
+            "HTTPS://as.test",
+        ] {
+            assert!(
+                matches!(
+                    check_metadata_issuer("https://as.test", &named(other)),
+                    Err(AuthError::ServerMetadata(_))
+                ),
+                "{other}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_authorization_response_names_the_recorded_issuer_or_is_refused() {
+        let promised = metadata("https://as.test", true);
+        assert!(check_response_issuer(&promised, Some("https://as.test")).is_ok());
+        // Promised and missing, or different in any way, even by a slash.
+        for iss in [None, Some("https://as.test/"), Some("https://evil.test")] {
+            assert!(
+                matches!(
+                    check_response_issuer(&promised, iss),
+                    Err(AuthError::Authorize(_))
+                ),
+                "{iss:?}"
+            );
+        }
+        let silent = metadata("https://as.test", false);
+        assert!(check_response_issuer(&silent, None).is_ok());
+        assert!(check_response_issuer(&silent, Some("https://as.test")).is_ok());
+        assert!(check_response_issuer(&silent, Some("https://evil.test")).is_err());
     }
 
     #[test]
