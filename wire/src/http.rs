@@ -602,7 +602,11 @@ impl Exchange {
                 .headers()
                 .get("www-authenticate")
                 .and_then(|v| v.to_str().ok());
-            match auth.refused(credentials.generation, status, challenge) {
+            let nonce = response
+                .headers()
+                .get("dpop-nonce")
+                .and_then(|v| v.to_str().ok());
+            match auth.refused(credentials.generation, status, challenge, nonce) {
                 Ok(true) => retries += 1,
                 Ok(false) => break response,
                 Err(e) => {

@@ -11,6 +11,7 @@
 //! prints as a digest, errors are fixed descriptions, and the transcripts
 //! record JSON-RPC frames, never headers.
 
+pub mod dpop;
 pub mod jwt;
 pub mod oauth;
 
@@ -82,14 +83,16 @@ pub trait Authorizer: Send + Sync {
     /// What every request to the endpoint carries now.
     fn credentials(&self) -> Credentials;
 
-    /// The endpoint refused a request made with `generation` with `status`
-    /// and this `WWW-Authenticate` value. `Ok(true)`: try again with
-    /// [`Authorizer::credentials`]; `Ok(false)`: nothing better can be had.
+    /// The endpoint refused a request made with `generation` with `status`,
+    /// this `WWW-Authenticate` value and this `DPoP-Nonce` (RFC 9449 §9).
+    /// `Ok(true)`: try again with [`Authorizer::credentials`]; `Ok(false)`:
+    /// nothing better can be had.
     fn refused(
         &self,
         generation: u64,
         status: u16,
         challenge: Option<&str>,
+        dpop_nonce: Option<&str>,
     ) -> Result<bool, AuthError>;
 }
 
@@ -131,7 +134,7 @@ impl Authorizer for StaticHeaders {
         }
     }
 
-    fn refused(&self, _: u64, _: u16, _: Option<&str>) -> Result<bool, AuthError> {
+    fn refused(&self, _: u64, _: u16, _: Option<&str>, _: Option<&str>) -> Result<bool, AuthError> {
         Ok(false)
     }
 }
@@ -155,8 +158,10 @@ impl<A: Authorizer> Authorizer for WithHeaders<A> {
         generation: u64,
         status: u16,
         challenge: Option<&str>,
+        dpop_nonce: Option<&str>,
     ) -> Result<bool, AuthError> {
-        self.inner.refused(generation, status, challenge)
+        self.inner
+            .refused(generation, status, challenge, dpop_nonce)
     }
 }
 
@@ -187,15 +192,19 @@ pub struct Challenge {
 }
 
 impl Challenge {
-    /// Reads the first `Bearer` challenge of `header`; quoted strings may
-    /// hold commas and escaped quotes. Anything unreadable is left out.
+    /// Reads the first `Bearer` challenge of `header`, else its `DPoP` one
+    /// (RFC 9449 §7.1: the same parameters); quoted strings may hold commas
+    /// and escaped quotes. Anything unreadable is left out.
     pub fn parse(header: &str) -> Self {
         let mut out = Challenge::default();
         let lower = header.to_ascii_lowercase();
-        let Some(start) = find_scheme(&lower, "bearer") else {
+        let found = ["bearer", "dpop"]
+            .iter()
+            .find_map(|scheme| find_scheme(&lower, scheme).map(|at| at + scheme.len()));
+        let Some(start) = found else {
             return out;
         };
-        let mut rest = &header[start + "bearer".len()..];
+        let mut rest = &header[start..];
         loop {
             rest = rest.trim_start_matches([' ', '\t', ',']);
             let Some(eq) = rest.find('=') else { break };

@@ -44,6 +44,7 @@ use oauth2::{
 };
 use serde_json::Value;
 
+use super::dpop::{self, DpopKey};
 use super::jwt::{self, ClientKey};
 use super::{AuthError, Authorizer, Challenge, Credentials, Secret};
 
@@ -164,6 +165,9 @@ struct Discovered {
     /// `authorization_response_iss_parameter_supported` (RFC 9207): the
     /// authorization response must then name its issuer.
     iss_supported: bool,
+    /// ES256 in `dpop_signing_alg_values_supported`: tokens are asked for
+    /// bound to a key of the client's (RFC 9449).
+    dpop: bool,
 }
 
 impl Discovered {
@@ -206,6 +210,7 @@ impl Discovered {
                 .get("authorization_response_iss_parameter_supported")
                 .and_then(Value::as_bool)
                 == Some(true),
+            dpop: dpop::offered(server),
         })
     }
 }
@@ -248,6 +253,19 @@ struct State {
     /// The scopes asked for last (what a step-up adds to).
     scope: Option<String>,
     discovered: Option<Discovered>,
+    /// The access token is DPoP-bound (`token_type: DPoP`): it goes with
+    /// the DPoP scheme and a proof.
+    access_dpop: bool,
+}
+
+/// The session's DPoP key and the nonces the servers gave, apart from
+/// [`State`]: token requests sign proofs while a refusal holds the state.
+#[derive(Default)]
+struct Proofs {
+    key: Option<Arc<DpopKey>>,
+    /// The last `DPoP-Nonce` of the authorization server, and of the resource.
+    server_nonce: Option<String>,
+    resource_nonce: Option<String>,
 }
 
 /// An [`Authorizer`] that gets and renews OAuth tokens for one endpoint.
@@ -261,6 +279,7 @@ pub struct OAuth {
     /// The loopback redirect listener, bound once: a registered client's
     /// redirect URI must stay the same.
     listener: Mutex<Option<TcpListener>>,
+    proofs: Mutex<Proofs>,
 }
 
 impl OAuth {
@@ -306,6 +325,7 @@ impl OAuth {
             state: Mutex::new(State::default()),
             registered: Mutex::new(None),
             listener: Mutex::new(None),
+            proofs: Mutex::new(Proofs::default()),
         })
     }
 
@@ -456,6 +476,7 @@ impl OAuth {
                 grant_types: None,
                 metadata_documents: false,
                 iss_supported: false,
+                dpop: false,
             });
         };
         Discovered::from_server_metadata(resource, None, origin.as_str(), &server)
@@ -489,21 +510,67 @@ impl OAuth {
         move |request: oauth2::HttpRequest| {
             let url = Url::parse(&request.uri().to_string()).map_err(|_| HttpError::Refused)?;
             safe_address(&url).map_err(|_| HttpError::Refused)?;
-            let response = self.agent.run(request).map_err(|_| HttpError::Failed)?;
-            let status = response.status();
-            let headers = response.headers().clone();
-            let mut body = Vec::new();
-            response
-                .into_body()
-                .into_reader()
-                .take(MAX_DOCUMENT_BYTES)
-                .read_to_end(&mut body)
-                .map_err(|_| HttpError::Failed)?;
-            let mut out = oauth2::HttpResponse::new(body);
-            *out.status_mut() = status;
-            *out.headers_mut() = headers;
-            Ok(out)
+            let key = lock(&self.proofs).key.clone();
+            let Some(key) = key else {
+                return self.send(request);
+            };
+            // Every request through here is a token request: each carries
+            // a proof (RFC 9449 §5); one refused for want of a nonce goes
+            // again, once, with the nonce the server gave (§8).
+            let mut retried = false;
+            loop {
+                let nonce = lock(&self.proofs).server_nonce.clone();
+                let proof = key
+                    .proof(
+                        request.method().as_str(),
+                        url.as_str(),
+                        None,
+                        nonce.as_deref(),
+                    )
+                    .map_err(|_| HttpError::Failed)?;
+                let mut attempt = request.clone();
+                let value = proof.parse().map_err(|_| HttpError::Failed)?;
+                attempt.headers_mut().insert("DPoP", value);
+                let response = self.send(attempt)?;
+                let given = response
+                    .headers()
+                    .get("dpop-nonce")
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned);
+                let wants_nonce = response.status().as_u16() == 400
+                    && serde_json::from_slice::<Value>(response.body())
+                        .ok()
+                        .and_then(|b| b.get("error").and_then(Value::as_str).map(str::to_owned))
+                        .as_deref()
+                        == Some("use_dpop_nonce");
+                if let Some(given) = given.filter(|n| super::valid_header_value(n)) {
+                    lock(&self.proofs).server_nonce = Some(given);
+                    if wants_nonce && !retried {
+                        retried = true;
+                        continue;
+                    }
+                }
+                return Ok(response);
+            }
         }
+    }
+
+    /// One request to the authorization server, its body bounded.
+    fn send(&self, request: oauth2::HttpRequest) -> Result<oauth2::HttpResponse, HttpError> {
+        let response = self.agent.run(request).map_err(|_| HttpError::Failed)?;
+        let status = response.status();
+        let headers = response.headers().clone();
+        let mut body = Vec::new();
+        response
+            .into_body()
+            .into_reader()
+            .take(MAX_DOCUMENT_BYTES)
+            .read_to_end(&mut body)
+            .map_err(|_| HttpError::Failed)?;
+        let mut out = oauth2::HttpResponse::new(body);
+        *out.status_mut() = status;
+        *out.headers_mut() = headers;
+        Ok(out)
     }
 
     /// The one description of this client at the token endpoint, for every
@@ -926,18 +993,40 @@ impl OAuth {
 impl Authorizer for OAuth {
     fn credentials(&self) -> Credentials {
         let state = self.state();
+        let Some(token) = &state.access else {
+            return Credentials {
+                generation: state.generation,
+                headers: Vec::new(),
+            };
+        };
+        let mut headers = Vec::new();
+        let proofs = lock(&self.proofs);
+        match (&proofs.key, state.access_dpop) {
+            (Some(key), true) => {
+                // A fresh proof for each request (RFC 9449 §7.1); the MCP
+                // transport only POSTs with credentials.
+                let proof = key.proof(
+                    "POST",
+                    self.endpoint.as_str(),
+                    Some(token.expose()),
+                    proofs.resource_nonce.as_deref(),
+                );
+                headers.push((
+                    "Authorization".to_owned(),
+                    Secret::new(format!("DPoP {}", token.expose())),
+                ));
+                if let Ok(proof) = proof {
+                    headers.push(("DPoP".to_owned(), Secret::new(proof)));
+                }
+            }
+            _ => headers.push((
+                "Authorization".to_owned(),
+                Secret::new(format!("Bearer {}", token.expose())),
+            )),
+        }
         Credentials {
             generation: state.generation,
-            headers: state
-                .access
-                .iter()
-                .map(|token| {
-                    (
-                        "Authorization".to_owned(),
-                        Secret::new(format!("Bearer {}", token.expose())),
-                    )
-                })
-                .collect(),
+            headers,
         }
     }
 
@@ -946,6 +1035,7 @@ impl Authorizer for OAuth {
         generation: u64,
         status: u16,
         challenge: Option<&str>,
+        dpop_nonce: Option<&str>,
     ) -> Result<bool, AuthError> {
         let mut state = self.state();
         if state.generation != generation {
@@ -953,6 +1043,19 @@ impl Authorizer for OAuth {
             return Ok(true);
         }
         let challenge = challenge.map(Challenge::parse).unwrap_or_default();
+        if status == 401
+            && state.access_dpop
+            && challenge.error.as_deref() == Some("use_dpop_nonce")
+            && let Some(nonce) = dpop_nonce.filter(|n| super::valid_header_value(n))
+        {
+            // RFC 9449 §9: the same token, with a proof carrying the nonce.
+            let mut proofs = lock(&self.proofs);
+            if proofs.resource_nonce.as_deref() != Some(nonce) {
+                proofs.resource_nonce = Some(nonce.to_owned());
+                state.generation += 1;
+                return Ok(true);
+            }
+        }
         let step_up = status == 403 && challenge.error.as_deref() == Some("insufficient_scope");
         if status == 403 && !step_up {
             // Forbidden for another reason: no token changes that.
@@ -969,6 +1072,12 @@ impl Authorizer for OAuth {
                     // a refresh token) is its own: register and ask anew.
                     *lock(&self.registered) = None;
                     state.refresh = None;
+                }
+                if found.dpop {
+                    let mut proofs = lock(&self.proofs);
+                    if proofs.key.is_none() {
+                        proofs.key = Some(Arc::new(DpopKey::generate()?));
+                    }
                 }
                 state.discovered = Some(found.clone());
                 found
@@ -993,6 +1102,7 @@ impl Authorizer for OAuth {
             None => self.obtain(&found, scope.as_deref())?,
         };
         state.access = Some(token.access);
+        state.access_dpop = token.dpop;
         state.refresh = token.refresh.or(state.refresh.take());
         state.scope = scope;
         state.generation += 1;
@@ -1004,6 +1114,8 @@ impl Authorizer for OAuth {
 struct Token {
     access: Secret,
     refresh: Option<Secret>,
+    /// `token_type: DPoP`: bound to the client's DPoP key.
+    dpop: bool,
 }
 
 /// The token from a token response, or why there is none (the server's
@@ -1020,6 +1132,7 @@ fn token(
             refresh: response
                 .refresh_token()
                 .map(|r| Secret::new(r.secret().clone())),
+            dpop: response.token_type().as_ref().eq_ignore_ascii_case("dpop"),
         }),
         Err(RequestTokenError::ServerResponse(error)) => Err(AuthError::Token(witness_text::clip(
             &escape(error.error().as_ref()),
