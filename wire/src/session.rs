@@ -844,4 +844,32 @@ mod tests {
         ));
         assert_eq!(calls(&sent).len(), 1);
     }
+
+    #[test]
+    fn the_catalog_keeps_every_schema_keyword_as_served() {
+        let schema = json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "properties": {"kind": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+            "additionalProperties": false,
+            "allOf": [{"required": ["kind"]}],
+            "anyOf": [{"required": ["address"]}, {"required": ["kind"]}],
+            "if": {"properties": {"kind": {"const": "home"}}},
+            "then": {"required": ["address"]},
+            "else": {"required": []},
+            "$defs": {"address": {"$anchor": "address", "type": "object",
+                "properties": {"city": {"type": "string"}}}},
+            "x-vendor": {"kept": true}
+        });
+        let served = json!({"name": "rich", "inputSchema": schema});
+        let tool = served.clone();
+        let (server, _) = fake::connection(move |request| match request["method"].as_str() {
+            Some("server/discover") => fake::result(request, discover_result()),
+            Some("tools/list") => fake::result(request, json!({"tools": [tool.clone()]})),
+            _ => None,
+        });
+        let (mut session, _) = open(vec![server], EraChoice::Modern).expect("session");
+        let catalog = session.list_tools().expect("catalog");
+        assert_eq!(catalog.tools, [served]);
+    }
 }

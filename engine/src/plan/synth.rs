@@ -668,9 +668,77 @@ fn varied(item: &Value, i: u64) -> Value {
     }
 }
 
+/// The subschema a `$ref` names within the tool's own schema document, or
+/// `None`. A reference is followed only inside the document: a JSON pointer
+/// (`#/$defs/a`, percent-encoded or not), a plain-name fragment (`#addr`,
+/// the `$anchor` it names), or a URI that is the `$id` of one of the
+/// document's own subschemas, with either fragment after it. Anything else
+/// (another document, a network address) is left unresolved and never
+/// fetched (SEP-2106): the schema is server input.
 fn resolve_ref<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
-    let pointer = reference.strip_prefix('#')?;
-    root.pointer(pointer)
+    let (base, fragment) = match reference.split_once('#') {
+        Some((base, fragment)) => (base, fragment),
+        None => (reference, ""),
+    };
+    let resource = if base.is_empty() || root.get("$id").and_then(Value::as_str) == Some(base) {
+        root
+    } else {
+        find_in(root, 0, &|node| {
+            node.get("$id").and_then(Value::as_str) == Some(base)
+        })?
+    };
+    if fragment.is_empty() {
+        return Some(resource);
+    }
+    if fragment.starts_with('/') {
+        let pointer = percent_decoded(fragment)?;
+        return resource.pointer(&pointer);
+    }
+    find_in(resource, 0, &|node| {
+        node.get("$anchor").and_then(Value::as_str) == Some(fragment)
+    })
+}
+
+/// The first subschema of `node` (itself included, depth first, in
+/// document order) that `wanted` accepts, within [`MAX_DEPTH`] levels of
+/// JSON nesting twice over (a `$defs` entry is two levels below its parent).
+fn find_in<'a>(
+    node: &'a Value,
+    depth: usize,
+    wanted: &dyn Fn(&Value) -> bool,
+) -> Option<&'a Value> {
+    if depth > 2 * MAX_DEPTH {
+        return None;
+    }
+    match node {
+        Value::Object(map) => {
+            if wanted(node) {
+                return Some(node);
+            }
+            map.values().find_map(|v| find_in(v, depth + 1, wanted))
+        }
+        Value::Array(items) => items.iter().find_map(|v| find_in(v, depth + 1, wanted)),
+        _ => None,
+    }
+}
+
+/// A URI fragment's percent-escapes decoded (`%24defs` is `$defs`); `None`
+/// when an escape is broken or the result is not UTF-8.
+fn percent_decoded(fragment: &str) -> Option<String> {
+    let bytes = fragment.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = fragment.get(i + 1..i + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 #[cfg(test)]
@@ -877,5 +945,55 @@ mod tests {
         assert_eq!(set.len(), 2);
         assert_ne!(set[0], set[1], "uniqueItems asks for distinct items");
         assert_eq!(set[0], json!(i64::MAX));
+    }
+
+    #[test]
+    fn references_resolve_within_the_document_by_pointer_anchor_and_id() {
+        let schema = json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$id": "https://tools.example/route",
+            "type": "object",
+            "properties": {
+                "home": {"$ref": "#address"},
+                "work": {"$ref": "#/%24defs/address"},
+                "unit": {"$ref": "https://tools.example/unit"},
+                "unit_size": {"$ref": "https://tools.example/unit#/properties/size"},
+                "city": {"$ref": "https://tools.example/route#/$defs/address/properties/city"}
+            },
+            "required": ["home", "work", "unit", "unit_size", "city"],
+            "additionalProperties": false,
+            "$defs": {
+                "address": {"$anchor": "address", "type": "object",
+                    "properties": {"city": {"type": "string", "default": "Lyon"}},
+                    "required": ["city"]},
+                "unit": {"$id": "https://tools.example/unit", "type": "object",
+                    "properties": {"size": {"type": "integer", "minimum": 3}},
+                    "required": ["size"]}
+            }
+        });
+        let args: Map<String, Value> = arguments(Some(&schema)).into_iter().collect();
+        assert_eq!(args["home"], json!({"city": "Lyon"}));
+        assert_eq!(args["work"], json!({"city": "Lyon"}));
+        assert_eq!(args["unit"], json!({"size": 3}));
+        assert_eq!(args["unit_size"], json!(3));
+        assert_eq!(args["city"], json!("Lyon"));
+    }
+
+    #[test]
+    fn a_reference_outside_the_document_is_never_followed() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "profile": {"$ref": "http://127.0.0.1:9/canary/profile-schema.json"},
+                "other": {"$ref": "other.json#/$defs/x"},
+                "missing": {"$ref": "#nowhere"},
+                "broken": {"$ref": "#/%zz"}
+            },
+            "required": ["profile", "other", "missing", "broken"]
+        });
+        let args: Map<String, Value> = arguments(Some(&schema)).into_iter().collect();
+        for name in ["profile", "other", "missing", "broken"] {
+            assert_eq!(args[name], Value::Null, "{name}");
+        }
     }
 }
