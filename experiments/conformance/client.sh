@@ -6,7 +6,8 @@
 #
 # - the server URL, the suite's last argument, goes to --url;
 # - when MCP_CONFORMANCE_CONTEXT carries a pre-registered client (a
-#   client_id with a client_secret or a private_key_pem), they become
+#   client_id, alone for a public client, or with a client_secret or a
+#   private_key_pem), they become
 #   --oauth-client-id and --oauth-client-secret-env or
 #   --oauth-client-key-env (the secret or key passes through the
 #   environment, never the command line); an ID token from an identity
@@ -53,6 +54,12 @@ print("secret" if context.get("client_secret") else "key" if context.get("privat
             export MCP_WITNESS_CONFORMANCE_KEY
             auth=(--oauth-client-id "${given[0]}" --oauth-client-key-env MCP_WITNESS_CONFORMANCE_KEY)
             ;;
+        *)
+            # A pre-registered public client: its id alone.
+            if [ -n "${given[0]:-}" ]; then
+                auth=(--oauth-client-id "${given[0]}")
+            fi
+            ;;
     esac
     mapfile -t idp < <(python3 -c '
 import json, os
@@ -66,6 +73,14 @@ if context.get("idp_id_token"):
         export MCP_WITNESS_CONFORMANCE_ID_TOKEN
         auth+=(--oauth-id-token-env MCP_WITNESS_CONFORMANCE_ID_TOKEN
             --oauth-idp-token-endpoint "${idp[0]}" --oauth-idp-client-id "${idp[1]}")
+    fi
+fi
+if [ -n "${MCP_CONFORMANCE_CONTEXT:-}" ]; then
+    workload="$(python3 -c 'import json, os; print(json.loads(os.environ["MCP_CONFORMANCE_CONTEXT"]).get("valid_jwt") or "")')"
+    if [ -n "$workload" ]; then
+        MCP_WITNESS_CONFORMANCE_WORKLOAD_TOKEN="$workload"
+        export MCP_WITNESS_CONFORMANCE_WORKLOAD_TOKEN
+        auth+=(--oauth-workload-token-env MCP_WITNESS_CONFORMANCE_WORKLOAD_TOKEN)
     fi
 fi
 calls=()

@@ -33,13 +33,17 @@ pub enum OAuthFlow {
     AuthorizationCode,
     /// The authorization code where the authorization server's metadata
     /// allows it, else client credentials (with a client secret or key);
-    /// with --oauth-id-token-env, the identity assertion where the server
-    /// lists the jwt-bearer grant.
+    /// with --oauth-id-token-env, the identity assertion, and with
+    /// --oauth-workload-token-env, workload identity, where the server lists
+    /// the jwt-bearer grant.
     Auto,
     /// Enterprise-managed authorization (SEP-990): the user's ID token is
     /// exchanged at the identity provider for an identity assertion grant,
     /// and that here for a token (needs --oauth-id-token-env and --oauth-idp-*).
     IdentityAssertion,
+    /// Workload identity federation (SEP-1933): the workload's JWT from its
+    /// own identity provider is the grant (needs --oauth-workload-token-env).
+    WorkloadIdentity,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -103,6 +107,10 @@ pub struct AuthArgs {
     /// This client's id at the identity provider.
     #[arg(long, value_name = "ID", requires = "oauth_id_token_env")]
     pub oauth_idp_client_id: Option<String>,
+    /// The workload's JWT, issued by its own identity provider, from this
+    /// environment variable (the workload-identity flow, RFC 7523).
+    #[arg(long, value_name = "VAR", conflicts_with = "oauth_id_token_env")]
+    pub oauth_workload_token_env: Option<String>,
     /// How tokens are had.
     #[arg(long, value_enum, default_value_t = OAuthFlow::AuthorizationCode)]
     pub oauth_flow: OAuthFlow,
@@ -171,6 +179,7 @@ impl AuthArgs {
                 || self.oauth_client_key_env.is_some()
                 || self.oauth_client_key_file.is_some()
                 || self.oauth_id_token_env.is_some()
+                || self.oauth_workload_token_env.is_some()
                 || self.oauth_token_auth.is_some()
                 || self.oauth_scope.is_some();
             if oauth_only {
@@ -233,6 +242,15 @@ impl AuthArgs {
             }
             None => None,
         };
+        let workload_token = match &self.oauth_workload_token_env {
+            Some(var) => Some(from_env("--oauth-workload-token-env", var)?),
+            None if self.oauth_flow == OAuthFlow::WorkloadIdentity => {
+                return Err(invalid(
+                    "--oauth-flow workload-identity needs --oauth-workload-token-env",
+                ));
+            }
+            None => None,
+        };
         let jwt = self.oauth_token_auth == Some(TokenAuth::PrivateKeyJwt);
         if jwt != client_key.is_some() && (jwt || self.oauth_token_auth.is_some()) {
             return Err(invalid(
@@ -245,12 +263,14 @@ impl AuthArgs {
                 OAuthFlow::AuthorizationCode => Flow::AuthorizationCode,
                 OAuthFlow::Auto => Flow::Auto,
                 OAuthFlow::IdentityAssertion => Flow::IdentityAssertion,
+                OAuthFlow::WorkloadIdentity => Flow::WorkloadIdentity,
             },
             client_id: client_id.clone(),
             register: self.oauth_register,
             client_secret,
             client_key: client_key.map(Arc::new),
             identity,
+            workload_token,
             client_auth: self.oauth_token_auth.map(|m| match m {
                 TokenAuth::Basic => ClientAuth::Basic,
                 TokenAuth::Post => ClientAuth::Post,

@@ -74,6 +74,10 @@ pub enum Flow {
     /// server for an access token (RFC 7523 jwt-bearer). Needs
     /// [`OAuthConfig::identity`].
     IdentityAssertion,
+    /// Workload identity federation (SEP-1933): a JWT the workload's own
+    /// identity provider issued is the grant (RFC 7523 jwt-bearer), sent
+    /// as it is. Needs [`OAuthConfig::workload_token`].
+    WorkloadIdentity,
 }
 
 /// The `grant_type` of a JWT authorization grant (RFC 7523 §2.1).
@@ -127,6 +131,9 @@ pub struct OAuthConfig {
     /// For [`Flow::IdentityAssertion`] (and for [`Flow::Auto`] where the
     /// authorization server lists the jwt-bearer grant).
     pub identity: Option<IdentityAssertion>,
+    /// The workload's JWT, for [`Flow::WorkloadIdentity`] (and for
+    /// [`Flow::Auto`] where the authorization server lists jwt-bearer).
+    pub workload_token: Option<Secret>,
     /// Every exchange with the authorization server ends within this.
     pub timeout: Duration,
     pub on_authorize: Option<OnAuthorize>,
@@ -297,6 +304,11 @@ impl OAuth {
             return Err(AuthError::Config(
                 "client credentials need a client secret (--oauth-client-secret-env or -file) or key (--oauth-client-key-*)"
                     .into(),
+            ));
+        }
+        if config.flow == Flow::WorkloadIdentity && config.workload_token.is_none() {
+            return Err(AuthError::Config(
+                "the workload-identity flow needs the workload's JWT".into(),
             ));
         }
         if config.flow == Flow::IdentityAssertion && config.identity.is_none() {
@@ -611,6 +623,9 @@ impl OAuth {
         if self.config.identity.is_some() && listed(JWT_BEARER) {
             return Flow::IdentityAssertion;
         }
+        if self.config.workload_token.is_some() && listed(JWT_BEARER) {
+            return Flow::WorkloadIdentity;
+        }
         let lists = |grant: &str| match &found.grant_types {
             Some(grants) => grants.iter().any(|g| g == grant),
             // RFC 8414 §2: omitted means ["authorization_code", "implicit"].
@@ -661,6 +676,16 @@ impl OAuth {
                 request.request(&http)
             }
             Flow::IdentityAssertion => return self.identity_assertion(found, scope, assertion),
+            Flow::WorkloadIdentity => {
+                let Some(jwt) = &self.config.workload_token else {
+                    return Err(AuthError::Config(
+                        "the workload-identity flow needs the workload's JWT".into(),
+                    ));
+                };
+                // One request: a refused grant is the answer (SEP-1933 has
+                // the client neither retry it nor fall back to another).
+                return self.jwt_bearer(found, jwt.expose(), scope, assertion);
+            }
             Flow::AuthorizationCode | Flow::Auto => {
                 let Some(authorize) = &found.authorization_endpoint else {
                     return Err(AuthError::ServerMetadata(
@@ -743,10 +768,26 @@ impl OAuth {
             exchange.push(("scope", scope.to_owned()));
         }
         let grant = self.form_grant(&identity.idp_token_endpoint, exchange, None)?;
+        self.jwt_bearer(found, grant.access.expose(), None, assertion)
+    }
+
+    /// A JWT authorization grant (RFC 7523 §2.1) for a token here, the
+    /// client authenticating as it does for any other grant.
+    fn jwt_bearer(
+        &self,
+        found: &Discovered,
+        grant: &str,
+        scope: Option<&str>,
+        assertion: Vec<(&'static str, String)>,
+    ) -> Result<Token, AuthError> {
         let mut form = vec![
             ("grant_type", JWT_BEARER.to_owned()),
-            ("assertion", grant.access.expose().to_owned()),
+            ("assertion", grant.to_owned()),
+            ("resource", found.resource.clone()),
         ];
+        if let Some(scope) = scope {
+            form.push(("scope", scope.to_owned()));
+        }
         let mut basic = None;
         let id = self.client_id();
         match (self.client_auth(found), self.client_secret()) {
@@ -933,7 +974,9 @@ impl OAuth {
             Flow::AuthorizationCode | Flow::Auto => {
                 (vec!["authorization_code", "refresh_token"], "none")
             }
-            Flow::IdentityAssertion => (vec![JWT_BEARER], "client_secret_basic"),
+            Flow::IdentityAssertion | Flow::WorkloadIdentity => {
+                (vec![JWT_BEARER], "client_secret_basic")
+            }
             Flow::ClientCredentials => (vec!["client_credentials"], "client_secret_basic"),
         };
         let body = serde_json::json!({
