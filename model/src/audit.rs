@@ -565,6 +565,18 @@ pub struct CatalogEntry {
     pub tools: usize,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub problem: Option<String>,
+    /// Tools the server listed that the client excluded and never called:
+    /// their `x-mcp-header` declarations cannot be honoured (SEP-2243).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub excluded: Vec<ExcludedTool>,
+}
+
+/// A listed tool the client would not call, and why (fixed text, the
+/// server's parameter names escaped).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ExcludedTool {
+    pub name: String,
+    pub reason: String,
 }
 
 /// What a tool's own metadata says that may mislead a client or the model

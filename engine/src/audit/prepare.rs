@@ -101,6 +101,7 @@ pub(super) fn skeleton(options: &AuditOptions, stores: &[JailedStore]) -> AuditR
             pages: 0,
             tools: 0,
             problem: None,
+            excluded: Vec::new(),
         },
         tools: Vec::new(),
         planner: PlannerEntry::default(),

@@ -429,6 +429,14 @@ fn record_catalog(report: &mut AuditReport, catalog: &Catalog) {
         pages: catalog.pages,
         tools: catalog.tools.len(),
         problem: catalog.problem.clone(),
+        excluded: catalog
+            .excluded
+            .iter()
+            .map(|e| witness_model::audit::ExcludedTool {
+                name: e.name.clone(),
+                reason: e.reason.clone(),
+            })
+            .collect(),
     };
     report.tools = catalog.tools.iter().map(tool_entry).collect();
 }
@@ -1072,5 +1080,28 @@ mod tests {
         );
         assert_eq!(report.findings.len(), 1);
         assert_eq!(report.findings[0].call, Some(7));
+    }
+
+    #[test]
+    fn tools_the_client_excluded_are_recorded_with_their_reason() {
+        let mut report = fakes::report();
+        let catalog = Catalog {
+            tools: vec![json!({"name": "kept"})],
+            pages: 1,
+            complete: true,
+            excluded: vec![witness_wire::session::ExcludedTool {
+                name: "dropped".into(),
+                reason:
+                    "parameter \"score\" declares an x-mcp-header on a parameter of type number"
+                        .into(),
+            }],
+            ..Catalog::default()
+        };
+        record_catalog(&mut report, &catalog);
+        assert_eq!(report.catalog.tools, 1);
+        assert_eq!(report.tools.len(), 1);
+        assert_eq!(report.catalog.excluded.len(), 1);
+        assert_eq!(report.catalog.excluded[0].name, "dropped");
+        assert!(report.catalog.excluded[0].reason.contains("number"));
     }
 }
