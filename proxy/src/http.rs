@@ -164,6 +164,9 @@ fn route(hub: Shared, session: u32) -> OnIncoming {
                 if let (Some(version), Some(sender)) = (version, &state.sender) {
                     sender.negotiated(&version);
                 }
+                if let Some(sender) = &state.sender {
+                    sender.learn_tool_headers(&bytes);
+                }
                 deliver(&mut state, bytes);
             }
             Incoming::Closed { detail, .. } => {

@@ -205,6 +205,35 @@ impl Sender {
             outbox.negotiated(version);
         }
     }
+
+    /// Learns, from a message the server sent, the `Mcp-Param-*` headers
+    /// later calls carry (SEP-2243): a result listing tools declares them.
+    /// The host's own headers do not cross the proxy, so the upstream
+    /// transport mirrors them from each call's arguments as any client
+    /// would; a tool whose declarations cannot be honoured mirrors none.
+    pub fn learn_tool_headers(&self, bytes: &[u8]) {
+        // Most messages list no tools: read only those that may.
+        if !bytes.windows(7).any(|w| w == b"\"tools\"") {
+            return;
+        }
+        let Ok(message) = serde_json::from_slice::<Value>(bytes) else {
+            return;
+        };
+        let Some(tools) = message.pointer("/result/tools").and_then(Value::as_array) else {
+            return;
+        };
+        let guard = lock(&self.0);
+        let Some(outbox) = guard.as_ref() else {
+            return;
+        };
+        for tool in tools {
+            let Some(name) = tool.get("name").and_then(Value::as_str) else {
+                continue;
+            };
+            let declared = witness_wire::headers::declarations(tool).unwrap_or_default();
+            outbox.tool_headers(name, declared);
+        }
+    }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

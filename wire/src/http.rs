@@ -386,6 +386,19 @@ impl crate::Outbox for Poster {
     fn negotiated(&self, protocol_version: &str) {
         lock(&self.shared).protocol_version = Some(protocol_version.to_owned());
     }
+
+    fn tool_headers(&self, tool: &str, declared: Vec<ParamHeader>) {
+        remember_tool_headers(&mut lock(&self.shared), tool, declared);
+    }
+}
+
+/// Keeps (or, with none, forgets) the headers a tool's calls mirror.
+fn remember_tool_headers(shared: &mut Shared, tool: &str, declared: Vec<ParamHeader>) {
+    if declared.is_empty() {
+        shared.tool_headers.remove(tool);
+    } else {
+        shared.tool_headers.insert(tool.to_owned(), declared);
+    }
 }
 
 fn lock<T>(shared: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -429,12 +442,7 @@ impl Transport for HttpTransport {
     }
 
     fn tool_headers(&mut self, tool: &str, declared: Vec<ParamHeader>) {
-        let mut shared = self.shared();
-        if declared.is_empty() {
-            shared.tool_headers.remove(tool);
-        } else {
-            shared.tool_headers.insert(tool.to_owned(), declared);
-        }
+        remember_tool_headers(&mut self.shared(), tool, declared);
     }
 
     fn outbox(&self) -> Option<Box<dyn crate::Outbox>> {
@@ -1146,6 +1154,30 @@ mod tests {
         );
         // Another tool's call mirrors nothing, whatever its arguments.
         let headers = request_headers(&call("other"), &shared);
+        assert!(!headers.iter().any(|(n, _)| n.starts_with("Mcp-Param-")));
+    }
+
+    #[test]
+    fn a_relay_handle_teaches_the_connection_a_tools_headers() {
+        let endpoint = Endpoint::parse("http://127.0.0.1:9/mcp", false).expect("endpoint");
+        let clock: Arc<dyn Clock> = Arc::new(crate::clock::MonotonicClock::start());
+        let http = HttpTransport::new(endpoint, clock, Duration::from_secs(1));
+        let outbox = crate::Transport::outbox(&http).expect("an outbox");
+        let tool = serde_json::json!({"name": "route", "inputSchema": {"properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"}}}});
+        outbox.tool_headers("route", headers::declarations(&tool).expect("valid"));
+        let call = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "route", "arguments": {"region": "eu"},
+            "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}});
+        let headers = request_headers(&call, &http.shared());
+        assert!(
+            headers
+                .iter()
+                .any(|(n, v)| n == "Mcp-Param-Region" && v == "eu"),
+            "{headers:?}"
+        );
+        outbox.tool_headers("route", Vec::new());
+        let headers = request_headers(&call, &http.shared());
         assert!(!headers.iter().any(|(n, _)| n.starts_with("Mcp-Param-")));
     }
 

@@ -142,4 +142,8 @@ pub trait Outbox: Send {
     /// The protocol version a handshake settled on (HTTP mirrors it in a
     /// header on later POSTs).
     fn negotiated(&self, _protocol_version: &str) {}
+
+    /// What [`Transport::tool_headers`] says, for messages sent through
+    /// this handle (a relay learns it from the catalog it forwards).
+    fn tool_headers(&self, _tool: &str, _declared: Vec<headers::ParamHeader>) {}
 }
