@@ -175,9 +175,10 @@ pub fn text(report: &AuditReport) -> String {
     out
 }
 
-/// The first line: the verdict and how much of the catalog it rests on,
-/// `PASSED — 11/12 tools exercised`, so that no reader takes a pass on a
-/// sliver of the server for a pass on all of it.
+/// The first line: the verdict and how much of the catalog and of its
+/// claims it rests on, `PASSED — 11/12 tools exercised, 19/21 claims
+/// tested`, so that no reader takes a pass on a sliver of the server for a
+/// pass on all of it.
 fn headline(out: &mut String, report: &AuditReport, coverage: &Coverage) {
     let verdict = match (report.complete, report.exit_code) {
         (false, _) => "INCOMPLETE",
@@ -190,10 +191,24 @@ fn headline(out: &mut String, report: &AuditReport, coverage: &Coverage) {
     } else {
         writeln!(
             out,
-            "{verdict} — {}/{} tools exercised",
-            coverage.exercised, coverage.tools
+            "{verdict} — {}/{} tools exercised, {}",
+            coverage.exercised,
+            coverage.tools,
+            claims_tested(coverage)
         )
     };
+}
+
+/// `19/21 claims tested`, or `no claim declared`.
+fn claims_tested(coverage: &Coverage) -> String {
+    if coverage.claims == 0 {
+        "no claim declared".to_owned()
+    } else {
+        format!(
+            "{}/{} claims tested",
+            coverage.claims_tested, coverage.claims
+        )
+    }
 }
 
 /// The last line: how the audit ended, never PASSED when it concluded nothing.
@@ -271,6 +286,23 @@ fn coverage_lines(out: &mut String, coverage: &Coverage) {
             "  not exercised: {}: {}",
             clip(&tool.tool, 60),
             clip(tool.why.as_deref().unwrap_or(""), 200)
+        );
+    }
+    if coverage.claims > 0 {
+        let _ = writeln!(
+            out,
+            "claims: {} ({}%)",
+            claims_tested(coverage),
+            coverage.claims_percent()
+        );
+    }
+    for claim in &coverage.untested_writer_claims {
+        let _ = writeln!(
+            out,
+            "  untested on a tool asked to write: {} of {}: {}",
+            claim.check.as_str(),
+            clip(&claim.tool, 60),
+            clip(claim.why.as_deref().unwrap_or(""), 200)
         );
     }
 }
@@ -385,7 +417,7 @@ pub(crate) mod tests {
         let shown = text(&report);
         assert_eq!(
             shown.lines().next(),
-            Some("PASSED — 11/11 tools exercised"),
+            Some("PASSED — 11/11 tools exercised, 28/28 claims tested"),
             "{shown}"
         );
         // A catalog that never arrived is no share of anything, least of all 100%.

@@ -42,10 +42,19 @@ recorded, the server is started again in the same jail (the stores as the
 calls left them) and the plan goes on; the report lists every restart.
 
 The report says how many tools were exercised with a successful call, on
-what kind of values, and why the others were not. An audit where no effect
-check rests on an observation (no store declared and nothing seen in the
-jail, or --url without --store) never passes: its checks are untestable and
-it exits 3, as it does when fewer tools were exercised than --min-coverage.
+what kind of values, and why the others were not, and how many declared
+claims (readOnlyHint: true, destructiveHint: false, idempotentHint: true,
+openWorldHint: false) were tested. An answer without isError that says the
+call failed (`File not found`, `{\"success\": false}`) is an error in the
+answer: it exercises nothing. A claim passes only on calls of the form it
+is about: a read-only claim on a tool asked to write, only after such a
+call did its job; a claim to destroy nothing on a tool asked to change or
+remove things, only after such a call did its job on something that
+existed. An audit where no effect check rests on an observation (no store
+declared and nothing seen in the jail, or --url without --store) never
+passes: its checks are untestable and it exits 3, as it does when fewer
+tools were exercised, or fewer claims tested, than --min-coverage, or when
+a claim on a tool asked to write was never tested.
 
 Two lanes of checks: the effect lane (EFF-xx, declarations held to observed
 effects) and the response lane (RSP-xx: outputSchema compiles and results
@@ -118,7 +127,8 @@ pub struct AuditArgs {
     #[command(flatten)]
     destructive: DestructiveArgs,
     /// Exit 3 (could not conclude) unless at least this percentage of the
-    /// listed tools was exercised with a successful call (0-100).
+    /// listed tools was exercised with a successful call, and of the
+    /// declared claims was tested (0-100). Default 75 without a plan file.
     #[arg(long, value_name = "PERCENT", value_parser = clap::value_parser!(u8).range(0..=100))]
     min_coverage: Option<u8>,
     /// Start the server afresh for every call, in the same jail with the
