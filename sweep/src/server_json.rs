@@ -191,7 +191,10 @@ pub enum ServerJsonError {
     Missing { what: String, how: String },
     #[error("{what}: {why}")]
     Invalid { what: String, why: String },
-    #[error("--var {name}: the entry's package has no variable or argument {name}")]
+    #[error(
+        "--var {name}: nothing in the entry's package takes it \
+         (no {{{name}}} placeholder, and no argument {name} without a value)"
+    )]
     UnusedVar { name: String },
 }
 

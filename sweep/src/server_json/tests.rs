@@ -368,7 +368,8 @@ fn a_var_the_entry_never_names_or_gives_twice_for_one_value_is_refused() {
     ]}))]));
     assert_eq!(
         error(&doc, None, &given(&[], &[("rooot", "/x")], &[])),
-        "--var rooot: the entry's package has no variable or argument rooot"
+        "--var rooot: nothing in the entry's package takes it \
+         (no {rooot} placeholder, and no argument rooot without a value)"
     );
     assert_eq!(
         error(
