@@ -37,6 +37,7 @@
 //!   refused when it or what holds it is required (or the entry does not
 //!   declare it: it would reach the server as literal text); in an
 //!   optional argument or variable it leaves that argument out.
+//! - A value given for an input that lists `choices` must be one of them.
 //! - A secret (`isSecret`) is taken only from the user (`--env` for an
 //!   environment variable, `--var` for an argument or a variable), never
 //!   from the file's `value` or `default`: a published file holds a
@@ -488,6 +489,9 @@ impl<'a> Resolver<'a> {
                     .into_iter()
                     .collect()
             };
+            for value in &given {
+                one_of(input, value, what)?;
+            }
             if !given.is_empty() {
                 return Ok(given);
             }
@@ -528,13 +532,14 @@ impl<'a> Resolver<'a> {
             .rev()
             .find(|(k, _)| *k == variable.name)
             .map(|(_, v)| v.clone());
+        let what = format!("environment variable {name}");
         if let Some(value) = given {
             if input.is_secret {
                 self.secrets.push(value.clone());
             }
+            one_of(input, &value, &what)?;
             return Ok(Some(value));
         }
-        let what = format!("environment variable {name}");
         if input.is_secret {
             if input.is_required {
                 return Err(ServerJsonError::Missing {
@@ -590,6 +595,9 @@ impl<'a> Resolver<'a> {
             let secret = declared.is_some_and(|v| v.is_secret);
             let shown = format!("variable {{{}}} of {what}", clip(word, 64));
             if let Some(value) = self.single_var(word, secret, &shown)? {
+                if let Some(variable) = declared {
+                    one_of(variable, &value, &shown)?;
+                }
                 out.push_str(&value);
                 continue;
             }
@@ -616,6 +624,27 @@ impl<'a> Resolver<'a> {
         out.push_str(rest);
         Ok(Filled::Text(out))
     }
+}
+
+/// A value the user gave for an input that lists its `choices` must be
+/// one of them (the format's rule). A secret's value is never repeated.
+fn one_of(input: &Input, value: &str, what: &str) -> Result<(), ServerJsonError> {
+    let Some(choices) = input.choices.as_ref().filter(|c| !c.is_empty()) else {
+        return Ok(());
+    };
+    if choices.iter().any(|c| c == value) {
+        return Ok(());
+    }
+    let given = if input.is_secret {
+        "the value given".to_owned()
+    } else {
+        format!("{:?}", clip(value, 64))
+    };
+    let listed: Vec<String> = choices.iter().take(12).map(|c| clip(c, 32)).collect();
+    Err(ServerJsonError::Invalid {
+        what: what.to_owned(),
+        why: format!("{given} is not one of its choices ({})", listed.join(", ")),
+    })
 }
 
 /// The first `{word}` of `text` (word: letters, digits, `_`, `-`, as the

@@ -380,3 +380,45 @@ fn a_var_the_entry_never_names_or_gives_twice_for_one_value_is_refused() {
         "--var root: given 2 times, but argument <root> takes one value"
     );
 }
+
+#[test]
+fn a_value_given_for_an_input_with_choices_must_be_one_of_them() {
+    let doc = entry(json!([npm(json!({
+        "packageArguments": [
+            {"type": "named", "name": "--mode", "choices": ["local", "cached"], "default": "local"},
+            {"type": "named", "name": "-e", "value": "DB_TYPE={db_type}",
+             "variables": {"db_type": {"choices": ["sqlite", "duckdb"], "isRequired": true}}},
+        ],
+        "environmentVariables": [
+            {"name": "SSL_MODE", "choices": ["disable", "require"], "default": "disable"},
+            {"name": "NOTES_PIN", "isSecret": true, "choices": ["1111", "2222"]},
+        ],
+    }))]));
+    let ok = doc
+        .resolve(
+            None,
+            &given(&[], &[("db_type", "duckdb")], &[("SSL_MODE", "require")]),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(ok.args, ["--mode", "local", "-e", "DB_TYPE=duckdb"]);
+    assert_eq!(
+        error(&doc, None, &given(&[], &[("db_type", "mysql")], &[])),
+        "variable {db_type} of argument -e: \"mysql\" is not one of its choices (sqlite, duckdb)"
+    );
+    assert_eq!(
+        error(
+            &doc,
+            None,
+            &given(&[], &[("db_type", "sqlite"), ("mode", "proxy")], &[])
+        ),
+        "argument --mode: \"proxy\" is not one of its choices (local, cached)"
+    );
+    assert_eq!(
+        error(
+            &doc,
+            None,
+            &given(&[], &[("db_type", "sqlite")], &[("NOTES_PIN", "9999")])
+        ),
+        "environment variable NOTES_PIN: the value given is not one of its choices (1111, 2222)"
+    );
+}
