@@ -485,6 +485,23 @@ pub struct Target {
     /// line), pinned by version and by the registry's integrity hash.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub package: Option<PackagePin>,
+    /// The official MCP registry entry the target was read from
+    /// (`audit --server-json`): its name and version, and which of its
+    /// packages was installed (`package` then pins it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_json: Option<ServerJsonEntry>,
+}
+
+/// Where a target came from when it was a registry entry (`server.json`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ServerJsonEntry {
+    /// The entry's `name` (`io.github.owner/server`).
+    pub name: String,
+    /// The entry's `version`, when it gives one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// Which of its `packages[]` was installed, counted from 0.
+    pub package: u32,
 }
 
 /// A published package, pinned: what was installed and run.

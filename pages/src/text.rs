@@ -6,6 +6,20 @@ use witness_model::audit::{AuditReport, Coverage, Lane, Verdict};
 use witness_model::vocab::CheckId;
 use witness_text::clip;
 
+/// An official MCP registry entry as one line: `NAME VERSION, package N`.
+pub(crate) fn entry_text(entry: &witness_model::audit::ServerJsonEntry) -> String {
+    let version = entry
+        .version
+        .as_deref()
+        .map(|v| format!(" {}", clip(v, 40)))
+        .unwrap_or_default();
+    format!(
+        "{}{version}, package {} of its packages[]",
+        clip(&entry.name, 120),
+        entry.package
+    )
+}
+
 /// A short summary: target, era, isolation, per-tool verdicts, failures with
 /// their evidence, and what could not be concluded.
 pub fn text(report: &AuditReport) -> String {
@@ -23,6 +37,9 @@ pub fn text(report: &AuditReport) -> String {
         _ => clip(&report.target.command.join(" "), 120),
     };
     let _ = writeln!(out, "mcp-witness audit — {target}");
+    if let Some(entry) = &report.target.server_json {
+        let _ = writeln!(out, "registry entry: {}", entry_text(entry));
+    }
     if !report.isolation.level.contains_effects() {
         let _ = writeln!(
             out,
@@ -371,6 +388,33 @@ pub(crate) mod tests {
     pub(crate) fn honest() -> AuditReport {
         let text = include_str!("../../experiments/results/audits/honest.json");
         serde_json::from_str(text).unwrap_or_else(|e| panic!("honest.json: {e}"))
+    }
+
+    #[test]
+    fn a_registry_entry_is_named_in_the_summary_and_on_the_page_and_only_then() {
+        let mut report = honest();
+        assert!(!text(&report).contains("registry entry"));
+        report.target.server_json = Some(witness_model::audit::ServerJsonEntry {
+            name: "io.github.example/<notes>".into(),
+            version: Some("1.2.0".into()),
+            package: 1,
+        });
+        let shown = text(&report);
+        assert!(
+            shown.contains(
+                "registry entry: io.github.example/<notes> 1.2.0, package 1 of its packages[]"
+            ),
+            "{shown}"
+        );
+        let links = crate::AuditLinks {
+            raw_json: None,
+            index: None,
+        };
+        let page = crate::render_audit(&report, &links).unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            page.contains("io.github.example/&lt;notes&gt; 1.2.0, package 1"),
+            "the entry's name is escaped"
+        );
     }
 
     #[test]

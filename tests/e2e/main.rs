@@ -32,6 +32,7 @@ mod proxy;
 mod reproduction;
 mod response_lane;
 mod schemas;
+mod server_json;
 mod suggest;
 mod sweep;
 mod weaker_results;
