@@ -1047,8 +1047,18 @@ fn changes_of(id: &str, old: Option<&Entry>, new: Option<&Entry>, out: &mut Vec<
     {
         return;
     }
+    // Markdown whose old bytes all still begin the file lost nothing, yet
+    // a reading may see an object changed or gone: a last line the append
+    // continued, a paragraph an appended `===` made a heading. Its content
+    // is still in the file, so no such change is destructive.
+    let appended = same_kind
+        && before.as_ref().is_some_and(|v| v.kind == Kind::Markdown)
+        && matches!((old, new), (Some(o), Some(n)) if !overwrites(o, n));
     let found = crate::delta::diff_objects(inner(&before, &none), inner(&after, &none));
     for mut change in found.changes {
+        if appended && change.op != Op::Create {
+            change.overwrite = Some(false);
+        }
         // Which view the object was in: the one it is in now, or was.
         let kind = if change.op == Op::Delete {
             before.as_ref().map(|v| v.kind)
@@ -2550,6 +2560,41 @@ mod content_tests {
                 "{gone:?}"
             );
         }
+    }
+
+    #[test]
+    fn markdown_appended_to_in_place_destroys_nothing_however_it_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.md");
+        // No line end at the end: the append continues the last card.
+        fs::write(&path, "# Log\n\n- fed the cat").unwrap();
+        let mut observer = FsObserver::new(dir.path()).with_content_views();
+        observer.observe(false).unwrap();
+        let mut file = fs::OpenOptions::new().append(true).open(&path).unwrap();
+        io::Write::write_all(&mut file, b" and the dog\n- watered the beans\n").unwrap();
+        drop(file);
+        let found = next(&mut observer);
+        let card = |text: &str| {
+            format!(
+                "md/log.md#/Log/[#{}]",
+                &crate::digest_hex(text.as_bytes())[..16]
+            )
+        };
+        let mut expected = [
+            (card("fed the cat"), Op::Delete, false),
+            (card("fed the cat and the dog"), Op::Create, false),
+            (card("watered the beans"), Op::Create, false),
+        ];
+        expected.sort();
+        assert_eq!(found, expected);
+        // The same change written whole over it is no append: the old card
+        // is deleted.
+        rewrite(&path, b"# Log\n\n- fed the fish\n- watered the beans\n");
+        let found = next(&mut observer);
+        assert!(
+            found.contains(&(card("fed the cat and the dog"), Op::Delete, true)),
+            "{found:?}"
+        );
     }
 
     #[test]

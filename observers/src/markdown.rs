@@ -48,7 +48,9 @@
 //! editing an item's first line, or renaming a heading, is the delete of
 //! the old object (and of every object below it) and the create of the new
 //! one; of two items with the same first line, the one that comes first
-//! is `[#…]`, so adding a duplicate before it shifts the ordinal.
+//! is `[#…]`, so adding a duplicate before it shifts the ordinal. (A file
+//! only appended to is judged by its bytes as well: the directory
+//! observer marks no change of such a file destructive.)
 //!
 //! The reading is line by line, the way CommonMark sees blocks, with fewer
 //! cases: a fenced code block (`` ``` `` or `~~~`) is text wherever its
