@@ -36,7 +36,8 @@
 //!
 //! A step's text escapes `~` as `~0` and `/` as `~1`, and a heading whose
 //! text begins with `[` writes it `~3`, so a heading step is never taken
-//! for an item's. Two siblings with the same step (two `## Notes`, two
+//! for an item's. A heading or key longer than 120 bytes is written as its
+//! first 64 bytes, `…` and `(<16 hex digits>)` of the whole. Two siblings with the same step (two `## Notes`, two
 //! items with the same text) are told apart by order: the second is
 //! `*2`, the third `*3`; an id that would still collide gets the next free
 //! number.
@@ -313,7 +314,7 @@ impl Reader {
         let starts_key = !line.starts_with([' ', '\t', '#', '-']) && !line.trim().is_empty();
         if starts_key && let Some((key, value)) = split_key(line) {
             self.close_key();
-            let id = self.unique(format!("front-matter/{}", escape(key)));
+            let id = self.unique(format!("front-matter/{}", named(key)));
             let mut block = Block::new(id, "key", "1");
             let value = value.trim();
             if !value.is_empty() {
@@ -675,11 +676,28 @@ fn escape(text: &str) -> String {
 /// `[` written `~3` (an item's step begins with `[`).
 fn heading_step(text: &str) -> String {
     let collapsed = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    let step = escape(&collapsed);
+    let step = named(&collapsed);
     match step.strip_prefix('[') {
         Some(rest) => format!("~3{rest}"),
         None => step,
     }
+}
+
+/// Longest heading or key written whole into an id.
+const MAX_NAME_BYTES: usize = 120;
+
+/// A heading's or key's text as a step, escaped; a longer one than
+/// [`MAX_NAME_BYTES`] as its beginning and the digest of the whole, so a
+/// file cannot make its ids as long as it likes.
+fn named(text: &str) -> String {
+    if text.len() <= MAX_NAME_BYTES {
+        return escape(text);
+    }
+    let mut cut = 64;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}…({})", escape(&text[..cut]), short(text))
 }
 
 #[cfg(test)]
@@ -875,6 +893,12 @@ mod tests {
         );
         // A heading that begins like an item's step, and one with a slash.
         assert_eq!(ids("# [x] a/b\n"), ["/~3x] a~1b"]);
+        // A heading too long to be an id whole: its beginning and a digest.
+        let long = "é".repeat(100);
+        assert_eq!(
+            ids(&format!("# {long}\n")),
+            [format!("/{}…({})", "é".repeat(32), short(&long))]
+        );
     }
 
     #[test]
