@@ -207,8 +207,8 @@ impl FsObserver {
 
     /// Reads each file for what it holds ([`crate::content`]): a JSON
     /// document, JSON lines, a SQLite database, a spreadsheet or a markdown
-    /// file is observed as the objects inside it, so a server that rewrites its one file whole is seen to
-    /// change only the records it changed. What a directory store needs; the
+    /// file is observed as the objects inside it, so a server that rewrites
+    /// its one file whole is seen to change only the records it changed. What a directory store needs; the
     /// jail-wide observer, which charges any change at all, goes without.
     pub fn with_content_views(mut self) -> Self {
         self.views = true;
