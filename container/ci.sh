@@ -2,8 +2,9 @@
 # CI for the mcp-witness image (docs/container.md), called by .ci/run after
 # the tests: as root, on a clean clone, CI=true, no stdin. It installs podman
 # and mmdebstrap at their pinned versions, builds the image with podman
-# (container/build.sh, base from mmdebstrap), and inside it, with the
-# documented run line, checks that:
+# (container/build.sh, base from mmdebstrap), and inside it, through
+# container/run.sh (the documented run line, which the GitHub Action runs
+# too), checks that:
 #
 #   1. `doctor` says `contained` with the network observer, and says
 #      `partial` without the one option the line adds (so the line is what
@@ -12,9 +13,10 @@
 #      binary (container/same_verdicts.py: every E1 audit, e1.json byte for byte);
 #   3. `audit npm:@modelcontextprotocol/server-memory@2026.8.31` installs and
 #      runs in the image, with the same verdicts as the same audit outside;
-#   4. a `podman stop` mid-audit ends it as incomplete: exit 3 passed
-#      through, the report written, the store volume as it was, nothing
-#      else in the volumes, no process of the server left on the host.
+#   4. a `podman stop` mid-audit, and a SIGTERM to run.sh, end it as
+#      incomplete: exit 3 passed through, the report written, the mounted
+#      store as it was and nothing else in the volume, no process of the
+#      server left on the host, the container removed.
 #
 #   container/ci.sh [--binary PATH]
 #
@@ -77,103 +79,109 @@ image=localhost/mcp-witness:ci
 say "building $image"
 bash container/build.sh --engine podman --base mmdebstrap --binary "$binary" --tag "$image" -- "${machine[@]}"
 
-# The documented run line (docs/container.md), its option that the jail needs.
-jail=(--security-opt 'unmask=/proc/*')
-run() { podman run --rm "${machine[@]}" "$@"; }
+# Every check runs the image through container/run.sh, the documented run
+# line (what the GitHub Action runs too), with this machine's limits added.
+export MCPW_ENGINE=podman MCPW_IMAGE="$image" MCPW_ENGINE_OPTIONS="${machine[*]}"
+witness() { bash "$root/container/run.sh" "$@"; }
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/mcp-witness-container-ci.XXXXXX")"
-cleanup_work() { podman rm -f mcp-witness-ci-stop >/dev/null 2>&1 || true; rm -rf "$work"; }
-trap 'code=$?; cleanup_work; printf "container/ci.sh: exit %s after %ss\n" "$code" "$(($(date +%s) - started))"' EXIT
-# The image's user (uid 1000) writes the volumes, at the same paths as
-# outside so that every path an audit records is the same on both sides.
+trap 'code=$?; podman rm -f mcp-witness-ci-stop >/dev/null 2>&1 || true; rm -rf "$work"
+      printf "container/ci.sh: exit %s after %ss\n" "$code" "$(($(date +%s) - started))"' EXIT
+# As root, run.sh keeps the image's user (uid 1000): it writes here.
 chown 1000:1000 "$work"
+cd "$work"
 
 say "1. doctor"
-run "${jail[@]}" "$image" doctor || fail "doctor inside the container does not say contained"
-run "${jail[@]}" "$image" doctor --format json >"$work/doctor.json" || true
-python3 - "$work/doctor.json" <<'EOF' || fail "doctor: not contained with the network observer"
+witness doctor || fail "doctor inside the container does not say contained"
+witness doctor --format json >doctor.json || true
+python3 - doctor.json <<'PY' || fail "doctor: not contained with the network observer"
 import json, sys
 d = json.load(open(sys.argv[1]))
 missing = [l["layer"] for l in d["layers"] if not l["works"]]
 print(f"level {d['level']}, network observer works: {d['network_observer']['works']}, layers missing: {missing or 'none'}")
 sys.exit(0 if d["level"] == "contained" and d["network_observer"]["works"] else 1)
-EOF
-without="$(run "$image" doctor 2>&1 || true)"
-printf '%s\n' "$without" | grep -E '^isolation here' || true
+PY
+# The one option the run line adds is needed: without it, partial.
+without="$(podman run --rm "${machine[@]}" "$image" doctor 2>&1 || true)"
+printf '%s\n' "$without" | grep -E '^(missing|isolation here)' | cut -c1-150 || true
 printf '%s\n' "$without" | grep -q '^isolation here: partial' \
-    || fail "without ${jail[*]} doctor should say partial (the option would not be needed)"
+    || fail "without unmask=/proc/* doctor should say partial (then the option would not be needed)"
 
 say "2. E1 inside and outside"
-mkdir "$work/e1-outside" "$work/e1-inside"
-chown 1000:1000 "$work/e1-inside"
-"$binary" lab e1 --out "$work/e1-outside" >/dev/null 2>"$work/e1-outside.log" \
-    || { cat "$work/e1-outside.log"; fail "lab e1 outside"; }
-run "${jail[@]}" -v "$work/e1-inside:$work/e1-inside" "$image" lab e1 --out "$work/e1-inside" >/dev/null \
-    || fail "lab e1 inside the container"
-python3 container/same_verdicts.py "$work/e1-outside" "$work/e1-inside" || fail "E1 verdicts differ"
+mkdir e1-outside e1-inside
+chown 1000:1000 e1-inside
+"$binary" lab e1 --out e1-outside >/dev/null 2>e1-outside.log || { cat e1-outside.log; fail "lab e1 outside"; }
+witness lab e1 --out e1-inside >/dev/null 2>e1-inside.log || { cat e1-inside.log; fail "lab e1 in the image"; }
+python3 "$root/container/same_verdicts.py" e1-outside e1-inside || fail "E1 verdicts differ"
 
 say "3. audit npm:@modelcontextprotocol/server-memory@2026.8.31"
-# The pinned installs outside the work tree, kept between CI runs as the
-# example sweep keeps its own.
-cache="${CARGO_TARGET_DIR:-$root/target}/tmp/container-cache"
-mkdir -p "$cache" "$work/npm-outside" "$work/npm-inside"
-chown 1000:1000 "$cache" "$work/npm-inside"
-# A machine whose TLS is intercepted names its extra certificates in
-# NODE_EXTRA_CA_CERTS; the container's npm needs them too.
-trust=()
-if [ -n "${NODE_EXTRA_CA_CERTS:-}" ] && [ -r "$NODE_EXTRA_CA_CERTS" ]; then
-    trust=(-v "$NODE_EXTRA_CA_CERTS:/etc/mcp-witness/extra-ca.crt:ro" -e NODE_EXTRA_CA_CERTS=/etc/mcp-witness/extra-ca.crt)
-fi
-memory_audit=(audit npm:@modelcontextprotocol/server-memory@2026.8.31 --env 'MEMORY_FILE_PATH={mem}')
-"$binary" "${memory_audit[@]}" --store "mem=jsonl:$work/npm-outside/memory.jsonl" --out "$work/npm-outside/out" \
-    >"$work/npm-outside.log" 2>&1 || { tail -5 "$work/npm-outside.log"; fail "the memory audit outside"; }
+# The same command, store and output paths on both sides (the run line
+# mounts the working directory at its own path), one after the other.
+memory_audit=(audit npm:@modelcontextprotocol/server-memory@2026.8.31 --env 'MEMORY_FILE_PATH={mem}'
+    --store mem=jsonl:memory.jsonl --out npm)
+"$binary" "${memory_audit[@]}" >npm-outside.log 2>&1 || { tail -5 npm-outside.log; fail "the memory audit outside"; }
+mv npm npm-outside
 set +e
-run "${jail[@]}" "${trust[@]}" -v "$cache:/home/witness/.cache" -v "$work/npm-inside:$work/npm-outside" \
-    "$image" "${memory_audit[@]}" --store "mem=jsonl:$work/npm-outside/memory.jsonl" --out "$work/npm-outside/out" \
-    >"$work/npm-inside.log" 2>&1
+witness "${memory_audit[@]}" >npm-inside.log 2>&1
 code=$?
 set -e
-tail -1 "$work/npm-inside.log"
-[ "$code" -eq 0 ] || { tail -5 "$work/npm-inside.log"; fail "the memory audit in the image exited $code"; }
-python3 container/same_verdicts.py "$work/npm-outside/out/audit.json" "$work/npm-inside/out/audit.json" \
+tail -1 npm-inside.log
+[ "$code" -eq 0 ] || { tail -5 npm-inside.log; fail "the memory audit in the image exited $code"; }
+python3 "$root/container/same_verdicts.py" npm-outside/audit.json npm/audit.json \
     || fail "the memory audit's verdicts differ"
 
-say "4. podman stop mid-audit"
-stop="$work/stop"
-mkdir -p "$stop/out" "$stop/data"
-printf '{"type":"entity","name":"mine","entityType":"note","observations":[]}\n' >"$stop/data/memory.jsonl"
-chown -R 1000:1000 "$stop"
-volume_state() { (cd "$stop" && find . -path ./out -prune -o -printf '%p %s %T@ %m\n' | sort | sha256sum); }
-before="$(volume_state)"
-mark="mcp-witness-ci-stop-$$"
-podman run -d --name mcp-witness-ci-stop "${machine[@]}" "${jail[@]}" \
-    -v "$stop/out:/out" -v "$stop/data:/data" -v "$root/tests/hostile:/opt/hostile:ro" \
-    "$image" audit --timeout-ms 60000 --settle-ms 0 --out /out --store mem=jsonl:/data/memory.jsonl \
-    -- python3 /opt/hostile/setsid_survivor.py "$mark" hang >/dev/null
-# The server's survivor (its processes are visible from here) starts once
-# the hanging call is under way.
-for _ in $(seq 300); do
-    pgrep -f "recreated.*$mark" >/dev/null && break
-    sleep 0.1
-done
-pgrep -f "recreated.*$mark" >/dev/null || { podman logs mcp-witness-ci-stop | tail -5; fail "the audit never reached its hanging call"; }
-sleep 1
-podman stop --time 20 mcp-witness-ci-stop >/dev/null
-code="$(podman wait mcp-witness-ci-stop)"
-podman logs mcp-witness-ci-stop 2>&1 | tail -2
-podman rm mcp-witness-ci-stop >/dev/null
-[ "$code" = 3 ] || fail "a stopped audit exited $code, not 3 (incomplete)"
-python3 - "$stop/out/audit.json" <<'EOF' || fail "the stopped audit's report"
+# A hanging call (tests/hostile/setsid_survivor.py, whose setsid child
+# outlives its group), then $1: the engine's stop, or SIGTERM to run.sh.
+stopped_mid_audit() {
+    local how="$1" dir="$work/stop-$1" mark="mcp-witness-ci-stop-$1-$$" pid code left
+    mkdir -p "$dir/data"
+    printf '{"type":"entity","name":"mine","entityType":"note","observations":[]}\n' >"$dir/data/memory.jsonl"
+    chown -R 1000:1000 "$dir"
+    cd "$dir"
+    local before
+    before="$(find . -mindepth 1 -printf '%p %s %T@ %m\n' | sort | sha256sum)"
+    MCPW_ENGINE_OPTIONS="${machine[*]} --name mcp-witness-ci-stop -v $root/tests/hostile:/opt/hostile:ro" \
+        bash "$root/container/run.sh" audit --timeout-ms 60000 --settle-ms 0 --out out \
+        --store mem=jsonl:data/memory.jsonl -- python3 /opt/hostile/setsid_survivor.py "$mark" hang \
+        >../"stop-$how.log" 2>&1 &
+    pid=$!
+    # The survivor (the container's processes are visible from here)
+    # starts once the hanging call is under way.
+    for _ in $(seq 300); do
+        pgrep -f "recreated.*$mark" >/dev/null && break
+        sleep 0.1
+    done
+    pgrep -f "recreated.*$mark" >/dev/null || { tail -5 ../"stop-$how.log"; fail "$how: the audit never reached its hanging call"; }
+    sleep 1
+    case "$how" in
+        podman-stop) podman stop --time 20 mcp-witness-ci-stop >/dev/null ;;
+        sigterm) kill -TERM "$pid" ;;
+    esac
+    set +e
+    wait "$pid"
+    code=$?
+    set -e
+    tail -1 ../"stop-$how.log"
+    [ "$code" = 3 ] || fail "$how: the audit exited $code, not 3 (incomplete)"
+    python3 - out/audit.json <<'PY' || fail "$how: the stopped audit's report"
 import json, sys
 d = json.load(open(sys.argv[1]))
 reason = d.get("incomplete_reason") or ""
-print(f"complete {d['complete']}, exit code {d['exit_code']}: {reason[:60]}")
 sys.exit(0 if d["complete"] is False and reason.startswith("interrupted by SIGTERM") else 1)
-EOF
-left="$(cd "$stop/out" && find . -mindepth 1 | sort | tr '\n' ' ')"
-[ "$left" = "./audit.json ./report.html " ] || fail "the output volume holds more than the report: $left"
-[ "$(volume_state)" = "$before" ] || fail "the store volume changed"
-! pgrep -f "$mark" >/dev/null || fail "a process of the stopped server is left: $(pgrep -af "$mark")"
-echo "stopped: exit 3, report written, volumes as they were, no process left"
+PY
+    left="$(cd out && find . -mindepth 1 | sort | tr '\n' ' ')"
+    [ "$left" = "./audit.json ./report.html " ] || fail "$how: the output holds more than the report: $left"
+    rm -r out
+    [ "$(find . -mindepth 1 -printf '%p %s %T@ %m\n' | sort | sha256sum)" = "$before" ] \
+        || fail "$how: the mounted directory changed beyond the report"
+    ! pgrep -f "$mark" >/dev/null || fail "$how: a process of the stopped server is left: $(pgrep -af "$mark")"
+    for _ in $(seq 50); do podman container exists mcp-witness-ci-stop || break; sleep 0.1; done
+    ! podman container exists mcp-witness-ci-stop || fail "$how: the container was not removed"
+    echo "$how: exit 3, the report written, nothing else in the volume, no process left"
+    cd "$work"
+}
+say "4. a stop mid-audit: podman stop, then SIGTERM to the run line"
+stopped_mid_audit podman-stop
+stopped_mid_audit sigterm
 
 podman image inspect --format '{{.Size}}' "$image" | awk '{printf "image size: %d MiB (with the debug binary)\n", $1 / 1048576}'
