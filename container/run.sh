@@ -14,8 +14,9 @@
 # MCPW_ENGINE          podman or docker (default: podman where installed, else docker)
 # MCPW_IMAGE           the image (default localhost/mcp-witness:dev)
 # MCPW_ENGINE_OPTIONS  further options for `ENGINE run`, split on blanks
-# NODE_EXTRA_CA_CERTS  when set, that file is given to the container's npm too
-#                      (a network that intercepts TLS)
+# NODE_EXTRA_CA_CERTS, PIP_CERT
+#                      when set, that file is given to the container's npm
+#                      or pip too (a network that intercepts TLS)
 set -euo pipefail
 
 engine="${MCPW_ENGINE:-}"
@@ -54,9 +55,13 @@ options=()
 if [ "$(uname -s)" = Linux ] && [ "$(id -u)" -ne 0 ]; then
     options+=(--user "$(id -u):$(id -g)")
 fi
+# Certificates for npm (added to Node's own) and pip (instead of its own).
 if [ -n "${NODE_EXTRA_CA_CERTS:-}" ] && [ -r "$NODE_EXTRA_CA_CERTS" ]; then
-    options+=(-v "$NODE_EXTRA_CA_CERTS:/etc/mcp-witness/extra-ca.crt:ro"
-        -e NODE_EXTRA_CA_CERTS=/etc/mcp-witness/extra-ca.crt)
+    options+=(-v "$NODE_EXTRA_CA_CERTS:/etc/mcp-witness/node-extra-ca.crt:ro"
+        -e NODE_EXTRA_CA_CERTS=/etc/mcp-witness/node-extra-ca.crt)
+fi
+if [ -n "${PIP_CERT:-}" ] && [ -r "$PIP_CERT" ]; then
+    options+=(-v "$PIP_CERT:/etc/mcp-witness/pip-ca.crt:ro" -e PIP_CERT=/etc/mcp-witness/pip-ca.crt)
 fi
 # shellcheck disable=SC2206 # split on blanks, as documented
 extra=(${MCPW_ENGINE_OPTIONS:-})
