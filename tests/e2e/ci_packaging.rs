@@ -95,15 +95,21 @@ fn the_container_input_builds_the_image_instead_of_installing_on_the_runner() {
     let script = image["run"].as_str().unwrap_or_default();
     for used in ["container/build.sh", "container/run.sh"] {
         assert!(script.contains(used), "{used} not in the image step");
-        assert!(root().join(used).is_file(), "{used} is not in the repository");
+        assert!(
+            root().join(used).is_file(),
+            "{used} is not in the repository"
+        );
     }
     // The run step is the same for both: it finds `mcp-witness` on PATH.
-    let run = steps.iter().position(|s| s["id"] == "run").expect("run step");
+    let run = steps
+        .iter()
+        .position(|s| s["id"] == "run")
+        .expect("run step");
     let built = steps
         .iter()
         .position(|s| s["name"] == "Build the mcp-witness image")
         .expect("image step");
-    assert!(built < run, "the image is built after the run step");
+    assert!(built < run, "the image step comes after the run step");
 }
 
 #[test]
