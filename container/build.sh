@@ -2,7 +2,7 @@
 # Builds the mcp-witness image from container/Containerfile: the release
 # binary, the jail's layers, Python 3 and Node 22 (docs/container.md).
 #
-#   container/build.sh [--engine podman|docker] [--base auto|mmdebstrap|registry]
+#   container/build.sh [--engine podman|docker] [--base auto|mmdebstrap|registry|IMAGE]
 #                      [--binary PATH] [--tag NAME] [-- OPTIONS FOR `ENGINE build`]
 #
 # --base mmdebstrap  the base root file system is made here by mmdebstrap from
@@ -12,6 +12,8 @@
 #                    The build itself then runs without a network.
 # --base registry    the base is Debian 12 at the digest the Containerfile pins,
 #                    and the build installs the same pins with apt-get.
+# --base IMAGE       any other Debian 12 image (a registry mirror's, say): the
+#                    build installs the pins on it, as on the registry base.
 # --base auto        (the default) mmdebstrap where it is installed, else registry.
 #
 # Without --binary the release binary is built here first (cargo build
@@ -25,7 +27,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"
 
 say() { printf 'build.sh: %s\n' "$*" >&2; }
-usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 engine=podman
 base=auto
@@ -49,7 +51,6 @@ command -v "$engine" >/dev/null || { say "$engine is not installed"; exit 2; }
 if [ "$base" = auto ]; then
     if command -v mmdebstrap >/dev/null; then base=mmdebstrap; else base=registry; fi
 fi
-case "$base" in mmdebstrap|registry) ;; *) say "--base must be auto, mmdebstrap or registry, not $base"; exit 2 ;; esac
 command -v npm >/dev/null || { say "npm is needed to install Node 22 and npm from container/node's lock"; exit 2; }
 
 if [ -z "$binary" ]; then
@@ -97,7 +98,7 @@ if [ "$base" = mmdebstrap ]; then
         # (copyrights kept), as Debian's slim images; the same bytes from
         # the same mirror content (SOURCE_DATE_EPOCH, and the host's
         # resolv.conf and hostname removed).
-        SOURCE_DATE_EPOCH=1735689600 mmdebstrap --quiet --variant=minbase \
+        SOURCE_DATE_EPOCH=1735689600 mmdebstrap --variant=minbase \
             --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr \
             --include="$include" \
             --dpkgopt='path-exclude=/usr/share/man/*' \
@@ -107,11 +108,14 @@ if [ "$base" = mmdebstrap ]; then
             --dpkgopt='path-include=/usr/share/doc/*/copyright' \
             --dpkgopt='path-exclude=/usr/share/info/*' \
             --customize-hook='rm -f "$1/etc/resolv.conf" "$1/etc/hostname"' \
-            bookworm "$context/rootfs.tar" "${mirror[@]}" </dev/null
+            bookworm "$context/rootfs.tar" "${mirror[@]}" </dev/null >"$context/mmdebstrap.log" 2>&1 \
+            || { cat "$context/mmdebstrap.log" >&2; say "mmdebstrap failed"; exit 1; }
         "$engine" import --change 'CMD ["/bin/bash"]' "$context/rootfs.tar" "$base_image" >/dev/null
         rm -f "$context/rootfs.tar"
     fi
     build_args=(--build-arg "BASE=$base_image" --network none)
+elif [ "$base" != registry ]; then
+    build_args=(--build-arg "BASE=$base")
 fi
 
 say "building $tag with $engine (base: $base)"
