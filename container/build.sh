@@ -95,9 +95,12 @@ if [ "$base" = mmdebstrap ]; then
         [ -n "${MCPW_DEBIAN_MIRROR:-}" ] && mirror=("$MCPW_DEBIAN_MIRROR")
         say "making the base root file system with mmdebstrap ($base_image)"
         # minbase, merged /usr, no documentation, man pages or locales
-        # (copyrights kept), as Debian's slim images; the same bytes from
-        # the same mirror content (SOURCE_DATE_EPOCH, and the host's
-        # resolv.conf and hostname removed).
+        # (copyrights kept), as Debian's slim images; SOURCE_DATE_EPOCH and
+        # the host's resolv.conf and hostname removed, which mmdebstrap
+        # documents as what makes its output reproducible from the same
+        # mirror content (not checked here). The hook's $1 is mmdebstrap's
+        # root directory, expanded by mmdebstrap's shell, not here.
+        # shellcheck disable=SC2016
         SOURCE_DATE_EPOCH=1735689600 mmdebstrap --variant=minbase \
             --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr \
             --include="$include" \
