@@ -51,7 +51,7 @@ command -v "$engine" >/dev/null || { say "$engine is not installed"; exit 2; }
 if [ "$base" = auto ]; then
     if command -v mmdebstrap >/dev/null; then base=mmdebstrap; else base=registry; fi
 fi
-command -v npm >/dev/null || { say "npm is needed to install Node 22 and npm from container/node's lock"; exit 2; }
+command -v npm >/dev/null || { say "npm (10 or later) is needed to install Node 22 and npm from container/node's lock"; exit 2; }
 
 if [ -z "$binary" ]; then
     command -v cargo >/dev/null || { say "cargo is needed to build the binary (or give --binary PATH)"; exit 2; }
@@ -111,7 +111,7 @@ if [ "$base" = mmdebstrap ]; then
             --dpkgopt='path-include=/usr/share/doc/*/copyright' \
             --dpkgopt='path-exclude=/usr/share/info/*' \
             --customize-hook='rm -f "$1/etc/resolv.conf" "$1/etc/hostname"' \
-            bookworm "$context/rootfs.tar" "${mirror[@]}" </dev/null >"$context/mmdebstrap.log" 2>&1 \
+            bookworm "$context/rootfs.tar" ${mirror[@]+"${mirror[@]}"} </dev/null >"$context/mmdebstrap.log" 2>&1 \
             || { cat "$context/mmdebstrap.log" >&2; say "mmdebstrap failed"; exit 1; }
         "$engine" import --change 'CMD ["/bin/bash"]' "$context/rootfs.tar" "$base_image" >/dev/null
         rm -f "$context/rootfs.tar"
@@ -122,6 +122,7 @@ elif [ "$base" != registry ]; then
 fi
 
 say "building $tag with $engine (base: $base)"
-"$engine" build "${build_args[@]}" "${engine_build_options[@]}" -t "$tag" -f "$context/Containerfile" "$context"
+# ${a[@]+"${a[@]}"}: an empty array is "unbound" to macOS's bash 3.2 under set -u.
+"$engine" build ${build_args[@]+"${build_args[@]}"} ${engine_build_options[@]+"${engine_build_options[@]}"} -t "$tag" -f "$context/Containerfile" "$context"
 size="$("$engine" image inspect --format '{{.Size}}' "$tag")"
 printf 'image %s: %s bytes (%s MiB)\n' "$tag" "$size" "$((size / 1048576))"

@@ -66,6 +66,7 @@ fi
 # shellcheck disable=SC2206 # split on blanks, as documented
 extra=(${MCPW_ENGINE_OPTIONS:-})
 
-exec "$engine" run --rm "${jail[@]}" "${options[@]}" "${extra[@]}" \
+# ${a[@]+"${a[@]}"}: an empty array is "unbound" to macOS's bash 3.2 under set -u.
+exec "$engine" run --rm "${jail[@]}" ${options[@]+"${options[@]}"} ${extra[@]+"${extra[@]}"} \
     -v "$PWD:$PWD" -w "$PWD" -v mcp-witness-cache:/home/witness/.cache \
     "$image" "$@"
