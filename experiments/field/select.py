@@ -81,7 +81,7 @@ KINDS = {
         r"|project manag\w+|taskwarrior|reminders?)\b",
         re.I,
     ),
-    "calendar": re.compile(r"\b(calendars?|contacts?|icalendar|ics|vcard|address book|events? schedul\w+)\b", re.I),
+    "calendar": re.compile(r"\b(calendars?|contacts?|icalendar|ics|vcard|address book|crm|events? schedul\w+)\b", re.I),
     "memory": re.compile(
         r"\b(memory|memories|knowledge[ -]graph|knowledge[ -]base|remember|long[ -]term context)\b", re.I
     ),
@@ -116,7 +116,7 @@ REMOTE = re.compile(
 # A package named for its kind: its name (split at - _ / @ .) holds one of these.
 NAME_FOCUS = {
     "tasks": re.compile(r"todo|task|kanban|backlog|issues?\b|tracker", re.I),
-    "calendar": re.compile(r"calendar|contacts?|ical|vcard|caldav|agenda", re.I),
+    "calendar": re.compile(r"calendar|contacts?|ical|vcard|caldav|agenda|crm", re.I),
     "memory": re.compile(r"memory|memories|knowledge|graph|remember|recall|mem\b", re.I),
     "notes": re.compile(r"notes?|markdown|\bmd\b|obsidian|vault|wiki|zettel|logseq|journal", re.I),
     "git": re.compile(r"\bgit\b|^git|git$", re.I),
