@@ -19,6 +19,7 @@ split.py. Fields:
 
 PROJECT_TREE = "a small project tree: README.md, docs/guide.md, src/app.py, data/config.json (5 files in 3 folders)"
 SHOP_PG = "a shop database on the throwaway cluster: customers (3 rows), orders (4 rows) with a foreign key"
+GIT_REPO = "a repository with 3 commits on main, a feature branch with 1 commit, one staged and one unstaged change"
 SHOP_SQLITE = "a shop database: customers (3 rows), orders (4 rows) with a foreign key, one index"
 
 SERVERS = [
@@ -379,6 +380,39 @@ SERVERS = [
         "description": "A Model Context Protocol server providing tools to read, search, and manipulate Git repositories",
         "args": [("named", "--repository", "{repo}")],
         "stores": [{"name": "repo", "kind": "git"}],
-        "seed": "a repository with 3 commits on main, a feature branch with 1 commit, one staged and one unstaged change",
+        "seed": GIT_REPO,
     },
+    {
+        "id": "office-powerpoint",
+        "registry": "pypi", "package": "office-powerpoint-mcp-server", "version": "2.0.7",
+        "kind": "documents", "constraints": ["mcp<2"], "command": "ppt_mcp_server",
+        "description": "MCP Server for PowerPoint manipulation using python-pptx - Consolidated Edition",
+        "stores": [{"name": "decks", "kind": "fs"}],
+        "seed": "a folder holding deck.pptx (4 slides: title, bullets, a table, an image placeholder) and template.pptx",
+        "note": "no argument names a root: its tools take file paths",
+    },
+    {
+        "id": "postgresql-mcp",
+        "registry": "pypi", "package": "postgresql-mcp", "version": "1.1.0",
+        "kind": "sql",
+        "description": "MCP server for PostgreSQL database operations - query, explore schemas, and analyze tables",
+        "env": [("POSTGRES_CONNECTIONS", "[{\"alias\": \"shop\", \"url\": \"{db}\", \"write\": true}]")],
+        "stores": [{"name": "db", "kind": "postgres"}],
+        "seed": SHOP_PG,
+    },
+    {
+        "id": "sqlite-record-mcp",
+        "registry": "pypi", "package": "sqlite-record-mcp", "version": "1.0.2",
+        "kind": "sql", "constraints": ["mcp<2"],
+        "description": "SQLite CRUD MCP server for teaching — exposes records database via MCP protocol",
+        "env": [("RECORDS_DB_PATH", "{db}")],
+        "stores": [{"name": "db", "kind": "sqlite", "file": "records.db"}],
+        "seed": "a records database of 5 records (name, category, value), written by the server's own tools",
+    },
+    {"id": "fs-git-mcp", "registry": "pypi", "package": "fs-git-mcp", "version": "0.1.0", "kind": "git", "constraints": ["mcp<2"], "description": "MCP Git-enforced filesystem with direct and staged modes", "env": [("FS_GIT_ALLOWED_PATHS", "{repo}")], "stores": [{"name": "repo", "kind": "git"}], "seed": GIT_REPO},
+    {"id": "git-mcp-kjozsa", "registry": "pypi", "package": "git-mcp", "version": "0.3.2", "kind": "git", "constraints": ["mcp<2"], "description": "MCP server for managing Git operations", "env": [("GIT_REPOS_PATH", "{repos}")], "stores": [{"name": "repos", "kind": "fs"}], "seed": "a folder of 2 repositories (each 3 commits on main, one with a tag and a feature branch)", "note": "its store is a folder of repositories, so the witness sees it as files (fs), .git included"},
+    {"id": "git-mcps", "registry": "pypi", "package": "git-mcps", "version": "0.7.2", "kind": "git", "constraints": ["mcp<2"], "description": "A Model Context Protocol server providing tools to read, search, and manipulate Git repositories", "stores": [{"name": "repo", "kind": "git"}], "seed": GIT_REPO, "note": "no argument names the repository: every tool takes repo_path"},
+    {"id": "jd-git-mcp", "registry": "pypi", "package": "jd-git-mcp", "version": "0.1.0", "kind": "git", "description": "Git MCP tool for managing multiple repositories", "stores": [{"name": "repo", "kind": "git"}], "seed": GIT_REPO, "note": "no argument names the repository: every tool takes repo_path"},
+    {"id": "git-training-wheels", "registry": "pypi", "package": "mcp-git-training-wheels", "version": "0.1.2", "kind": "git", "description": "MCP server providing a safer git commit alternative", "stores": [{"name": "repo", "kind": "git"}], "seed": GIT_REPO, "note": "no argument names the repository: its tools take the repository path"},
+    {"id": "rriesco-mcp-git", "registry": "pypi", "package": "rriesco-mcp-git", "version": "0.1.6", "kind": "git", "constraints": ["mcp<2"], "command": "git-mcp-server", "description": "MCP server for local git operations - commit, branch, push, pull, sync", "stores": [{"name": "repo", "kind": "git"}], "seed": GIT_REPO, "note": "GITHUB_TOKEN is needed only for push and pull; its tools take the repository path"},
 ]
