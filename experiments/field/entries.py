@@ -106,7 +106,8 @@ def witness_toml(server: dict) -> str:
         lines += ["[run]", "# The package's executable (it ships several, or none named after it).",
                   f"command = {toml_string(server['command'])}", ""]
     if server.get("constraints"):
-        lines += ["[install]", "# Installed with the package (pip): it was published for the mcp 1.x API and does not exclude mcp 2.",
+        lines += ["[install]", "# Requirements pip installs beside the package: `mcp<2` for a server written for the mcp 1.x API",
+                  "# whose metadata does not exclude mcp 2; the package's own extra where its README runs the MCP server from it.",
                   f"constraints = {toml_value(server['constraints'])}", ""]
     for store in server["stores"]:
         lines += ["[[stores]]", f"name = {toml_string(store['name'])}",

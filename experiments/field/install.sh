@@ -8,8 +8,9 @@ set -u
 registry=$1 name=$2 version=$3
 cache=${4:-${MCP_WITNESS_FIELD_DIR:-$HOME/.cache/mcp-witness/field}}
 # CONSTRAINTs (PyPI only) are requirements installed with the package, as
-# witness.toml's [install] constraints lists them: a server published for
-# the mcp 1.x API whose metadata does not exclude mcp 2 needs "mcp<2".
+# witness.toml's [install] constraints lists them: "mcp<2" for a server
+# written for the mcp 1.x API whose metadata does not exclude mcp 2, and
+# "NAME[extra]==VERSION" where the README runs the MCP server from an extra.
 constraints=("${@:5}")
 dir="$cache/$registry-${name//\//+}-$version"
 mkdir -p "$dir"
