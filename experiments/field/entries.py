@@ -115,7 +115,12 @@ def witness_toml(server: dict) -> str:
         if store.get("file"):
             lines.append(f"file = {toml_string(store['file'])}")
         lines.append("")
-    lines += ["[seed]", f"description = {toml_string(server['seed'])}", ""]
+    lines += ["[seed]", f"description = {toml_string(server['seed'])}"]
+    if server.get("init"):
+        lines += ["# Run before the server starts, with the same environment: the package's own command that",
+                  "# makes an empty store of its format (the server refuses to start without one).",
+                  f"init = {toml_value(server['init'])}"]
+    lines.append("")
     for call in server.get("calls", []):
         lines += ["[[seed.calls]]", f"tool = {toml_string(call[0])}", f"arguments = {toml_value(call[1])}", ""]
     return "\n".join(lines).rstrip("\n") + "\n"

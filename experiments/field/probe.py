@@ -239,6 +239,14 @@ def probe(server_dir: Path, cache: Path, timeout: float) -> tuple[dict, str]:
         cwd.mkdir()
         home.mkdir()
         env = {"PATH": PATH, "HOME": str(home), **extra_env}
+        init = witness.get("seed", {}).get("init")
+        if init:
+            # The package's own initialiser, found beside the server's executable.
+            exe = Path(command[-1]).parent / init[0] if len(command) == 1 else Path(init[0])
+            made = subprocess.run(["unshare", "-n", "--", str(exe), *[substitute(a, values) for a in init[1:]]],
+                                  cwd=cwd, env=env, capture_output=True, timeout=timeout)
+            if made.returncode != 0:
+                raise ProbeError(f"seed init failed: {made.stderr.decode(errors='replace')[-300:]}")
         with stderr_path.open("wb") as err:
             proc = subprocess.Popen(["unshare", "-n", "--", *command, *args], cwd=cwd, env=env,
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err)

@@ -72,9 +72,10 @@ NOT_A_SERVER = re.compile(
     re.I,
 )
 
-# First match in this order wins: a "SQLite task manager" is a task manager,
+# First match in this order wins: a CRM of contacts, deals and tasks is a
+# contacts server (calendar), a "SQLite task manager" is a task manager,
 # a "markdown knowledge graph" a memory server, a "git-backed notes" notes.
-KIND_ORDER = ("tasks", "calendar", "memory", "notes", "git", "sql", "documents", "files")
+KIND_ORDER = ("calendar", "tasks", "memory", "notes", "git", "sql", "documents", "files")
 KINDS = {
     "tasks": re.compile(
         r"\b(todos?|to-do|todo-?list|tasks?|task-?manag\w*|kanban|backlog|issue tracker"
