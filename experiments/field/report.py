@@ -102,11 +102,11 @@ def main() -> int:
     text = readme.read_text(encoding="utf-8")
     for name, block in (("counts", counts_block), ("selection", selection_block), ("split", split_block),
                         ("dropped", dropped_block)):
-        pattern = re.compile(rf"(<!-- generated:{name} -->\n).*?(\n<!-- end:{name} -->)", re.S)
+        pattern = re.compile(rf"(<!-- generated:{name} -->\n).*?(<!-- end:{name} -->)", re.S)
         if not pattern.search(text):
             print(f"report.py: README.md has no generated:{name} block", file=sys.stderr)
             return 2
-        text = pattern.sub(lambda m: m.group(1) + block() + m.group(2), text)
+        text = pattern.sub(lambda m: m.group(1) + block() + "\n" + m.group(2), text)
     readme.write_text(text, encoding="utf-8")
     return 0
 
