@@ -214,7 +214,34 @@ class Session:
             self.buffer += chunk
 
 
-def probe(server_dir: Path, cache: Path, timeout: float) -> tuple[dict, str]:
+def resolve(value, values: dict[str, str]):
+    """`{NAME}` of a declared store, inside any string of a seed call's arguments."""
+    if isinstance(value, str):
+        return substitute(value, values)
+    if isinstance(value, list):
+        return [resolve(v, values) for v in value]
+    if isinstance(value, dict):
+        return {k: resolve(v, values) for k, v in value.items()}
+    return value
+
+
+def run_seed_calls(session: "Session", calls: list[dict], values: dict[str, str]) -> list[str]:
+    """Makes the seed through the server's own tools; one line per call, `ERROR` where it failed."""
+    lines = []
+    for call in calls:
+        try:
+            arguments = resolve(call.get("arguments", {}), values)
+            result = session.request("tools/call", {"name": call["tool"], "arguments": arguments})
+        except ProbeError as error:
+            lines.append(f"ERROR {call['tool']}: {error}")
+            continue
+        text = " ".join(c.get("text", "") for c in result.get("content", []) if c.get("type") == "text")
+        mark = "ERROR" if result.get("isError") else "ok"
+        lines.append(f"{mark} {call['tool']}: {' '.join(text.split())[:160]}")
+    return lines
+
+
+def probe(server_dir: Path, cache: Path, timeout: float, seed: bool = False) -> tuple[dict, list[str]]:
     entry = json.loads((server_dir / "server.json").read_text())
     witness = tomllib.loads((server_dir / "witness.toml").read_text())
     package = entry["packages"][0]
@@ -232,7 +259,11 @@ def probe(server_dir: Path, cache: Path, timeout: float) -> tuple[dict, str]:
                 continue
             base = scratch / "stores" / name
             path = base / store["file"] if store.get("file") else base
-            make_store(kind, path)
+            if store.get("absent"):
+                # The server makes this file itself and refuses one it did not make.
+                base.mkdir(parents=True, exist_ok=True)
+            else:
+                make_store(kind, path)
             values[name] = str(path)
         args, extra_env = arguments_of(package, values)
         cwd, home = scratch / "cwd", scratch / "home"
@@ -263,6 +294,7 @@ def probe(server_dir: Path, cache: Path, timeout: float) -> tuple[dict, str]:
                     cursor = page.get("nextCursor")
                     if not cursor:
                         break
+                seeded = run_seed_calls(session, witness.get("seed", {}).get("calls", []), values) if seed else []
             finally:
                 proc.kill()
                 proc.wait()
@@ -276,7 +308,7 @@ def probe(server_dir: Path, cache: Path, timeout: float) -> tuple[dict, str]:
             "tools": tools,
             "annotatedTools": sorted(t["name"] for t in tools if t.get("annotations")),
         }
-        return record, ""
+        return record, seeded
     except ProbeError as error:
         tail = stderr_path.read_text(errors="replace")[-600:] if stderr_path.exists() else ""
         raise ProbeError(f"{error} | stderr: {' '.join(tail.split())[-400:]}") from None
@@ -293,17 +325,21 @@ def main(argv=None) -> int:
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--out", type=Path)
     parser.add_argument("--timeout", type=float, default=30.0)
+    parser.add_argument("--seed", action="store_true",
+                        help="also make the seed with [[seed.calls]] and print each call's outcome (exit 1 on an error)")
     args = parser.parse_args(argv)
     out = args.out or HERE / "probes" / f"{args.server_dir.name}.json"
     try:
-        record, _ = probe(args.server_dir, args.cache, args.timeout)
+        record, seeded = probe(args.server_dir, args.cache, args.timeout, args.seed)
     except (ProbeError, OSError, KeyError, json.JSONDecodeError, tomllib.TOMLDecodeError, subprocess.CalledProcessError) as error:
         print(f"probe {args.server_dir.name}: {error}", file=sys.stderr)
         return 1
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(record, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"{args.server_dir.name}: {len(record['tools'])} tools, {len(record['annotatedTools'])} annotated")
-    return 0
+    for line in seeded:
+        print(f"  seed {line}")
+    return 1 if any(line.startswith("ERROR") for line in seeded) else 0
 
 
 if __name__ == "__main__":
