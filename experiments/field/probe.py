@@ -241,7 +241,31 @@ def run_seed_calls(session: "Session", calls: list[dict], values: dict[str, str]
     return lines
 
 
-def probe(server_dir: Path, cache: Path, timeout: float, seed: bool = False) -> tuple[dict, list[str]]:
+READER = re.compile(r"^(list|get|show|status|stats|overview|read|view|describe|count|info|version|current|topics|tags|board|dashboard)", re.I)
+NETWORK_TROUBLE = re.compile(r"network is unreachable|connection refused|econnrefused|enetunreach|name or service not known|"
+                             r"getaddrinfo|temporary failure in name resolution|couldn't connect", re.I)
+
+
+def smoke_calls(session: "Session", tools: list[dict]) -> list[str]:
+    """Calls each argument-free reader once: a tool that needs a daemon or the network shows it here."""
+    lines = []
+    for tool in tools:
+        name = tool.get("name", "")
+        schema = tool.get("inputSchema") or {}
+        if not READER.search(name.split("_", 1)[-1] if name.startswith(("tf_", "tc_", "tasks_")) else name) or schema.get("required"):
+            continue
+        try:
+            result = session.request("tools/call", {"name": name, "arguments": {}})
+        except ProbeError as error:
+            lines.append(f"ERROR {name}: {error}")
+            continue
+        text = " ".join(c.get("text", "") for c in result.get("content", []) if c.get("type") == "text")
+        mark = "NETWORK" if NETWORK_TROUBLE.search(text) else ("ERROR" if result.get("isError") else "ok")
+        lines.append(f"{mark} {name}: {' '.join(text.split())[:140]}")
+    return lines
+
+
+def probe(server_dir: Path, cache: Path, timeout: float, seed: bool = False, smoke: bool = False) -> tuple[dict, list[str]]:
     entry = json.loads((server_dir / "server.json").read_text())
     witness = tomllib.loads((server_dir / "witness.toml").read_text())
     package = entry["packages"][0]
@@ -295,6 +319,8 @@ def probe(server_dir: Path, cache: Path, timeout: float, seed: bool = False) -> 
                     if not cursor:
                         break
                 seeded = run_seed_calls(session, witness.get("seed", {}).get("calls", []), values) if seed else []
+                if smoke:
+                    seeded += [f"smoke {line}" for line in smoke_calls(session, tools)]
             finally:
                 proc.kill()
                 proc.wait()
@@ -325,12 +351,14 @@ def main(argv=None) -> int:
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--out", type=Path)
     parser.add_argument("--timeout", type=float, default=30.0)
+    parser.add_argument("--smoke", action="store_true",
+                        help="also call each argument-free reader once and print the outcome (NETWORK where it needed one)")
     parser.add_argument("--seed", action="store_true",
                         help="also make the seed with [[seed.calls]] and print each call's outcome (exit 1 on an error)")
     args = parser.parse_args(argv)
     out = args.out or HERE / "probes" / f"{args.server_dir.name}.json"
     try:
-        record, seeded = probe(args.server_dir, args.cache, args.timeout, args.seed)
+        record, seeded = probe(args.server_dir, args.cache, args.timeout, args.seed, args.smoke)
     except (ProbeError, OSError, KeyError, json.JSONDecodeError, tomllib.TOMLDecodeError, subprocess.CalledProcessError) as error:
         print(f"probe {args.server_dir.name}: {error}", file=sys.stderr)
         return 1
