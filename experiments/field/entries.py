@@ -114,9 +114,6 @@ def witness_toml(server: dict) -> str:
                   "# as `--store NAME=KIND:PATH` takes it", f"kind = {toml_string(store['kind'])}"]
         if store.get("file"):
             lines.append(f"file = {toml_string(store['file'])}")
-        if store.get("absent"):
-            lines += ["# The server makes this file itself: the store starts with no file (a PATH that does not exist).",
-                      "absent = true"]
         lines.append("")
     lines += ["[seed]", f"description = {toml_string(server['seed'])}"]
     if server.get("init"):

@@ -12,10 +12,18 @@ HOME, and a throwaway store for every store the witness declares: `{NAME}`
 in an argument's or a variable's value becomes that store's path (for a
 postgres store, a connection string to a throwaway socket-only cluster).
 
+`[seed] init` (the package's own command that makes an empty store of
+its format) runs first, with the same environment.
+
 Then it speaks MCP: initialize (protocol 2025-06-18),
 notifications/initialized, tools/list (every page), and writes the tools,
 as the server listed them, with sorted keys. Exit 0 when tools/list
 answered; 1 with a one-line reason on stderr otherwise.
+
+`--seed` then runs `[[seed.calls]]` through the server's own tools and
+`--smoke` calls each argument-free reader once; each prints one line per
+call, and an error in either makes the exit status 1. Neither changes the
+written record, which is the tools alone.
 """
 
 from __future__ import annotations
@@ -104,7 +112,7 @@ def start_postgres(dir: Path) -> tuple[str, subprocess.Popen]:
         if (sock / ".s.PGSQL.5432").exists():
             break
         time.sleep(0.1)
-    psql = as_pg + [str(PG_BIN.parent / "bin" / "psql") if (PG_BIN / "psql").exists() else "psql", "-h", str(sock), "-U", "witness", "-d", "postgres", "-q", "-c"]
+    psql = as_pg + [str(PG_BIN / "psql") if (PG_BIN / "psql").exists() else "psql", "-h", str(sock), "-U", "witness", "-d", "postgres", "-q", "-c"]
     for _ in range(50):
         if subprocess.run(psql + ["select 1"], capture_output=True).returncode == 0:
             break
@@ -283,11 +291,7 @@ def probe(server_dir: Path, cache: Path, timeout: float, seed: bool = False, smo
                 continue
             base = scratch / "stores" / name
             path = base / store["file"] if store.get("file") else base
-            if store.get("absent"):
-                # The server makes this file itself and refuses one it did not make.
-                base.mkdir(parents=True, exist_ok=True)
-            else:
-                make_store(kind, path)
+            make_store(kind, path)
             values[name] = str(path)
         args, extra_env = arguments_of(package, values)
         cwd, home = scratch / "cwd", scratch / "home"
