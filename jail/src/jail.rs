@@ -188,7 +188,7 @@ pub struct Jail {
     /// Whether the jail's tmpfs was full when last asked (a bound reached
     /// is reported once, when it fills).
     disk_full: bool,
-    dir: Option<tempfile::TempDir>,
+    dir: Option<JailDir>,
     root: PathBuf,
     pub stores: Vec<JailedStore>,
     spec: JailSpec,
@@ -216,6 +216,18 @@ pub struct Jail {
     _registration: Option<crate::interrupt::Registration>,
     /// Tells a later audit's sweep that this jail has a live owner.
     _lock: Option<std::fs::File>,
+}
+
+/// What removes a jail's directory when the jail drops. A launching jail's
+/// is registered with the interrupt (its tmpfs is unmounted first); a
+/// remote target's holds nothing mounted, an ordinary scratch directory.
+enum JailDir {
+    Launching {
+        _dir: tempfile::TempDir,
+    },
+    Remote {
+        _dir: witness_process::scratch::ScratchDir,
+    },
 }
 
 /// A fresh directory under the temporary directory, named `prefix` and
@@ -254,15 +266,26 @@ impl Jail {
         } else {
             stale::PREFIX
         };
-        let dir = lowercase_tempdir(prefix).map_err(JailError::Create)?;
+        let make = || {
+            let dir = lowercase_tempdir(prefix)?;
+            // Canonical, so the sandbox binds it and Landlock allows it
+            // under the same name the server is given.
+            let root = dir
+                .path()
+                .canonicalize()
+                .unwrap_or_else(|_| dir.path().to_path_buf());
+            Ok((dir, root))
+        };
+        // A kept jail is meant to outlive the process, however it ends.
+        let (dir, root, registration) = if spec.keep {
+            let (dir, root) = make().map_err(JailError::Create)?;
+            (dir, root, None)
+        } else {
+            let (dir, root, registration) =
+                crate::interrupt::make_jail(make).map_err(JailError::Create)?;
+            (dir, root, Some(registration))
+        };
         let lock = (!spec.keep).then(|| stale::hold(dir.path())).flatten();
-        // Canonical, so the sandbox binds it and Landlock allows it under
-        // the same name the server is given.
-        let root = dir
-            .path()
-            .canonicalize()
-            .unwrap_or_else(|_| dir.path().to_path_buf());
-        let registration = (!spec.keep).then(|| crate::interrupt::register_jail(root.clone()));
         // Mounted after the lock is taken: the lock is on the directory
         // beneath, which other auditors' sweeps see.
         std::fs::create_dir_all(root.join("stores")).map_err(JailError::Create)?;
@@ -298,7 +321,7 @@ impl Jail {
             let kept = dir.keep();
             (None, kept.canonicalize().unwrap_or(kept))
         } else {
-            (Some(dir), root)
+            (Some(JailDir::Launching { _dir: dir }), root)
         };
         Ok(Self {
             _clusters: clusters,
@@ -800,10 +823,8 @@ impl Jail {
                 name: store.name.clone(),
             });
         }
-        let dir = tempfile::Builder::new()
-            .prefix("mcp-witness-remote-")
-            .tempdir()
-            .map_err(JailError::Create)?;
+        let dir =
+            witness_process::scratch::tempdir("mcp-witness-remote-").map_err(JailError::Create)?;
         let root = dir.path().to_path_buf();
         let jailed = stores
             .iter()
@@ -827,7 +848,7 @@ impl Jail {
             mount: None,
             disk_unbounded: None,
             disk_full: false,
-            dir: Some(dir),
+            dir: Some(JailDir::Remote { _dir: dir }),
             root,
             stores,
             spec,
