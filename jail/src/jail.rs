@@ -197,6 +197,12 @@ pub struct Jail {
     copy_warnings: Vec<String>,
     /// The network observer's recorder for the server running now.
     sink: Option<witness_netsink::Sink>,
+    /// A process in the running server's own network namespace (the
+    /// sandbox's init) and the inodes of the sink's sockets there: where
+    /// its listening sockets are read (`None` without a namespace).
+    netns: Option<(i32, Vec<u64>)>,
+    /// Every TCP socket a server of this jail was seen listening on.
+    listening: std::collections::BTreeSet<witness_model::audit::ListeningSocket>,
     /// Why some launch ran without the network observer (the first reason).
     unobserved: Option<String>,
     /// Whether the server was launched at least once.
@@ -335,6 +341,8 @@ impl Jail {
             isolation: None,
             copy_warnings,
             sink: None,
+            netns: None,
+            listening: Default::default(),
             unobserved: None,
             launched: false,
             carried: Default::default(),
@@ -407,6 +415,7 @@ impl Jail {
     /// The outbound attempts recorded since the last call (empty when the
     /// network is not observed). The audit calls this around each call.
     pub fn network_window(&mut self) -> witness_netsink::recorder::Window {
+        self.look_for_listeners();
         let mut window = std::mem::take(&mut self.carried);
         if let Some(sink) = &self.sink {
             match sink.take() {
@@ -419,6 +428,19 @@ impl Jail {
             }
         }
         window
+    }
+
+    /// Every TCP socket a server of this jail listened on in its network
+    /// namespace, as seen around each call and now.
+    pub fn listening(&mut self) -> Vec<witness_model::audit::ListeningSocket> {
+        self.look_for_listeners();
+        self.listening.iter().cloned().collect()
+    }
+
+    fn look_for_listeners(&mut self) {
+        if let Some((pid, sink)) = &self.netns {
+            self.listening.extend(crate::listening::read(*pid, sink));
+        }
     }
 
     /// The resource bounds the server reached since this was last asked,
@@ -546,6 +568,7 @@ impl Jail {
         };
         // The sink of a server that ended is done with; what it recorded
         // since the last window is carried into the next.
+        self.netns = None;
         if let Some(old) = self.sink.take() {
             match old.take() {
                 Some(window) => {
@@ -595,6 +618,18 @@ impl Jail {
             ),
         };
         self.launched = true;
+        let in_netns = layers
+            .iter()
+            .any(|l| l.layer == IsolationLayer::NetworkNamespace && l.held)
+            && decision.bwrap.is_some();
+        let (sink, sink_sockets) = match sink {
+            Ok((sink, inodes)) => (Ok(sink), inodes),
+            Err(why) => (Err(why), Vec::new()),
+        };
+        // Without a namespace of its own /proc/PID/net is the host's.
+        self.netns = in_netns
+            .then(|| init.as_ref().map(|(pid, _)| (*pid, sink_sockets)))
+            .flatten();
         match sink {
             Ok(sink) => self.sink = Some(sink),
             Err(why) => {
@@ -637,7 +672,7 @@ impl Jail {
         program: &Path,
         args: &[String],
         install: &[PathBuf],
-    ) -> std::io::Result<(Spawned, Result<witness_netsink::Sink, String>)> {
+    ) -> std::io::Result<(Spawned, Result<StartedSink, String>)> {
         let info = sandbox::InfoPipe::new()?;
         let info_fd = info.write.as_raw_fd();
         // bubblewrap waits on this pipe before the server runs, while the
@@ -855,6 +890,8 @@ impl Jail {
             isolation: Some(Isolation::none(REMOTE_ISOLATION)),
             copy_warnings: Vec::new(),
             sink: None,
+            netns: None,
+            listening: Default::default(),
             unobserved: Some("a remote server is not launched here".into()),
             launched: false,
             carried: Default::default(),
@@ -892,6 +929,9 @@ pub fn connect(endpoint: &Endpoint, clock: Arc<dyn Clock>, timeout: Duration) ->
 /// A spawned server: the child, the sandbox's PID-namespace init (pid and
 /// pidfd) when there is one, and the layers it got.
 type Spawned = (Controlled, Option<(i32, Pidfd)>, Vec<LayerEntry>);
+
+/// The network observer's recorder and the inodes of its own sockets.
+type StartedSink = (witness_netsink::Sink, Vec<u64>);
 
 /// Spawns `cmd` in a new network namespace (root only, without
 /// bubblewrap). When the kernel refuses one, no child is started and the

@@ -33,6 +33,7 @@ pub mod disk;
 pub mod interrupt;
 mod isolation;
 mod jail;
+mod listening;
 pub mod network;
 pub mod observe;
 mod process;

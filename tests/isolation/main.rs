@@ -8,5 +8,6 @@ mod common;
 
 mod hostile;
 mod hostile_observation;
+mod listening;
 mod network_observer;
 mod postgres_store;
