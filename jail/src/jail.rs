@@ -217,7 +217,7 @@ pub struct Jail {
     carried_hits: Vec<String>,
     /// The decoys in the stores' originals' places, made at the first
     /// launch inside bubblewrap (`None` before it, or without bubblewrap).
-    decoys: Option<crate::decoy::Decoys>,
+    decoys: crate::decoy::OriginalWrites,
     /// Keeps the directory known to the signal handler while it lives.
     _registration: Option<crate::interrupt::Registration>,
     /// Tells a later audit's sweep that this jail has a live owner.
@@ -349,7 +349,7 @@ impl Jail {
             also_writable: Vec::new(),
             cgroups: Vec::new(),
             carried_hits: Vec::new(),
-            decoys: None,
+            decoys: Default::default(),
             _registration: registration,
             _lock: lock,
         })
@@ -472,10 +472,13 @@ impl Jail {
     /// decoys that stand in for the originals (none without bubblewrap,
     /// where no decoy can be placed and a refused write is not seen).
     pub fn original_writes(&mut self) -> Vec<String> {
-        self.decoys
-            .as_mut()
-            .map(crate::decoy::Decoys::written)
-            .unwrap_or_default()
+        self.decoys.take()
+    }
+
+    /// The same comparison, for an observed set made from this jail before
+    /// its first launch placed the decoys.
+    pub fn original_writes_handle(&self) -> crate::decoy::OriginalWrites {
+        self.decoys.clone()
     }
 
     /// The recorder stopped answering: from here on the network is not
@@ -745,7 +748,7 @@ impl Jail {
     /// sandbox shows `install` and binds what `decision` says. A jail whose
     /// decoys cannot be made hides its originals behind `/dev/null`.
     fn place_decoys(&mut self, decision: &sandbox::Decision, install: &[PathBuf]) {
-        if self.decoys.is_some() {
+        if self.decoys.placed() {
             return;
         }
         // Neither beneath nor above: what the sandbox shows of the host, the
@@ -766,16 +769,13 @@ impl Jail {
         let mounts = [PathBuf::from("/tmp"), PathBuf::from("/dev")];
         let originals = crate::decoy::Original::of_stores(&self.stores);
         let placements = crate::decoy::place(&originals, &views, &mounts);
-        self.decoys = Some(crate::decoy::Decoys::make(&self.root, placements).unwrap_or_default());
+        self.decoys
+            .place(crate::decoy::Decoys::make(&self.root, placements).unwrap_or_default());
     }
 
     /// Each decoy as (the original's path, the decoy on the host).
     fn decoy_paths(&self) -> Vec<(PathBuf, PathBuf)> {
-        self.decoys
-            .iter()
-            .flat_map(|d| &d.decoys)
-            .map(|d| (d.at.clone(), d.source.clone()))
-            .collect()
+        self.decoys.paths()
     }
 
     /// The server without bubblewrap: Landlock through the helper where it
@@ -898,7 +898,7 @@ impl Jail {
             also_writable: Vec::new(),
             cgroups: Vec::new(),
             carried_hits: Vec::new(),
-            decoys: None,
+            decoys: Default::default(),
             _registration: None,
             _lock: None,
         })

@@ -11,3 +11,4 @@ mod hostile_observation;
 mod listening;
 mod network_observer;
 mod postgres_store;
+mod refused_attempts;
