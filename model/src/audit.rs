@@ -555,6 +555,26 @@ pub struct IsolationEntry {
     /// server, which is not launched here).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network_observer: Option<NetworkObserverEntry>,
+    /// The TCP ports the server listened on inside the jail's own network
+    /// namespace, where a listening socket reaches no one outside it; read
+    /// out of band around every call (absent when it listened on none,
+    /// without a network namespace, where every bind is refused, and in
+    /// documents written before servers could listen).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub listening: Vec<ListeningSocket>,
+}
+
+/// One listening socket a jailed server held in its network namespace.
+#[derive(
+    Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+pub struct ListeningSocket {
+    /// `tcp` (the only protocol whose listening sockets are told apart
+    /// from a client's).
+    pub protocol: String,
+    /// The address it was bound to: `127.0.0.1`, `0.0.0.0`, `::`, `::1`.
+    pub address: String,
+    pub port: u16,
 }
 
 /// The network observer of one audit: a sink inside the jail's network

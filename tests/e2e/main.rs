@@ -14,6 +14,7 @@ mod audit_testbed;
 mod background;
 mod bad_out;
 mod ci_packaging;
+mod clean_exit;
 mod cli;
 mod doc_store;
 mod exercise;

@@ -91,6 +91,7 @@ pub(super) fn skeleton(options: &AuditOptions, stores: &[JailedStore]) -> AuditR
             detail: "the server was never started".into(),
             layers: Vec::new(),
             network_observer: None,
+            listening: Vec::new(),
         },
         stores: stores.iter().map(store_entry).collect(),
         jail_scope: jail_scope(stores),
