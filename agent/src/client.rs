@@ -38,6 +38,8 @@ pub struct RunCall {
     pub late_rows: Vec<RowFacts>,
     /// Changes during the call to the server's background objects.
     pub background: Vec<Effect>,
+    /// Writes attempted on a store's original during the call (the decoys).
+    pub original_writes: Vec<String>,
 }
 
 /// Runs tool calls against a server.
@@ -297,6 +299,7 @@ impl Loop<'_, '_> {
             late_effects: Vec::new(),
             background: ran.background,
             rows: ran.rows,
+            original_writes: ran.original_writes,
         };
         Ok((record, result))
     }
@@ -329,6 +332,7 @@ fn unsent(id: u32, call: RequestedCall, why: &str) -> TraceCall {
         late_effects: Vec::new(),
         background: Vec::new(),
         rows: Vec::new(),
+        original_writes: Vec::new(),
     }
 }
 

@@ -136,15 +136,30 @@ impl JailedServer {
     pub fn finish(mut self) -> Finish {
         let mut late = Changes::default();
         self.moment(&mut late);
+        self.attempts_outside_calls();
         self.session.server.shutdown();
         let mut shutdown = Changes::default();
         self.moment(&mut shutdown);
+        self.attempts_outside_calls();
         // The jail goes with `self`: nothing of it outlives the run.
         Finish {
             late: late.effects,
             late_rows: late.rows,
             shutdown: shutdown.effects,
             warnings: self.findings.into_iter().map(|f| f.detail).collect(),
+        }
+    }
+
+    /// Writes attempted on a store's original with no call in flight (at
+    /// startup, between calls, at the end): a warning of the run, as the
+    /// audit makes them a finding charged to no call.
+    fn attempts_outside_calls(&mut self) {
+        let written = self.observed.original_writes();
+        if !written.is_empty() {
+            self.findings.push(warning(format!(
+                "the server wrote {} outside the calls, where a store's original is: the sandbox kept the original out of its reach, and the write landed in the decoy in its place",
+                written.join(", ")
+            )));
         }
     }
 
@@ -184,6 +199,7 @@ impl ToolRunner for JailedServer {
         let idle = self.observed.idle(window, previous, &mut late);
         self.observed.report_warnings(&mut self.findings, None);
         idle.map_err(cannot_observe)?;
+        self.attempts_outside_calls();
         let sent = Instant::now();
         let outcome = self.session.call_tool(tool, arguments);
         let mut own = Changes::default();
@@ -197,6 +213,9 @@ impl ToolRunner for JailedServer {
         self.last_tool = Some(tool.to_owned());
         self.observed.report_warnings(&mut self.findings, None);
         observed.map_err(cannot_observe)?;
+        // The decoys, compared by the jail once the call settled, as an
+        // audit compares them.
+        let original_writes = self.observed.original_writes();
         let (status, content) = match outcome {
             CallOutcome::Result(result) => (CallStatus::of_result(&result), content_of(&result)),
             CallOutcome::RpcError { code, message } => (
@@ -220,6 +239,7 @@ impl ToolRunner for JailedServer {
             late: late.effects,
             late_rows: late.rows,
             background,
+            original_writes,
         })
     }
 }

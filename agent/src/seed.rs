@@ -7,15 +7,13 @@ use witness_model::agent::CaseEntry;
 
 /// Seeded stores and the directory that holds them.
 pub struct Seeded {
-    _dir: tempfile::TempDir,
+    _dir: witness_process::scratch::ScratchDir,
     pub stores: Vec<StoreSpec>,
 }
 
 /// Builds every store of `entry`. Errors are one line.
 pub fn seed(entry: &CaseEntry) -> Result<Seeded, String> {
-    let dir = tempfile::Builder::new()
-        .prefix("mcp-witness-seed-")
-        .tempdir()
+    let dir = witness_process::scratch::tempdir("mcp-witness-seed-")
         .map_err(|e| format!("cannot create a seed directory: {e}"))?;
     let mut stores = Vec::new();
     for store in &entry.case.stores {

@@ -250,6 +250,46 @@ pub(crate) fn place(
     placements
 }
 
+/// A jail's decoys, shared by the jail (which places them at the first
+/// launch) and the observed set made from it (which is built before): one
+/// comparison of the decoys, whoever asks. What one asker took is not
+/// given to another, so a command asks through one of them only.
+#[derive(Clone, Debug, Default)]
+pub struct OriginalWrites(std::sync::Arc<std::sync::Mutex<Option<Decoys>>>);
+
+impl OriginalWrites {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Decoys>> {
+        // Every change is one assignment or one comparison's update.
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The paths of the stores' originals written since this was last
+    /// asked (see [`Decoys::written`]); none before the decoys are placed.
+    pub fn take(&self) -> Vec<String> {
+        self.lock()
+            .as_mut()
+            .map(Decoys::written)
+            .unwrap_or_default()
+    }
+
+    pub(crate) fn placed(&self) -> bool {
+        self.lock().is_some()
+    }
+
+    pub(crate) fn place(&self, decoys: Decoys) {
+        *self.lock() = Some(decoys);
+    }
+
+    /// Each decoy as (the original's path, the decoy on the host).
+    pub(crate) fn paths(&self) -> Vec<(PathBuf, PathBuf)> {
+        self.lock()
+            .iter()
+            .flat_map(|d| &d.decoys)
+            .map(|d| (d.at.clone(), d.source.clone()))
+            .collect()
+    }
+}
+
 impl Decoys {
     /// Makes the decoys of `placements` beneath `{jail}/decoys` and takes
     /// their state. A decoy that cannot be made is left out (its original

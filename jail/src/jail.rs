@@ -188,7 +188,7 @@ pub struct Jail {
     /// Whether the jail's tmpfs was full when last asked (a bound reached
     /// is reported once, when it fills).
     disk_full: bool,
-    dir: Option<tempfile::TempDir>,
+    dir: Option<JailDir>,
     root: PathBuf,
     pub stores: Vec<JailedStore>,
     spec: JailSpec,
@@ -197,6 +197,12 @@ pub struct Jail {
     copy_warnings: Vec<String>,
     /// The network observer's recorder for the server running now.
     sink: Option<witness_netsink::Sink>,
+    /// A process in the running server's own network namespace (the
+    /// sandbox's init) and the inodes of the sink's sockets there: where
+    /// its listening sockets are read (`None` without a namespace).
+    netns: Option<(i32, Vec<u64>)>,
+    /// Every TCP socket a server of this jail was seen listening on.
+    listening: std::collections::BTreeSet<witness_model::audit::ListeningSocket>,
     /// Why some launch ran without the network observer (the first reason).
     unobserved: Option<String>,
     /// Whether the server was launched at least once.
@@ -211,11 +217,23 @@ pub struct Jail {
     carried_hits: Vec<String>,
     /// The decoys in the stores' originals' places, made at the first
     /// launch inside bubblewrap (`None` before it, or without bubblewrap).
-    decoys: Option<crate::decoy::Decoys>,
+    decoys: crate::decoy::OriginalWrites,
     /// Keeps the directory known to the signal handler while it lives.
     _registration: Option<crate::interrupt::Registration>,
     /// Tells a later audit's sweep that this jail has a live owner.
     _lock: Option<std::fs::File>,
+}
+
+/// What removes a jail's directory when the jail drops. A launching jail's
+/// is registered with the interrupt (its tmpfs is unmounted first); a
+/// remote target's holds nothing mounted, an ordinary scratch directory.
+enum JailDir {
+    Launching {
+        _dir: tempfile::TempDir,
+    },
+    Remote {
+        _dir: witness_process::scratch::ScratchDir,
+    },
 }
 
 /// A fresh directory under the temporary directory, named `prefix` and
@@ -254,15 +272,26 @@ impl Jail {
         } else {
             stale::PREFIX
         };
-        let dir = lowercase_tempdir(prefix).map_err(JailError::Create)?;
+        let make = || {
+            let dir = lowercase_tempdir(prefix)?;
+            // Canonical, so the sandbox binds it and Landlock allows it
+            // under the same name the server is given.
+            let root = dir
+                .path()
+                .canonicalize()
+                .unwrap_or_else(|_| dir.path().to_path_buf());
+            Ok((dir, root))
+        };
+        // A kept jail is meant to outlive the process, however it ends.
+        let (dir, root, registration) = if spec.keep {
+            let (dir, root) = make().map_err(JailError::Create)?;
+            (dir, root, None)
+        } else {
+            let (dir, root, registration) =
+                crate::interrupt::make_jail(make).map_err(JailError::Create)?;
+            (dir, root, Some(registration))
+        };
         let lock = (!spec.keep).then(|| stale::hold(dir.path())).flatten();
-        // Canonical, so the sandbox binds it and Landlock allows it under
-        // the same name the server is given.
-        let root = dir
-            .path()
-            .canonicalize()
-            .unwrap_or_else(|_| dir.path().to_path_buf());
-        let registration = (!spec.keep).then(|| crate::interrupt::register_jail(root.clone()));
         // Mounted after the lock is taken: the lock is on the directory
         // beneath, which other auditors' sweeps see.
         std::fs::create_dir_all(root.join("stores")).map_err(JailError::Create)?;
@@ -298,7 +327,7 @@ impl Jail {
             let kept = dir.keep();
             (None, kept.canonicalize().unwrap_or(kept))
         } else {
-            (Some(dir), root)
+            (Some(JailDir::Launching { _dir: dir }), root)
         };
         Ok(Self {
             _clusters: clusters,
@@ -312,13 +341,15 @@ impl Jail {
             isolation: None,
             copy_warnings,
             sink: None,
+            netns: None,
+            listening: Default::default(),
             unobserved: None,
             launched: false,
             carried: Default::default(),
             also_writable: Vec::new(),
             cgroups: Vec::new(),
             carried_hits: Vec::new(),
-            decoys: None,
+            decoys: Default::default(),
             _registration: registration,
             _lock: lock,
         })
@@ -384,6 +415,7 @@ impl Jail {
     /// The outbound attempts recorded since the last call (empty when the
     /// network is not observed). The audit calls this around each call.
     pub fn network_window(&mut self) -> witness_netsink::recorder::Window {
+        self.look_for_listeners();
         let mut window = std::mem::take(&mut self.carried);
         if let Some(sink) = &self.sink {
             match sink.take() {
@@ -396,6 +428,19 @@ impl Jail {
             }
         }
         window
+    }
+
+    /// Every TCP socket a server of this jail listened on in its network
+    /// namespace, as seen around each call and now.
+    pub fn listening(&mut self) -> Vec<witness_model::audit::ListeningSocket> {
+        self.look_for_listeners();
+        self.listening.iter().cloned().collect()
+    }
+
+    fn look_for_listeners(&mut self) {
+        if let Some((pid, sink)) = &self.netns {
+            self.listening.extend(crate::listening::read(*pid, sink));
+        }
     }
 
     /// The resource bounds the server reached since this was last asked,
@@ -427,10 +472,13 @@ impl Jail {
     /// decoys that stand in for the originals (none without bubblewrap,
     /// where no decoy can be placed and a refused write is not seen).
     pub fn original_writes(&mut self) -> Vec<String> {
-        self.decoys
-            .as_mut()
-            .map(crate::decoy::Decoys::written)
-            .unwrap_or_default()
+        self.decoys.take()
+    }
+
+    /// The same comparison, for an observed set made from this jail before
+    /// its first launch placed the decoys.
+    pub fn original_writes_handle(&self) -> crate::decoy::OriginalWrites {
+        self.decoys.clone()
     }
 
     /// The recorder stopped answering: from here on the network is not
@@ -523,6 +571,7 @@ impl Jail {
         };
         // The sink of a server that ended is done with; what it recorded
         // since the last window is carried into the next.
+        self.netns = None;
         if let Some(old) = self.sink.take() {
             match old.take() {
                 Some(window) => {
@@ -572,6 +621,18 @@ impl Jail {
             ),
         };
         self.launched = true;
+        let in_netns = layers
+            .iter()
+            .any(|l| l.layer == IsolationLayer::NetworkNamespace && l.held)
+            && decision.bwrap.is_some();
+        let (sink, sink_sockets) = match sink {
+            Ok((sink, inodes)) => (Ok(sink), inodes),
+            Err(why) => (Err(why), Vec::new()),
+        };
+        // Without a namespace of its own /proc/PID/net is the host's.
+        self.netns = in_netns
+            .then(|| init.as_ref().map(|(pid, _)| (*pid, sink_sockets)))
+            .flatten();
         match sink {
             Ok(sink) => self.sink = Some(sink),
             Err(why) => {
@@ -614,7 +675,7 @@ impl Jail {
         program: &Path,
         args: &[String],
         install: &[PathBuf],
-    ) -> std::io::Result<(Spawned, Result<witness_netsink::Sink, String>)> {
+    ) -> std::io::Result<(Spawned, Result<StartedSink, String>)> {
         let info = sandbox::InfoPipe::new()?;
         let info_fd = info.write.as_raw_fd();
         // bubblewrap waits on this pipe before the server runs, while the
@@ -687,7 +748,7 @@ impl Jail {
     /// sandbox shows `install` and binds what `decision` says. A jail whose
     /// decoys cannot be made hides its originals behind `/dev/null`.
     fn place_decoys(&mut self, decision: &sandbox::Decision, install: &[PathBuf]) {
-        if self.decoys.is_some() {
+        if self.decoys.placed() {
             return;
         }
         // Neither beneath nor above: what the sandbox shows of the host, the
@@ -708,16 +769,13 @@ impl Jail {
         let mounts = [PathBuf::from("/tmp"), PathBuf::from("/dev")];
         let originals = crate::decoy::Original::of_stores(&self.stores);
         let placements = crate::decoy::place(&originals, &views, &mounts);
-        self.decoys = Some(crate::decoy::Decoys::make(&self.root, placements).unwrap_or_default());
+        self.decoys
+            .place(crate::decoy::Decoys::make(&self.root, placements).unwrap_or_default());
     }
 
     /// Each decoy as (the original's path, the decoy on the host).
     fn decoy_paths(&self) -> Vec<(PathBuf, PathBuf)> {
-        self.decoys
-            .iter()
-            .flat_map(|d| &d.decoys)
-            .map(|d| (d.at.clone(), d.source.clone()))
-            .collect()
+        self.decoys.paths()
     }
 
     /// The server without bubblewrap: Landlock through the helper where it
@@ -800,10 +858,8 @@ impl Jail {
                 name: store.name.clone(),
             });
         }
-        let dir = tempfile::Builder::new()
-            .prefix("mcp-witness-remote-")
-            .tempdir()
-            .map_err(JailError::Create)?;
+        let dir =
+            witness_process::scratch::tempdir("mcp-witness-remote-").map_err(JailError::Create)?;
         let root = dir.path().to_path_buf();
         let jailed = stores
             .iter()
@@ -827,20 +883,22 @@ impl Jail {
             mount: None,
             disk_unbounded: None,
             disk_full: false,
-            dir: Some(dir),
+            dir: Some(JailDir::Remote { _dir: dir }),
             root,
             stores,
             spec,
             isolation: Some(Isolation::none(REMOTE_ISOLATION)),
             copy_warnings: Vec::new(),
             sink: None,
+            netns: None,
+            listening: Default::default(),
             unobserved: Some("a remote server is not launched here".into()),
             launched: false,
             carried: Default::default(),
             also_writable: Vec::new(),
             cgroups: Vec::new(),
             carried_hits: Vec::new(),
-            decoys: None,
+            decoys: Default::default(),
             _registration: None,
             _lock: None,
         })
@@ -871,6 +929,9 @@ pub fn connect(endpoint: &Endpoint, clock: Arc<dyn Clock>, timeout: Duration) ->
 /// A spawned server: the child, the sandbox's PID-namespace init (pid and
 /// pidfd) when there is one, and the layers it got.
 type Spawned = (Controlled, Option<(i32, Pidfd)>, Vec<LayerEntry>);
+
+/// The network observer's recorder and the inodes of its own sockets.
+type StartedSink = (witness_netsink::Sink, Vec<u64>);
 
 /// Spawns `cmd` in a new network namespace (root only, without
 /// bubblewrap). When the kernel refuses one, no child is started and the

@@ -33,6 +33,7 @@ pub mod disk;
 pub mod interrupt;
 mod isolation;
 mod jail;
+mod listening;
 pub mod network;
 pub mod observe;
 mod process;
@@ -43,6 +44,7 @@ mod store;
 mod target;
 pub mod view;
 
+pub use decoy::OriginalWrites;
 pub use isolation::Isolation;
 pub use jail::{ENV_ALLOWLIST, Jail, JailError, JailSpec, LaunchError, REMOTE_ISOLATION, connect};
 pub use store::{JailedStore, StoreKind, StoreSpec, parse_env_pairs, postgres_socket_dir};

@@ -25,8 +25,9 @@ pub const SETUP_CHANNEL_FLAG: &str = "--channel-fd";
 const SETUP_WAIT: Duration = Duration::from_secs(10);
 
 /// Makes the sink in the network namespace of `init` (the sandbox's init)
-/// with `helper` (this binary), or says why it could not.
-pub(crate) fn start_sink(helper: &Path, init: i32) -> Result<Sink, String> {
+/// with `helper` (this binary), or says why it could not. Gives the sink
+/// and the inodes of its listening sockets, which are not the server's.
+pub(crate) fn start_sink(helper: &Path, init: i32) -> Result<(Sink, Vec<u64>), String> {
     let (ours, theirs) = UnixStream::pair().map_err(|e| format!("a channel: {e}"))?;
     let theirs = OwnedFd::from(theirs);
     let mut cmd = Command::new(helper);
@@ -47,5 +48,12 @@ pub(crate) fn start_sink(helper: &Path, init: i32) -> Result<Sink, String> {
     // The helper ends right after answering; never leave it behind.
     let _ = child.run_until(Instant::now() + Duration::from_secs(2));
     let sockets = sockets.map_err(|e| e.to_string())?;
-    Sink::start(sockets).map_err(|e| format!("cannot start the recorder: {e}"))
+    let inodes = sockets
+        .tcp
+        .iter()
+        .filter_map(|fd| rustix::fs::fstat(fd).ok())
+        .map(|stat| stat.st_ino)
+        .collect();
+    let sink = Sink::start(sockets).map_err(|e| format!("cannot start the recorder: {e}"))?;
+    Ok((sink, inodes))
 }

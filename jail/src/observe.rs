@@ -82,6 +82,9 @@ pub struct ObservedSet {
     stores: Vec<Observed>,
     /// What the idle controls learnt ([`background`]).
     background: background::Background,
+    /// The decoys of the jail this set was made for (`for_jail`): writes
+    /// the server attempted on the stores' originals.
+    originals: Option<crate::decoy::OriginalWrites>,
 }
 
 /// The most objects of one table (or object kind) of one store offered to
@@ -103,7 +106,20 @@ impl ObservedSet {
         Self {
             stores,
             background: background::Background::default(),
+            originals: None,
         }
+    }
+
+    /// The paths of the stores' originals the server wrote since this was
+    /// last asked (the jail's one comparison of its decoys,
+    /// `Jail::original_writes`): empty for a set not made for a jail, and
+    /// where no decoy could be placed. The proxy and agent runs ask here,
+    /// right after a call's settled moment, as the audit asks its jail.
+    pub fn original_writes(&mut self) -> Vec<String> {
+        self.originals
+            .as_ref()
+            .map(crate::decoy::OriginalWrites::take)
+            .unwrap_or_default()
     }
 
     /// An observer for every jailed store, then the jail-wide one over the
@@ -135,7 +151,9 @@ impl ObservedSet {
             jail_observer = jail_observer.exclude(path);
         }
         observers.push((JAIL_STORE.to_owned(), Box::new(jail_observer)));
-        Self::new(observers)
+        let mut set = Self::new(observers);
+        set.originals = Some(jail.original_writes_handle());
+        set
     }
 
     /// The first look at every store: the reference later changes are

@@ -15,7 +15,11 @@
 //!   becomes the server: the kernel refuses writes outside the jail, TCP
 //!   connect and bind, and signals and abstract unix sockets that leave the
 //!   sandbox. Landlock cannot be applied to bubblewrap itself (a Landlocked
-//!   process may not mount), so the helper runs inside it.
+//!   process may not mount), so the helper runs inside it. Where the jail
+//!   has a network namespace of its own, TCP bind is left to it: a
+//!   listening socket there reaches no one, so a server that opens a
+//!   dashboard or a worker port beside its stdio starts; where it has
+//!   none, the kernel refuses every bind.
 //!
 //! Which layers work is probed once per process ([`availability`]); the
 //! helper enforces what was claimed as a hard requirement, so a layer the
@@ -43,7 +47,7 @@ use crate::bounds::{self, Bounds, Controller, Limit};
 
 /// The hidden subcommand of the binary that applies Landlock and then
 /// becomes the server: `mcp-witness sandbox-exec [--write DIR]... [--fs]
-/// [--net] [--scope] -- PROGRAM ARGS...`.
+/// [--net-bind] [--net-connect] [--scope] -- PROGRAM ARGS...`.
 pub const HELPER_COMMAND: &str = "sandbox-exec";
 
 /// The Landlock ABI whose write rights are asked for: 5 adds device
@@ -93,7 +97,8 @@ pub fn availability() -> &'static Availability {
             ..LandlockRequest::default()
         }),
         landlock_net: probe_landlock(LandlockRequest {
-            net: true,
+            net_bind: true,
+            net_connect: true,
             ..LandlockRequest::default()
         }),
         landlock_scope: probe_landlock(LandlockRequest {
@@ -114,18 +119,17 @@ pub struct LandlockRequest {
     pub writable: Vec<PathBuf>,
     /// Refuse writes anywhere else.
     pub fs: bool,
-    /// Refuse TCP connect and bind.
-    pub net: bool,
-    /// With `net`: refuse TCP bind only, and leave connects to reach the
-    /// network observer's sink (the namespace still holds every one).
-    pub net_bind_only: bool,
+    /// Refuse every TCP bind.
+    pub net_bind: bool,
+    /// Refuse every TCP connect.
+    pub net_connect: bool,
     /// Refuse signals and abstract unix sockets that leave the domain.
     pub scope: bool,
 }
 
 impl LandlockRequest {
     pub fn any(&self) -> bool {
-        self.fs || self.net || self.scope
+        self.fs || self.net_bind || self.net_connect || self.scope
     }
 
     /// The helper's arguments, up to and including `--`.
@@ -137,8 +141,8 @@ impl LandlockRequest {
         }
         for (on, flag) in [
             (self.fs, "--fs"),
-            (self.net, "--net"),
-            (self.net && self.net_bind_only, "--net-bind-only"),
+            (self.net_bind, "--net-bind"),
+            (self.net_connect, "--net-connect"),
             (self.scope, "--scope"),
         ] {
             if on {
@@ -175,10 +179,13 @@ fn rules(request: &LandlockRequest) -> Result<RulesetCreated, Box<dyn std::error
     if request.fs {
         ruleset = ruleset.handle_access(AccessFs::from_write(FS_ABI))?;
     }
-    if request.net && request.net_bind_only {
-        ruleset = ruleset.handle_access(AccessNet::BindTcp)?;
-    } else if request.net {
-        ruleset = ruleset.handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)?;
+    match (request.net_bind, request.net_connect) {
+        (true, true) => {
+            ruleset = ruleset.handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)?;
+        }
+        (true, false) => ruleset = ruleset.handle_access(AccessNet::BindTcp)?,
+        (false, true) => ruleset = ruleset.handle_access(AccessNet::ConnectTcp)?,
+        (false, false) => {}
     }
     if request.scope {
         ruleset = ruleset.scope(Scope::AbstractUnixSocket | Scope::Signal)?;
@@ -541,10 +548,11 @@ pub(crate) fn decide(
         }
     };
     let fs = landlock_ok(&available.landlock_fs);
-    let net = if network {
-        landlock_ok(&available.landlock_net)
-    } else {
-        Err(NO_NETWORK_REQUESTED.into())
+    let observe_network = observer_possible(available, network);
+    let net_rule = net_rule(network, bwrap.is_some(), observe_network.is_ok());
+    let net = match &net_rule {
+        NetRule::LeftToNamespace => Err(LANDLOCK_NET_LEFT_TO_NAMESPACE.to_owned()),
+        _ => landlock_ok(&available.landlock_net),
     };
     let scope = landlock_ok(&available.landlock_scope);
     let namespaces = |_: IsolationLayer| -> Result<(), String> {
@@ -576,19 +584,18 @@ pub(crate) fn decide(
         | IsolationLayer::CpuTime
         | IsolationLayer::OpenFiles => Ok(()),
     };
-    let observe_network = observer_possible(available, network);
     let mut layers: Vec<LayerEntry> = IsolationLayer::CONTAINMENT
         .iter()
         .map(|&layer| layer_entry(layer, outcome(layer)))
         .collect();
     let (bound_layers, limits, cgroups) = decide_bounds(available, bounds, bwrap.is_some());
     layers.extend(bound_layers);
-    if observe_network.is_ok() {
+    if let Some(detail) = net_rule.detail() {
         for entry in layers
             .iter_mut()
             .filter(|l| l.layer == IsolationLayer::LandlockNet && l.held)
         {
-            entry.detail = LANDLOCK_NET_BESIDE_OBSERVER.into();
+            entry.detail = detail.into();
         }
     }
     // Without bubblewrap Landlock alone keeps writes in, and what it refuses
@@ -612,8 +619,8 @@ pub(crate) fn decide(
         landlock: LandlockRequest {
             writable: vec![jail.to_path_buf()],
             fs: fs.is_ok(),
-            net: net.is_ok(),
-            net_bind_only: observe_network.is_ok(),
+            net_bind: net.is_ok() && net_rule.refuses_bind(),
+            net_connect: net.is_ok() && net_rule.refuses_connect(),
             scope: scope.is_ok(),
         },
         helper,
@@ -624,10 +631,66 @@ pub(crate) fn decide(
     }
 }
 
-/// What `landlock-net` guarantees when the network observer is on: a
-/// connect must reach the sink to be seen, and the namespace already
-/// holds it there.
-pub const LANDLOCK_NET_BESIDE_OBSERVER: &str = "the kernel refuses every TCP bind; TCP connects are left to reach the network observer's sink, inside the network namespace";
+/// What Landlock's network rule refuses, by what holds the network besides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum NetRule {
+    /// The jail's own network namespace with the observer: a listening
+    /// socket there reaches no one, and a connect must reach the sink to
+    /// be seen. Nothing is left for Landlock to refuse.
+    LeftToNamespace,
+    /// The namespace without the observer: connects are refused (they
+    /// would fail in the empty namespace anyway; the kernel says so
+    /// first), binds are left to it.
+    ConnectOnly,
+    /// Network isolation asked for, and no namespace known to hold: every
+    /// bind and connect is refused.
+    BindAndConnect,
+    /// `--no-netns`: the server may connect, but a listening socket would
+    /// be reachable on the host's network, so every bind is refused.
+    BindOnly,
+}
+
+impl NetRule {
+    fn refuses_bind(self) -> bool {
+        matches!(self, Self::BindAndConnect | Self::BindOnly)
+    }
+
+    fn refuses_connect(self) -> bool {
+        matches!(self, Self::BindAndConnect | Self::ConnectOnly)
+    }
+
+    /// The layer's detail where it is not the layer's plain guarantee.
+    fn detail(self) -> Option<&'static str> {
+        match self {
+            Self::LeftToNamespace | Self::BindAndConnect => None,
+            Self::ConnectOnly => Some(LANDLOCK_NET_CONNECT_ONLY),
+            Self::BindOnly => Some(LANDLOCK_NET_BIND_ONLY),
+        }
+    }
+}
+
+/// Bubblewrap's network namespace is the one that is sure at decision
+/// time; without bubblewrap, root's own `unshare` is settled only at spawn,
+/// so binds stay refused there.
+fn net_rule(network: bool, bwrap: bool, observer: bool) -> NetRule {
+    match (network, bwrap, observer) {
+        (false, _, _) => NetRule::BindOnly,
+        (true, false, _) => NetRule::BindAndConnect,
+        (true, true, true) => NetRule::LeftToNamespace,
+        (true, true, false) => NetRule::ConnectOnly,
+    }
+}
+
+/// Why `landlock-net` is not applied beside the jail's network namespace
+/// and its observer.
+pub const LANDLOCK_NET_LEFT_TO_NAMESPACE: &str = "not applied: the jail's own network namespace holds every socket (a listening one reaches no one outside it; every connect reaches the network observer's sink), so TCP bind and connect are left to it";
+
+/// What `landlock-net` guarantees in the jail's network namespace without
+/// the observer.
+pub const LANDLOCK_NET_CONNECT_ONLY: &str = "the kernel refuses every TCP connect; TCP binds are left to the jail's own network namespace, where a listening socket reaches no one";
+
+/// What `landlock-net` guarantees with `--no-netns`.
+pub const LANDLOCK_NET_BIND_ONLY: &str = "the kernel refuses every TCP bind: without a network namespace of its own a listening socket would be reachable on the host's network; connects are allowed (--no-netns)";
 
 /// Whether the network observer would be used for a server launched here,
 /// or why not (what `doctor` shows).
@@ -899,7 +962,10 @@ mod tests {
     fn every_layer_that_works_is_used_and_the_level_follows() {
         let jail = Path::new("/tmp/jail");
         let all = decide(&available(true, true), Bounds::default(), jail, true);
-        assert_eq!(held(&all).len(), 12);
+        // With the observer (ip and nft on this machine) landlock-net is
+        // left to the namespace, and not applied.
+        let observer = observer_possible(&available(true, true), true).is_ok();
+        assert_eq!(held(&all).len(), if observer { 11 } else { 12 });
         // Without cgroups the bounds are the helper's resource limits.
         assert_eq!(
             all.limits.iter().map(|(l, _)| *l).collect::<Vec<_>>(),
@@ -912,11 +978,34 @@ mod tests {
             ]
         );
         assert_eq!(level_of(&all.layers).0, IsolationLevel::Contained);
-        assert!(all.landlock.fs && all.landlock.net && all.landlock.scope);
+        assert!(all.landlock.fs && all.landlock.scope);
+        // In the jail's own namespace binds are left to it; connects too
+        // where the observer's sink takes them.
+        assert!(!all.landlock.net_bind);
+        assert_eq!(all.landlock.net_connect, !observer);
+        let net = all
+            .layers
+            .iter()
+            .find(|l| l.layer == IsolationLayer::LandlockNet)
+            .expect("landlock-net");
+        if observer {
+            assert!(!net.held && net.detail == LANDLOCK_NET_LEFT_TO_NAMESPACE);
+        } else {
+            assert!(net.held && net.detail == LANDLOCK_NET_CONNECT_ONLY);
+        }
 
         let no_net = decide(&available(true, true), Bounds::default(), jail, false);
         assert!(!held(&no_net).contains(&"network-namespace"));
-        assert!(!no_net.landlock.net);
+        // --no-netns: connects allowed, and no listening on the host's network.
+        assert!(no_net.landlock.net_bind && !no_net.landlock.net_connect);
+        assert!(
+            no_net
+                .layers
+                .iter()
+                .any(|l| l.layer == IsolationLayer::LandlockNet
+                    && l.held
+                    && l.detail == LANDLOCK_NET_BIND_ONLY)
+        );
         assert_eq!(level_of(&no_net.layers).0, IsolationLevel::Partial);
 
         let landlock_only = decide(&available(false, true), Bounds::default(), jail, true);
@@ -935,6 +1024,8 @@ mod tests {
             ]
         );
         assert!(landlock_only.direct_netns);
+        // No namespace is sure before the spawn: every bind is refused.
+        assert!(landlock_only.landlock.net_bind && landlock_only.landlock.net_connect);
         assert!(
             landlock_only
                 .layers
@@ -1021,12 +1112,38 @@ mod tests {
     }
 
     #[test]
+    fn binds_are_refused_only_where_no_network_namespace_holds_them() {
+        // The jail's own namespace and its observer: nothing for Landlock.
+        assert_eq!(net_rule(true, true, true), NetRule::LeftToNamespace);
+        for rule in [NetRule::LeftToNamespace, NetRule::ConnectOnly] {
+            assert!(!rule.refuses_bind(), "{rule:?}");
+        }
+        assert_eq!(net_rule(true, true, false), NetRule::ConnectOnly);
+        // No bubblewrap (root's unshare is settled only at spawn), or
+        // --no-netns: a listening socket could be reached, so no bind.
+        for rule in [net_rule(true, false, false), net_rule(false, true, true)] {
+            assert!(rule.refuses_bind(), "{rule:?}");
+        }
+        assert!(!net_rule(false, true, true).refuses_connect());
+        let request = LandlockRequest {
+            net_bind: true,
+            ..LandlockRequest::default()
+        };
+        let args: Vec<String> = request
+            .to_args()
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(args, ["sandbox-exec", "--net-bind", "--"]);
+    }
+
+    #[test]
     fn the_helper_arguments_say_what_to_enforce() {
         let request = LandlockRequest {
             writable: vec!["/j".into()],
             fs: true,
-            net: false,
-            net_bind_only: false,
+            net_bind: false,
+            net_connect: false,
             scope: true,
         };
         let args: Vec<String> = request

@@ -44,7 +44,8 @@ pub struct TestbedRun<'a> {
 
 /// Audits the testbed serving `variant` on a freshly seeded store.
 pub fn audit_testbed(run: TestbedRun<'_>) -> Result<AuditReport> {
-    let seed_dir = tempfile::tempdir().context("cannot create a temporary directory")?;
+    let seed_dir = witness_process::scratch::tempdir("mcp-witness-testbed-")
+        .context("cannot create a temporary directory")?;
     let seed = seed_dir.path().join("testbed.db");
     witness_testbed::store::seed_fixtures(&seed).context("cannot seed the testbed store")?;
     let plan = Plan::parse(run.plan)

@@ -14,8 +14,8 @@ use serde_json::Value;
 // `CallStatus` and `Provenance` live with the other words in `vocab`; they
 // are re-exported so `audit::CallStatus` keeps naming the same type.
 pub use crate::vocab::{
-    CallStatus, CheckId, Expectation, FindingKind, Hint, IsolationLayer, IsolationLevel, Lane,
-    MetadataKind, Op, ProbeStatus, Provenance, ToolClass, Verdict,
+    CallForm, CallStatus, CheckId, Expectation, FindingKind, Hint, IsolationLayer, IsolationLevel,
+    Lane, MetadataKind, Op, ProbeStatus, Provenance, ToolClass, Verdict,
 };
 
 pub const AUDIT_SCHEMA: &str = "mcp-witness.audit/v1";
@@ -182,6 +182,10 @@ pub struct CallRecord {
     /// The checks a plan attached to this call (the response lane judges them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub expect: Vec<Expectation>,
+    /// What the planner shaped this call to do (absent on a plan file's
+    /// calls); a repeat, a page or a confirmation has its step's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub form: Option<CallForm>,
     pub arguments: Vec<Argument>,
     pub outcome: Outcome,
     /// For a call made as a task (the tool's `execution.taskSupport` is
@@ -481,6 +485,23 @@ pub struct Target {
     /// line), pinned by version and by the registry's integrity hash.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub package: Option<PackagePin>,
+    /// The official MCP registry entry the target was read from
+    /// (`audit --server-json`): its name and version, and which of its
+    /// packages was installed (`package` then pins it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_json: Option<ServerJsonEntry>,
+}
+
+/// Where a target came from when it was a registry entry (`server.json`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ServerJsonEntry {
+    /// The entry's `name` (`io.github.owner/server`).
+    pub name: String,
+    /// The entry's `version`, when it gives one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// Which of its `packages[]` was installed, counted from 0.
+    pub package: u32,
 }
 
 /// A published package, pinned: what was installed and run.
@@ -534,6 +555,26 @@ pub struct IsolationEntry {
     /// server, which is not launched here).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network_observer: Option<NetworkObserverEntry>,
+    /// The TCP ports the server listened on inside the jail's own network
+    /// namespace, where a listening socket reaches no one outside it; read
+    /// out of band around every call (absent when it listened on none,
+    /// without a network namespace, where every bind is refused, and in
+    /// documents written before servers could listen).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub listening: Vec<ListeningSocket>,
+}
+
+/// One listening socket a jailed server held in its network namespace.
+#[derive(
+    Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+pub struct ListeningSocket {
+    /// `tcp` (the only protocol whose listening sockets are told apart
+    /// from a client's).
+    pub protocol: String,
+    /// The address it was bound to: `127.0.0.1`, `0.0.0.0`, `::`, `::1`.
+    pub address: String,
+    pub port: u16,
 }
 
 /// The network observer of one audit: a sink inside the jail's network
@@ -932,6 +973,55 @@ pub struct Coverage {
     pub no_catalog: bool,
     /// Every listed tool, in catalog order.
     pub by_tool: Vec<ToolCoverage>,
+    /// The safety claims the tools declare ([`Claim::of`]): each a check
+    /// that an observation could break.
+    #[serde(default, skip_serializing_if = "is_zero_usize")]
+    pub claims: usize,
+    /// Of those, the claims whose check rests on an observation (`pass` or
+    /// `fail`).
+    #[serde(default, skip_serializing_if = "is_zero_usize")]
+    pub claims_tested: usize,
+    /// Every claim that was not tested on a tool the planner asked to
+    /// write (a `create` or `change` call): while one is left, the audit
+    /// does not read PASSED.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub untested_writer_claims: Vec<Claim>,
+}
+
+/// One declared safety claim: a tool and the check that holds it to what
+/// was observed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Claim {
+    pub tool: String,
+    pub check: CheckId,
+    /// Why its check is not a `pass` or `fail`, when it is not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+}
+
+impl Claim {
+    /// The checks that hold a tool's declared safety claims: EFF-01 for
+    /// `readOnlyHint: true`, EFF-02 for a tool that says it destroys
+    /// nothing (read-only, or `destructiveHint: false`), EFF-03 for
+    /// `idempotentHint: true`, EFF-04 for `openWorldHint: false`. A claim
+    /// of danger (`destructiveHint: true`) is no claim an observation can
+    /// break, and an unset hint claims nothing.
+    pub fn checks_of(hints: &Hints) -> Vec<CheckId> {
+        let mut checks = Vec::new();
+        if hints.read_only == Some(true) {
+            checks.push(CheckId::Eff01);
+        }
+        if hints.read_only == Some(true) || hints.destructive == Some(false) {
+            checks.push(CheckId::Eff02);
+        }
+        if hints.idempotent == Some(true) {
+            checks.push(CheckId::Eff03);
+        }
+        if hints.open_world == Some(false) {
+            checks.push(CheckId::Eff04);
+        }
+        checks
+    }
 }
 
 /// One tool's coverage.
@@ -964,6 +1054,7 @@ impl Coverage {
             .filter(|t| t.call.is_some() && t.values.iter().all(|v| v.is_real()))
             .count();
         let tools = by_tool.len();
+        let (claims, claims_tested, untested_writer_claims) = claims_of(report);
         let mut coverage = Self {
             tools,
             exercised,
@@ -973,6 +1064,9 @@ impl Coverage {
             minimum_percent,
             no_catalog: !report.catalog.complete,
             by_tool,
+            claims,
+            claims_tested,
+            untested_writer_claims,
         };
         coverage.not_concluded = coverage.why_not_concluded(&report.checks);
         coverage.concluded = coverage.not_concluded.is_none();
@@ -1009,10 +1103,22 @@ impl Coverage {
             .collect()
     }
 
-    /// Whether `--min-coverage` (if any) is reached, counted exactly.
+    /// Whether `--min-coverage` (if any) is reached, counted exactly, by
+    /// the tools exercised and by the claims tested alike.
     pub fn meets_minimum(&self) -> bool {
-        self.minimum_percent
-            .is_none_or(|min| self.exercised * 100 >= usize::from(min) * self.tools)
+        self.minimum_percent.is_none_or(|min| {
+            let min = usize::from(min);
+            self.exercised * 100 >= min * self.tools
+                && self.claims_tested * 100 >= min * self.claims
+        })
+    }
+
+    /// The tested share of the declared claims, in whole percent, rounded
+    /// down (100 when nothing is claimed).
+    pub fn claims_percent(&self) -> usize {
+        (self.claims_tested * 100)
+            .checked_div(self.claims)
+            .unwrap_or(100)
     }
 
     /// The tools that were not exercised, in catalog order.
@@ -1042,19 +1148,70 @@ impl Coverage {
                 None => "no effect check rests on a successful observed call".to_owned(),
             });
         }
-        if !self.meets_minimum() {
+        let min = self.minimum_percent.map_or(0, usize::from);
+        if self.exercised * 100 < min * self.tools {
             let left: Vec<&str> = self.left().map(|t| t.tool.as_str()).collect();
             return Some(format!(
                 "{} of {} tools exercised ({}%), below --min-coverage {}%; not exercised: {}",
                 self.exercised,
                 self.tools,
                 self.percent(),
-                self.minimum_percent.unwrap_or(0),
+                min,
                 witness_text::clip(&left.join(", "), 400)
+            ));
+        }
+        if !self.untested_writer_claims.is_empty() {
+            let left: Vec<String> = self
+                .untested_writer_claims
+                .iter()
+                .map(|c| format!("{} of {}", c.check.as_str(), c.tool))
+                .collect();
+            return Some(format!(
+                "{} declared claim(s) of tools asked to write were never tested: {}",
+                left.len(),
+                witness_text::clip(&left.join(", "), 400)
+            ));
+        }
+        if self.claims_tested * 100 < min * self.claims {
+            return Some(format!(
+                "{} of {} declared claims tested ({}%), below --min-coverage {}%",
+                self.claims_tested,
+                self.claims,
+                self.claims_percent(),
+                min
             ));
         }
         None
     }
+}
+
+/// The declared claims of `report`'s tools, how many were tested, and the
+/// untested ones on tools a call was shaped to write.
+fn claims_of(report: &AuditReport) -> (usize, usize, Vec<Claim>) {
+    let (mut claims, mut tested, mut untested) = (0, 0, Vec::new());
+    for tool in &report.tools {
+        let asked_to_write = report
+            .calls
+            .iter()
+            .any(|c| c.tool == tool.name && c.form.is_some_and(CallForm::writes));
+        for check in Claim::checks_of(&tool.hints) {
+            claims += 1;
+            let result = report
+                .checks
+                .iter()
+                .find(|c| c.id == check && c.tool == tool.name);
+            match result {
+                Some(r) if matches!(r.verdict, Verdict::Pass | Verdict::Fail) => tested += 1,
+                _ if asked_to_write => untested.push(Claim {
+                    tool: tool.name.clone(),
+                    check,
+                    why: result.map(|r| witness_text::clip(&r.reason, 300)),
+                }),
+                _ => {}
+            }
+        }
+    }
+    (claims, tested, untested)
 }
 
 /// How every check's reason begins when there was no channel to observe

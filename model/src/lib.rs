@@ -24,6 +24,7 @@
 //! vocabulary the others share.
 
 pub mod agent;
+pub mod answer;
 pub mod audit;
 pub mod case;
 pub mod coverage;

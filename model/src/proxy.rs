@@ -40,6 +40,7 @@ pub enum TraceEntry {
     Header(TraceHeader),
     Message(MessageEntry),
     Effect(EffectEntry),
+    OriginalWrite(OriginalWriteEntry),
     Warning(WarningEntry),
     End(EndEntry),
 }
@@ -161,6 +162,23 @@ pub struct EffectEntry {
     /// The declared facts of the changed row, when the row has some.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub row: Option<RowFacts>,
+}
+
+/// A write the server attempted on a store's original (the user's file or
+/// directory, which the sandbox hides): it landed in the decoy in the
+/// original's place, and is charged as an effect of the same moment is.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct OriginalWriteEntry {
+    pub seq: u64,
+    pub t_us: u64,
+    pub phase: EffectPhase,
+    /// The calls in flight while it happened (for `late`: those in flight
+    /// last). Empty for startup and shutdown.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<u32>,
+    /// The original's path, as the trace names the store's source; never
+    /// where the decoy that took the write lives.
+    pub path: String,
 }
 
 /// Something the observers or the proxy warn about.

@@ -444,6 +444,43 @@ impl Provenance {
     }
 }
 
+/// What the planner shaped a call to do, recorded on the calls of a
+/// synthesized plan (a plan file's calls are a person's and carry none).
+/// A verdict on a claim rests only on calls of the form the claim is
+/// about: a read-only claim on a tool named to write passes only after a
+/// `create` or `change` call did its job, a non-destructive claim on a
+/// tool named to delete, overwrite, update or move only after a `change`
+/// call did its job on an object that existed.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum CallForm {
+    /// Asked as a reader asks: existing names, no fresh ones, `SELECT`.
+    Read,
+    /// Asked to make something: a fresh name or place, an `INSERT` or
+    /// `CREATE`.
+    Create,
+    /// Asked to change, overwrite, move or remove what its arguments
+    /// name: a tool named so, or a `DELETE`, `UPDATE`, `ALTER` or `DROP`.
+    Change,
+}
+
+impl CallForm {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallForm::Read => "read",
+            CallForm::Create => "create",
+            CallForm::Change => "change",
+        }
+    }
+
+    /// Whether a call of this form asks the tool to write.
+    pub fn writes(self) -> bool {
+        !matches!(self, CallForm::Read)
+    }
+}
+
 /// How a call ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
@@ -452,6 +489,10 @@ pub enum CallStatus {
     Ok,
     /// A result with `isError: true`.
     ToolError,
+    /// A result without `isError` whose content says the call failed
+    /// (`File not found`, `{"success": false}`; [`crate::answer`]): the
+    /// call did not do its job, though the server did not flag it.
+    InBandError,
     /// A JSON-RPC error.
     RpcError,
     /// Timeout, death or broken pipe.
@@ -465,9 +506,10 @@ pub enum CallStatus {
 }
 
 impl CallStatus {
-    pub const ALL: [CallStatus; 6] = [
+    pub const ALL: [CallStatus; 7] = [
         CallStatus::Ok,
         CallStatus::ToolError,
+        CallStatus::InBandError,
         CallStatus::RpcError,
         CallStatus::TransportError,
         CallStatus::NotSent,
@@ -478,6 +520,7 @@ impl CallStatus {
         match self {
             CallStatus::Ok => "ok",
             CallStatus::ToolError => "tool-error",
+            CallStatus::InBandError => "in-band-error",
             CallStatus::RpcError => "rpc-error",
             CallStatus::TransportError => "transport-error",
             CallStatus::NotSent => "not-sent",
@@ -495,6 +538,33 @@ impl CallStatus {
         }
     }
 
+    /// The status of a `tools/call` result read as a careful client reads
+    /// it: a tool error when it says `isError: true`, an in-band error
+    /// when its content says the call failed ([`crate::answer::failure`],
+    /// given the arguments `sent`), ok otherwise. The text that says so is
+    /// returned with an in-band error.
+    pub fn of_answer(
+        result: &serde_json::Value,
+        sent: &serde_json::Value,
+    ) -> (Self, Option<String>) {
+        match Self::of_result(result) {
+            CallStatus::Ok => match crate::answer::failure(result, sent) {
+                Some(why) => (CallStatus::InBandError, Some(why)),
+                None => (CallStatus::Ok, None),
+            },
+            status => (status, None),
+        }
+    }
+
+    /// Whether the server answered that the call failed: a tool error, a
+    /// JSON-RPC error, or an error in the answer's content.
+    pub fn is_refusal(self) -> bool {
+        matches!(
+            self,
+            CallStatus::ToolError | CallStatus::RpcError | CallStatus::InBandError
+        )
+    }
+
     /// The status in words, as pages and case-study notes say it
     /// (`tool error`, `JSON-RPC error`). Published notes carry these exact
     /// words, so they are part of the documents too.
@@ -502,6 +572,7 @@ impl CallStatus {
         match self {
             CallStatus::Ok => "ok",
             CallStatus::ToolError => "tool error",
+            CallStatus::InBandError => "error in the answer",
             CallStatus::RpcError => "JSON-RPC error",
             CallStatus::TransportError => "transport error",
             CallStatus::NotSent => "not sent",
@@ -1377,6 +1448,7 @@ mod tests {
             [
                 "ok",
                 "tool error",
+                "error in the answer",
                 "JSON-RPC error",
                 "transport error",
                 "not sent",

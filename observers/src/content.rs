@@ -28,10 +28,14 @@
 //! - **Spreadsheets** ([`crate::sheet`]): a zip whose content types declare
 //!   an xlsx or ods workbook, and a file named `.csv` that parses as RFC
 //!   4180 CSV, one object per non-empty cell, its value the content.
+//! - **Markdown** ([`crate::markdown`]): a file named `.md` or `.markdown`
+//!   that is UTF-8, one object per front-matter key, heading and list item,
+//!   so a card added to a board rewritten whole is the create of that card.
 //!
 //! Object ids name the file and the object inside it:
 //! `json/<path>#<pointer>`, `jsonl/<path>#<line id>`, `sqlite/<path>#<row id>`,
 //! `xlsx/<path>#<sheet>!<A1>`, `ods/<path>#<sheet>!<A1>`, `csv/<path>#<A1>`,
+//! `md/<path>#front-matter/<key>`, `md/<path>#/<heading>/[#<item digest>]`,
 //! where `<path>` is rendered as the file's `file/` id renders it, with `#`
 //! written `\x23` so the first `#` always ends the path. Pointer steps escape
 //! `~` as `~0`, `/` as `~1` and (inside a record key) `]` as `~2`.
@@ -46,7 +50,7 @@ use std::time::Instant;
 use serde_json::{Map, Value};
 
 use crate::jsonl::{self, KeyStrategy, evident_key, short_digest};
-use crate::{ObjectState, digest_hex, sheet};
+use crate::{ObjectState, digest_hex, markdown, sheet};
 
 /// Largest file read as content (a JSON document is held in memory, about
 /// ten times its size once parsed).
@@ -72,6 +76,7 @@ pub(crate) enum Kind {
     Xlsx,
     Ods,
     Csv,
+    Markdown,
 }
 
 impl Kind {
@@ -84,6 +89,7 @@ impl Kind {
             Self::Xlsx => "xlsx",
             Self::Ods => "ods",
             Self::Csv => "csv",
+            Self::Markdown => "md",
         }
     }
 }
@@ -96,6 +102,9 @@ pub(crate) struct Hints<'a> {
     /// The file is named `.csv`: CSV has no magic, so only such a file is
     /// tried as one (and read as one only if it parses).
     pub(crate) csv_name: bool,
+    /// The file is named `.md` or `.markdown`: markdown has no magic either,
+    /// so only such a file is read as one (if it is UTF-8).
+    pub(crate) markdown_name: bool,
     /// Most bytes a workbook's zip may unpack to.
     pub(crate) max_unpacked: u64,
     pub(crate) deadline: Instant,
@@ -150,10 +159,14 @@ pub(crate) fn may_be_json(head: &[u8]) -> bool {
 /// Whether a file beginning with `head`, named as `hints` say, is read as
 /// content at all (read whole, then sniffed and parsed).
 pub(crate) fn may_be_content(head: &[u8], hints: &Hints<'_>) -> bool {
-    is_sqlite(head) || sheet::is_zip(head) || may_be_json(head) || hints.csv_name
+    is_sqlite(head)
+        || sheet::is_zip(head)
+        || may_be_json(head)
+        || hints.csv_name
+        || hints.markdown_name
 }
 
-/// The objects of a workbook or a CSV file, as a view.
+/// The objects of a workbook, a CSV or a markdown file, as a view.
 fn cells(kind: Kind, read: sheet::Cells) -> Read {
     match read {
         Ok(objects) => Read::View(View {
@@ -196,6 +209,11 @@ pub(crate) fn read(bytes: &[u8], hints: &Hints<'_>) -> Read {
         && let Some(read) = sheet::csv_cells(bytes, deadline)
     {
         return cells(Kind::Csv, read);
+    }
+    if hints.markdown_name
+        && let Some(read) = markdown::outline(bytes, deadline)
+    {
+        return cells(Kind::Markdown, read);
     }
     if !may_be_json(bytes) {
         return Read::Opaque;
@@ -408,6 +426,7 @@ mod tests {
         Hints {
             previous,
             csv_name: false,
+            markdown_name: false,
             max_unpacked: u64::MAX,
             deadline,
         }

@@ -206,9 +206,9 @@ impl FsObserver {
     }
 
     /// Reads each file for what it holds ([`crate::content`]): a JSON
-    /// document, JSON lines or a SQLite database is observed as the objects
-    /// inside it, so a server that rewrites its one file whole is seen to
-    /// change only the records it changed. What a directory store needs; the
+    /// document, JSON lines, a SQLite database, a spreadsheet or a markdown
+    /// file is observed as the objects inside it, so a server that rewrites
+    /// its one file whole is seen to change only the records it changed. What a directory store needs; the
     /// jail-wide observer, which charges any change at all, goes without.
     pub fn with_content_views(mut self) -> Self {
         self.views = true;
@@ -1047,8 +1047,18 @@ fn changes_of(id: &str, old: Option<&Entry>, new: Option<&Entry>, out: &mut Vec<
     {
         return;
     }
+    // Markdown whose old bytes all still begin the file lost nothing, yet
+    // a reading may see an object changed or gone: a last line the append
+    // continued, a paragraph an appended `===` made a heading. Its content
+    // is still in the file, so no such change is destructive.
+    let appended = same_kind
+        && before.as_ref().is_some_and(|v| v.kind == Kind::Markdown)
+        && matches!((old, new), (Some(o), Some(n)) if !overwrites(o, n));
     let found = crate::delta::diff_objects(inner(&before, &none), inner(&after, &none));
     for mut change in found.changes {
+        if appended && change.op != Op::Create {
+            change.overwrite = Some(false);
+        }
         // Which view the object was in: the one it is in now, or was.
         let kind = if change.op == Op::Delete {
             before.as_ref().map(|v| v.kind)
@@ -1283,6 +1293,9 @@ fn hash_and_read(
     let hints = content::Hints {
         previous,
         csv_name: path.file_name().is_some_and(content::Hints::is_csv_name),
+        markdown_name: path
+            .file_name()
+            .is_some_and(crate::markdown::is_markdown_name),
         max_unpacked: max_bytes,
         deadline,
     };
@@ -2473,6 +2486,113 @@ mod content_tests {
         let found = next(&mut observer);
         assert!(
             found.contains(&("file/export.CSV".into(), Op::Update, true)),
+            "{found:?}"
+        );
+    }
+
+    #[test]
+    fn a_markdown_board_rewritten_whole_changes_only_the_cards_that_changed() {
+        let card = |section: &str, text: &str| {
+            format!(
+                "md/boards/team \\x231.md#{section}/[#{}]",
+                &crate::digest_hex(text.as_bytes())[..16]
+            )
+        };
+        let board = |cards: &str| {
+            format!("---\nkanban-plugin: basic\n---\n\n## Todo\n\n{cards}\n## Done\n")
+        };
+        for events in [true, false] {
+            let dir = tempfile::tempdir().unwrap();
+            fs::create_dir(dir.path().join("boards")).unwrap();
+            let path = dir.path().join("boards/team #1.md");
+            let mut observer = FsObserver::new(dir.path()).with_content_views();
+            if !events {
+                observer = observer.without_events();
+            }
+            observer.observe(false).unwrap();
+            // The file made: the file and every object in it are created.
+            fs::write(&path, board("- [ ] write\n")).unwrap();
+            let made = next(&mut observer);
+            assert!(
+                made.contains(&("file/boards/team #1.md".into(), Op::Create, false)),
+                "{made:?}"
+            );
+            assert!(
+                made.contains(&(card("/Todo", "write"), Op::Create, false)),
+                "{made:?}"
+            );
+            rewrite(&path, board("- [ ] write\n- [ ] test\n").as_bytes());
+            assert_eq!(
+                next(&mut observer),
+                [(card("/Todo", "test"), Op::Create, false)],
+                "{events}"
+            );
+            // The same bytes again: nothing.
+            rewrite(&path, board("- [ ] write\n- [ ] test\n").as_bytes());
+            assert_eq!(next(&mut observer), [], "{events}");
+            rewrite(&path, board("- [ ] test\n").as_bytes());
+            assert_eq!(
+                next(&mut observer),
+                [(card("/Todo", "write"), Op::Delete, true)],
+                "{events}"
+            );
+            // No longer UTF-8: a file, overwritten, its objects gone.
+            rewrite(&path, b"## Todo\n\xff\n");
+            let found = next(&mut observer);
+            assert!(
+                found.contains(&("file/boards/team #1.md".into(), Op::Update, true)),
+                "{found:?}"
+            );
+            assert!(
+                found.contains(&(card("/Todo", "test"), Op::Delete, true)),
+                "{found:?}"
+            );
+            rewrite(&path, board("- [ ] test\n").as_bytes());
+            next(&mut observer);
+            fs::remove_file(&path).unwrap();
+            let gone = next(&mut observer);
+            assert!(
+                gone.contains(&("file/boards/team #1.md".into(), Op::Delete, true)),
+                "{gone:?}"
+            );
+            assert!(
+                gone.contains(&("md/boards/team \\x231.md#/Done".into(), Op::Delete, true)),
+                "{gone:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn markdown_appended_to_in_place_destroys_nothing_however_it_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log.md");
+        // No line end at the end: the append continues the last card.
+        fs::write(&path, "# Log\n\n- fed the cat").unwrap();
+        let mut observer = FsObserver::new(dir.path()).with_content_views();
+        observer.observe(false).unwrap();
+        let mut file = fs::OpenOptions::new().append(true).open(&path).unwrap();
+        io::Write::write_all(&mut file, b" and the dog\n- watered the beans\n").unwrap();
+        drop(file);
+        let found = next(&mut observer);
+        let card = |text: &str| {
+            format!(
+                "md/log.md#/Log/[#{}]",
+                &crate::digest_hex(text.as_bytes())[..16]
+            )
+        };
+        let mut expected = [
+            (card("fed the cat"), Op::Delete, false),
+            (card("fed the cat and the dog"), Op::Create, false),
+            (card("watered the beans"), Op::Create, false),
+        ];
+        expected.sort();
+        assert_eq!(found, expected);
+        // The same change written whole over it is no append: the old card
+        // is deleted.
+        rewrite(&path, b"# Log\n\n- fed the fish\n- watered the beans\n");
+        let found = next(&mut observer);
+        assert!(
+            found.contains(&(card("fed the cat and the dog"), Op::Delete, true)),
             "{found:?}"
         );
     }

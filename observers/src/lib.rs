@@ -33,6 +33,7 @@ pub mod fake;
 pub mod fs;
 pub mod git_index;
 pub mod jsonl;
+mod markdown;
 pub mod sheet;
 mod snapshot;
 pub mod sqlite;

@@ -109,6 +109,8 @@ struct TargetView {
     env: Vec<String>,
     label: Option<String>,
     pinned_version: Option<String>,
+    /// The official MCP registry entry the target was read from.
+    server_json: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -892,6 +894,11 @@ pub fn view(report: &AuditReport, links: &AuditLinks) -> View {
             env: report.target.env.clone(),
             label: report.target.label.clone(),
             pinned_version: report.target.pinned_version.clone(),
+            server_json: report
+                .target
+                .server_json
+                .as_ref()
+                .map(crate::text::entry_text),
         },
         era: EraView {
             requested: report.era.requested.as_str().to_owned(),

@@ -6,6 +6,20 @@ use witness_model::audit::{AuditReport, Coverage, Lane, Verdict};
 use witness_model::vocab::CheckId;
 use witness_text::clip;
 
+/// An official MCP registry entry as one line: `NAME VERSION, package N`.
+pub(crate) fn entry_text(entry: &witness_model::audit::ServerJsonEntry) -> String {
+    let version = entry
+        .version
+        .as_deref()
+        .map(|v| format!(" {}", clip(v, 40)))
+        .unwrap_or_default();
+    format!(
+        "{}{version}, package {} of its packages[]",
+        clip(&entry.name, 120),
+        entry.package
+    )
+}
+
 /// A short summary: target, era, isolation, per-tool verdicts, failures with
 /// their evidence, and what could not be concluded.
 pub fn text(report: &AuditReport) -> String {
@@ -23,6 +37,9 @@ pub fn text(report: &AuditReport) -> String {
         _ => clip(&report.target.command.join(" "), 120),
     };
     let _ = writeln!(out, "mcp-witness audit — {target}");
+    if let Some(entry) = &report.target.server_json {
+        let _ = writeln!(out, "registry entry: {}", entry_text(entry));
+    }
     if !report.isolation.level.contains_effects() {
         let _ = writeln!(
             out,
@@ -175,9 +192,10 @@ pub fn text(report: &AuditReport) -> String {
     out
 }
 
-/// The first line: the verdict and how much of the catalog it rests on,
-/// `PASSED — 11/12 tools exercised`, so that no reader takes a pass on a
-/// sliver of the server for a pass on all of it.
+/// The first line: the verdict and how much of the catalog and of its
+/// claims it rests on, `PASSED — 11/12 tools exercised, 19/21 claims
+/// tested`, so that no reader takes a pass on a sliver of the server for a
+/// pass on all of it.
 fn headline(out: &mut String, report: &AuditReport, coverage: &Coverage) {
     let verdict = match (report.complete, report.exit_code) {
         (false, _) => "INCOMPLETE",
@@ -190,10 +208,24 @@ fn headline(out: &mut String, report: &AuditReport, coverage: &Coverage) {
     } else {
         writeln!(
             out,
-            "{verdict} — {}/{} tools exercised",
-            coverage.exercised, coverage.tools
+            "{verdict} — {}/{} tools exercised, {}",
+            coverage.exercised,
+            coverage.tools,
+            claims_tested(coverage)
         )
     };
+}
+
+/// `19/21 claims tested`, or `no claim declared`.
+fn claims_tested(coverage: &Coverage) -> String {
+    if coverage.claims == 0 {
+        "no claim declared".to_owned()
+    } else {
+        format!(
+            "{}/{} claims tested",
+            coverage.claims_tested, coverage.claims
+        )
+    }
 }
 
 /// The last line: how the audit ended, never PASSED when it concluded nothing.
@@ -273,6 +305,23 @@ fn coverage_lines(out: &mut String, coverage: &Coverage) {
             clip(tool.why.as_deref().unwrap_or(""), 200)
         );
     }
+    if coverage.claims > 0 {
+        let _ = writeln!(
+            out,
+            "claims: {} ({}%)",
+            claims_tested(coverage),
+            coverage.claims_percent()
+        );
+    }
+    for claim in &coverage.untested_writer_claims {
+        let _ = writeln!(
+            out,
+            "  untested on a tool asked to write: {} of {}: {}",
+            claim.check.as_str(),
+            clip(&claim.tool, 60),
+            clip(claim.why.as_deref().unwrap_or(""), 200)
+        );
+    }
 }
 
 /// One lane's verdicts: a column per check the audits evaluate in it (from
@@ -342,6 +391,33 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_registry_entry_is_named_in_the_summary_and_on_the_page_and_only_then() {
+        let mut report = honest();
+        assert!(!text(&report).contains("registry entry"));
+        report.target.server_json = Some(witness_model::audit::ServerJsonEntry {
+            name: "io.github.example/<notes>".into(),
+            version: Some("1.2.0".into()),
+            package: 1,
+        });
+        let shown = text(&report);
+        assert!(
+            shown.contains(
+                "registry entry: io.github.example/<notes> 1.2.0, package 1 of its packages[]"
+            ),
+            "{shown}"
+        );
+        let links = crate::AuditLinks {
+            raw_json: None,
+            index: None,
+        };
+        let page = crate::render_audit(&report, &links).unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            page.contains("io.github.example/&lt;notes&gt; 1.2.0, package 1"),
+            "the entry's name is escaped"
+        );
+    }
+
+    #[test]
     fn a_late_effect_is_counted_in_the_text_summary() {
         let mut report = honest();
         assert!(text(&report).contains(", 0 late (charged to no call)"));
@@ -385,7 +461,7 @@ pub(crate) mod tests {
         let shown = text(&report);
         assert_eq!(
             shown.lines().next(),
-            Some("PASSED — 11/11 tools exercised"),
+            Some("PASSED — 11/11 tools exercised, 28/28 claims tested"),
             "{shown}"
         );
         // A catalog that never arrived is no share of anything, least of all 100%.

@@ -15,6 +15,10 @@
 //!   its own children from the orphans handed to it, which [`reap_orphans`]
 //!   ends.
 //!
+//! The temporary directories that must not outlive the process are
+//! process-wide too: [`scratch`] makes and registers them, and removes
+//! what is left of them when the binary exits without unwinding.
+//!
 //! A [`Controlled`] child is waited for until a deadline
 //! ([`wait_until`](Controlled::wait_until), or
 //! [`run_until`](Controlled::run_until), which kills it at the deadline) and
@@ -29,6 +33,7 @@
 
 mod child;
 mod registry;
+pub mod scratch;
 
 pub use child::{Controlled, Ended, Launch, Pidfd, Recipients};
 pub use registry::{become_subreaper, kill_everything, reap_orphans};

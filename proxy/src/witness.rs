@@ -13,14 +13,17 @@
 //! late effects of the calls in flight last (before any call: startup).
 //! Holding the answer until its moment is what keeps the next call's
 //! effects out of this call's window; it costs the host the settle and one
-//! snapshot.
+//! snapshot. A write the server attempted on a store's original (the
+//! decoys, compared by the jail at the same moments) is charged the same
+//! way, as an `original-write` line.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use witness_jail::observe::{Changes, ObservedSet, Settle};
 use witness_model::audit::Finding;
 use witness_model::proxy::{
-    EffectEntry, EffectPhase, EndEntry, MessageEntry, Party, TraceEntry, WarningEntry,
+    EffectEntry, EffectPhase, EndEntry, MessageEntry, OriginalWriteEntry, Party, TraceEntry,
+    WarningEntry,
 };
 
 use crate::message::{self, IdKey, Kind};
@@ -257,6 +260,19 @@ impl Witness {
                 ambiguous: calls.len() > 1 || background,
                 effect,
                 row,
+            });
+            self.write(&entry);
+        }
+        // The decoys, compared by the jail once the stores settled: an
+        // attempt on an original is charged as an effect of this moment is.
+        for path in self.observed.original_writes() {
+            let (seq, t_us) = self.writer.stamp();
+            let entry = TraceEntry::OriginalWrite(OriginalWriteEntry {
+                seq,
+                t_us,
+                phase,
+                calls: calls.clone(),
+                path,
             });
             self.write(&entry);
         }

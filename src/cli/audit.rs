@@ -7,8 +7,10 @@ use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use witness_engine::audit::{self, AuditOptions};
 use witness_engine::plan::Plan;
+use witness_jail::parse_env_pairs;
 use witness_model::audit::AuditReport;
 use witness_model::exit::ExitStatus;
+use witness_sweep::server_json::Given;
 
 use super::{DestructiveArgs, EraArgs, ServerArgs, SettleArgs, StoreArgs};
 use crate::exit::invalid;
@@ -29,6 +31,18 @@ Examples:
   mcp-witness audit --store db=sqlite:notes.db -- mcp-witness testbed serve --variant honest --store {db}
   mcp-witness audit --store mem=jsonl:memory.jsonl --env MEMORY_FILE_PATH={mem} -- node /path/to/server-memory/dist/index.js
   mcp-witness audit --plan plan.toml --format json --out results/ -- ...
+  mcp-witness audit --server-json server.json --store mem=jsonl:memory.jsonl --env API_KEY=...
+
+With --server-json, the target is an entry of the official MCP registry (its
+server.json, bare or as the registry's API serves it). Its first npm or pypi
+package (or --package N, from 0) is installed as PACKAGE is and launched with
+its packageArguments and environmentVariables: --env NAME=VALUE wins over the
+entry's value and default; {x} in a value is store x's jailed path when
+--store x=... declares it, else --var x=VALUE, else the entry's variable.
+A secret is taken only from --env (or --var), never from the file. A
+required input or secret nobody gave, another registryType, a package
+without an exact version or a transport other than stdio is refused (exit 2)
+before anything is installed.
 
 Without --plan every tool is called once. Its arguments are real where a
 real value fits: the declared stores' own paths, tables and entities
@@ -42,10 +56,19 @@ recorded, the server is started again in the same jail (the stores as the
 calls left them) and the plan goes on; the report lists every restart.
 
 The report says how many tools were exercised with a successful call, on
-what kind of values, and why the others were not. An audit where no effect
-check rests on an observation (no store declared and nothing seen in the
-jail, or --url without --store) never passes: its checks are untestable and
-it exits 3, as it does when fewer tools were exercised than --min-coverage.
+what kind of values, and why the others were not, and how many declared
+claims (readOnlyHint: true, destructiveHint: false, idempotentHint: true,
+openWorldHint: false) were tested. An answer without isError that says the
+call failed (`File not found`, `{\"success\": false}`) is an error in the
+answer: it exercises nothing. A claim passes only on calls of the form it
+is about: a read-only claim on a tool asked to write, only after such a
+call did its job; a claim to destroy nothing on a tool asked to change or
+remove things, only after such a call did its job on something that
+existed. An audit where no effect check rests on an observation (no store
+declared and nothing seen in the jail, or --url without --store) never
+passes: its checks are untestable and it exits 3, as it does when fewer
+tools were exercised, or fewer claims tested, than --min-coverage, or when
+a claim on a tool asked to write was never tested.
 
 Two lanes of checks: the effect lane (EFF-xx, declarations held to observed
 effects) and the response lane (RSP-xx: outputSchema compiles and results
@@ -118,7 +141,8 @@ pub struct AuditArgs {
     #[command(flatten)]
     destructive: DestructiveArgs,
     /// Exit 3 (could not conclude) unless at least this percentage of the
-    /// listed tools was exercised with a successful call (0-100).
+    /// listed tools was exercised with a successful call, and of the
+    /// declared claims was tested (0-100). Default 75 without a plan file.
     #[arg(long, value_name = "PERCENT", value_parser = clap::value_parser!(u8).range(0..=100))]
     min_coverage: Option<u8>,
     /// Start the server afresh for every call, in the same jail with the
@@ -134,7 +158,28 @@ pub struct AuditArgs {
     #[arg(long)]
     no_confirm: bool,
     #[command(flatten)]
+    entry: EntryArgs,
+    #[command(flatten)]
     server: ServerArgs,
+}
+
+/// `--server-json`: an official MCP registry entry as the target.
+#[derive(Args)]
+struct EntryArgs {
+    /// Audit an entry of the official MCP registry: its server.json. Its
+    /// npm or pypi package is installed as PACKAGE is and launched with the
+    /// entry's packageArguments and environmentVariables.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["url", "command", "package"])]
+    server_json: Option<PathBuf>,
+    /// Which of the entry's packages[] to audit, counted from 0 (default:
+    /// the first npm or pypi one).
+    #[arg(long = "package", value_name = "N", requires = "server_json")]
+    entry_package: Option<usize>,
+    /// A value for the entry's {NAME} placeholder, or for its argument
+    /// NAME that has no value (a positional's valueHint, a named one's flag
+    /// without dashes); repeatable.
+    #[arg(long = "var", value_name = "NAME=VALUE", requires = "server_json")]
+    vars: Vec<String>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -154,9 +199,41 @@ enum ProbeChoice {
 
 /// Runs the audit; its report decides the exit status.
 pub fn run(args: AuditArgs, progress: &Progress) -> Result<ExitStatus> {
-    let (target, installed) = args
-        .server
-        .target_and_package(args.stores.specs()?, args.keep_jail)?;
+    // clap lets `requires` pass once a PACKAGE or COMMAND is given.
+    if args.entry.server_json.is_none()
+        && (args.entry.entry_package.is_some() || !args.entry.vars.is_empty())
+    {
+        return Err(invalid(
+            "--package N and --var choose among a --server-json entry's packages and fill its inputs; give --server-json FILE",
+        ));
+    }
+    let stores = args.stores.specs()?;
+    let (target, installed, entry) = match &args.entry.server_json {
+        Some(path) => {
+            let given = Given {
+                stores: stores.iter().map(|s| s.name.clone()).collect(),
+                vars: parse_env_pairs("--var", &args.entry.vars).map_err(invalid)?,
+                env: args.server.env()?,
+            };
+            let entry = super::package::entry(
+                path,
+                args.entry.entry_package,
+                &given,
+                args.server.target.installs.as_ref(),
+            )?;
+            let target = args.server.launched(
+                entry.command.clone(),
+                stores,
+                entry.env.clone(),
+                args.keep_jail,
+            )?;
+            (target, Some(entry.installed.clone()), Some(entry))
+        }
+        None => {
+            let (target, installed) = args.server.target_and_package(stores, args.keep_jail)?;
+            (target, installed, None)
+        }
+    };
     let plan = match &args.plan {
         Some(path) => Some(Plan::load(path)?),
         None => None,
@@ -191,6 +268,8 @@ pub fn run(args: AuditArgs, progress: &Progress) -> Result<ExitStatus> {
         label: installed.as_ref().map(|i| i.package.coordinate()),
         pinned_version: installed.as_ref().map(|i| i.package.version.clone()),
         package: installed.as_ref().map(super::package::pin),
+        server_json: entry.as_ref().map(|e| e.source.clone()),
+        secrets: entry.map(|e| e.secrets).unwrap_or_default(),
         ..AuditOptions::new(target)
     };
     let run = audit::run(options).context("the audit could not start")?;

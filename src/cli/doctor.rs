@@ -126,10 +126,33 @@ fn doctor(available: &Availability) -> Doctor {
             .map(|p| p.display().to_string()),
         layers: layers
             .into_iter()
-            .map(|l| Layer {
-                layer: l.layer,
-                works: l.held,
-                detail: l.detail,
+            .map(|l| {
+                // Landlock's network rule that an audit here leaves to the
+                // namespace works all the same (it is used where no
+                // namespace holds): say both, not "missing".
+                let left_to_namespace = l.layer == IsolationLayer::LandlockNet
+                    && !l.held
+                    && l.detail == sandbox::LANDLOCK_NET_LEFT_TO_NAMESPACE;
+                match (&available.landlock_net, left_to_namespace) {
+                    (Ok(()), true) => Layer {
+                        layer: l.layer,
+                        works: true,
+                        detail: format!(
+                            "works; not applied in an audit here: {}",
+                            l.detail.trim_start_matches("not applied: ")
+                        ),
+                    },
+                    (Err(why), true) => Layer {
+                        layer: l.layer,
+                        works: false,
+                        detail: why.clone(),
+                    },
+                    (_, false) => Layer {
+                        layer: l.layer,
+                        works: l.held,
+                        detail: l.detail,
+                    },
+                }
             })
             .collect(),
         weaker_than_committed: super::weaker::gaps(std::path::Path::new(COMMITTED), available),
@@ -143,5 +166,54 @@ fn doctor(available: &Availability) -> Doctor {
                 detail: format!("the network is not observed (EFF-04 untestable): {why}"),
             },
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn availability(landlock_net: Result<(), String>) -> Availability {
+        Availability {
+            bwrap: Ok("/usr/bin/bwrap".into()),
+            landlock_fs: Ok(()),
+            landlock_net,
+            landlock_scope: Ok(()),
+            helper: Some("/usr/bin/mcp-witness".into()),
+            memory_cgroup: Err("no cgroup in this test".into()),
+            pids_cgroup: Err("no cgroup in this test".into()),
+            root: false,
+        }
+    }
+
+    fn landlock_net(doctor: &Doctor) -> &Layer {
+        doctor
+            .layers
+            .iter()
+            .find(|l| l.layer == IsolationLayer::LandlockNet)
+            .expect("landlock-net is listed")
+    }
+
+    #[test]
+    fn landlock_net_works_where_the_kernel_has_it_whether_or_not_an_audit_applies_it() {
+        // Beside bubblewrap's namespace and the observer (ip and nft here)
+        // an audit leaves it to the namespace; without the observer it
+        // refuses connects. Either way the kernel's rule works here.
+        let here = doctor(&availability(Ok(())));
+        let layer = landlock_net(&here);
+        assert!(layer.works, "{}", layer.detail);
+        if layer.detail.contains("not applied") {
+            assert!(
+                layer.detail.starts_with(
+                    "works; not applied in an audit here: the jail's own network namespace"
+                ),
+                "{}",
+                layer.detail
+            );
+        }
+        let without = doctor(&availability(Err("Landlock ABI 3 here".into())));
+        let layer = landlock_net(&without);
+        assert!(!layer.works, "{}", layer.detail);
+        assert_eq!(layer.detail, "Landlock ABI 3 here");
     }
 }

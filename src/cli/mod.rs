@@ -59,7 +59,9 @@ pub struct TargetArgs {
     pub installs: Option<PathBuf>,
     /// The server command and its arguments, after `--`. {jail} is the jail
     /// directory and {NAME} the jailed path of store NAME.
-    #[arg(last = true, required_unless_present_any = ["url", "package"], value_name = "COMMAND")]
+    // Required unless --url or PACKAGE (or `audit --server-json`) says
+    // what to run: checked by `launch`, since only `audit` has the last.
+    #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
 }
 
@@ -107,6 +109,11 @@ impl TargetArgs {
             }
             None => self.command.clone(),
         };
+        if words.is_empty() {
+            return Err(invalid(
+                "say which server: a COMMAND after --, a PACKAGE, or --url URL",
+            ));
+        }
         let Some(line) = package::parse(&words) else {
             return Ok(Launch {
                 command: words,
@@ -177,21 +184,40 @@ impl ServerArgs {
         keep: bool,
     ) -> Result<(Target, Option<witness_sweep::package::Installed>)> {
         let endpoint = self.target.endpoint(&self.connect)?;
-        let env = parse_env_pairs("--env", &self.env).map_err(invalid)?;
+        let env = self.env()?;
         Ok(match endpoint {
             Some(endpoint) => (Target::remote(endpoint, stores), None),
             None => {
                 let launch = self.target.launch()?;
-                let target = Target::launched(JailSpec {
-                    command: launch.command,
-                    stores,
-                    env,
-                    keep,
-                    isolate_network: !self.connect.no_netns,
-                });
+                let target = self.launched(launch.command, stores, env, keep)?;
                 (target, launch.installed)
             }
         })
+    }
+
+    /// The `--env` pairs, as given.
+    pub fn env(&self) -> Result<Vec<(String, String)>> {
+        parse_env_pairs("--env", &self.env).map_err(invalid)
+    }
+
+    /// `command` launched in a jail on copies of `stores` with `env`: for a
+    /// command line made elsewhere (`audit --server-json`). The flags that
+    /// only a `--url` takes are refused as for any launched server.
+    pub fn launched(
+        &self,
+        command: Vec<String>,
+        stores: Vec<StoreSpec>,
+        env: Vec<(String, String)>,
+        keep: bool,
+    ) -> Result<Target> {
+        self.target.endpoint(&self.connect)?;
+        Ok(Target::launched(JailSpec {
+            command,
+            stores,
+            env,
+            keep,
+            isolate_network: !self.connect.no_netns,
+        }))
     }
 }
 

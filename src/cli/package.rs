@@ -4,13 +4,14 @@
 //! from there. Inside the jail `npx` or `uvx` could not fetch anything
 //! (the network is the observer's sink), so such a line is read, never run.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Result;
 use witness_model::sweep::{Ecosystem, Package};
 use witness_sweep::install::{Installs, MARKER};
 use witness_sweep::package::{self, Installed};
+use witness_sweep::server_json::{Given, ServerJson};
 
 use crate::exit::invalid;
 
@@ -182,6 +183,55 @@ pub fn install(line: &Line, root: PathBuf) -> Result<Installed> {
         line.entry.as_deref(),
         timeout,
     )?)
+}
+
+/// An official MCP registry entry made a target: its package installed,
+/// the command line and environment its inputs resolve to, the secrets
+/// among them, and where it came from.
+pub struct Entry {
+    pub installed: Installed,
+    pub command: Vec<String>,
+    pub env: Vec<(String, String)>,
+    pub secrets: Vec<String>,
+    pub source: witness_model::audit::ServerJsonEntry,
+}
+
+/// Reads the entry at `path`, resolves `packages[index]` (else the first
+/// installable one) against `given`, and only then installs it: every
+/// refusal comes before anything is installed or launched.
+pub fn entry(
+    path: &Path,
+    index: Option<usize>,
+    given: &Given,
+    installs: Option<&PathBuf>,
+) -> Result<Entry> {
+    let shown = path.display();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| invalid(format!("--server-json {shown}: cannot read it: {e}")))?;
+    let doc =
+        ServerJson::parse(&text).map_err(|e| invalid(format!("--server-json {shown}: {e}")))?;
+    let resolved = doc
+        .resolve(index, given)
+        .map_err(|e| invalid(format!("--server-json {shown}: {e}")))?;
+    let line = Line {
+        package: resolved.package,
+        entry: None,
+        args: resolved.args,
+    };
+    let installed = install(&line, installs_root(installs))?;
+    let mut command = vec![installed.program.to_string_lossy().into_owned()];
+    command.extend(line.args);
+    Ok(Entry {
+        installed,
+        command,
+        env: resolved.env,
+        secrets: resolved.secrets,
+        source: witness_model::audit::ServerJsonEntry {
+            name: doc.name,
+            version: doc.version,
+            package: u32::try_from(resolved.index).unwrap_or(u32::MAX),
+        },
+    })
 }
 
 /// The report's pin of an installed package.

@@ -1,7 +1,7 @@
 //! `mcp-witness sandbox-exec` (hidden): the last step of the jail's launch.
 //!
 //! The jail runs it, inside bubblewrap where that works, as
-//! `sandbox-exec [--write DIR]... [--fs] [--net [--net-bind-only]] [--scope]
+//! `sandbox-exec [--write DIR]... [--fs] [--net-bind] [--net-connect] [--scope]
 //! [--limit KIND=N]... -- PROGRAM ARGS`: it sets the resource limits on
 //! itself, applies the Landlock rules, every one a hard requirement, and
 //! then becomes PROGRAM (exec, same process). If a limit or a rule cannot be
@@ -27,12 +27,12 @@ pub struct SandboxExecArgs {
     /// Refuse writes outside the --write directories.
     #[arg(long)]
     fs: bool,
-    /// Refuse TCP connect and bind.
+    /// Refuse every TCP bind.
     #[arg(long)]
-    net: bool,
-    /// With --net: refuse TCP bind only (connects reach the network observer).
+    net_bind: bool,
+    /// Refuse every TCP connect.
     #[arg(long)]
-    net_bind_only: bool,
+    net_connect: bool,
     /// Refuse signals and abstract unix sockets that leave the sandbox.
     #[arg(long)]
     scope: bool,
@@ -52,8 +52,8 @@ pub fn run(args: SandboxExecArgs) -> Result<ExitStatus> {
     let request = LandlockRequest {
         writable: args.write,
         fs: args.fs,
-        net: args.net,
-        net_bind_only: args.net_bind_only,
+        net_bind: args.net_bind,
+        net_connect: args.net_connect,
         scope: args.scope,
     };
     if let Err(why) = bounds::apply_limits(&args.limit).and_then(|()| {

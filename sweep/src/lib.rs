@@ -51,6 +51,7 @@ pub mod package;
 mod process;
 pub mod progress;
 pub mod run;
+pub mod server_json;
 pub mod shard;
 pub mod spec;
 #[cfg(test)]

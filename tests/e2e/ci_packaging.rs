@@ -69,6 +69,49 @@ fn action_yml_is_valid_action_metadata_and_a_broken_copy_is_not() {
     }
 }
 
+/// `container: true` swaps how mcp-witness is provided, never what runs:
+/// the runner's own install and build steps are skipped, the image is built
+/// by the repository's container scripts, and the same run step follows.
+#[test]
+fn the_container_input_builds_the_image_instead_of_installing_on_the_runner() {
+    let action = yaml("action.yml");
+    assert_eq!(action["inputs"]["container"]["default"], "false");
+    let steps = action["runs"]["steps"].as_array().expect("steps");
+    let named = |name: &str| -> &Value {
+        steps
+            .iter()
+            .find(|s| s["name"] == name)
+            .unwrap_or_else(|| panic!("no step {name}"))
+    };
+    for runner_only in ["Install the jail's layers", "Build mcp-witness"] {
+        let condition = named(runner_only)["if"].as_str().unwrap_or_default();
+        assert!(
+            condition.contains("inputs.container != 'true'"),
+            "{runner_only} runs with container: true ({condition:?})"
+        );
+    }
+    let image = named("Build the mcp-witness image");
+    assert_eq!(image["if"], "inputs.container == 'true'");
+    let script = image["run"].as_str().unwrap_or_default();
+    for used in ["container/build.sh", "container/run.sh"] {
+        assert!(script.contains(used), "{used} not in the image step");
+        assert!(
+            root().join(used).is_file(),
+            "{used} is not in the repository"
+        );
+    }
+    // The run step is the same for both: it finds `mcp-witness` on PATH.
+    let run = steps
+        .iter()
+        .position(|s| s["id"] == "run")
+        .expect("run step");
+    let built = steps
+        .iter()
+        .position(|s| s["name"] == "Build the mcp-witness image")
+        .expect("image step");
+    assert!(built < run, "the image step comes after the run step");
+}
+
 #[test]
 fn pre_commit_hooks_are_valid_hook_definitions_and_a_broken_copy_is_not() {
     let schema = validator("pre-commit-hooks.json");

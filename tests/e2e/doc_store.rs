@@ -1,8 +1,9 @@
 //! A directory store whose server keeps its records in structured files,
 //! each rewritten whole on every change: the audit charges each tool with
 //! the records it changed, not the file, so an honest tool passes and a
-//! lying one fails on the record it removed. And a file a server writes
-//! beside a declared SQLite store is seen, and placed, by the jail observer.
+//! lying one fails on the record it removed (a JSON record, a line, a cell,
+//! a markdown card). And a file a server writes beside a declared SQLite
+//! store is seen, and placed, by the jail observer.
 
 use std::path::Path;
 
@@ -241,6 +242,68 @@ fn a_spreadsheet_is_judged_by_its_cells() {
         page.contains("xlsx/book.xlsx#Tasks!B2"),
         "the cleared cell is not on the evidence page"
     );
+    assert_eq!(
+        report["summary"]["outside_stores"], 0,
+        "{:#}",
+        report["summary"]
+    );
+}
+
+/// The board `board_server.py` starts from: three columns, four cards.
+const BOARD: &str = "---\nkanban-plugin: basic\n---\n\n## Todo\n\n- [ ] write the docs\n\
+    - [ ] review the plan\n\n## Doing\n\n- [ ] fix the build\n\n## Done\n\n- [x] set up the board\n";
+
+#[test]
+fn a_markdown_board_rewritten_whole_is_judged_by_its_cards() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let seed = dir.path().join("seed");
+    std::fs::create_dir_all(&seed).expect("seed");
+    std::fs::write(seed.join("board.md"), BOARD).expect("board");
+    // No plan: the audit finds its own arguments, as a new user's would.
+    let mut args = s(&[
+        "audit",
+        "--format",
+        "json",
+        "--era",
+        "legacy",
+        "--settle-ms",
+        "0",
+    ]);
+    args.push(format!("--out={}", dir.path().join("out").display()));
+    args.push(format!("--store=docs=fs:{}", seed.display()));
+    args.push("--".into());
+    args.push("python3".into());
+    args.push(fixture("board_server.py").to_string_lossy().into_owned());
+    args.push("{docs}".into());
+    let (code, report) = witness(&args);
+    assert_eq!(report["complete"], true, "{report:#}");
+    // The honest creator rewrote the whole file to add a card: only cards
+    // were created, and nothing was overwritten.
+    let added = ops(&report, "add_card");
+    assert!(!added.is_empty(), "add_card changed nothing: {report:#}");
+    assert!(
+        added
+            .iter()
+            .all(|(object, op)| op == "create" && object.starts_with("md/board.md#/")),
+        "{added:?}"
+    );
+    assert_eq!(verdict(&report, "EFF-02", "add_card"), "pass");
+    // The lie: declared non-destructive, it deleted a card; the check
+    // fails on that card, not on the file.
+    assert_eq!(
+        verdict(&report, "EFF-02", "remove_card"),
+        "fail",
+        "{report:#}"
+    );
+    let removed = evidence(&report, "EFF-02", "remove_card");
+    assert!(!removed.is_empty());
+    assert!(
+        removed
+            .iter()
+            .all(|object| object.starts_with("docs:md/board.md#/") && object.contains("/[#")),
+        "{removed:?}"
+    );
+    assert_eq!(code, 1, "{report:#}");
     assert_eq!(
         report["summary"]["outside_stores"], 0,
         "{:#}",

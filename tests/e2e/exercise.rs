@@ -56,7 +56,7 @@ fn an_audit_that_exercised_too_little_exits_3_and_names_the_tools_left() {
     assert_eq!(code, 3, "{text}");
     assert_eq!(
         text.lines().next(),
-        Some("NOT CONCLUDED — 1/4 tools exercised"),
+        Some("NOT CONCLUDED — 1/4 tools exercised, 2/8 claims tested"),
         "{text}"
     );
     for tool in ["fetch_a", "fetch_b", "fetch_c"] {
@@ -79,7 +79,7 @@ fn an_audit_that_exercised_too_little_exits_3_and_names_the_tools_left() {
     assert_eq!(code, 0, "{text}");
     assert_eq!(
         text.lines().next(),
-        Some("PASSED — 1/4 tools exercised"),
+        Some("PASSED — 1/4 tools exercised, 2/8 claims tested"),
         "{text}"
     );
 }
@@ -337,7 +337,7 @@ fn tools_that_failed_before_a_setup_step_are_retried_after_it() {
     assert_eq!(code, 0, "{text}");
     assert_eq!(
         text.lines().next(),
-        Some("PASSED — 3/3 tools exercised"),
+        Some("PASSED — 3/3 tools exercised, 5/5 claims tested"),
         "{text}"
     );
     let setup = calls_of(&report, "set_workspace");
@@ -423,7 +423,7 @@ fn a_task_required_tool_is_called_as_a_task_and_its_whole_task_is_observed() {
     assert_eq!(verdict("count"), Some(Value::from("pass")), "{text}");
     assert_eq!(
         text.lines().next(),
-        Some("FAILED — 2/2 tools exercised"),
+        Some("FAILED — 2/2 tools exercised, 4/4 claims tested"),
         "{text}"
     );
 }
@@ -434,7 +434,7 @@ fn an_error_in_prose_without_is_error_exercises_nothing_when_the_schema_can_tell
     assert_eq!(code, 3, "{text}");
     assert_eq!(
         text.lines().next(),
-        Some("NOT CONCLUDED — 1/2 tools exercised"),
+        Some("NOT CONCLUDED — 1/2 tools exercised, 2/4 claims tested"),
         "{text}"
     );
     let lookup = report["coverage"]["by_tool"]
@@ -446,9 +446,49 @@ fn an_error_in_prose_without_is_error_exercises_nothing_when_the_schema_can_tell
         .unwrap_or_default();
     assert!(lookup["call"].is_null(), "{lookup:#}");
     let why = lookup["why"].as_str().unwrap_or_default();
+    // The answer's own words say it failed: an error in the answer, read
+    // before the missing structuredContent would have told it too.
     assert!(
-        why.starts_with("answered without isError but without the structuredContent")
-            && why.contains("Error: KeyError"),
+        why.starts_with("error in the answer") && why.contains("Error: KeyError"),
         "{why}"
     );
+}
+
+#[test]
+fn a_delete_that_answers_its_refusal_without_is_error_is_no_pass_of_its_claim() {
+    let (code, text, report) = audit("unsafe-delete", &[]);
+    let deletes: Vec<&Value> = report["calls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| c["tool"] == "delete_note")
+        .collect();
+    assert!(!deletes.is_empty(), "{text}");
+    // Each delete was asked as a change of a real note, and each answer
+    // said it was refused: an error in the answer, not a success.
+    for call in &deletes {
+        assert_eq!(call["form"], "change", "{call:#}");
+        assert_eq!(call["outcome"]["status"], "in-band-error", "{call:#}");
+    }
+    let eff02 = report["checks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["id"] == "EFF-02" && c["tool"] == "delete_note")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(eff02["verdict"], "untestable", "{eff02:#}");
+    assert!(
+        eff02["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("Deletion cancelled"),
+        "{eff02:#}"
+    );
+    // The claim went untested on a tool asked to change things: never PASSED.
+    assert_eq!(code, 3, "{text}");
+    assert!(text.starts_with("NOT CONCLUDED"), "{text}");
+    let untested = &report["coverage"]["untested_writer_claims"];
+    assert_eq!(untested[0]["tool"], "delete_note", "{untested:#}");
+    assert_eq!(untested[0]["check"], "EFF-02", "{untested:#}");
 }

@@ -904,8 +904,8 @@ fn a_long_audit_shows_progress() {
 }
 
 // The Landlock layer on its own (as an audit gets it where bubblewrap is
-// missing): the helper refuses writes outside its directory and TCP
-// connects, and lets writes inside through.
+// missing): the helper refuses writes outside its directory, TCP connects
+// and binds, and lets writes inside through.
 #[test]
 fn landlock_alone_refuses_writes_outside_and_tcp() {
     let scene = Scene::new();
@@ -920,7 +920,9 @@ fn landlock_alone_refuses_writes_outside_and_tcp() {
          try:\n    open({outside:?} + '/no', 'w').write('out')\n\
          except OSError as e:\n    print('write refused', e.errno)\n\
          try:\n    socket.create_connection(('127.0.0.1', {port}), timeout=2)\n\
-         except OSError as e:\n    print('connect refused', e.errno)\n",
+         except OSError as e:\n    print('connect refused', e.errno)\n\
+         try:\n    socket.create_server(('127.0.0.1', 0))\n\
+         except OSError as e:\n    print('bind refused', e.errno)\n",
         inside = inside.to_string_lossy(),
         outside = scene.outside.to_string_lossy(),
     );
@@ -931,7 +933,8 @@ fn landlock_alone_refuses_writes_outside_and_tcp() {
             "--write",
             &dir,
             "--fs",
-            "--net",
+            "--net-bind",
+            "--net-connect",
             "--scope",
             "--",
             "python3",
@@ -945,6 +948,7 @@ fn landlock_alone_refuses_writes_outside_and_tcp() {
     assert!(!scene.outside.join("no").exists());
     assert!(out.stdout.contains("write refused 13"), "{}", out.stdout);
     assert!(out.stdout.contains("connect refused 13"), "{}", out.stdout);
+    assert!(out.stdout.contains("bind refused 13"), "{}", out.stdout);
     assert!(listener.accept().is_err(), "the connection got through");
 }
 

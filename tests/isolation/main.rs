@@ -8,5 +8,7 @@ mod common;
 
 mod hostile;
 mod hostile_observation;
+mod listening;
 mod network_observer;
 mod postgres_store;
+mod refused_attempts;

@@ -1,8 +1,10 @@
 //! `audit PACKAGE`: a published package installed into the sweep's pinned
 //! cache and audited in the jail, in the forms a README gives
 //! (`npm:…`/`pypi:…`, `npx …`/`uvx …`), from a fresh cache and again from
-//! the warm one; and the one-line errors of a package that does not exist,
-//! a version that does not exist and a package with nothing to run.
+//! the warm one; an official MCP registry entry (`--server-json`) installed
+//! and audited as its npm package is; and the one-line errors of a package
+//! that does not exist, a version that does not exist and a package with
+//! nothing to run.
 //!
 //! It needs npm, python3 and a package registry: CI runs it always
 //! (`CI=true`); elsewhere it runs with `MCP_WITNESS_PACKAGE_AUDIT=1`, and
@@ -190,6 +192,86 @@ fn a_pypi_package_is_audited_from_a_fresh_cache_and_a_warm_one_in_both_forms() {
         "sha256=",
     );
     assert_eq!(first["target"], second["target"]);
+}
+
+#[test]
+fn a_registry_entry_is_audited_as_its_npm_package_is() {
+    if !wanted() {
+        return;
+    }
+    let cache = fresh_cache("server-json");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (name, version) = MEMORY.rsplit_once('@').expect("name@version");
+    // As the registry lists such a server: a container image and the npm
+    // package, the file's place from a variable the user fills with a store.
+    let entry = serde_json::json!({
+        "$schema": "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json",
+        "name": "io.github.modelcontextprotocol/server-memory",
+        "description": "Knowledge graph memory kept in a JSON-lines file",
+        "version": version,
+        "packages": [
+            {"registryType": "oci", "identifier": "mcp/memory", "version": version,
+             "transport": {"type": "stdio"}},
+            {"registryType": "npm", "identifier": name, "version": version,
+             "runtimeHint": "npx", "transport": {"type": "stdio"},
+             "environmentVariables": [
+                {"name": "MEMORY_FILE_PATH", "value": "{mem}",
+                 "description": "Where the graph is kept"}
+             ]},
+        ],
+    });
+    let path = dir.path().join("server.json");
+    std::fs::write(&path, entry.to_string()).expect("entry");
+    let store_flag = format!("mem=jsonl:{}", dir.path().join("memory.jsonl").display());
+    let common = [
+        "--store",
+        &store_flag,
+        "--format",
+        "json",
+        "--deterministic",
+        "--progress",
+        "off",
+    ];
+    let mut args = vec!["audit", "--server-json", path.to_str().expect("utf-8")];
+    args.extend(common);
+    let fresh = witness(&cache, &args);
+    assert!(installed_notice(&fresh), "a fresh cache installs");
+    let doc = assert_audited(&fresh, name, version, "mcp-server-memory", "sha512-");
+    assert_eq!(
+        doc["target"]["server_json"],
+        serde_json::json!({"name": "io.github.modelcontextprotocol/server-memory",
+                           "version": version, "package": 1})
+    );
+    assert_eq!(
+        doc["target"]["env"],
+        serde_json::json!(["MEMORY_FILE_PATH"])
+    );
+    let wrote_the_store = doc["calls"].as_array().is_some_and(|calls| {
+        calls.iter().any(|c| {
+            c["effects"]
+                .as_array()
+                .is_some_and(|e| e.iter().any(|e| e["store"] == "mem"))
+        })
+    });
+    assert!(wrote_the_store, "MEMORY_FILE_PATH was the jailed store");
+    // The same package by its coordinate: the same install, pin and verdicts.
+    let coordinate = format!("npm:{MEMORY}");
+    let mut args = vec![
+        "audit",
+        coordinate.as_str(),
+        "--env",
+        "MEMORY_FILE_PATH={mem}",
+    ];
+    args.extend(common);
+    let warm = witness(&cache, &args);
+    assert!(
+        !installed_notice(&warm),
+        "the entry's install is the package's"
+    );
+    let plain = assert_audited(&warm, name, version, "mcp-server-memory", "sha512-");
+    assert_eq!(doc["target"]["package"], plain["target"]["package"]);
+    assert_eq!(doc["target"]["command"], plain["target"]["command"]);
+    assert_eq!(doc["checks"], plain["checks"]);
 }
 
 /// The error lines on stderr: everything but the install notice.

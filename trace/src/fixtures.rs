@@ -91,6 +91,7 @@ pub(crate) fn call(id: u32, tool: &str, arguments: Value, result: &str) -> Trace
         late_effects: Vec::new(),
         background: Vec::new(),
         rows: Vec::new(),
+        original_writes: Vec::new(),
     }
 }
 

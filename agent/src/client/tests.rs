@@ -103,6 +103,7 @@ impl ToolRunner for Fake {
             late: vec![effect(format!("late/{}", self.made))],
             late_rows: Vec::new(),
             background: Vec::new(),
+            original_writes: Vec::new(),
         })
     }
 }

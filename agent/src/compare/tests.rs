@@ -50,6 +50,7 @@ fn call(id: u32, tool: &str) -> TraceCall {
         late_effects: Vec::new(),
         background: Vec::new(),
         rows: Vec::new(),
+        original_writes: Vec::new(),
     }
 }
 

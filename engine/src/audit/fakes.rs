@@ -249,6 +249,7 @@ pub(super) fn call(
         retry_after: None,
         confirms: None,
         expect: Vec::new(),
+        form: None,
         arguments: vec![Argument {
             name: "id".into(),
             value: json!("witness"),

@@ -76,6 +76,12 @@ pub struct AuditOptions {
     pub pinned_version: Option<String>,
     /// The published package the target was installed from, for the report.
     pub package: Option<witness_model::audit::PackagePin>,
+    /// The registry entry the target was read from, for the report.
+    pub server_json: Option<witness_model::audit::ServerJsonEntry>,
+    /// Values the caller knows are secret (a registry entry's `isSecret`
+    /// inputs): the report never shows them, wherever a server or the
+    /// command line put them.
+    pub secrets: Vec<String>,
     /// Events to apply after a plan step's call (and its repeat), by step.
     pub events: BTreeMap<u32, Vec<Event>>,
     /// Let the planner call destructive and unknown tools even when the jail
@@ -116,6 +122,8 @@ impl AuditOptions {
             label: None,
             pinned_version: None,
             package: None,
+            server_json: None,
+            secrets: Vec::new(),
             events: BTreeMap::new(),
             include_destructive: false,
             session_per_call: false,

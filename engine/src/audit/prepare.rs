@@ -72,6 +72,7 @@ pub(super) fn skeleton(options: &AuditOptions, stores: &[JailedStore]) -> AuditR
             label: options.label.clone(),
             pinned_version: options.pinned_version.clone(),
             package: options.package.clone(),
+            server_json: options.server_json.clone(),
             transport: options
                 .target
                 .is_remote()
@@ -90,6 +91,7 @@ pub(super) fn skeleton(options: &AuditOptions, stores: &[JailedStore]) -> AuditR
             detail: "the server was never started".into(),
             layers: Vec::new(),
             network_observer: None,
+            listening: Vec::new(),
         },
         stores: stores.iter().map(store_entry).collect(),
         jail_scope: jail_scope(stores),

@@ -1,9 +1,11 @@
 //! EFF-01, EFF-02 and EFF-03: what the declared annotations say about
 //! effects, held to the effects observed.
 
-use witness_model::audit::{CallRecord, EvidenceOriginalWrite, Verdict};
+use witness_model::audit::{CallForm, CallRecord, EvidenceOriginalWrite, Verdict};
 
-use super::{Outcome, Subject, effects_where, evidence_of, unexercised};
+use super::{
+    Outcome, Subject, acted_on_existing, effects_where, evidence_of, form_unmet, unexercised,
+};
 
 /// EFF-01: a tool declared read-only changed nothing.
 pub(super) fn read_only(subject: &Subject<'_>) -> Outcome {
@@ -49,6 +51,20 @@ pub(super) fn read_only(subject: &Subject<'_>) -> Outcome {
     }
     if let Some((verdict, reason)) = unexercised(calls) {
         return (verdict, reason, evidence_of(calls, vec![]));
+    }
+    // A reader named to write is held to its writer-shaped calls: a pass
+    // on its reader-shaped ones says nothing about what the name offers.
+    if let Some(why) = form_unmet(
+        calls,
+        |c| c.form.is_some_and(CallForm::writes),
+        |c| c.succeeded(),
+        "the call asked to write",
+    ) {
+        return (
+            Verdict::Untestable,
+            format!("declared read-only, but {why}"),
+            evidence_of(calls, vec![]),
+        );
     }
     (
         Verdict::Pass,
@@ -97,6 +113,24 @@ pub(super) fn destructive(subject: &Subject<'_>) -> Outcome {
     }
     if let Some((verdict, reason)) = unexercised(calls) {
         return (verdict, reason, evidence_of(calls, vec![]));
+    }
+    // A claim to destroy nothing, on a tool asked to change, overwrite,
+    // move or remove things, rests only on such a call that did its job on
+    // something that existed: a delete of a name that was never there
+    // destroys nothing whatever the tool would do.
+    if denies
+        && let Some(why) = form_unmet(
+            calls,
+            |c| c.form == Some(CallForm::Change),
+            |c| c.succeeded() && acted_on_existing(c),
+            "the call asked to change or remove something that existed",
+        )
+    {
+        return (
+            Verdict::Untestable,
+            format!("declared to destroy nothing, but {why}"),
+            evidence_of(calls, vec![]),
+        );
     }
     (
         Verdict::Pass,

@@ -270,6 +270,23 @@ pub(crate) fn unexercised(calls: &[&CallRecord]) -> Option<(Verdict, String)> {
                 .into(),
         ));
     }
+    let in_band: Vec<&&CallRecord> = calls
+        .iter()
+        .filter(|c| c.outcome.status == CallStatus::InBandError)
+        .collect();
+    if let Some(last) = in_band.last()
+        && calls.iter().all(|c| c.outcome.status != CallStatus::Ok)
+    {
+        return Some((
+            Verdict::Untestable,
+            format!(
+                "no call did its job: {} answer(s) said the call failed without isError (call {}: {})",
+                in_band.len(),
+                last.id,
+                last.outcome.detail.as_deref().unwrap_or("")
+            ),
+        ));
+    }
     if calls.iter().any(|c| c.used_synthesized()) {
         return Some((
             Verdict::Untestable,
@@ -283,12 +300,65 @@ pub(crate) fn unexercised(calls: &[&CallRecord]) -> Option<(Verdict, String)> {
     ))
 }
 
+/// Whether a pass on a claim may rest on `calls`: when the planner shaped
+/// some of them as the form the claim is about (`shaped`), one such call
+/// must have done its job (`did`); else the reason the claim went untested,
+/// naming how the last such call ended. Calls a person planned carry no
+/// form, and their author decides what they exercise.
+pub(crate) fn form_unmet(
+    calls: &[&CallRecord],
+    shaped: impl Fn(&CallRecord) -> bool,
+    did: impl Fn(&CallRecord) -> bool,
+    what: &str,
+) -> Option<String> {
+    let asked: Vec<&&CallRecord> = calls.iter().filter(|c| shaped(c)).collect();
+    let last = asked.last()?;
+    if asked.iter().any(|c| did(c)) {
+        return None;
+    }
+    let said = last
+        .outcome
+        .detail
+        .as_deref()
+        .filter(|d| !d.is_empty())
+        .map(|d| format!(": {}", witness_text::clip(d, 200)))
+        .unwrap_or_default();
+    Some(format!(
+        "{what} never did its job (call {}, {}{said})",
+        last.id,
+        if last.succeeded() {
+            "answered ok but acted on nothing that existed".to_owned()
+        } else {
+            last.outcome.status.phrase().to_owned()
+        }
+    ))
+}
+
+/// Whether `call` acted on something that existed: an argument (or part
+/// of one) that is real (a person's, the server's own, the store's), or an
+/// observed change to an object that was there before it.
+pub(crate) fn acted_on_existing(call: &CallRecord) -> bool {
+    let real_argument = call.arguments.iter().any(|a| {
+        a.source.is_real()
+            || a.parts
+                .iter()
+                .any(|p| p.from.is_some() || p.object.is_some())
+    });
+    let changed_existing = call.effects.iter().any(|e| {
+        matches!(
+            e.op,
+            witness_model::audit::Op::Update | witness_model::audit::Op::Delete
+        )
+    });
+    real_argument || changed_existing
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
     use witness_model::audit::{
-        Argument, Hints, Op, Outcome as CallOutcome, ProbeStatus, Provenance, StoreBackground,
-        StoreEntry, ToolClass,
+        Argument, CallForm, Hints, Op, Outcome as CallOutcome, ProbeStatus, Provenance,
+        StoreBackground, StoreEntry, ToolClass,
     };
 
     use super::*;
@@ -340,6 +410,7 @@ mod tests {
             retry_after: None,
             confirms: None,
             expect: Vec::new(),
+            form: None,
             arguments: vec![Argument {
                 name: "id".into(),
                 value: json!("x"),
@@ -594,6 +665,170 @@ mod tests {
         again.confirms = Some(9);
         let checks = evaluate(&tools, &[again], &[], false, &[], None, Controls::default());
         assert_ne!(verdict(&checks, "EFF-01", "get"), Verdict::Fail);
+    }
+
+    fn shaped(mut call: CallRecord, form: CallForm) -> CallRecord {
+        call.form = Some(form);
+        call
+    }
+
+    fn reason(checks: &[CheckResult], id: &str, tool: &str) -> String {
+        checks
+            .iter()
+            .find(|c| c.id == id && c.tool == tool)
+            .map(|c| c.reason.clone())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn a_delete_that_answered_an_error_in_its_content_leaves_a_non_destructive_claim_untested() {
+        let tools = [tool(
+            "delete_note",
+            json!({"readOnlyHint": false, "destructiveHint": false}),
+        )];
+        let mut missing = shaped(
+            call(
+                1,
+                "delete_note",
+                CallStatus::InBandError,
+                Provenance::Store,
+                &[],
+            ),
+            CallForm::Change,
+        );
+        missing.outcome.detail = Some("File not found: notes/a.md".into());
+        let checks = evaluate(
+            &tools,
+            &[missing.clone()],
+            &[],
+            false,
+            &[],
+            None,
+            Controls::default(),
+        );
+        assert_eq!(
+            verdict(&checks, "EFF-02", "delete_note"),
+            Verdict::Untestable
+        );
+        assert!(
+            reason(&checks, "EFF-02", "delete_note").contains("File not found"),
+            "{}",
+            reason(&checks, "EFF-02", "delete_note")
+        );
+        // On an invented name the answer may be ok, and still nothing existed to delete.
+        let invented = shaped(
+            call(
+                2,
+                "delete_note",
+                CallStatus::Ok,
+                Provenance::Synthesized,
+                &[],
+            ),
+            CallForm::Change,
+        );
+        let checks = evaluate(
+            &tools,
+            &[missing.clone(), invented],
+            &[],
+            false,
+            &[],
+            None,
+            Controls::default(),
+        );
+        assert_eq!(
+            verdict(&checks, "EFF-02", "delete_note"),
+            Verdict::Untestable
+        );
+        // A delete of a real note that did its job and destroyed nothing passes.
+        let real = shaped(
+            call(3, "delete_note", CallStatus::Ok, Provenance::Store, &[]),
+            CallForm::Change,
+        );
+        let checks = evaluate(
+            &tools,
+            &[missing, real],
+            &[],
+            false,
+            &[],
+            None,
+            Controls::default(),
+        );
+        assert_eq!(verdict(&checks, "EFF-02", "delete_note"), Verdict::Pass);
+    }
+
+    #[test]
+    fn a_reader_named_to_write_passes_only_after_its_writer_shaped_call_did_its_job() {
+        let tools = [tool("create_folder", json!({"readOnlyHint": true}))];
+        let read = shaped(
+            call(1, "create_folder", CallStatus::Ok, Provenance::Store, &[]),
+            CallForm::Read,
+        );
+        let refused = shaped(
+            call(
+                2,
+                "create_folder",
+                CallStatus::ToolError,
+                Provenance::Synthesized,
+                &[],
+            ),
+            CallForm::Create,
+        );
+        let checks = evaluate(
+            &tools,
+            &[read.clone(), refused.clone()],
+            &[],
+            false,
+            &[],
+            None,
+            Controls::default(),
+        );
+        assert_eq!(
+            verdict(&checks, "EFF-01", "create_folder"),
+            Verdict::Untestable
+        );
+        let made_nothing = shaped(
+            call(
+                3,
+                "create_folder",
+                CallStatus::Ok,
+                Provenance::Synthesized,
+                &[],
+            ),
+            CallForm::Create,
+        );
+        let checks = evaluate(
+            &tools,
+            &[read.clone(), refused, made_nothing],
+            &[],
+            false,
+            &[],
+            None,
+            Controls::default(),
+        );
+        assert_eq!(verdict(&checks, "EFF-01", "create_folder"), Verdict::Pass);
+        // A person's plan carries no form: its calls are judged as they ran.
+        let mut planned = read;
+        planned.form = None;
+        let checks = evaluate(
+            &tools,
+            &[planned],
+            &[],
+            false,
+            &[],
+            None,
+            Controls::default(),
+        );
+        assert_eq!(verdict(&checks, "EFF-01", "create_folder"), Verdict::Pass);
+    }
+
+    #[test]
+    fn an_answer_that_says_it_failed_exercises_nothing() {
+        let tools = [tool("get", json!({"readOnlyHint": true}))];
+        let mut said = call(1, "get", CallStatus::InBandError, Provenance::Store, &[]);
+        said.outcome.detail = Some("{\"success\":false}".into());
+        let checks = evaluate(&tools, &[said], &[], false, &[], None, Controls::default());
+        assert_eq!(verdict(&checks, "EFF-01", "get"), Verdict::Untestable);
+        assert!(reason(&checks, "EFF-01", "get").contains("success"));
     }
 
     #[test]

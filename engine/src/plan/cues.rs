@@ -75,6 +75,32 @@ pub const CREATE_WORDS: [&str; 10] = [
     "create", "add", "insert", "append", "new", "save", "write", "put", "mint", "make",
 ];
 
+/// Words in a name that say the tool changes or removes what exists.
+pub const CHANGE_WORDS: [&str; 22] = [
+    "delete",
+    "remove",
+    "rm",
+    "overwrite",
+    "update",
+    "upsert",
+    "move",
+    "mv",
+    "rename",
+    "reset",
+    "edit",
+    "modify",
+    "replace",
+    "drop",
+    "clear",
+    "purge",
+    "destroy",
+    "revoke",
+    "patch",
+    "erase",
+    "truncate",
+    "unlink",
+];
+
 const DIR_WORDS: [&str; 9] = [
     "dir", "folder", "tree", "list", "search", "find", "glob", "ls", "walk",
 ];
@@ -293,6 +319,18 @@ impl ToolCues {
         words(&name)
             .iter()
             .any(|w| ["write", "save", "put"].contains(&w.as_str()))
+    }
+
+    /// Whether its name says it changes, overwrites, moves or removes
+    /// what its arguments name (`delete_note`, `updateTask`, `move_file`,
+    /// `git_reset`): its calls on an existing object are the ones a claim
+    /// that it destroys nothing rests on. A name that says it writes a
+    /// thing whole ([`Self::overwrites`]) changes what it is pointed at
+    /// when that exists; its create form is told apart by its fresh name.
+    pub fn changes(&self) -> bool {
+        words(&self.tool)
+            .iter()
+            .any(|w| CHANGE_WORDS.contains(&w.as_str()))
     }
 
     /// Every form of SQL a parameter asks for, the first the one

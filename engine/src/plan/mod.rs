@@ -51,7 +51,8 @@ pub mod sql;
 pub mod synth;
 
 use witness_model::audit::{
-    Argument, ArgumentPart, CheckId, Expectation, Origin, Provenance, ToolClass, ToolEntry,
+    Argument, ArgumentPart, CallForm, CheckId, Expectation, Origin, Provenance, ToolClass,
+    ToolEntry,
 };
 
 use cues::{PathKind, SqlKind, ToolCues};
@@ -368,6 +369,44 @@ impl PlanStep {
             _ => false,
         })
     }
+}
+
+/// What `step`, resolved, asks its tool to do: the form a verdict on a
+/// claim rests on. A SQL statement says it by its first keyword, as sent;
+/// otherwise a tool named to change or remove things changes what its
+/// arguments name, a fresh name or a creator's name makes something, and
+/// the rest reads. A plan file's step (no cues) has no form: what it asks
+/// is its author's to say.
+pub fn form_of(step: &PlanStep, resolved: &Resolved) -> Option<CallForm> {
+    if step.cues.tool.is_empty() {
+        return None;
+    }
+    let statement = step.args.iter().find_map(|(name, spec)| match spec {
+        ArgSpec::Sql(_) => Some(
+            resolved
+                .arguments
+                .get(name)
+                .and_then(Value::as_str)
+                .unwrap_or_default(),
+        ),
+        _ => None,
+    });
+    if let Some(statement) = statement {
+        return Some(sql::form_of(statement));
+    }
+    let fresh = step
+        .args
+        .iter()
+        .any(|(name, spec)| matches!(spec, ArgSpec::Fresh(_)) && !step.cues.new_place(name));
+    Some(
+        if step.cues.changes() || (step.cues.overwrites() && !fresh) {
+            CallForm::Change
+        } else if fresh || step.cues.creator {
+            CallForm::Create
+        } else {
+            CallForm::Read
+        },
+    )
 }
 
 /// `step` asked as a reader would ask it: every fresh name but a place to
@@ -1123,6 +1162,53 @@ mod tests {
             has_output_schema: false,
             output_schema: None,
         }
+    }
+
+    #[test]
+    fn each_planned_call_has_the_form_it_asks_and_a_plan_files_has_none() {
+        let one = json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]});
+        let tools = [
+            tool("read_note", json!({"readOnlyHint": true}), one.clone()),
+            tool("createNote", json!({"readOnlyHint": true}), one.clone()),
+            tool("deleteNote", json!({"destructiveHint": false}), one.clone()),
+            tool("write_file", json!({"destructiveHint": false}), one.clone()),
+        ];
+        let plan = Plan::synthesized(&tools);
+        let pool = Pool::default();
+        let forms: Vec<(String, Option<CallForm>)> = plan
+            .steps
+            .iter()
+            .filter_map(|step| {
+                let resolved = resolve(step, &BTreeMap::new(), &pool).ok()?;
+                Some((step.tool.clone(), form_of(step, &resolved)))
+            })
+            .collect();
+        let of = |tool: &str| -> Vec<Option<CallForm>> {
+            forms
+                .iter()
+                .filter(|(t, _)| t == tool)
+                .map(|(_, f)| *f)
+                .collect()
+        };
+        // A reader is planned in the harvest pass and again after it (the
+        // audit calls it there only if the harvest pass could not).
+        assert_eq!(of("read_note"), vec![Some(CallForm::Read); 2]);
+        // Asked reader-shaped in the harvest pass, then writer-shaped.
+        assert_eq!(
+            of("createNote"),
+            vec![Some(CallForm::Read), Some(CallForm::Create)]
+        );
+        assert_eq!(of("deleteNote"), vec![Some(CallForm::Change)]);
+        // A fresh file first, then an overwrite of one that exists.
+        assert_eq!(
+            of("write_file"),
+            vec![Some(CallForm::Create), Some(CallForm::Change)]
+        );
+        let file = Plan::parse("[[call]]\ntool = \"deleteNote\"\nargs = { path = \"a.md\" }\n")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let resolved =
+            resolve(&file.steps[0], &BTreeMap::new(), &pool).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(form_of(&file.steps[0], &resolved), None);
     }
 
     fn names(steps: &[PlanStep]) -> Vec<&str> {

@@ -224,12 +224,51 @@ fn quote(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 
+/// What a statement asks, by its first keyword: a read (`SELECT`, `WITH`,
+/// `PRAGMA`, `EXPLAIN`, `SHOW`, `DESCRIBE`), a creation (`INSERT`,
+/// `CREATE`), or a change of what exists (`UPDATE`, `DELETE`, `ALTER`,
+/// `DROP`, `REPLACE`, `TRUNCATE`, and anything else, which a reader would
+/// not send).
+pub fn form_of(statement: &str) -> witness_model::audit::CallForm {
+    use witness_model::audit::CallForm;
+    let first: String = statement
+        .trim_start()
+        .chars()
+        .take_while(char::is_ascii_alphabetic)
+        .collect::<String>()
+        .to_ascii_uppercase();
+    match first.as_str() {
+        "" | "SELECT" | "WITH" | "PRAGMA" | "EXPLAIN" | "SHOW" | "DESCRIBE" | "VALUES" => {
+            CallForm::Read
+        }
+        "INSERT" | "CREATE" => CallForm::Create,
+        _ => CallForm::Change,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
     use witness_model::audit::StoreObject;
 
     use super::*;
+
+    #[test]
+    fn a_statements_form_is_its_first_keyword() {
+        use witness_model::audit::CallForm;
+        for (statement, form) in [
+            ("SELECT 1", CallForm::Read),
+            ("  with t as (select 1) select * from t", CallForm::Read),
+            ("INSERT INTO \"orders\" DEFAULT VALUES", CallForm::Create),
+            ("CREATE TABLE t (id INTEGER)", CallForm::Create),
+            ("DELETE FROM t WHERE rowid = 4", CallForm::Change),
+            ("update t set a = 1", CallForm::Change),
+            ("DROP TABLE t", CallForm::Change),
+            ("", CallForm::Read),
+        ] {
+            assert_eq!(form_of(statement), form, "{statement}");
+        }
+    }
 
     fn held(table: &str) -> Harvested {
         Harvested::seeded(

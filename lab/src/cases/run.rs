@@ -85,9 +85,7 @@ fn run_case(
         message,
     };
     let plan = Plan::parse(case.plan).map_err(|e| fail(format!("its plan is not valid: {e}")))?;
-    let seed = tempfile::Builder::new()
-        .prefix("mcp-witness-case-")
-        .tempdir()
+    let seed = witness_process::scratch::tempdir("mcp-witness-case-")
         .map_err(|e| fail(format!("cannot make a seed directory: {e}")))?;
     let source = seed_store(case, seed.path()).map_err(fail)?;
     let options = AuditOptions {

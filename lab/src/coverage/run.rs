@@ -98,9 +98,7 @@ fn audit_server(
         case: format!("coverage {}", server.name),
         message,
     };
-    let seed_dir = tempfile::Builder::new()
-        .prefix("mcp-witness-coverage-")
-        .tempdir()
+    let seed_dir = witness_process::scratch::tempdir("mcp-witness-coverage-")
         .map_err(|e| fail(format!("cannot make a seed directory: {e}")))?;
     let stores = match server.seed {
         Some((name, seed)) => vec![StoreSpec {

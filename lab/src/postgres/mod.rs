@@ -155,9 +155,7 @@ pub(crate) fn audit_dbhub(
     progress: &Progress,
 ) -> Result<AuditReport, PostgresLabError> {
     let fail = fail(experiment);
-    let scratch = tempfile::Builder::new()
-        .prefix("mcp-witness-pg-")
-        .tempdir()
+    let scratch = witness_process::scratch::tempdir("mcp-witness-pg-")
         .map_err(|e| fail(format!("cannot make a seed directory: {e}")))?;
     let (seed_name, seed_text) = seed;
     let source = scratch.path().join("seed.sql");

@@ -126,9 +126,7 @@ fn audit_variant(
         ),
         message,
     };
-    let seed_dir = tempfile::Builder::new()
-        .prefix("mcp-witness-wild-")
-        .tempdir()
+    let seed_dir = witness_process::scratch::tempdir("mcp-witness-wild-")
         .map_err(|e| fail(format!("cannot make a seed directory: {e}")))?;
     let stores = vec![StoreSpec {
         name: server.store.to_owned(),

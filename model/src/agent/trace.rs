@@ -130,6 +130,12 @@ pub struct TraceCall {
     /// The declared row facts of every changed row.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rows: Vec<RowFacts>,
+    /// Writes the server attempted on a store's original (the user's file
+    /// or directory, which the sandbox hides) between the moment before the
+    /// call and its settled moment after: each path as the trace names the
+    /// store's source. They landed in the decoys, never in the original.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub original_writes: Vec<String>,
 }
 
 impl TraceCall {

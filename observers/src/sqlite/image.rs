@@ -87,7 +87,8 @@ pub(crate) struct Changed {
 
 /// The two images and what the live files looked like when last read.
 pub(crate) struct Images {
-    dir: tempfile::TempDir,
+    /// Registered, so an auditor that exits at once still removes it.
+    dir: witness_process::scratch::ScratchDir,
     files: [File; 2],
     /// Which of `files` is the current image.
     cur: usize,
@@ -160,10 +161,7 @@ impl Images {
         budget: &Budget,
         deadline: Instant,
     ) -> Result<Option<Self>, ObserveError> {
-        let dir = tempfile::Builder::new()
-            .prefix("witness-sqlite-")
-            .tempdir()
-            .map_err(io_err(path))?;
+        let dir = witness_process::scratch::tempdir("witness-sqlite-").map_err(io_err(path))?;
         let open = |name: &str| {
             OpenOptions::new()
                 .read(true)
@@ -513,10 +511,8 @@ impl Images {
         budget: &Budget,
         deadline: Instant,
     ) -> Result<Option<(Changed, Option<WalCursor>)>, ObserveError> {
-        let scratch = tempfile::Builder::new()
-            .prefix("witness-sqlite-recover-")
-            .tempdir()
-            .map_err(io_err(path))?;
+        let scratch =
+            witness_process::scratch::tempdir("witness-sqlite-recover-").map_err(io_err(path))?;
         let copy = scratch.path().join("store.db");
         let before = stamps(path)?;
         for (suffix, target) in [

@@ -71,9 +71,11 @@ pub fn assemble(
         let mut by_id: BTreeMap<u32, TraceCall> =
             calls.iter().map(|c| (c.call.id, c.call.clone())).collect();
         charge_effects(&effects, charge, &mut trace, &mut by_id);
+        let outside_calls = charge_original_writes(&recorded.entries, &mut by_id);
         trace.turns = shape(&plan, &mut by_id);
         trace.harness_error = harness_error(recorded, &calls);
         trace.warnings = warnings(recorded);
+        trace.warnings.extend(outside_calls);
         trace
     };
     Ok(Assembled {
@@ -144,6 +146,7 @@ fn requested(n: u32, id: &str, params: Option<&Value>) -> Seen {
             late_effects: Vec::new(),
             background: Vec::new(),
             rows: Vec::new(),
+            original_writes: Vec::new(),
         },
         answered: false,
     }
@@ -228,6 +231,38 @@ fn charge_effects(
             }
         }
     }
+}
+
+/// Writes attempted on a store's original: those during calls to each call
+/// in flight (as the proxy saw them, the same under every charge: an
+/// attempt is evidence of every call that could have made it), the others
+/// a warning of the run, as agent runs make them (given back).
+fn charge_original_writes(
+    entries: &[TraceEntry],
+    calls: &mut BTreeMap<u32, TraceCall>,
+) -> Vec<String> {
+    let mut outside = Vec::new();
+    for entry in entries {
+        let TraceEntry::OriginalWrite(write) = entry else {
+            continue;
+        };
+        let mut charged = false;
+        if write.phase == EffectPhase::Call {
+            for n in &write.calls {
+                if let Some(call) = calls.get_mut(n) {
+                    call.original_writes.push(write.path.clone());
+                    charged = true;
+                }
+            }
+        }
+        if !charged {
+            outside.push(format!(
+                "the server wrote {} outside the calls, where a store's original is: the sandbox kept the original out of its reach, and the write landed in the decoy in its place",
+                write.path
+            ));
+        }
+    }
+    outside
 }
 
 /// Ambiguous effects grouped by the calls they overlapped.

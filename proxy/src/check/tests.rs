@@ -167,3 +167,46 @@ fn a_case_reading_row_facts_the_trace_lacks_is_untestable_not_failed() {
         "{accountability:?}"
     );
 }
+
+#[test]
+fn a_write_to_an_original_reaches_the_calls_in_flight_and_one_between_calls_a_warning() {
+    let mut text = overlapping();
+    let end = text.rfind("{\"type\":\"end\"").unwrap_or(text.len());
+    let writes = [
+        json!({"type": "original-write", "seq": 20, "t_us": 20, "phase": "call",
+               "calls": [1, 2], "path": "/home/u/crm.db"}),
+        json!({"type": "original-write", "seq": 21, "t_us": 21, "phase": "late",
+               "calls": [2], "path": "/home/u/crm.db-journal"}),
+    ];
+    let inserted: String = writes.into_iter().map(line).collect();
+    text.insert_str(end, &inserted);
+    let recorded = match read_trace(&text) {
+        Ok(r) => r,
+        Err(e) => panic!("{e}"),
+    };
+    let assembled = match assemble(&recorded, None) {
+        Ok(a) => a,
+        Err(e) => panic!("{e}"),
+    };
+    for trace in [
+        &assembled.trace,
+        &assembled.without_ambiguous,
+        &assembled.counted_once,
+    ] {
+        let calls: Vec<_> = trace.calls().collect();
+        assert!(
+            calls
+                .iter()
+                .all(|c| c.original_writes == ["/home/u/crm.db"]),
+            "{calls:#?}"
+        );
+        assert!(
+            trace
+                .warnings
+                .iter()
+                .any(|w| w.starts_with("the server wrote /home/u/crm.db-journal outside the calls")),
+            "{:?}",
+            trace.warnings
+        );
+    }
+}

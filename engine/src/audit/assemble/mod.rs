@@ -50,6 +50,9 @@ pub(super) fn assemble(
     let mut secrets = evaluate::respond(&mut report, &latency);
     // The credentials the probe heard and tried (a password a call set).
     secrets.extend(options.probe.secrets());
+    // The secrets the caller was given (`--env` for a secret variable):
+    // a server may echo its configuration anywhere.
+    secrets.extend(options.secrets.iter().cloned());
     redact::redact(&mut report, &secrets);
     evaluate::evaluate(
         &mut report,

@@ -198,6 +198,34 @@ mod tests {
     }
 
     #[test]
+    fn a_secret_the_caller_knows_is_hidden_in_the_command_line_and_wherever_a_server_echoes_it() {
+        // No credential shape: only being handed over makes it a secret.
+        const GIVEN: &str = "correct horse battery staple";
+        let mut report = fakes::report();
+        report.target.command = vec!["server".into(), "--token".into(), GIVEN.into()];
+        report.transcripts.push(ProcessTranscript {
+            role: "session".into(),
+            exit: None,
+            frames: Vec::new(),
+            dropped_frames: 0,
+            stderr_bytes: 40,
+            stderr: format!("started with {GIVEN}\n"),
+        });
+        let mut unknown = report.clone();
+        redact(&mut unknown, &[]);
+        assert!(
+            serde_json::to_string(&unknown)
+                .unwrap_or_default()
+                .contains(GIVEN),
+            "not learnt from the text alone"
+        );
+        redact(&mut report, &[GIVEN.to_owned()]);
+        let written = serde_json::to_string(&report).unwrap_or_default();
+        assert!(!written.contains(GIVEN), "{written}");
+        assert_eq!(report.target.command[2], mask(GIVEN));
+    }
+
+    #[test]
     fn learning_reads_every_place_a_server_speaks_and_nothing_else() {
         let report = leaky();
         let redactor = learn(&report);

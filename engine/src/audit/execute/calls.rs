@@ -329,6 +329,14 @@ impl<'a> Runner<'a> {
         };
         let mut record = record(self.next_id, step_no, &step.tool, outcome);
         record.expect = expect.to_vec();
+        // Unresolved, its form is what the step asked: a SQL statement
+        // that was never written reads as nothing.
+        let unresolved = Resolved {
+            arguments: Value::Null,
+            recorded: Vec::new(),
+            creates: Vec::new(),
+        };
+        record.form = crate::plan::form_of(step, &unresolved);
         self.draft.report.calls.push(record);
         self.next_id += 1;
     }
@@ -392,7 +400,7 @@ impl<'a> Runner<'a> {
         let network = self.relaunch.network_window();
         let bounds_hit = self.relaunch.bounds_hit();
         let original_writes = self.relaunch.original_writes();
-        let (outcome, response) = ledger_outcome(outcome);
+        let (outcome, response) = ledger_outcome(outcome, &call.resolved.arguments);
         let status = outcome.status;
         if call.repeat_of.is_none()
             && call.page_of.is_none()
@@ -417,6 +425,7 @@ impl<'a> Runner<'a> {
         record.retry_after = self.retry_after;
         record.expect = call.expect.to_vec();
         record.arguments = call.resolved.recorded.clone();
+        record.form = crate::plan::form_of(call.step, call.resolved);
         self.draft.latency.insert(id, took);
         record.response = response;
         record.task = task;
@@ -640,6 +649,7 @@ fn record(id: u32, step: u32, tool: &str, outcome: Outcome) -> CallRecord {
         retry_after: None,
         confirms: None,
         expect: Vec::new(),
+        form: None,
         arguments: Vec::new(),
         outcome,
         task: None,
@@ -668,9 +678,14 @@ fn string_leaves<'v>(value: &'v serde_json::Value, out: &mut Vec<&'v str>) {
     }
 }
 
-fn ledger_outcome(outcome: CallOutcome) -> (Outcome, Option<Value>) {
+/// A result without `isError` whose content says the call failed is an
+/// in-band error, its text the detail ([`CallStatus::of_answer`]).
+fn ledger_outcome(outcome: CallOutcome, sent: &Value) -> (Outcome, Option<Value>) {
     let (status, code, detail, response) = match outcome {
-        CallOutcome::Result(result) => (CallStatus::of_result(&result), None, None, Some(result)),
+        CallOutcome::Result(result) => {
+            let (status, said) = CallStatus::of_answer(&result, sent);
+            (status, None, said, Some(result))
+        }
         CallOutcome::RpcError { code, message } => (
             CallStatus::RpcError,
             Some(code),
@@ -694,10 +709,7 @@ fn ledger_outcome(outcome: CallOutcome) -> (Outcome, Option<Value>) {
 /// evidence, not noise. Only when nothing in the call was invented: a
 /// failure beside an invented value may be the invented value's.
 fn rejected_values(record: &CallRecord) -> Option<Finding> {
-    let failed = matches!(
-        record.outcome.status,
-        CallStatus::ToolError | CallStatus::RpcError
-    );
+    let failed = record.outcome.status.is_refusal();
     if !failed || record.used_synthesized() {
         return None;
     }
@@ -772,25 +784,36 @@ mod tests {
 
     #[test]
     fn outcomes_are_told_apart_and_a_servers_message_is_clipped() {
-        let (outcome, response) = ledger_outcome(CallOutcome::Result(json!({"isError": true})));
+        let (outcome, response) =
+            ledger_outcome(CallOutcome::Result(json!({"isError": true})), &json!({}));
         assert_eq!(outcome.status, CallStatus::ToolError);
         assert_eq!(response, Some(json!({"isError": true})));
-        let (outcome, response) = ledger_outcome(CallOutcome::Result(json!({"isError": "yes"})));
+        let (outcome, response) =
+            ledger_outcome(CallOutcome::Result(json!({"isError": "yes"})), &json!({}));
         assert_eq!(outcome.status, CallStatus::Ok, "only `true` is an error");
         assert!(response.is_some());
-        let (outcome, response) = ledger_outcome(CallOutcome::RpcError {
-            code: -32602,
-            message: "x".repeat(400),
-        });
+        let (outcome, response) = ledger_outcome(
+            CallOutcome::RpcError {
+                code: -32602,
+                message: "x".repeat(400),
+            },
+            &json!({}),
+        );
         assert_eq!(
             (outcome.status, outcome.code),
             (CallStatus::RpcError, Some(-32602))
         );
         assert_eq!(outcome.detail.map(|d| d.chars().count()), Some(301));
         assert!(response.is_none());
-        let (outcome, _) = ledger_outcome(CallOutcome::Transport("gone".into()));
+        let (outcome, _) = ledger_outcome(CallOutcome::Transport("gone".into()), &json!({}));
         assert_eq!(outcome.status, CallStatus::TransportError);
         assert_eq!(outcome.detail.as_deref(), Some("gone"));
+        let not_found = json!({"content": [{"type": "text", "text": "File not found: a.md"}]});
+        let (outcome, response) =
+            ledger_outcome(CallOutcome::Result(not_found.clone()), &json!({}));
+        assert_eq!(outcome.status, CallStatus::InBandError);
+        assert_eq!(outcome.detail.as_deref(), Some("File not found: a.md"));
+        assert_eq!(response, Some(not_found), "the answer is kept as served");
     }
 
     #[test]

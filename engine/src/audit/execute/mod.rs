@@ -278,6 +278,8 @@ impl Stage<'_> {
         self.draft.background_rates = self.observed.background_rates();
         // A restart may have run without the observer: say so for the audit.
         self.draft.report.isolation.network_observer = self.target.jail().network_observer();
+        // Read once more now, while the last server still runs.
+        self.draft.report.isolation.listening = self.target.jail_mut().listening();
         self.observed
             .report_warnings(&mut self.draft.report.findings, None);
     }
@@ -316,6 +318,7 @@ fn record_isolation(
             detail: i.detail.clone(),
             layers: i.layers.clone(),
             network_observer,
+            listening: std::mem::take(&mut report.isolation.listening),
         };
         if !i.level.contains_effects() {
             report.findings.push(Finding {

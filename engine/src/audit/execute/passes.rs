@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ops::ControlFlow;
 
 use serde_json::Value;
-use witness_model::audit::{CallRecord, CallStatus};
+use witness_model::audit::CallRecord;
 
 use super::calls::Runner;
 use crate::plan::harvest::Pool;
@@ -153,8 +153,9 @@ pub(super) fn sets_up_session(tool: &str) -> bool {
 
 /// The steps to try again after a setup call of `setup`: the first
 /// planned step of each other tool that was called, none of whose calls
-/// succeeded, whose failures were the server's answers (a tool error or a
-/// JSON-RPC error; a lost transport is the restart's business), and which
+/// succeeded, whose failures were the server's answers (a tool error, a
+/// JSON-RPC error or an error in the answer; a lost transport is the
+/// restart's business), and which
 /// has calls left in its budget.
 pub(super) fn setup_retries(
     calls: &[CallRecord],
@@ -170,13 +171,8 @@ pub(super) fn setup_retries(
             .iter()
             .filter(|c| c.tool == step.tool && c.repeat_of.is_none() && c.page_of.is_none())
             .collect();
-        let answered_failures = !mine.is_empty()
-            && mine.iter().all(|c| {
-                matches!(
-                    c.outcome.status,
-                    CallStatus::ToolError | CallStatus::RpcError
-                )
-            });
+        let answered_failures =
+            !mine.is_empty() && mine.iter().all(|c| c.outcome.status.is_refusal());
         if answered_failures && mine.len() < MAX_CALLS_PER_TOOL {
             out.push(step.clone());
         }
@@ -212,12 +208,7 @@ pub(super) fn reharvest_sources<'p>(
 
 /// Whether every call of `calls` failed on synthesized arguments.
 fn all_failed_on_invention<'c>(mut calls: impl Iterator<Item = &'c CallRecord>) -> bool {
-    calls.all(|c| {
-        matches!(
-            c.outcome.status,
-            CallStatus::ToolError | CallStatus::RpcError
-        ) && c.used_synthesized()
-    })
+    calls.all(|c| c.outcome.status.is_refusal() && c.used_synthesized())
 }
 
 /// Whether some tool has been called and every call of it failed on
@@ -276,7 +267,7 @@ fn unpinned(step: &PlanStep) -> PlanStep {
 #[cfg(test)]
 mod tests {
     use serde_json::json;
-    use witness_model::audit::Provenance;
+    use witness_model::audit::{CallStatus, Provenance};
 
     use super::*;
     use crate::audit::fakes;

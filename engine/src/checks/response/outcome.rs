@@ -34,6 +34,11 @@ pub(in crate::checks) fn is_error(subject: &Subject<'_>) -> Outcome {
         }
         match call.outcome.status {
             CallStatus::ToolError => (Verdict::Pass, "returned isError: true".into()),
+            CallStatus::InBandError => (
+                Verdict::Fail,
+                "reported its failure in the content without isError: true, so a client cannot tell it failed"
+                    .into(),
+            ),
             CallStatus::RpcError => (
                 Verdict::Fail,
                 format!(

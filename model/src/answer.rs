@@ -1,0 +1,346 @@
+//! What an answer says about its own outcome.
+//!
+//! Many servers report a failure inside an ordinary result: `isError` is
+//! absent or false, and the content says `File not found`, carries
+//! `{"success": false}`, or is the server's error object serialised as
+//! JSON text. Servers write these for a model to read, so the words are
+//! plain; an auditor that counts such a call as having done its job lets a
+//! claim pass on a call that did nothing. [`failure`] reads an answer the
+//! way a careful client would and says whether it reports a failure, with
+//! the text that says so.
+//!
+//! The rules, each written so that a true success stays a success:
+//!
+//! - **A JSON object that says it failed**: `structuredContent`, or a text
+//!   part that is wholly a JSON object, with `isError: true`, `success`,
+//!   `ok` or `succeeded` set to `false`, a `status` of `error`, `failed` or
+//!   `failure`, or a non-empty `error` (unless the same object also says
+//!   `success`/`ok: true`), or a non-empty `errors` list beside no `data`.
+//! - **Prose that opens with a failure**: the first line of a short answer
+//!   (at most [`MAX_PROSE`] characters of text in all: a long answer is
+//!   content, whatever its first line) opens with an error form
+//!   (`Error:`, `Failed to`, `Could not`, `Unable to`, `Invalid`, a
+//!   language's exception name such as `ValueError:`, ...) or states one
+//!   (`... not found`, `... does not exist`, `... is required`, `... must
+//!   be ...`, `... is not configured`, `... cancelled`, `... already
+//!   exists`, `permission denied`, ...).
+//! - **A quoted error is not a failure**: when the word that marks the
+//!   failure is itself a value the call sent (a tool asked for a message of
+//!   type `error` answers `Error: Operation failed` as the content it was
+//!   asked for), the answer is the success it looks like.
+//!
+//! The sets are deliberately short and tested one by one below; a phrase
+//! joins them only when it reads as a failure in any tool's answer.
+
+use serde_json::Value;
+
+/// Answers whose text is longer than this are content, not an error
+/// message, whatever their first line says.
+pub const MAX_PROSE: usize = 1_000;
+
+/// How much of the failing text is kept.
+const SHOWN: usize = 200;
+
+/// Forms a failing first line opens with (lowercased). Each is followed in
+/// the text by a separator or more words, so `Errors found: 0` or `Error
+/// handling guide` do not match `error:`.
+const OPENERS: [&str; 27] = [
+    "error:",
+    "error -",
+    "error!",
+    "[error]",
+    "error occurred",
+    "an error occurred",
+    "error executing",
+    "error while",
+    "failed:",
+    "failed to ",
+    "failure:",
+    "fatal:",
+    "exception:",
+    "traceback (most recent call last)",
+    "cannot ",
+    "can't ",
+    "could not ",
+    "couldn't ",
+    "unable to ",
+    "not found",
+    "no such ",
+    "invalid ",
+    "access denied",
+    "permission denied",
+    "forbidden",
+    "unauthorized",
+    "missing required",
+];
+
+/// Statements of failure anywhere in a short first line (lowercased).
+const STATEMENTS: [&str; 17] = [
+    " not found",
+    " does not exist",
+    " doesn't exist",
+    " do not exist",
+    " is required",
+    " are required",
+    " must be ",
+    " must not ",
+    " is not configured",
+    " not allowed",
+    " not permitted",
+    " cancelled",
+    " canceled",
+    " already exists",
+    "permission denied",
+    "access denied",
+    "no such file",
+];
+
+/// The words that carry a failure, for the quoting rule: when one of these
+/// is a value the call sent, an answer that opens with it is what was
+/// asked for.
+const CUE_WORDS: [&str; 5] = ["error", "failed", "failure", "exception", "invalid"];
+
+/// Whether `result` (a `tools/call` result without `isError: true`)
+/// reports a failure, and if so the text that says it, clipped. `sent`
+/// is the arguments the call sent (for the quoting rule).
+pub fn failure(result: &Value, sent: &Value) -> Option<String> {
+    if let Some(structured) = result.get("structuredContent")
+        && let Some(why) = failing_object(structured)
+    {
+        return Some(why);
+    }
+    let texts: Vec<&str> = result
+        .get("content")
+        .and_then(Value::as_array)
+        .map(|parts| {
+            parts
+                .iter()
+                .filter(|p| p.get("type").and_then(Value::as_str) == Some("text"))
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect()
+        })
+        .unwrap_or_default();
+    for text in &texts {
+        let trimmed = text.trim();
+        if trimmed.starts_with('{')
+            && let Ok(object) = serde_json::from_str::<Value>(trimmed)
+            && let Some(why) = failing_object(&object)
+        {
+            return Some(why);
+        }
+    }
+    let total: usize = texts.iter().map(|t| t.chars().count()).sum();
+    if total == 0 || total > MAX_PROSE {
+        return None;
+    }
+    let first = texts.iter().map(|t| t.trim()).find(|t| !t.is_empty())?;
+    failing_prose(first, sent)
+}
+
+/// The failure a JSON object states, if it states one.
+fn failing_object(value: &Value) -> Option<String> {
+    let object = value.as_object()?;
+    let flag = |key: &str| object.get(key).and_then(Value::as_bool);
+    let says_success = flag("success") == Some(true) || flag("ok") == Some(true);
+    let shown = || clip(&value.to_string());
+    if flag("isError") == Some(true) {
+        return Some(shown());
+    }
+    if ["success", "ok", "succeeded"]
+        .iter()
+        .any(|k| flag(k) == Some(false))
+    {
+        return Some(shown());
+    }
+    if let Some(status) = object.get("status").and_then(Value::as_str)
+        && ["error", "failed", "failure"].contains(&status.to_ascii_lowercase().as_str())
+    {
+        return Some(shown());
+    }
+    if !says_success && object.get("error").is_some_and(non_empty) {
+        return Some(shown());
+    }
+    let errors = object
+        .get("errors")
+        .and_then(Value::as_array)
+        .is_some_and(|e| !e.is_empty());
+    if !says_success && errors && object.get("data").is_none_or(Value::is_null) {
+        return Some(shown());
+    }
+    None
+}
+
+fn non_empty(value: &Value) -> bool {
+    match value {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::String(s) => !s.trim().is_empty(),
+        Value::Array(items) => !items.is_empty(),
+        Value::Object(map) => !map.is_empty(),
+        Value::Number(_) => true,
+    }
+}
+
+/// The failure a first line of prose states, unless the call asked for it.
+fn failing_prose(text: &str, sent: &Value) -> Option<String> {
+    let line = text.lines().next().unwrap_or(text).trim();
+    let lowered = line.to_lowercase();
+    let opens = OPENERS.iter().any(|o| lowered.starts_with(o)) || names_an_exception(line);
+    let states = line.chars().count() <= 300 && STATEMENTS.iter().any(|s| lowered.contains(s));
+    if !opens && !states {
+        return None;
+    }
+    if quotes_what_was_sent(&lowered, sent) {
+        return None;
+    }
+    Some(clip(line))
+}
+
+/// `ValueError: ...`, `KeyError('x')`, `java.io.FileNotFoundException: ...`:
+/// a first word that is an exception's name.
+fn names_an_exception(line: &str) -> bool {
+    let word: String = line
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '.' || *c == '_')
+        .collect();
+    let rest = &line[word.len()..];
+    let name = word.rsplit('.').next().unwrap_or(&word);
+    let shaped = name.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+        && (name.ends_with("Error") || name.ends_with("Exception"));
+    shaped && (rest.starts_with(':') || rest.starts_with('('))
+}
+
+/// Whether the failure word the line opens with is a value the call sent:
+/// then the answer is what was asked for.
+fn quotes_what_was_sent(lowered: &str, sent: &Value) -> bool {
+    let mut values = Vec::new();
+    strings(sent, &mut values);
+    CUE_WORDS
+        .iter()
+        .filter(|w| lowered.contains(*w))
+        .any(|w| values.iter().any(|v| v.to_lowercase() == *w))
+}
+
+fn strings<'v>(value: &'v Value, out: &mut Vec<&'v str>) {
+    match value {
+        Value::String(s) => out.push(s),
+        Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
+        Value::Object(map) => map.values().for_each(|v| strings(v, out)),
+        _ => {}
+    }
+}
+
+fn clip(text: &str) -> String {
+    let mut out: String = text.chars().take(SHOWN).collect();
+    if text.chars().count() > SHOWN {
+        out.push('…');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn text(t: &str) -> Value {
+        json!({"content": [{"type": "text", "text": t}]})
+    }
+
+    fn fails(result: Value) -> bool {
+        failure(&result, &json!({})).is_some()
+    }
+
+    #[test]
+    fn json_objects_that_say_they_failed_are_failures() {
+        for body in [
+            r#"{"success": false, "message": "nothing to delete"}"#,
+            r#"{"ok": false}"#,
+            r#"{"isError": true, "content": "boom"}"#,
+            r#"{"error": "View definition must be a SELECT query"}"#,
+            r#"{"error": {"code": 404, "message": "no note"}}"#,
+            r#"{"status": "error", "detail": "locked"}"#,
+            r#"{"errors": ["bad id"]}"#,
+        ] {
+            assert!(fails(text(body)), "{body}");
+        }
+        assert!(fails(json!({
+            "content": [{"type": "text", "text": "{}"}],
+            "structuredContent": {"success": false}
+        })));
+    }
+
+    #[test]
+    fn json_objects_that_succeed_stay_successes() {
+        for body in [
+            r#"{"success": true, "error": null}"#,
+            r#"{"ok": true, "error": "none"}"#,
+            r#"{"error": null, "rows": [1]}"#,
+            r#"{"error": "", "id": 3}"#,
+            r#"{"data": {"x": 1}, "errors": ["partial"]}"#,
+            r#"{"status": "done"}"#,
+            r#"{"entities": [{"name": "error", "observations": []}]}"#,
+        ] {
+            assert!(!fails(text(body)), "{body}");
+        }
+    }
+
+    #[test]
+    fn prose_that_opens_with_or_states_a_failure_is_a_failure() {
+        for line in [
+            "File not found: notes/witness.md",
+            "Error: ENOENT: no such file or directory",
+            "Deletion cancelled for safety. Use force: true to delete a non-empty folder.",
+            "Path must be a portable vault-relative path",
+            "Vault 'work' is not configured. Available vaults: notes",
+            "At least one tag or pattern is required",
+            "Failed to write file: EACCES",
+            "Could not find project witness",
+            "ValueError: invalid literal for int() with base 10: 'witness'",
+            "KeyError('witness')",
+            "Invalid date format, expected YYYY-MM-DD",
+            "A note named witness already exists",
+            "Project witness does not exist. Available projects: main",
+        ] {
+            assert!(fails(text(line)), "{line}");
+        }
+    }
+
+    #[test]
+    fn successes_that_mention_errors_stay_successes() {
+        for line in [
+            "Error handling guide\n\nThis note explains how we handle errors.",
+            "Errors found: 0",
+            "Deleted 3 notes",
+            "No notes matched 'witness'",
+            "Created entity witness",
+            "Successfully wrote to notes/a.md",
+            "Found 2 errors in the log",
+            "",
+        ] {
+            assert!(!fails(text(line)), "{line:?}");
+        }
+    }
+
+    #[test]
+    fn a_long_answer_is_content_whatever_its_first_line() {
+        let long = format!("Error: quoted\n{}", "x".repeat(MAX_PROSE));
+        assert!(!fails(text(&long)));
+    }
+
+    #[test]
+    fn an_error_the_call_asked_for_is_the_success_it_looks_like() {
+        let answer = text("Error: Operation failed");
+        assert!(failure(&answer, &json!({"messageType": "error"})).is_none());
+        assert!(failure(&answer, &json!({"messageType": "info"})).is_some());
+    }
+
+    #[test]
+    fn the_failing_text_is_clipped() {
+        let line = format!("Error: {}", "y".repeat(400));
+        let why = failure(&text(&line), &json!({})).unwrap_or_default();
+        assert!(why.chars().count() <= SHOWN + 1, "{why}");
+        assert!(why.ends_with('…'));
+    }
+}
