@@ -230,6 +230,11 @@ pub struct CallRecord {
     /// store's source, never where the decoy that took the write lives.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub original_writes: Vec<String>,
+    /// The confirmations the server asked for during the call (an
+    /// elicitation, or a 2026-07-28 `input_required` one) and how the audit
+    /// answered each: `accept: <message>` or `decline: <message>`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub confirmations: Vec<String>,
 }
 
 /// One outbound attempt a jailed server made, as the network observer's

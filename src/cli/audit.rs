@@ -150,6 +150,13 @@ pub struct AuditArgs {
     /// a long session.
     #[arg(long)]
     session_per_call: bool,
+    /// Refuse the server's confirmations. By default the audit declares
+    /// the elicitation capability and accepts a confirmation it can fill
+    /// (the form's defaults, yes to its yes/no questions): a destructive
+    /// form gated behind "are you sure?" is then exercised, on the jail's
+    /// copy. Each answer is recorded on its call (`confirmations`).
+    #[arg(long)]
+    refuse_confirmations: bool,
     /// Report failures without confirming them. By default every failing
     /// effect check is confirmed first: the call is repeated after the
     /// stores were quiet (a fresh call where the effect was one-shot), and
@@ -263,6 +270,7 @@ pub fn run(args: AuditArgs, progress: &Progress) -> Result<ExitStatus> {
         include_destructive: args.destructive.include_destructive,
         session_per_call: args.session_per_call,
         confirm: !args.no_confirm,
+        accept_confirmations: !args.refuse_confirmations,
         min_coverage: args.min_coverage,
         progress: progress.audit(),
         label: installed.as_ref().map(|i| i.package.coordinate()),

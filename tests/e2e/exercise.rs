@@ -492,3 +492,39 @@ fn a_delete_that_answers_its_refusal_without_is_error_is_no_pass_of_its_claim() 
     assert_eq!(untested[0]["tool"], "delete_note", "{untested:#}");
     assert_eq!(untested[0]["check"], "EFF-02", "{untested:#}");
 }
+
+#[test]
+fn a_delete_gated_behind_a_confirmation_is_confirmed_in_the_jail_and_its_lie_caught() {
+    let (code, text, report) = audit("confirm-delete", &[]);
+    let check = |report: &Value, id: &str| {
+        report["checks"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|c| c["id"] == id && c["tool"] == "delete_note")
+            .cloned()
+            .unwrap_or_default()
+    };
+    // The audit declared elicitation, accepted the confirmation, and the
+    // delete the tool claims it never does happened, on the jail's copy.
+    assert_eq!(code, 1, "{text}");
+    assert_eq!(check(&report, "EFF-02")["verdict"], "fail", "{text}");
+    let confirmed: Vec<&Value> = report["calls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| c["tool"] == "delete_note")
+        .flat_map(|c| c["confirmations"].as_array().into_iter().flatten())
+        .collect();
+    assert!(
+        confirmed
+            .iter()
+            .any(|c| c.as_str().is_some_and(|s| s.starts_with("accept: Delete "))),
+        "{confirmed:?}"
+    );
+    // Refused, the confirmation gates the delete: nothing happens, the
+    // claim is untested, and the audit does not read PASSED.
+    let (code, text, report) = audit("confirm-delete", &["--refuse-confirmations"]);
+    assert_eq!(code, 3, "{text}");
+    assert_eq!(check(&report, "EFF-02")["verdict"], "untestable", "{text}");
+}

@@ -121,10 +121,17 @@ fn answer(request: &Value, policy: &ClientPolicy, roots: bool) -> Result<Value, 
 }
 
 fn elicit(params: Option<&Value>, policy: &ClientPolicy) -> Value {
-    let decline = json!({"action": "decline"});
     if policy.elicitation == Elicitation::Refuse {
-        return decline;
+        return json!({"action": "decline"});
     }
+    confirm(params)
+}
+
+/// A confirming client's answer to an elicitation (`params` as the
+/// request carries them), in either era: `accept` with the form's answers
+/// when the form is a confirmation, `decline` otherwise.
+pub fn confirm(params: Option<&Value>) -> Value {
+    let decline = json!({"action": "decline"});
     let Some(params) = params else {
         return decline;
     };
@@ -135,6 +142,40 @@ fn elicit(params: Option<&Value>, policy: &ClientPolicy) -> Value {
         Some(content) => json!({"action": "accept", "content": content}),
         None => decline,
     }
+}
+
+/// One line for the record of an elicitation and its answer:
+/// `accept: <message>` (the server's message, clipped).
+pub fn answered(params: Option<&Value>, answer: &Value) -> String {
+    let action = answer
+        .get("action")
+        .and_then(Value::as_str)
+        .unwrap_or("decline");
+    let message = params
+        .and_then(|p| p.get("message"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    format!("{action}: {}", witness_text::clip(message, 200))
+}
+
+/// The record lines of the elicitations a result asked for and `retry`
+/// answers, in the order of their keys.
+pub fn elicitations_in(result: &Value, retry: &Map<String, Value>) -> Vec<String> {
+    let Some(requests) = result.get("inputRequests").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    requests
+        .iter()
+        .filter(|(_, r)| r.get("method").and_then(Value::as_str) == Some("elicitation/create"))
+        .map(|(key, request)| {
+            let answer = retry
+                .get("inputResponses")
+                .and_then(|r| r.get(key))
+                .cloned()
+                .unwrap_or(Value::Null);
+            answered(request.get("params"), &answer)
+        })
+        .collect()
 }
 
 /// A form's answers when it is a confirmation: every field has a default

@@ -74,6 +74,13 @@ pub struct RpcClient {
     /// is answered with an empty list; otherwise it is refused with Method
     /// not found. Set by the handshake from what it declares.
     pub answer_roots: bool,
+    /// Whether the client declared the `elicitation` capability to confirm
+    /// (an audit's `--confirm`): then `elicitation/create` is answered by
+    /// [`crate::mrtr::confirm`]; otherwise it is refused with Method not
+    /// found. Set by the handshake from what it declares.
+    pub confirm: bool,
+    /// The elicitations answered since last taken (`accept: <message>`).
+    elicitations: Vec<String>,
     /// The progress token of the request being waited for, and whether a
     /// `notifications/progress` carrying it arrived since last looked at.
     progress_token: Option<Value>,
@@ -93,6 +100,8 @@ impl RpcClient {
             next_id: 1,
             closed: None,
             answer_roots: false,
+            confirm: false,
+            elicitations: Vec::new(),
             progress_token: None,
             progress_seen: false,
             roots_window: 0,
@@ -118,6 +127,18 @@ impl RpcClient {
 
     pub fn transport_mut(&mut self) -> &mut dyn Transport {
         self.transport.as_mut()
+    }
+
+    /// The elicitations answered since the last call of this, each as
+    /// `accept: <message>` or `decline: <message>`, in order.
+    pub fn take_elicitations(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.elicitations)
+    }
+
+    /// Records an elicitation answered another way (a 2026-07-28
+    /// `input_required` round) beside those answered here.
+    pub fn log_elicitation(&mut self, line: String) {
+        self.elicitations.push(line);
     }
 
     /// `roots/list` requests the server sent, in all.
@@ -393,7 +414,8 @@ impl RpcClient {
             (Some(method), Some(id)) => {
                 let id = id.clone();
                 let method = method.to_owned();
-                self.answer_server_request(&method, id);
+                let params = object.get("params").cloned();
+                self.answer_server_request(&method, id, params.as_ref());
                 None
             }
             (Some(method), None) => {
@@ -475,10 +497,19 @@ impl RpcClient {
     /// [`MAX_ROOTS_REQUESTS`] per client message (the surplus gets an error
     /// and the session records the overflow), and with Method not found when
     /// they were not; anything else with Method not found.
-    fn answer_server_request(&mut self, method: &str, id: Value) {
+    fn answer_server_request(&mut self, method: &str, id: Value, params: Option<&Value>) {
         let refuse = |code: i64, message: &str| json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
         let reply = match method {
             "ping" => json!({"jsonrpc": "2.0", "id": id, "result": {}}),
+            // A confirmation asked mid-call: answered as the client declared
+            // (only a declared elicitation capability gets an answer), and
+            // logged for the call's record.
+            "elicitation/create" if self.confirm => {
+                let answer = crate::mrtr::confirm(params);
+                self.elicitations
+                    .push(crate::mrtr::answered(params, &answer));
+                json!({"jsonrpc": "2.0", "id": id, "result": answer})
+            }
             "roots/list" => {
                 self.roots_requests = self.roots_requests.saturating_add(1);
                 self.roots_window = self.roots_window.saturating_add(1);

@@ -264,13 +264,14 @@ impl Session {
         };
         let offer = LegacyOffer {
             protocol_version: LEGACY_OFFER,
-            capabilities: json!({}),
+            capabilities: policy.capabilities(),
         };
         match Session::initialize(server, &offer, timeout) {
             Ok((mut session, mut handshake)) => {
                 handshake.requested = choice;
                 handshake.discover = discover_note;
                 session.discarded = discarded;
+                session.policy = policy;
                 Ok((session, handshake))
             }
             Err((error, server)) => {
@@ -290,6 +291,7 @@ impl Session {
     ) -> Result<(Session, Handshake), (SessionError, Box<Connection>)> {
         // The server's requests are answered by what this offer declares.
         server.rpc.answer_roots = offer.capabilities.get("roots").is_some();
+        server.rpc.confirm = offer.capabilities.get("elicitation").is_some();
         let params = json!({
             "protocolVersion": offer.protocol_version,
             "capabilities": offer.capabilities,
@@ -545,7 +547,12 @@ impl Session {
             let roots = self.server.rpc.answer_roots;
             match mrtr::next_round(&result, round, &self.policy, roots) {
                 Round::Complete => return CallOutcome::Result(result),
-                Round::Retry(next) => extra = next,
+                Round::Retry(next) => {
+                    for line in mrtr::elicitations_in(&result, &next) {
+                        self.server.rpc.log_elicitation(line);
+                    }
+                    extra = next
+                }
                 Round::Stop(detail) => return CallOutcome::InputRequired { result, detail },
             }
         }

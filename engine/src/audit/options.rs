@@ -95,6 +95,15 @@ pub struct AuditOptions {
     /// failure that does not reproduce `untestable`. `--no-confirm` turns
     /// it off; the report says so (`unconfirmed`).
     pub confirm: bool,
+    /// Answer a server's confirmations (`--refuse-confirmations` turns it
+    /// off): the client declares the elicitation capability and accepts a
+    /// form it can fill from the form's defaults and with yes for its
+    /// yes/no questions; each answer is recorded on its call
+    /// (`confirmations`). Inside the jail nothing of the user's is at
+    /// stake, and a destructive form gated behind a confirmation is then
+    /// exercised. Proxies and agent runs, where a person is the client,
+    /// never do this.
+    pub accept_confirmations: bool,
     /// `--min-coverage`: the percentage of listed tools that must be
     /// exercised for the audit to conclude. `None`: the planner's audits
     /// are held to [`MIN_COVERAGE_PERCENT`], a plan file's to nothing.
@@ -104,6 +113,18 @@ pub struct AuditOptions {
 }
 
 impl AuditOptions {
+    /// What the audit's client declares and answers.
+    pub fn client_policy(&self) -> witness_wire::mrtr::ClientPolicy {
+        use witness_wire::mrtr::{ClientPolicy, Elicitation};
+        ClientPolicy {
+            elicitation: if self.accept_confirmations {
+                Elicitation::Confirm
+            } else {
+                Elicitation::Refuse
+            },
+        }
+    }
+
     /// An audit of `target` as `mcp-witness audit` runs one without flags:
     /// the era detected, the planner's plan, the default timings and
     /// budgets, wall-clock time, the null probe, destructive and unknown
@@ -128,6 +149,7 @@ impl AuditOptions {
             include_destructive: false,
             session_per_call: false,
             confirm: true,
+            accept_confirmations: true,
             min_coverage: None,
             progress: crate::progress::Progress::default(),
         }

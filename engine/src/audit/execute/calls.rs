@@ -455,6 +455,7 @@ impl<'a> Runner<'a> {
             Some((id, &call.step.tool)),
         );
         record.original_writes = original_writes;
+        record.confirmations = self.session.server.rpc.take_elicitations();
         self.draft.report.findings.extend(rejected_values(&record));
         self.draft.report.calls.push(record);
         self.observed
@@ -660,6 +661,7 @@ fn record(id: u32, step: u32, tool: &str, outcome: Outcome) -> CallRecord {
         background: Vec::new(),
         network: Vec::new(),
         original_writes: Vec::new(),
+        confirmations: Vec::new(),
         probes: Vec::new(),
         events_after: Vec::new(),
         event_effects: Vec::new(),

@@ -78,6 +78,7 @@ impl Stage<'_> {
             return Processes::of(session);
         };
         let era = session.era();
+        let policy = session.policy();
         let context = Context {
             settle: self.settle(),
             probe: self.options.probe.as_ref(),
@@ -92,6 +93,7 @@ impl Stage<'_> {
             connect,
             era,
             timeout: self.options.timeout,
+            policy,
         };
         let mut runner = Runner::new(session, &mut relaunch, self.observed, self.draft, context);
         runner.seed();
@@ -109,7 +111,12 @@ impl Stage<'_> {
             let target = &mut *self.target;
             // The wire takes a launch failure as text; its text is the error's.
             let mut launch = || connect(target).map_err(|e| e.to_string());
-            Session::open(&mut launch, self.options.era, self.options.timeout)
+            Session::open_with(
+                &mut launch,
+                self.options.era,
+                self.options.timeout,
+                self.options.client_policy(),
+            )
         };
         record_isolation(
             &mut self.draft.report,

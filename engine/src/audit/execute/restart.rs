@@ -54,6 +54,8 @@ pub(super) struct Relauncher<'j, 'c> {
     pub(super) connect: &'j mut Connect<'c>,
     pub(super) era: Era,
     pub(super) timeout: Duration,
+    /// What the first session's client declared, declared again.
+    pub(super) policy: witness_wire::mrtr::ClientPolicy,
 }
 
 impl Relaunch for Relauncher<'_, '_> {
@@ -77,7 +79,7 @@ impl Relaunch for Relauncher<'_, '_> {
         let target = &mut *self.target;
         let connect = &mut *self.connect;
         let mut launch = || connect(target).map_err(|e| e.to_string());
-        match Session::open(&mut launch, choice, self.timeout) {
+        match Session::open_with(&mut launch, choice, self.timeout, self.policy) {
             Ok((session, _)) => Ok(session),
             Err((error, tried)) => Err((error.to_string(), tried)),
         }
