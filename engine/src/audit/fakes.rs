@@ -274,6 +274,7 @@ pub(super) fn call(
         event_effects: Vec::new(),
         network: Vec::new(),
         original_writes: Vec::new(),
+        confirmations: Vec::new(),
     }
 }
 

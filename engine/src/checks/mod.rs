@@ -445,6 +445,7 @@ mod tests {
             event_effects: vec![],
             network: vec![],
             original_writes: vec![],
+            confirmations: Vec::new(),
         }
     }
 
