@@ -165,6 +165,16 @@ impl Pool {
         })
     }
 
+    /// The directory stores' jailed roots, in declaration order.
+    pub fn roots(&self) -> &[PathBuf] {
+        &self.roots
+    }
+
+    /// Keeps only the values `keep` accepts (what still exists).
+    pub fn retain(&mut self, keep: impl FnMut(&Harvested) -> bool) {
+        self.items.retain(keep);
+    }
+
     /// The first directory store's root, where fresh paths are made.
     pub fn fresh_root(&self) -> Option<&PathBuf> {
         self.roots.first()

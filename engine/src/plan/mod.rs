@@ -48,6 +48,7 @@ pub mod result;
 pub mod rows;
 pub mod seeds;
 pub mod sql;
+pub mod strategy;
 pub mod synth;
 
 use witness_model::audit::{
@@ -84,6 +85,9 @@ pub enum ArgSpec {
     Fresh(Value),
     /// A SQL statement of this kind, on a real table, written at call time.
     Sql(SqlKind),
+    /// A real value a strategy chose for this call (the next object of the
+    /// store after one was not found), recorded with its own provenance.
+    Chosen(Box<Harvested>),
 }
 
 /// One planned call.
@@ -499,7 +503,7 @@ fn forms(step: PlanStep) -> Vec<PlanStep> {
 /// harvest.
 pub fn satisfiable(step: &PlanStep, pool: &Pool) -> bool {
     step.args.iter().all(|(name, spec)| match spec {
-        ArgSpec::Literal(_) | ArgSpec::Pinned(_) => true,
+        ArgSpec::Literal(_) | ArgSpec::Pinned(_) | ArgSpec::Chosen(_) => true,
         ArgSpec::Synthesized(_) | ArgSpec::From { .. } | ArgSpec::Fresh(_) | ArgSpec::Sql(_) => {
             false
         }
@@ -750,6 +754,14 @@ pub fn resolve(
                     }
                 }));
                 plain(name, Value::String(statement), Provenance::Synthesized)
+            }
+            ArgSpec::Chosen(h) => {
+                let (source, from, object) = provenance_of(h);
+                Argument {
+                    from,
+                    object,
+                    ..plain(name, h.value.clone(), source)
+                }
             }
             ArgSpec::Auto(fallback) => {
                 let filled = fill(&step.cues, name, fallback, pool);

@@ -1,0 +1,699 @@
+//! **Read the error and try again.** Servers write their errors for a model
+//! to act on; a failed call (a tool error, a JSON-RPC error or an error in
+//! the answer) is tried again with what its text asks for, within the
+//! tool's budget of calls.
+//!
+//! Answers the failure where a call failed on a value the server had just
+//! said how to fix, and the tool counted as never exercised: `Deletion
+//! cancelled for safety. Use force: true`, `Project 'witness' not found.
+//! Available projects: main`, `Path must be a vault-relative path`,
+//! `At least one tag is required`, `File already exists`. What is read, in
+//! order (the first that changes the call wins):
+//!
+//! - a boolean parameter of the schema the text names (`force`, `confirm`,
+//!   `overwrite`, `yes`) that the call did not set to `true`: set;
+//! - a parameter of the schema the text says is required or missing, that
+//!   the call left out: given, from the store or the answers where one
+//!   fits;
+//! - valid values the text lists (`Available projects: main`, `must be one
+//!   of a, b`, `valid values: ...`): the first the call did not send, for
+//!   the parameter the text names or whose value it quotes;
+//! - a form it asks for: a path *relative* to the store (the store's paths
+//!   made relative to its root), an *absolute* one, only a `SELECT`;
+//! - `already exists`: a fresh name instead of the existing one;
+//! - `not found`, `does not exist`, `no such`: the next real object of
+//!   the store (or of the answers) of the same kind, one not sent before.
+//!
+//! Example: `delete_note {"path": "a.md"}` answers `Refusing to delete
+//! without confirmation. Use force: true`; the schema has `force:
+//! boolean`, so `delete_note {"path": "a.md", "force": true}` is sent, its
+//! ledger record carrying `answers: {call: 7, reading: "the flag force"}`.
+
+use serde_json::{Map, Value};
+use witness_model::audit::{Argument, Provenance};
+
+use super::{names_param, text_words};
+use crate::plan::cues::{PathKind, SqlKind};
+use crate::plan::harvest::{Harvested, Pool, Source};
+use crate::plan::{ArgSpec, PlanStep};
+
+/// A step to try again, and what was read in the error to make it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Retry {
+    pub step: PlanStep,
+    pub reading: String,
+}
+
+/// The retry `error` asks for, of a call of `step` that sent `sent`, when
+/// the text asks for something the call can be given. `schema` is the
+/// tool's input schema; `tried` every argument object the tool was sent so
+/// far (a value sent before is not offered again).
+pub fn answer(
+    step: &PlanStep,
+    sent: &[Argument],
+    error: &str,
+    schema: Option<&Value>,
+    pool: &Pool,
+    tried: &[Value],
+) -> Option<Retry> {
+    let properties = schema
+        .and_then(|s| s.get("properties"))
+        .and_then(Value::as_object);
+    let lowered = error.to_lowercase();
+    flag(step, sent, error, properties)
+        .or_else(|| required(step, sent, &lowered, schema, properties))
+        .or_else(|| listed(step, sent, error, tried))
+        .or_else(|| form(step, sent, &lowered, pool))
+        .or_else(|| exists(step, sent, error, &lowered))
+        .or_else(|| not_found(step, sent, error, &lowered, pool, tried))
+}
+
+/// What a failed call's error says: the server's message, and the text
+/// of its answer when it answered (an error in the answer, a tool error),
+/// whole rather than clipped.
+pub fn error_text(record: &witness_model::audit::CallRecord) -> String {
+    let mut text = String::new();
+    if let Some(response) = &record.response {
+        for part in response
+            .get("content")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(t) = part.get("text").and_then(Value::as_str) {
+                text.push_str(t);
+                text.push('\n');
+            }
+        }
+        if let Some(structured) = response.get("structuredContent") {
+            text.push_str(&structured.to_string());
+            text.push('\n');
+        }
+    }
+    if let Some(detail) = &record.outcome.detail {
+        text.push_str(detail);
+    }
+    text
+}
+
+/// Words that, beside a boolean parameter's name, say the call must set it.
+const FLAG_PHRASES: [&str; 8] = [
+    "true", "set ", "pass ", "use ", "confirm", "must", "required", "enable",
+];
+
+fn flag(
+    step: &PlanStep,
+    sent: &[Argument],
+    error: &str,
+    properties: Option<&Map<String, Value>>,
+) -> Option<Retry> {
+    let lowered = error.to_lowercase();
+    if !FLAG_PHRASES.iter().any(|p| lowered.contains(p)) {
+        return None;
+    }
+    let (name, _) = properties?.iter().find(|(name, sub)| {
+        boolean(sub)
+            && names_param(error, name)
+            && !sent
+                .iter()
+                .any(|a| a.name == **name && a.value == Value::Bool(true))
+    })?;
+    let mut retry = step.clone();
+    set(&mut retry, name, ArgSpec::Pinned(Value::Bool(true)));
+    Some(Retry {
+        step: retry,
+        reading: format!("the flag {name}"),
+    })
+}
+
+fn boolean(sub: &Value) -> bool {
+    let ty = |v: &Value| v.get("type").and_then(Value::as_str) == Some("boolean");
+    ty(sub)
+        || ["anyOf", "oneOf"].iter().any(|k| {
+            sub.get(*k)
+                .and_then(Value::as_array)
+                .is_some_and(|alts| alts.iter().any(ty))
+        })
+}
+
+const REQUIRED_PHRASES: [&str; 7] = [
+    "required",
+    "missing",
+    "must provide",
+    "must specify",
+    "must be provided",
+    "must be specified",
+    "please provide",
+];
+
+fn required(
+    step: &PlanStep,
+    sent: &[Argument],
+    lowered: &str,
+    schema: Option<&Value>,
+    properties: Option<&Map<String, Value>>,
+) -> Option<Retry> {
+    if !REQUIRED_PHRASES.iter().any(|p| lowered.contains(p)) {
+        return None;
+    }
+    let (name, sub) = properties?
+        .iter()
+        .find(|(name, _)| !sent.iter().any(|a| a.name == **name) && names_param(lowered, name))?;
+    let value = one_property(schema?, name, sub, &step.tool)?;
+    let mut retry = step.clone();
+    set(&mut retry, name, ArgSpec::Auto(value));
+    Some(Retry {
+        step: retry,
+        reading: format!("the field {name} it said was required"),
+    })
+}
+
+/// A value for property `name` alone, as the planner would invent it were
+/// the property required.
+fn one_property(schema: &Value, name: &str, sub: &Value, tool: &str) -> Option<Value> {
+    let mut alone = Map::new();
+    alone.insert("type".into(), Value::String("object".into()));
+    let mut properties = Map::new();
+    properties.insert(name.to_owned(), sub.clone());
+    alone.insert("properties".into(), Value::Object(properties));
+    alone.insert(
+        "required".into(),
+        Value::Array(vec![Value::String(name.into())]),
+    );
+    for defs in ["$defs", "definitions"] {
+        if let Some(d) = schema.get(defs) {
+            alone.insert(defs.into(), d.clone());
+        }
+    }
+    crate::plan::synth::arguments_for(Some(&Value::Object(alone)), tool)
+        .into_iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v)
+}
+
+/// Words after which a text lists the values it accepts.
+const LIST_MARKERS: [&str; 11] = [
+    "one of",
+    "available",
+    "valid values",
+    "valid options",
+    "allowed values",
+    "allowed:",
+    "expected",
+    "choose from",
+    "options are",
+    "options:",
+    "supported",
+];
+
+/// The values a text lists after one of [`LIST_MARKERS`]: `Available
+/// projects: main, work` → `main`, `work`. Quotes, brackets and a closing
+/// period are dropped; a list ends at the end of its line or sentence.
+pub fn listed_values(error: &str) -> Vec<String> {
+    let lowered = error.to_lowercase();
+    let Some((at, marker)) = LIST_MARKERS
+        .iter()
+        .filter_map(|m| lowered.find(m).map(|at| (at, *m)))
+        .min_by_key(|(at, _)| *at)
+    else {
+        return Vec::new();
+    };
+    let rest = &error[at + marker.len()..];
+    // `Available projects: main`: the list starts after the colon when
+    // there is one on the line.
+    let line = rest.lines().next().unwrap_or("");
+    let list = match line.find(':') {
+        Some(colon) => &line[colon + 1..],
+        None => line,
+    };
+    let list = list.split(". ").next().unwrap_or(list);
+    list.split([',', '|', ';'])
+        .flat_map(|part| part.split(" or "))
+        .map(|v| {
+            v.trim()
+                .trim_matches(|c: char| "\"'`[](){}.".contains(c) || c.is_whitespace())
+                .to_owned()
+        })
+        .filter(|v| !v.is_empty() && !v.contains(' ') && v.len() <= 80)
+        .collect()
+}
+
+fn listed(step: &PlanStep, sent: &[Argument], error: &str, tried: &[Value]) -> Option<Retry> {
+    let values = listed_values(error);
+    if values.is_empty() {
+        return None;
+    }
+    // The parameter the text names, else the one whose value it quotes.
+    let target = sent
+        .iter()
+        .filter(|a| a.value.is_string())
+        .find(|a| names_param(error, &a.name))
+        .or_else(|| {
+            sent.iter().find(|a| {
+                a.value
+                    .as_str()
+                    .is_some_and(|v| !v.is_empty() && error.contains(v))
+            })
+        })?;
+    let pick = values.into_iter().find(|v| {
+        Some(v.as_str()) != target.value.as_str()
+            && !tried
+                .iter()
+                .any(|t| t.get(&target.name).and_then(Value::as_str) == Some(v.as_str()))
+    })?;
+    let mut retry = step.clone();
+    set(
+        &mut retry,
+        &target.name,
+        ArgSpec::Pinned(Value::String(pick.clone())),
+    );
+    Some(Retry {
+        step: retry,
+        reading: format!("a value it listed for {}: {pick}", target.name),
+    })
+}
+
+fn form(step: &PlanStep, sent: &[Argument], lowered: &str, pool: &Pool) -> Option<Retry> {
+    let words = text_words(lowered);
+    let has = |w: &str| words.iter().any(|x| x == w);
+    if has("select") && (has("only") || has("must") || has("allowed")) {
+        let mut retry = step.clone();
+        let mut changed = false;
+        for (_, spec) in &mut retry.args {
+            if matches!(spec, ArgSpec::Sql(kind) if *kind != SqlKind::Select) {
+                *spec = ArgSpec::Sql(SqlKind::Select);
+                changed = true;
+            }
+        }
+        if changed {
+            return Some(Retry {
+                step: retry,
+                reading: "a SELECT".into(),
+            });
+        }
+    }
+    let relative = has("relative") && !lowered.contains("not relative");
+    let absolute = has("absolute") && !relative;
+    if !relative && !absolute {
+        return None;
+    }
+    let mut retry = step.clone();
+    let mut changed = false;
+    for argument in sent {
+        let Some(text) = argument.value.as_str() else {
+            continue;
+        };
+        let now = if relative {
+            super::store_objects::relative_to_root(pool, text)
+        } else {
+            super::store_objects::absolute_under_root(pool, text)
+        };
+        if let Some(now) = now {
+            set(
+                &mut retry,
+                &argument.name,
+                keep_provenance(argument, Value::String(now)),
+            );
+            changed = true;
+        }
+    }
+    changed.then(|| Retry {
+        step: retry,
+        reading: if relative {
+            "paths relative to the store".into()
+        } else {
+            "absolute paths".into()
+        },
+    })
+}
+
+/// The argument's new value, keeping where the old one came from: a
+/// store's path in another form still names the store's object.
+fn keep_provenance(argument: &Argument, value: Value) -> ArgSpec {
+    match (&argument.source, &argument.object) {
+        (Provenance::Store, Some(object)) => ArgSpec::Chosen(Box::new(Harvested::seeded(
+            &argument.name,
+            value,
+            object.clone(),
+            None,
+        ))),
+        _ => ArgSpec::Pinned(value),
+    }
+}
+
+fn exists(step: &PlanStep, sent: &[Argument], error: &str, lowered: &str) -> Option<Retry> {
+    if !lowered.contains("already exist") {
+        return None;
+    }
+    let target = sent.iter().find(|a| {
+        a.value.as_str().is_some_and(|v| {
+            !v.is_empty()
+                && (error.contains(v)
+                    || std::path::Path::new(v)
+                        .file_name()
+                        .and_then(|f| f.to_str())
+                        .is_some_and(|f| error.contains(f)))
+        }) && a.source != Provenance::Synthesized
+    })?;
+    let fresh = crate::plan::synth::fresh_name(&step.tool);
+    let mut retry = step.clone();
+    set(
+        &mut retry,
+        &target.name,
+        ArgSpec::Fresh(Value::String(fresh)),
+    );
+    Some(Retry {
+        step: retry,
+        reading: format!("a fresh {}: the one sent already exists", target.name),
+    })
+}
+
+const NOT_FOUND: [&str; 7] = [
+    "not found",
+    "does not exist",
+    "doesn't exist",
+    "no such",
+    "not exist",
+    "unknown",
+    "no matching",
+];
+
+fn not_found(
+    step: &PlanStep,
+    sent: &[Argument],
+    error: &str,
+    lowered: &str,
+    pool: &Pool,
+    tried: &[Value],
+) -> Option<Retry> {
+    if !NOT_FOUND.iter().any(|p| lowered.contains(p)) {
+        return None;
+    }
+    let quoted = |a: &&Argument| {
+        a.value
+            .as_str()
+            .is_some_and(|v| !v.is_empty() && error.contains(v))
+    };
+    let target = sent
+        .iter()
+        .filter(|a| a.value.is_string() || a.value.is_number())
+        .find(quoted)
+        .or_else(|| sent.iter().find(|a| a.source.is_real()))?;
+    let sent_before =
+        |v: &Value| *v == target.value || tried.iter().any(|t| t.get(&target.name) == Some(v));
+    let next = next_object(pool, step, &target.name, &target.value, &sent_before)?;
+    let mut retry = step.clone();
+    set(
+        &mut retry,
+        &target.name,
+        ArgSpec::Chosen(Box::new(next.clone())),
+    );
+    Some(Retry {
+        step: retry,
+        reading: format!("the next real {}: the one sent was not found", target.name),
+    })
+}
+
+/// Another real object for parameter `param`, of the kind `like` was: a
+/// path of the same shape, or a value found under the same key, newest
+/// answers and the store's objects alike, never one `sent_before`.
+fn next_object<'p>(
+    pool: &'p Pool,
+    step: &PlanStep,
+    param: &str,
+    like: &Value,
+    sent_before: &dyn Fn(&Value) -> bool,
+) -> Option<&'p Harvested> {
+    let shape = step.cues.path_kind(param);
+    let same = pool.items().find(|h| h.value == *like);
+    pool.items().find(|h| {
+        if sent_before(&h.value) || h.value.is_string() != like.is_string() {
+            return false;
+        }
+        if matches!(h.source, Source::Plan) {
+            return false;
+        }
+        match (shape, h.shape) {
+            (Some(PathKind::File), Some(s)) => s == PathKind::File,
+            (Some(_), Some(s)) => s != PathKind::File,
+            (Some(_), None) => false,
+            (None, _) => same.map_or(h.key == param, |s| {
+                s.key == h.key && s.collection == h.collection
+            }),
+        }
+    })
+}
+
+/// `step` with argument `name` given by `spec`, added when the step had
+/// none.
+fn set(step: &mut PlanStep, name: &str, spec: ArgSpec) {
+    match step.args.iter_mut().find(|(n, _)| n == name) {
+        Some((_, old)) => *old = spec,
+        None => step.args.push((name.to_owned(), spec)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use witness_model::audit::StoreObject;
+
+    use super::*;
+
+    fn sent(args: &[(&str, Value, Provenance)]) -> Vec<Argument> {
+        args.iter()
+            .map(|(n, v, p)| Argument {
+                name: (*n).into(),
+                value: v.clone(),
+                source: *p,
+                from: None,
+                object: None,
+                parts: Vec::new(),
+            })
+            .collect()
+    }
+
+    fn step(tool: &str, args: &[(&str, Value)]) -> PlanStep {
+        PlanStep {
+            tool: tool.into(),
+            args: args
+                .iter()
+                .map(|(n, v)| ((*n).to_owned(), ArgSpec::Auto(v.clone())))
+                .collect(),
+            cues: crate::plan::cues::ToolCues {
+                tool: tool.into(),
+                ..Default::default()
+            },
+        }
+    }
+
+    fn spec<'s>(retry: &'s Retry, name: &str) -> &'s ArgSpec {
+        &retry.step.args.iter().find(|(n, _)| n == name).unwrap().1
+    }
+
+    fn store_pool(paths: &[(&str, PathKind)]) -> Pool {
+        let mut pool = Pool::default();
+        let seeds = paths
+            .iter()
+            .map(|(p, shape)| {
+                Harvested::seeded_path(
+                    (*p).into(),
+                    *shape,
+                    StoreObject {
+                        store: "vault".into(),
+                        object: format!("file/{}", p.trim_start_matches("/j/vault/")),
+                    },
+                )
+            })
+            .collect();
+        pool.seed(seeds, vec!["/j/vault".into()]);
+        pool
+    }
+
+    #[test]
+    fn a_flag_the_error_names_is_set_and_only_a_boolean_of_the_schema() {
+        let schema = json!({"properties": {"path": {"type": "string"},
+            "force": {"type": "boolean"}, "confirm": {"type": "string"}}});
+        let st = step("remove", &[("path", json!("a.md"))]);
+        let args = sent(&[("path", json!("a.md"), Provenance::Store)]);
+        let pool = Pool::default();
+        let retry = answer(
+            &st,
+            &args,
+            "Deletion cancelled for safety. Use force: true",
+            Some(&schema),
+            &pool,
+            &[],
+        )
+        .unwrap();
+        assert_eq!(retry.reading, "the flag force");
+        assert_eq!(spec(&retry, "force"), &ArgSpec::Pinned(json!(true)));
+        // `confirm` is a string here: not a flag to set.
+        assert!(
+            answer(
+                &st,
+                &args,
+                "Please confirm the deletion",
+                Some(&schema),
+                &pool,
+                &[]
+            )
+            .is_none()
+        );
+        // Already set: nothing more to read.
+        let set = sent(&[("force", json!(true), Provenance::Synthesized)]);
+        assert!(answer(&st, &set, "Use force: true", Some(&schema), &pool, &[]).is_none());
+    }
+
+    #[test]
+    fn a_field_said_to_be_required_is_given() {
+        let schema = json!({"properties": {"query": {"type": "string"},
+            "tags": {"type": "array", "items": {"type": "string"}}}});
+        let st = step("search", &[("query", json!("witness"))]);
+        let args = sent(&[("query", json!("witness"), Provenance::Synthesized)]);
+        let retry = answer(
+            &st,
+            &args,
+            "At least one tag or pattern is required",
+            Some(&schema),
+            &Pool::default(),
+            &[],
+        )
+        .unwrap();
+        assert_eq!(retry.reading, "the field tags it said was required");
+        assert!(matches!(spec(&retry, "tags"), ArgSpec::Auto(v) if v.is_array()));
+    }
+
+    #[test]
+    fn listed_values_are_read_and_the_named_parameter_takes_the_first_new_one() {
+        assert_eq!(
+            listed_values("Project 'witness' not found. Available projects: main"),
+            ["main"]
+        );
+        assert_eq!(
+            listed_values("mode must be one of 'a', 'b' or 'c'."),
+            ["a", "b", "c"]
+        );
+        assert_eq!(
+            listed_values("Invalid value. Valid values: [x, y]"),
+            ["x", "y"]
+        );
+        assert!(listed_values("Nothing listed here").is_empty());
+        let st = step(
+            "add_task",
+            &[("project", json!("witness")), ("title", json!("t"))],
+        );
+        let args = sent(&[
+            ("project", json!("witness"), Provenance::Synthesized),
+            ("title", json!("t"), Provenance::Synthesized),
+        ]);
+        let retry = answer(
+            &st,
+            &args,
+            "Project 'witness' not found. Available projects: main, work",
+            None,
+            &Pool::default(),
+            &[],
+        )
+        .unwrap();
+        assert_eq!(spec(&retry, "project"), &ArgSpec::Pinned(json!("main")));
+        // `main` was tried: `work` next.
+        let tried = [json!({"project": "main"})];
+        let retry = answer(
+            &st,
+            &args,
+            "Available projects: main, work",
+            None,
+            &Pool::default(),
+            &tried,
+        )
+        .unwrap();
+        assert_eq!(spec(&retry, "project"), &ArgSpec::Pinned(json!("work")));
+    }
+
+    #[test]
+    fn a_relative_path_is_asked_and_the_stores_path_is_made_relative() {
+        let pool = store_pool(&[("/j/vault/notes/a.md", PathKind::File)]);
+        let st = step("read_note", &[("path", json!("/j/vault/notes/a.md"))]);
+        let mut args = sent(&[("path", json!("/j/vault/notes/a.md"), Provenance::Store)]);
+        args[0].object = Some(StoreObject {
+            store: "vault".into(),
+            object: "file/notes/a.md".into(),
+        });
+        let retry = answer(
+            &st,
+            &args,
+            "Path must be a portable vault-relative path",
+            None,
+            &pool,
+            &[],
+        )
+        .unwrap();
+        assert_eq!(retry.reading, "paths relative to the store");
+        let ArgSpec::Chosen(h) = spec(&retry, "path") else {
+            panic!()
+        };
+        assert_eq!(h.value, json!("notes/a.md"));
+        assert!(
+            matches!(h.source, Source::Store(_)),
+            "still the store's object"
+        );
+    }
+
+    #[test]
+    fn only_a_select_is_asked_for_when_the_text_says_so() {
+        let mut st = step("create_view", &[]);
+        st.args.push(("sql".into(), ArgSpec::Sql(SqlKind::Insert)));
+        let args = sent(&[("sql", json!("INSERT ..."), Provenance::Synthesized)]);
+        let retry = answer(
+            &st,
+            &args,
+            "View definition must be a SELECT query",
+            None,
+            &Pool::default(),
+            &[],
+        )
+        .unwrap();
+        assert_eq!(spec(&retry, "sql"), &ArgSpec::Sql(SqlKind::Select));
+    }
+
+    #[test]
+    fn an_existing_name_becomes_a_fresh_one_and_a_missing_object_the_next_real_one() {
+        let pool = store_pool(&[
+            ("/j/vault/a.md", PathKind::File),
+            ("/j/vault/b.md", PathKind::File),
+            ("/j/vault/notes", PathKind::Dir),
+        ]);
+        let mut st = step("save", &[("filepath", json!("/j/vault/a.md"))]);
+        st.cues.tool = "save".into();
+        let args = sent(&[("filepath", json!("/j/vault/a.md"), Provenance::Store)]);
+        let retry = answer(
+            &st,
+            &args,
+            "File already exists: /j/vault/a.md",
+            None,
+            &pool,
+            &[],
+        )
+        .unwrap();
+        assert!(matches!(spec(&retry, "filepath"), ArgSpec::Fresh(_)));
+        let retry = answer(
+            &st,
+            &args,
+            "File not found: /j/vault/a.md",
+            None,
+            &pool,
+            &[],
+        )
+        .unwrap();
+        let ArgSpec::Chosen(h) = spec(&retry, "filepath") else {
+            panic!()
+        };
+        assert_eq!(h.value, json!("/j/vault/b.md"), "a file, not the directory");
+        let tried = [json!({"filepath": "/j/vault/b.md"})];
+        assert!(
+            answer(&st, &args, "File not found", None, &pool, &tried).is_none(),
+            "every file was tried"
+        );
+    }
+}
