@@ -238,13 +238,41 @@ impl<'a> Runner<'a> {
         if status.is_refusal()
             && let Some(retry) = self.error_retry(step, first)
         {
-            self.answers = Some(ErrorAnswer {
+            let answer = ErrorAnswer {
                 call: first,
                 reading: retry.reading,
-            });
-            return self.step(&retry.step);
+            };
+            self.answers = Some(answer.clone());
+            self.step(&retry.step)?;
+            // Every other operation the error listed, within the budget.
+            for (form, reading) in retry.then {
+                if self.calls_of(&step.tool) >= super::passes::MAX_CALLS_PER_TOOL {
+                    break;
+                }
+                self.answers = Some(ErrorAnswer {
+                    reading,
+                    ..answer.clone()
+                });
+                self.step(&form)?;
+            }
         }
         ControlFlow::Continue(())
+    }
+
+    /// How many calls `tool` has had, its repeats, pages and confirmations
+    /// not counted: what its budget counts.
+    fn calls_of(&self, tool: &str) -> usize {
+        self.draft
+            .report
+            .calls
+            .iter()
+            .filter(|c| {
+                c.tool == tool
+                    && c.repeat_of.is_none()
+                    && c.page_of.is_none()
+                    && c.confirms.is_none()
+            })
+            .count()
     }
 
     /// The retry what call `failed` of `step` answered asks for
@@ -269,7 +297,7 @@ impl<'a> Runner<'a> {
                     && c.confirms.is_none()
             })
             .collect();
-        if mine.len() >= super::passes::MAX_CALLS_PER_TOOL {
+        if self.calls_of(&step.tool) >= super::passes::MAX_CALLS_PER_TOOL {
             return None;
         }
         let record = calls.iter().find(|c| c.id == failed)?;

@@ -12,7 +12,9 @@
 //! - [`store_objects`]: the store's objects in the forms servers accept
 //!   (relative paths, bare names), and only objects that still exist.
 
+pub mod operations;
 pub mod read_error;
+pub mod scope;
 pub mod store_objects;
 
 /// The lowercase words of `text`, split at anything not a letter, digit or

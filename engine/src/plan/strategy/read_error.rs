@@ -42,6 +42,11 @@ use crate::plan::{ArgSpec, PlanStep};
 pub struct Retry {
     pub step: PlanStep,
     pub reading: String,
+    /// Further forms to ask after `step`, whatever it answers: every other
+    /// operation an error listed for an operation parameter (`Valid: save,
+    /// delete`), makers first and removers last, each within the budget.
+    /// Each with what was read for it.
+    pub then: Vec<(PlanStep, String)>,
 }
 
 /// The retry `error` asks for, of a call of `step` that sent `sent`, when
@@ -123,6 +128,7 @@ fn flag(
     Some(Retry {
         step: retry,
         reading: format!("the flag {name}"),
+        then: Vec::new(),
     })
 }
 
@@ -159,18 +165,26 @@ fn required(
     let (name, sub) = properties?
         .iter()
         .find(|(name, _)| !sent.iter().any(|a| a.name == **name) && names_param(lowered, name))?;
-    let value = one_property(schema?, name, sub, &step.tool)?;
+    let value = match one_property(schema?, name, sub, &step.tool)? {
+        // An empty default is what the call already meant by leaving it out.
+        Value::String(v) if v.is_empty() => {
+            Value::String(crate::plan::synth::fresh_name(&step.tool))
+        }
+        Value::Null => Value::String(crate::plan::synth::fresh_name(&step.tool)),
+        v => v,
+    };
     let mut retry = step.clone();
     set(&mut retry, name, ArgSpec::Auto(value));
     Some(Retry {
         step: retry,
         reading: format!("the field {name} it said was required"),
+        then: Vec::new(),
     })
 }
 
 /// A value for property `name` alone, as the planner would invent it were
 /// the property required.
-fn one_property(schema: &Value, name: &str, sub: &Value, tool: &str) -> Option<Value> {
+pub(crate) fn one_property(schema: &Value, name: &str, sub: &Value, tool: &str) -> Option<Value> {
     let mut alone = Map::new();
     alone.insert("type".into(), Value::String("object".into()));
     let mut properties = Map::new();
@@ -192,8 +206,9 @@ fn one_property(schema: &Value, name: &str, sub: &Value, tool: &str) -> Option<V
 }
 
 /// Words after which a text lists the values it accepts.
-const LIST_MARKERS: [&str; 11] = [
+const LIST_MARKERS: [&str; 12] = [
     "one of",
+    "valid:",
     "available",
     "valid values",
     "valid options",
@@ -255,21 +270,40 @@ fn listed(step: &PlanStep, sent: &[Argument], error: &str, tried: &[Value]) -> O
                     .is_some_and(|v| !v.is_empty() && error.contains(v))
             })
         })?;
-    let pick = values.into_iter().find(|v| {
-        Some(v.as_str()) != target.value.as_str()
-            && !tried
-                .iter()
-                .any(|t| t.get(&target.name).and_then(Value::as_str) == Some(v.as_str()))
-    })?;
-    let mut retry = step.clone();
-    set(
-        &mut retry,
-        &target.name,
-        ArgSpec::Pinned(Value::String(pick.clone())),
-    );
+    let mut fresh: Vec<String> = values
+        .into_iter()
+        .filter(|v| {
+            Some(v.as_str()) != target.value.as_str()
+                && !tried
+                    .iter()
+                    .any(|t| t.get(&target.name).and_then(Value::as_str) == Some(v.as_str()))
+        })
+        .collect();
+    // An operation's values are each a form of the tool: all are asked,
+    // in the order that leaves something to act on.
+    let operation = super::operations::is_operation_param(&target.name);
+    if operation {
+        fresh.sort_by_key(|v| super::operations::rank(v));
+    }
+    let mut forms = fresh.iter().map(|v| {
+        let mut form = step.clone();
+        set(
+            &mut form,
+            &target.name,
+            ArgSpec::Pinned(Value::String(v.clone())),
+        );
+        (form, format!("a value it listed for {}: {v}", target.name))
+    });
+    let (first, reading) = forms.next()?;
+    let then = if operation {
+        forms.collect()
+    } else {
+        Vec::new()
+    };
     Some(Retry {
-        step: retry,
-        reading: format!("a value it listed for {}: {pick}", target.name),
+        step: first,
+        reading,
+        then,
     })
 }
 
@@ -289,6 +323,7 @@ fn form(step: &PlanStep, sent: &[Argument], lowered: &str, pool: &Pool) -> Optio
             return Some(Retry {
                 step: retry,
                 reading: "a SELECT".into(),
+                then: Vec::new(),
             });
         }
     }
@@ -324,6 +359,7 @@ fn form(step: &PlanStep, sent: &[Argument], lowered: &str, pool: &Pool) -> Optio
         } else {
             "absolute paths".into()
         },
+        then: Vec::new(),
     })
 }
 
@@ -365,6 +401,7 @@ fn exists(step: &PlanStep, sent: &[Argument], error: &str, lowered: &str) -> Opt
     Some(Retry {
         step: retry,
         reading: format!("a fresh {}: the one sent already exists", target.name),
+        then: Vec::new(),
     })
 }
 
@@ -397,8 +434,7 @@ fn not_found(
     let target = sent
         .iter()
         .filter(|a| a.value.is_string() || a.value.is_number())
-        .find(quoted)
-        .or_else(|| sent.iter().find(|a| a.source.is_real()))?;
+        .find(quoted)?;
     let sent_before =
         |v: &Value| *v == target.value || tried.iter().any(|t| t.get(&target.name) == Some(v));
     let next = next_object(pool, step, &target.name, &target.value, &sent_before)?;
@@ -411,6 +447,7 @@ fn not_found(
     Some(Retry {
         step: retry,
         reading: format!("the next real {}: the one sent was not found", target.name),
+        then: Vec::new(),
     })
 }
 
@@ -609,6 +646,45 @@ mod tests {
         )
         .unwrap();
         assert_eq!(spec(&retry, "project"), &ArgSpec::Pinned(json!("work")));
+    }
+
+    #[test]
+    fn every_operation_an_error_lists_is_asked_removers_last() {
+        let st = step("capture", &[("action", json!("witness"))]);
+        let args = sent(&[("action", json!("witness"), Provenance::Synthesized)]);
+        let retry = answer(
+            &st,
+            &args,
+            r#"{"status":"error","message":"Unknown action 'witness'. Valid: delete, save, list"}"#,
+            None,
+            &Pool::default(),
+            &[],
+        )
+        .unwrap();
+        let action = |s: &PlanStep| s.args[0].1.clone();
+        assert_eq!(action(&retry.step), ArgSpec::Pinned(json!("save")));
+        assert_eq!(retry.then[1].1, "a value it listed for action: delete");
+        let then: Vec<ArgSpec> = retry.then.iter().map(|(s, _)| action(s)).collect();
+        assert_eq!(
+            then,
+            [
+                ArgSpec::Pinned(json!("list")),
+                ArgSpec::Pinned(json!("delete"))
+            ]
+        );
+        // A parameter that is no operation takes one value, and no more.
+        let st = step("add_task", &[("project", json!("witness"))]);
+        let args = sent(&[("project", json!("witness"), Provenance::Synthesized)]);
+        let retry = answer(
+            &st,
+            &args,
+            "Unknown project. Valid: main, work",
+            None,
+            &Pool::default(),
+            &[],
+        )
+        .unwrap();
+        assert!(retry.then.is_empty());
     }
 
     #[test]
