@@ -326,7 +326,11 @@ impl Plan {
             }
             let step = planned_step(tool);
             // A tool with an operation enum is asked each operation.
-            let each = strategy::operations::operation_forms(&step, tool.input_schema.as_ref());
+            let each = strategy::operations::operation_forms(
+                &step,
+                tool.input_schema.as_ref(),
+                tool.description.as_deref(),
+            );
             if each.is_empty() {
                 main.extend(forms(step));
             } else {

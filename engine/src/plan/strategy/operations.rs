@@ -95,16 +95,92 @@ pub fn rank(value: &str) -> u8 {
     }
 }
 
-/// The operation parameter of `schema` and its values, when it has one.
-pub fn operation_values(schema: Option<&Value>) -> Option<(String, Vec<String>)> {
+/// One operation's value, and the parameters its description says it takes.
+pub type Operation = (String, Vec<String>);
+
+/// The operation parameter of `schema` and its values, each with the
+/// parameters the description says it takes, when it has one: from the
+/// schema (`enum`, `const`s), else from a list in the tool's description
+/// (an `Actions:` block of `name: what it does` lines, `params: a, b`
+/// beneath each).
+pub fn operation_values(
+    schema: Option<&Value>,
+    description: Option<&str>,
+) -> Option<(String, Vec<Operation>)> {
     let properties = schema?.get("properties")?.as_object()?;
     properties.iter().find_map(|(name, sub)| {
         if !OPERATION_NAMES.contains(&flat(name).as_str()) {
             return None;
         }
-        let values = values_of(sub);
+        let mut values: Vec<Operation> = values_of(sub)
+            .into_iter()
+            .map(|v| (v, Vec::new()))
+            .collect();
+        if values.is_empty() {
+            values = described(description.unwrap_or(""), properties);
+        }
         (values.len() >= 2).then(|| (name.clone(), values))
     })
+}
+
+/// Header words of a description's list of operations.
+const LIST_HEADERS: [&str; 6] = [
+    "actions",
+    "operations",
+    "commands",
+    "modes",
+    "available actions",
+    "available operations",
+];
+
+/// The operations a description lists under a header line (`Actions:`),
+/// one a line at the block's first indentation (`search: Search notes.`),
+/// each with the schema's properties a deeper `params:` line names.
+fn described(description: &str, properties: &serde_json::Map<String, Value>) -> Vec<Operation> {
+    let lines: Vec<&str> = description.lines().collect();
+    let Some(header) = lines.iter().position(|l| {
+        let t = l.trim().trim_end_matches(':').to_ascii_lowercase();
+        LIST_HEADERS.contains(&t.as_str()) && l.trim().ends_with(':')
+    }) else {
+        return Vec::new();
+    };
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let mut out: Vec<Operation> = Vec::new();
+    let mut level = None;
+    for line in &lines[header + 1..] {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let at = indent(line);
+        let level = *level.get_or_insert(at);
+        if at < level {
+            break;
+        }
+        let trimmed = line.trim();
+        if at == level {
+            let Some((name, _)) = trimmed.split_once(':') else {
+                break;
+            };
+            let name = name.trim().trim_matches(|c| "`'\"-*".contains(c));
+            if name.is_empty()
+                || !name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            {
+                break;
+            }
+            out.push((name.to_owned(), Vec::new()));
+        } else if let Some(params) = trimmed.to_ascii_lowercase().strip_prefix("params:")
+            && let Some((_, needed)) = out.last_mut()
+        {
+            for word in super::text_words(params) {
+                if properties.contains_key(&word) && !needed.contains(&word) {
+                    needed.push(word);
+                }
+            }
+        }
+    }
+    out
 }
 
 fn values_of(sub: &Value) -> Vec<String> {
@@ -127,17 +203,21 @@ fn values_of(sub: &Value) -> Vec<String> {
 /// One step per operation value of `step`'s tool, in the order that leaves
 /// something to act on, each with the fields its operation needs; empty
 /// when the tool has no operation parameter.
-pub fn operation_forms(step: &PlanStep, schema: Option<&Value>) -> Vec<PlanStep> {
-    let Some((param, mut values)) = operation_values(schema) else {
+pub fn operation_forms(
+    step: &PlanStep,
+    schema: Option<&Value>,
+    description: Option<&str>,
+) -> Vec<PlanStep> {
+    let Some((param, mut values)) = operation_values(schema, description) else {
         return Vec::new();
     };
-    values.sort_by_key(|v| rank(v));
+    values.sort_by_key(|(v, _)| rank(v));
     let properties = schema
         .and_then(|s| s.get("properties"))
         .and_then(Value::as_object);
     values
         .into_iter()
-        .map(|value| {
+        .map(|(value, needed)| {
             let mut form = step.clone();
             set(
                 &mut form,
@@ -150,7 +230,7 @@ pub fn operation_forms(step: &PlanStep, schema: Option<&Value>) -> Vec<PlanStep>
                     continue;
                 }
                 let description = sub.get("description").and_then(Value::as_str).unwrap_or("");
-                if super::names_param(description, &value)
+                if (needed.contains(name) || super::names_param(description, &value))
                     && let Some(v) = super::read_error::one_property(
                         schema.unwrap_or(&Value::Null),
                         name,
@@ -232,7 +312,7 @@ mod tests {
                 ..Default::default()
             },
         };
-        let forms = operation_forms(&step, Some(&schema));
+        let forms = operation_forms(&step, Some(&schema), None);
         let ops: Vec<&ArgSpec> = forms.iter().map(|f| &f.args[0].1).collect();
         assert_eq!(
             ops,
@@ -265,6 +345,30 @@ mod tests {
             ]
         );
         // No operation parameter: no forms of this strategy's.
-        assert!(operation_forms(&step, Some(&json!({"properties": {"path": {}}}))).is_empty());
+        assert!(
+            operation_forms(&step, Some(&json!({"properties": {"path": {}}})), None).is_empty()
+        );
+    }
+
+    #[test]
+    fn a_description_that_lists_the_operations_gives_them_and_their_params() {
+        let schema = json!({"properties": {
+            "action": {"type": "string"}, "path": {"type": "string", "default": ""},
+            "query": {"type": "string", "default": ""}, "limit": {"type": "integer"}}});
+        let description = "Read and search the vault.\n\n    Actions:\n      search: Search notes.\n        \
+            params: query, tags\n      get: Read one file.\n        params: path\n      \
+            remove_all: Clear it.\n\n    Returns JSON.";
+        let (param, values) = operation_values(Some(&schema), Some(description)).unwrap();
+        assert_eq!(param, "action");
+        assert_eq!(
+            values,
+            [
+                ("search".to_owned(), vec!["query".to_owned()]),
+                ("get".to_owned(), vec!["path".to_owned()]),
+                ("remove_all".to_owned(), Vec::new()),
+            ]
+        );
+        // No list: no operations read from prose that merely mentions one.
+        assert!(operation_values(Some(&schema), Some("Do an action: carefully.")).is_none());
     }
 }

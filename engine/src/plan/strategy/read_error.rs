@@ -165,14 +165,7 @@ fn required(
     let (name, sub) = properties?
         .iter()
         .find(|(name, _)| !sent.iter().any(|a| a.name == **name) && names_param(lowered, name))?;
-    let value = match one_property(schema?, name, sub, &step.tool)? {
-        // An empty default is what the call already meant by leaving it out.
-        Value::String(v) if v.is_empty() => {
-            Value::String(crate::plan::synth::fresh_name(&step.tool))
-        }
-        Value::Null => Value::String(crate::plan::synth::fresh_name(&step.tool)),
-        v => v,
-    };
+    let value = one_property(schema?, name, sub, &step.tool)?;
     let mut retry = step.clone();
     set(&mut retry, name, ArgSpec::Auto(value));
     Some(Retry {
@@ -199,10 +192,16 @@ pub(crate) fn one_property(schema: &Value, name: &str, sub: &Value, tool: &str) 
             alone.insert(defs.into(), d.clone());
         }
     }
-    crate::plan::synth::arguments_for(Some(&Value::Object(alone)), tool)
+    let value = crate::plan::synth::arguments_for(Some(&Value::Object(alone)), tool)
         .into_iter()
         .find(|(n, _)| n == name)
-        .map(|(_, v)| v)
+        .map(|(_, v)| v)?;
+    // An empty default is what leaving the property out already meant.
+    Some(match value {
+        Value::Null => Value::String(crate::plan::synth::fresh_name(tool)),
+        Value::String(v) if v.is_empty() => Value::String(crate::plan::synth::fresh_name(tool)),
+        v => v,
+    })
 }
 
 /// Words after which a text lists the values it accepts.
