@@ -71,6 +71,7 @@ pub fn answer(
         .or_else(|| form(step, sent, &lowered, pool))
         .or_else(|| exists(step, sent, error, &lowered))
         .or_else(|| not_found(step, sent, error, &lowered, pool, tried))
+        .or_else(|| without_scope(step, sent, tried))
 }
 
 /// What a failed call's error says: the server's message, and the text
@@ -434,18 +435,91 @@ fn not_found(
         .iter()
         .filter(|a| a.value.is_string() || a.value.is_number())
         .find(quoted)?;
-    let sent_before =
+    let was_sent =
         |v: &Value| *v == target.value || tried.iter().any(|t| t.get(&target.name) == Some(v));
+    // An object counts as sent in either form, absolute or relative.
+    let sent_before = |v: &Value| {
+        was_sent(v)
+            || v.as_str()
+                .and_then(|t| super::store_objects::relative_to_root(pool, t))
+                .is_some_and(|r| was_sent(&Value::String(r)))
+    };
+    // An absolute store path that was not found may be the right object
+    // in the wrong form: its path relative to the store comes first.
+    if let Some(text) = target.value.as_str()
+        && let Some(relative) = super::store_objects::relative_to_root(pool, text)
+        && !was_sent(&Value::String(relative.clone()))
+    {
+        let mut retry = step.clone();
+        set(
+            &mut retry,
+            &target.name,
+            keep_provenance(target, Value::String(relative)),
+        );
+        return Some(Retry {
+            step: retry,
+            reading: format!(
+                "{} relative to the store: the absolute path was not found",
+                target.name
+            ),
+            then: Vec::new(),
+        });
+    }
     let next = next_object(pool, step, &target.name, &target.value, &sent_before)?;
+    // A relative path that was not found: the next object, relative too.
+    let relative = target
+        .value
+        .as_str()
+        .is_some_and(|v| super::store_objects::absolute_under_root(pool, v).is_some());
+    let spec = match next.value.as_str() {
+        Some(text) if relative => match super::store_objects::relative_to_root(pool, text) {
+            Some(r) => ArgSpec::Chosen(Box::new(Harvested {
+                value: Value::String(r),
+                ..next.clone()
+            })),
+            None => ArgSpec::Chosen(Box::new(next.clone())),
+        },
+        _ => ArgSpec::Chosen(Box::new(next.clone())),
+    };
     let mut retry = step.clone();
-    set(
-        &mut retry,
-        &target.name,
-        ArgSpec::Chosen(Box::new(next.clone())),
-    );
+    set(&mut retry, &target.name, spec);
     Some(Retry {
         step: retry,
         reading: format!("the next real {}: the one sent was not found", target.name),
+        then: Vec::new(),
+    })
+}
+
+/// The call without the optional arguments the planner chose where it
+/// acts ([`super::scope`]): when a call so given failed and nothing else
+/// in its error could be answered, the tool's own default may be the one
+/// that works.
+fn without_scope(step: &PlanStep, sent: &[Argument], tried: &[Value]) -> Option<Retry> {
+    let dropped: Vec<String> = step
+        .args
+        .iter()
+        .filter(|(name, spec)| {
+            matches!(spec, ArgSpec::IfReal(_)) && sent.iter().any(|a| a.name == *name)
+        })
+        .map(|(name, _)| name.clone())
+        .collect();
+    if dropped.is_empty() {
+        return None;
+    }
+    let mut retry = step.clone();
+    retry.args.retain(|(name, _)| !dropped.contains(name));
+    let without = Value::Object(
+        sent.iter()
+            .filter(|a| !dropped.contains(&a.name))
+            .map(|a| (a.name.clone(), a.value.clone()))
+            .collect(),
+    );
+    if tried.contains(&without) {
+        return None;
+    }
+    Some(Retry {
+        step: retry,
+        reading: format!("without the optional {} it was given", dropped.join(", ")),
         then: Vec::new(),
     })
 }
@@ -716,6 +790,29 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_call_given_an_optional_scope_is_tried_without_it() {
+        let mut st = step("browse", &[]);
+        st.args
+            .push(("path".into(), ArgSpec::IfReal(json!("witness"))));
+        let args = sent(&[("path", json!("/j/vault/a.md"), Provenance::Store)]);
+        let retry = answer(
+            &st,
+            &args,
+            "Something odd happened",
+            None,
+            &Pool::default(),
+            &[],
+        )
+        .unwrap();
+        assert!(retry.step.args.is_empty());
+        assert_eq!(retry.reading, "without the optional path it was given");
+        assert!(
+            answer(&st, &args, "odd", None, &Pool::default(), &[json!({})]).is_none(),
+            "already tried without it"
+        );
+    }
+
+    #[test]
     fn only_a_select_is_asked_for_when_the_text_says_so() {
         let mut st = step("create_view", &[]);
         st.args.push(("sql".into(), ArgSpec::Sql(SqlKind::Insert)));
@@ -741,7 +838,11 @@ mod tests {
         ]);
         let mut st = step("save", &[("filepath", json!("/j/vault/a.md"))]);
         st.cues.tool = "save".into();
-        let args = sent(&[("filepath", json!("/j/vault/a.md"), Provenance::Store)]);
+        let mut args = sent(&[("filepath", json!("/j/vault/a.md"), Provenance::Store)]);
+        args[0].object = Some(StoreObject {
+            store: "vault".into(),
+            object: "file/a.md".into(),
+        });
         let retry = answer(
             &st,
             &args,
@@ -752,22 +853,42 @@ mod tests {
         )
         .unwrap();
         assert!(matches!(spec(&retry, "filepath"), ArgSpec::Fresh(_)));
-        let retry = answer(
-            &st,
-            &args,
-            "File not found: /j/vault/a.md",
-            None,
-            &pool,
-            &[],
-        )
-        .unwrap();
+        let not_found = |tried: &[Value]| {
+            answer(
+                &st,
+                &args,
+                "File not found: /j/vault/a.md",
+                None,
+                &pool,
+                tried,
+            )
+        };
+        // The same note in the form relative to the store first.
+        let retry = not_found(&[]).unwrap();
         let ArgSpec::Chosen(h) = spec(&retry, "filepath") else {
             panic!()
         };
-        assert_eq!(h.value, json!("/j/vault/b.md"), "a file, not the directory");
-        let tried = [json!({"filepath": "/j/vault/b.md"})];
+        assert_eq!(h.value, json!("a.md"));
+        assert!(matches!(h.source, Source::Store(_)));
+        // Then the next file (not the directory), in the form that was
+        // tried last: relative.
+        let relative = sent(&[("filepath", json!("a.md"), Provenance::Store)]);
+        let tried = [
+            json!({"filepath": "/j/vault/a.md"}),
+            json!({"filepath": "a.md"}),
+        ];
+        let retry = answer(&st, &relative, "File not found: a.md", None, &pool, &tried).unwrap();
+        let ArgSpec::Chosen(h) = spec(&retry, "filepath") else {
+            panic!()
+        };
+        assert_eq!(h.value, json!("b.md"), "a file, not the directory");
+        let tried = [
+            json!({"filepath": "/j/vault/a.md"}),
+            json!({"filepath": "a.md"}),
+            json!({"filepath": "b.md"}),
+        ];
         assert!(
-            answer(&st, &args, "File not found", None, &pool, &tried).is_none(),
+            answer(&st, &relative, "File not found: a.md", None, &pool, &tried).is_none(),
             "every file was tried"
         );
     }
