@@ -156,7 +156,10 @@ impl<'a> Runner<'a> {
             .iter()
             .map(|(s, o)| (s.as_str(), o.as_str()))
             .collect();
-        let (seeds, roots) = crate::plan::seeds::seeds(&self.context.stores, &present);
+        let (mut seeds, roots) = crate::plan::seeds::seeds(&self.context.stores, &present);
+        // The notes' titles, for tools that name a note by its title.
+        let titles = crate::plan::strategy::store_objects::note_titles(&seeds);
+        seeds.extend(titles);
         self.pool.seed(seeds, roots);
         // Likewise the tables' declared columns, which let a planned insert
         // name the ones a row must have.

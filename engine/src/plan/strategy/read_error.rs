@@ -67,10 +67,13 @@ pub fn answer(
     let lowered = error.to_lowercase();
     flag(step, sent, error, properties)
         .or_else(|| required(step, sent, &lowered, schema, properties))
+        .or_else(|| validator_missing(step, sent, error))
         .or_else(|| listed(step, sent, error, tried))
         .or_else(|| form(step, sent, &lowered, pool))
         .or_else(|| exists(step, sent, error, &lowered))
+        .or_else(|| extension(step, sent, error, pool, tried))
         .or_else(|| not_found(step, sent, error, &lowered, pool, tried))
+        .or_else(|| path_refused(step, sent, error, &lowered, pool, tried))
         .or_else(|| without_scope(step, sent, tried))
 }
 
@@ -168,12 +171,263 @@ fn required(
         .find(|(name, _)| !sent.iter().any(|a| a.name == **name) && names_param(lowered, name))?;
     let value = one_property(schema?, name, sub, &step.tool)?;
     let mut retry = step.clone();
-    set(&mut retry, name, ArgSpec::Auto(value));
+    set(&mut retry, name, given(step, name, value));
     Some(Retry {
         step: retry,
         reading: format!("the field {name} it said was required"),
         then: Vec::new(),
     })
+}
+
+/// The fields a schema validator's message says the call left out, with
+/// the JSON type it expected: a zod issue list (`[{"expected": "string",
+/// "code": "invalid_type", "path": ["path"], "message": "... received
+/// undefined"}]`) or pydantic's lines (`path` then `Field required
+/// [type=missing, ...]`). Servers whose listed schema says nothing of
+/// their parameters still validate them, and say so.
+pub fn missing_fields(error: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    if let Some(start) = error.find('[') {
+        let mut stream = serde_json::Deserializer::from_str(&error[start..]).into_iter::<Value>();
+        if let Some(Ok(Value::Array(issues))) = stream.next() {
+            for issue in issues {
+                let message = issue.get("message").and_then(Value::as_str).unwrap_or("");
+                let name = issue
+                    .get("path")
+                    .and_then(Value::as_array)
+                    .and_then(|p| p.first())
+                    .and_then(Value::as_str);
+                let expected = issue
+                    .get("expected")
+                    .and_then(Value::as_str)
+                    .unwrap_or("string");
+                if let Some(name) = name
+                    && (message.contains("received undefined") || message.contains("Required"))
+                    && !out.iter().any(|(n, _)| n == name)
+                {
+                    out.push((name.to_owned(), expected.to_owned()));
+                }
+            }
+        }
+    }
+    let lines: Vec<&str> = error.lines().collect();
+    for pair in lines.windows(2) {
+        let name = pair[0].trim();
+        if pair[1].trim_start().starts_with("Field required")
+            && !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
+            && !out.iter().any(|(n, _)| n == name)
+        {
+            out.push((name.to_owned(), "string".to_owned()));
+        }
+    }
+    out
+}
+
+fn validator_missing(step: &PlanStep, sent: &[Argument], error: &str) -> Option<Retry> {
+    let missing: Vec<(String, String)> = missing_fields(error)
+        .into_iter()
+        .filter(|(name, _)| !sent.iter().any(|a| a.name == *name))
+        .collect();
+    if missing.is_empty() {
+        return None;
+    }
+    let mut retry = step.clone();
+    for (name, expected) in &missing {
+        let value = match expected.as_str() {
+            "array" => Value::Array(vec![Value::String("witness".into())]),
+            "number" | "integer" => Value::from(1),
+            "boolean" => Value::Bool(true),
+            "object" => Value::Object(Map::new()),
+            _ => Value::String("witness".into()),
+        };
+        // A value the store or the answers offer where one fits.
+        set(&mut retry, name, given(step, name, value));
+    }
+    let names: Vec<&str> = missing.iter().map(|(n, _)| n.as_str()).collect();
+    Some(Retry {
+        step: retry,
+        reading: format!(
+            "the field(s) its validator said were missing: {}",
+            names.join(", ")
+        ),
+        then: Vec::new(),
+    })
+}
+
+/// An absolute store path the error quotes back as no path it accepts
+/// (`not a vault path: '<path>'`, `outside the vault`): the same object
+/// relative to the store.
+fn path_refused(
+    step: &PlanStep,
+    sent: &[Argument],
+    error: &str,
+    lowered: &str,
+    pool: &Pool,
+    tried: &[Value],
+) -> Option<Retry> {
+    if !lowered.contains("path") && !lowered.contains("outside") {
+        return None;
+    }
+    let mut retry = step.clone();
+    let mut changed = false;
+    for argument in sent {
+        let Some(text) = argument.value.as_str() else {
+            continue;
+        };
+        if text.is_empty() || !error.contains(text) {
+            continue;
+        }
+        let Some(relative) = super::store_objects::relative_to_root(pool, text) else {
+            continue;
+        };
+        if tried
+            .iter()
+            .any(|t| t.get(&argument.name).and_then(Value::as_str) == Some(relative.as_str()))
+        {
+            continue;
+        }
+        set(
+            &mut retry,
+            &argument.name,
+            keep_provenance(argument, Value::String(relative)),
+        );
+        changed = true;
+    }
+    changed.then(|| Retry {
+        step: retry,
+        reading: "paths relative to the store: the absolute one was refused".into(),
+        then: Vec::new(),
+    })
+}
+
+/// How a field the error asked for is given: the name of the thing a
+/// creator makes is fresh (under the store, for a path), anything else a
+/// real value where one fits.
+fn given(step: &PlanStep, name: &str, value: Value) -> ArgSpec {
+    if value.is_string() && step.cues.new_name(name) {
+        ArgSpec::Fresh(Value::String(crate::plan::synth::fresh_name(&step.tool)))
+    } else {
+        ArgSpec::Auto(value)
+    }
+}
+
+/// The file extension an error asks for (`a note path ends in .md`,
+/// `Path must end with '.md'`, `only .xlsx files`), when it names one the
+/// value sent does not have.
+pub fn extension_asked(error: &str, sent: &str) -> Option<String> {
+    let lowered = error.to_lowercase();
+    let cue = [
+        "end in",
+        "ends in",
+        "end with",
+        "ends with",
+        "must be a",
+        "only",
+        "expected",
+    ]
+    .iter()
+    .any(|c| lowered.contains(c));
+    if !cue {
+        return None;
+    }
+    let current = std::path::Path::new(sent)
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    let bytes: Vec<char> = lowered.chars().collect();
+    let mut i = 0;
+    while i < bytes.len() {
+        let boundary = i == 0 || !bytes[i - 1].is_alphanumeric();
+        if bytes[i] == '.' && boundary {
+            let ext: String = bytes[i + 1..]
+                .iter()
+                .take_while(|c| c.is_ascii_alphanumeric())
+                .collect();
+            let after = bytes.get(i + 1 + ext.len());
+            let ends = after.is_none_or(|c| !c.is_alphanumeric() && *c != '.' && *c != '/');
+            if (1..=5).contains(&ext.len())
+                && ext.chars().any(|c| c.is_ascii_alphabetic())
+                && ends
+                && current.as_deref() != Some(ext.as_str())
+            {
+                return Some(ext);
+            }
+        }
+        i += 1;
+    }
+    None
+}
+
+fn extension(
+    step: &PlanStep,
+    sent: &[Argument],
+    error: &str,
+    pool: &Pool,
+    tried: &[Value],
+) -> Option<Retry> {
+    for argument in sent {
+        let Some(text) = argument.value.as_str() else {
+            continue;
+        };
+        if step.cues.path_kind(&argument.name).is_none() && !error.contains(text) {
+            continue;
+        }
+        let Some(ext) = extension_asked(error, text) else {
+            continue;
+        };
+        let sent_before = |v: &str| {
+            tried
+                .iter()
+                .any(|t| t.get(&argument.name).and_then(Value::as_str) == Some(v))
+        };
+        let mut retry = step.clone();
+        let fresh = step
+            .args
+            .iter()
+            .any(|(n, spec)| *n == argument.name && matches!(spec, ArgSpec::Fresh(_)));
+        if fresh || argument.source == Provenance::Synthesized {
+            let name = format!("{}.{ext}", crate::plan::synth::fresh_name(&step.tool));
+            set(
+                &mut retry,
+                &argument.name,
+                ArgSpec::Fresh(Value::String(name)),
+            );
+        } else {
+            let relative = !std::path::Path::new(text).is_absolute();
+            let of_kind = pool.items().find(|h| {
+                h.shape == Some(PathKind::File)
+                    && matches!(h.source, Source::Store(_))
+                    && h.value.as_str().is_some_and(|v| {
+                        v.to_ascii_lowercase().ends_with(&format!(".{ext}"))
+                            && !sent_before(v)
+                            && !super::store_objects::relative_to_root(pool, v)
+                                .is_some_and(|r| sent_before(&r))
+                    })
+            })?;
+            let value = match of_kind.value.as_str() {
+                Some(v) if relative => super::store_objects::relative_to_root(pool, v)
+                    .map_or_else(|| of_kind.value.clone(), Value::String),
+                _ => of_kind.value.clone(),
+            };
+            set(
+                &mut retry,
+                &argument.name,
+                ArgSpec::Chosen(Box::new(Harvested {
+                    value,
+                    ..of_kind.clone()
+                })),
+            );
+        }
+        return Some(Retry {
+            step: retry,
+            reading: format!("a .{ext} {}", argument.name),
+            then: Vec::new(),
+        });
+    }
+    None
 }
 
 /// A value for property `name` alone, as the planner would invent it were
@@ -809,6 +1063,93 @@ mod tests {
         assert!(
             answer(&st, &args, "odd", None, &Pool::default(), &[json!({})]).is_none(),
             "already tried without it"
+        );
+    }
+
+    #[test]
+    fn fields_a_validator_says_are_missing_are_given() {
+        let zod = r#"Error: Invalid arguments for read_file: [
+  {
+    "expected": "string",
+    "code": "invalid_type",
+    "path": [ "path" ],
+    "message": "Invalid input: expected string, received undefined"
+  }
+]"#;
+        assert_eq!(
+            missing_fields(zod),
+            [("path".to_owned(), "string".to_owned())]
+        );
+        let pydantic = "1 validation error for readArguments\nnote_id\n  Field required [type=missing, input_value={}, input_type=dict]";
+        assert_eq!(
+            missing_fields(pydantic),
+            [("note_id".to_owned(), "string".to_owned())]
+        );
+        let st = step("read_file", &[]);
+        let retry = answer(&st, &[], zod, Some(&json!({})), &Pool::default(), &[]).unwrap();
+        assert_eq!(spec(&retry, "path"), &ArgSpec::Auto(json!("witness")));
+        assert!(missing_fields("Error: nothing [1, 2] here").is_empty());
+    }
+
+    #[test]
+    fn an_absolute_store_path_the_error_refuses_is_sent_relative() {
+        let pool = store_pool(&[("/j/vault/Areas.base", PathKind::File)]);
+        let st = step("read_file", &[("path", json!("/j/vault/Areas.base"))]);
+        let args = sent(&[("path", json!("/j/vault/Areas.base"), Provenance::Store)]);
+        let retry = answer(
+            &st,
+            &args,
+            "Error executing tool read_file: not a vault path: '/j/vault/Areas.base'",
+            None,
+            &pool,
+            &[],
+        )
+        .unwrap();
+        assert_eq!(spec(&retry, "path"), &ArgSpec::Pinned(json!("Areas.base")));
+    }
+
+    #[test]
+    fn a_file_of_the_extension_the_error_names_is_sent() {
+        assert_eq!(
+            extension_asked(
+                "not a note: 'Areas.base' (a note path ends in .md)",
+                "Areas.base"
+            )
+            .as_deref(),
+            Some("md")
+        );
+        assert_eq!(
+            extension_asked("Path must end with '.md': witness", "witness").as_deref(),
+            Some("md")
+        );
+        assert_eq!(extension_asked("not found: a.md", "a.md"), None, "no cue");
+        assert_eq!(
+            extension_asked("must end with .md", "a.md"),
+            None,
+            "already one"
+        );
+        let pool = store_pool(&[
+            ("/j/vault/Areas.base", PathKind::File),
+            ("/j/vault/Areas/Garden.md", PathKind::File),
+        ]);
+        let st = step("delete_file", &[("path", json!("Areas.base"))]);
+        let args = sent(&[("path", json!("Areas.base"), Provenance::Store)]);
+        let retry = answer(
+            &st,
+            &args,
+            "not a note: 'Areas.base' (a note path ends in .md)",
+            None,
+            &pool,
+            &[],
+        )
+        .unwrap();
+        let ArgSpec::Chosen(h) = spec(&retry, "path") else {
+            panic!()
+        };
+        assert_eq!(
+            h.value,
+            json!("Areas/Garden.md"),
+            "relative, as the one sent"
         );
     }
 

@@ -20,9 +20,11 @@
 
 use std::path::Path;
 
+use serde_json::Value;
 use witness_model::audit::{Effect, Op};
 
-use crate::plan::harvest::{Pool, Source};
+use crate::plan::cues::PathKind;
+use crate::plan::harvest::{Harvested, Pool, Source};
 
 /// `text`, an absolute path under a directory store's root, made relative
 /// to that root (`.` for the root itself); `None` when it is not such a
@@ -52,6 +54,50 @@ pub fn absolute_under_root(pool: &Pool, text: &str) -> Option<String> {
     }
     let root = pool.fresh_root()?;
     Some(root.join(path).to_string_lossy().into_owned())
+}
+
+/// Extensions of files that are notes: their names are titles.
+const NOTE_EXTENSIONS: [&str; 3] = ["md", "markdown", "txt"];
+
+/// The titles of the notes among a directory store's seeded paths: a
+/// markdown or text file's name without its extension (`projects/Garden
+/// plan.md` → `Garden plan`), offered under `title` and as one of a list of
+/// `notes` (so a `note` or `title` parameter that names an existing note
+/// gets one), each citing the file it names. Hidden files are not notes.
+pub fn note_titles(seeds: &[Harvested]) -> Vec<Harvested> {
+    let mut out = Vec::new();
+    for seed in seeds {
+        let (Source::Store(object), Some(PathKind::File), Some(path)) =
+            (&seed.source, seed.shape, seed.value.as_str())
+        else {
+            continue;
+        };
+        let path = Path::new(path);
+        let is_note = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| NOTE_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()));
+        let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else {
+            continue;
+        };
+        if !is_note || stem.starts_with('.') || stem.is_empty() {
+            continue;
+        }
+        let title = Value::String(stem.to_owned());
+        out.push(Harvested::seeded(
+            "title",
+            title.clone(),
+            object.clone(),
+            Some("notes"),
+        ));
+        out.push(Harvested::seeded(
+            "[]",
+            title,
+            object.clone(),
+            Some("notes"),
+        ));
+    }
+    out
 }
 
 /// Removes from `pool` every store object the call's `effects` deleted,
@@ -102,8 +148,7 @@ mod tests {
     use witness_model::audit::StoreObject;
 
     use super::*;
-    use crate::plan::cues::{PathKind, ToolCues};
-    use crate::plan::harvest::Harvested;
+    use crate::plan::cues::ToolCues;
 
     fn pool() -> Pool {
         let at = |o: &str| StoreObject {
@@ -139,6 +184,57 @@ mod tests {
             Some("/j/vault/d/c.md")
         );
         assert_eq!(absolute_under_root(&pool, "/j/vault/a.md"), None);
+    }
+
+    #[test]
+    fn a_notes_title_is_offered_to_a_title_or_note_parameter() {
+        let at = |o: &str| StoreObject {
+            store: "vault".into(),
+            object: o.into(),
+        };
+        let seeds = vec![
+            Harvested::seeded_path(
+                "/j/vault/projects/Garden plan.md".into(),
+                PathKind::File,
+                at("file/projects/Garden plan.md"),
+            ),
+            Harvested::seeded_path(
+                "/j/vault/logo.png".into(),
+                PathKind::File,
+                at("file/logo.png"),
+            ),
+            Harvested::seeded_path(
+                "/j/vault/.obsidian.md".into(),
+                PathKind::File,
+                at("file/.obsidian.md"),
+            ),
+            Harvested::seeded_path(
+                "/j/vault/projects".into(),
+                PathKind::Dir,
+                at("dir/projects"),
+            ),
+        ];
+        let titles = note_titles(&seeds);
+        assert_eq!(titles.len(), 2, "one note, offered two ways");
+        let mut pool = Pool::default();
+        pool.seed(titles, Vec::new());
+        let cues = ToolCues {
+            tool: "read_note".into(),
+            ..Default::default()
+        };
+        for param in ["title", "note"] {
+            let found = pool
+                .candidate_like(&cues, param, &json!("witness"))
+                .unwrap();
+            assert_eq!(found.value, json!("Garden plan"), "{param}");
+            assert!(
+                matches!(&found.source, Source::Store(o) if o.object == "file/projects/Garden plan.md")
+            );
+        }
+        assert!(
+            pool.candidate_like(&cues, "content", &json!("witness"))
+                .is_none()
+        );
     }
 
     #[test]
