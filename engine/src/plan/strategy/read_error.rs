@@ -146,9 +146,11 @@ fn boolean(sub: &Value) -> bool {
         })
 }
 
-const REQUIRED_PHRASES: [&str; 7] = [
+const REQUIRED_PHRASES: [&str; 9] = [
     "required",
     "missing",
+    "provide either",
+    "provide one of",
     "must provide",
     "must specify",
     "must be provided",
@@ -915,6 +917,16 @@ mod tests {
             "tags": {"type": "array", "items": {"type": "string"}}}});
         let st = step("search", &[("query", json!("witness"))]);
         let args = sent(&[("query", json!("witness"), Provenance::Synthesized)]);
+        let either = answer(
+            &st,
+            &args,
+            "Error: Provide either \"tags\" or \"pattern\" parameter",
+            Some(&schema),
+            &Pool::default(),
+            &[],
+        )
+        .unwrap();
+        assert!(matches!(spec(&either, "tags"), ArgSpec::Auto(v) if v.is_array()));
         let retry = answer(
             &st,
             &args,
