@@ -74,6 +74,8 @@ pub fn answer(
         .or_else(|| extension(step, sent, error, pool, tried))
         .or_else(|| not_found(step, sent, error, &lowered, pool, tried))
         .or_else(|| path_refused(step, sent, error, &lowered, pool, tried))
+        .or_else(|| no_fields(step, sent, &lowered, schema, properties))
+        .or_else(|| refused_object(step, sent, error, pool, tried))
         .or_else(|| without_scope(step, sent, tried))
 }
 
@@ -453,12 +455,38 @@ pub(crate) fn one_property(schema: &Value, name: &str, sub: &Value, tool: &str) 
         .into_iter()
         .find(|(n, _)| n == name)
         .map(|(_, v)| v)?;
-    // An empty default is what leaving the property out already meant.
+    // An empty default is what leaving the property out already meant: a
+    // plain value of a type the property takes instead.
     Some(match value {
-        Value::Null => Value::String(crate::plan::synth::fresh_name(tool)),
+        Value::Null => plain_of(sub, tool),
         Value::String(v) if v.is_empty() => Value::String(crate::plan::synth::fresh_name(tool)),
         v => v,
     })
+}
+
+/// A plain non-null value of a type `sub` takes (`type`, or the
+/// alternatives of an `anyOf`/`oneOf`): a fresh name for a string.
+fn plain_of(sub: &Value, tool: &str) -> Value {
+    fn types_of(v: &Value) -> Vec<&str> {
+        match v.get("type") {
+            Some(Value::String(t)) => vec![t.as_str()],
+            Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        }
+    }
+    let mut types = types_of(sub);
+    for key in ["anyOf", "oneOf"] {
+        for alt in sub.get(key).and_then(Value::as_array).into_iter().flatten() {
+            types.extend(types_of(alt));
+        }
+    }
+    match types.into_iter().find(|t| *t != "null") {
+        Some("integer" | "number") => Value::from(1),
+        Some("boolean") => Value::Bool(true),
+        Some("array") => Value::Array(Vec::new()),
+        Some("object") => Value::Object(Map::new()),
+        _ => Value::String(crate::plan::synth::fresh_name(tool)),
+    }
 }
 
 /// Words after which a text lists the values it accepts.
@@ -671,6 +699,75 @@ const NOT_FOUND: [&str; 7] = [
     "no matching",
 ];
 
+/// A real object the error quotes back as refused for some other reason
+/// (`Task '<id>' is not pending`, `... is locked`): another real object
+/// of the same kind, as for one not found.
+fn refused_object(
+    step: &PlanStep,
+    sent: &[Argument],
+    error: &str,
+    pool: &Pool,
+    tried: &[Value],
+) -> Option<Retry> {
+    let real = sent.iter().any(|a| {
+        a.source.is_real()
+            && a.value
+                .as_str()
+                .is_some_and(|v| v.len() >= 3 && error.contains(v))
+    });
+    if !real {
+        return None;
+    }
+    let mut retry = not_found(step, sent, error, "not found", pool, tried)?;
+    retry.reading = retry.reading.replace("was not found", "was refused");
+    Some(retry)
+}
+
+/// Words of an update that changed nothing because it was given nothing
+/// to change.
+const NO_FIELDS: [&str; 5] = [
+    "no fields",
+    "nothing to update",
+    "no updates",
+    "at least one field",
+    "no changes",
+];
+
+/// An update refused for want of anything to change: every optional
+/// property of the schema the call left out, but ids, is given (a value
+/// that changes bytes: the tool's fresh name).
+fn no_fields(
+    step: &PlanStep,
+    sent: &[Argument],
+    lowered: &str,
+    schema: Option<&Value>,
+    properties: Option<&Map<String, Value>>,
+) -> Option<Retry> {
+    if !NO_FIELDS.iter().any(|p| lowered.contains(p)) {
+        return None;
+    }
+    let mut retry = step.clone();
+    let mut added = Vec::new();
+    for (name, sub) in properties? {
+        let flat = name.to_ascii_lowercase();
+        if sent.iter().any(|a| a.name == *name) || flat == "id" || flat.ends_with("id") {
+            continue;
+        }
+        if let Some(value) = one_property(schema?, name, sub, &step.tool) {
+            set(&mut retry, name, ArgSpec::Synthesized(value));
+            added.push(name.clone());
+        }
+    }
+    if added.is_empty() {
+        return None;
+    }
+    Some(Retry {
+        step: retry,
+        reading: format!("fields to change: {}", added.join(", ")),
+        then: Vec::new(),
+    })
+}
+
 fn not_found(
     step: &PlanStep,
     sent: &[Argument],
@@ -791,22 +888,36 @@ fn next_object<'p>(
     sent_before: &dyn Fn(&Value) -> bool,
 ) -> Option<&'p Harvested> {
     let shape = step.cues.path_kind(param);
+    let fresh = |h: &&Harvested| {
+        !sent_before(&h.value)
+            && h.value.is_string() == like.is_string()
+            && !matches!(h.source, Source::Plan)
+    };
+    // An id of a kind of thing (`task_id`, `noteId`): the keys of the
+    // things of that kind first (a `tasks` table's rows), never a table's
+    // own name.
+    let lowered = param.to_ascii_lowercase();
+    let stem = lowered
+        .strip_suffix("_id")
+        .or_else(|| lowered.strip_suffix("id"))
+        .filter(|s| !s.is_empty() && shape.is_none());
+    if let Some(stem) = stem {
+        let stem = stem.trim_end_matches('_');
+        return pool.items().filter(fresh).find(|h| {
+            h.key == "id"
+                && h.collection.as_deref().is_some_and(|c| {
+                    crate::plan::harvest::singular(&c.to_ascii_lowercase()) == stem
+                })
+        });
+    }
     let same = pool.items().find(|h| h.value == *like);
-    pool.items().find(|h| {
-        if sent_before(&h.value) || h.value.is_string() != like.is_string() {
-            return false;
-        }
-        if matches!(h.source, Source::Plan) {
-            return false;
-        }
-        match (shape, h.shape) {
-            (Some(PathKind::File), Some(s)) => s == PathKind::File,
-            (Some(_), Some(s)) => s != PathKind::File,
-            (Some(_), None) => false,
-            (None, _) => same.map_or(h.key == param, |s| {
-                s.key == h.key && s.collection == h.collection
-            }),
-        }
+    pool.items().filter(fresh).find(|h| match (shape, h.shape) {
+        (Some(PathKind::File), Some(s)) => s == PathKind::File,
+        (Some(_), Some(s)) => s != PathKind::File,
+        (Some(_), None) => false,
+        (None, _) => same.map_or(h.key == param, |s| {
+            s.key == h.key && s.collection == h.collection
+        }),
     })
 }
 
@@ -1163,6 +1274,65 @@ mod tests {
             json!("Areas/Garden.md"),
             "relative, as the one sent"
         );
+    }
+
+    #[test]
+    fn an_id_not_found_is_followed_by_another_key_of_that_kind_never_a_table() {
+        let mut pool = Pool::default();
+        let at = |o: &str| StoreObject {
+            store: "db".into(),
+            object: o.into(),
+        };
+        pool.seed(
+            vec![
+                Harvested::seeded(
+                    "name",
+                    json!("task_links"),
+                    at("sqlite_master/table:task_links"),
+                    Some("tables"),
+                ),
+                Harvested::seeded("id", json!("7"), at("tasks/7"), Some("tasks")),
+                Harvested::seeded("id", json!("8"), at("tasks/8"), Some("tasks")),
+                Harvested::seeded("id", json!("3"), at("notes/3"), Some("notes")),
+            ],
+            Vec::new(),
+        );
+        let st = step("get_task", &[("task_id", json!("7"))]);
+        let args = sent(&[("task_id", json!("7"), Provenance::Store)]);
+        let retry = answer(&st, &args, "Task '7' not found", None, &pool, &[]).unwrap();
+        let ArgSpec::Chosen(h) = spec(&retry, "task_id") else {
+            panic!()
+        };
+        assert_eq!(h.value, json!("8"));
+        let tried = [json!({"task_id": "8"})];
+        assert!(answer(&st, &args, "Task '7' not found", None, &pool, &tried).is_none());
+    }
+
+    #[test]
+    fn an_update_given_nothing_to_change_gets_its_optional_fields() {
+        let schema = json!({"properties": {"memory_id": {"type": "string"},
+            "content": {"type": "string", "default": null},
+            "confidence": {"anyOf": [{"type": "integer"}, {"type": "null"}], "default": null}},
+            "required": ["memory_id"]});
+        let st = step("update_memory", &[("memory_id", json!("m1"))]);
+        let args = sent(&[("memory_id", json!("m1"), Provenance::Harvested)]);
+        let retry = answer(
+            &st,
+            &args,
+            "Error executing tool update_memory: No fields supplied for update",
+            Some(&schema),
+            &Pool::default(),
+            &[],
+        )
+        .unwrap();
+        assert_eq!(
+            spec(&retry, "content"),
+            &ArgSpec::Synthesized(json!("witness-update_memory"))
+        );
+        assert_eq!(spec(&retry, "confidence"), &ArgSpec::Synthesized(json!(1)));
+        assert!(retry.step.args.iter().all(
+            |(n, _)| n != "memory_id" || matches!(spec(&retry, "memory_id"), ArgSpec::Auto(_))
+        ));
     }
 
     #[test]
