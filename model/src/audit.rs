@@ -149,6 +149,15 @@ pub struct ProbeRecord {
     pub subject: Option<String>,
 }
 
+/// What a retry read in the error it answers.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ErrorAnswer {
+    /// The id of the failed call whose error text was read.
+    pub call: u32,
+    /// What the text asked for, in a few words.
+    pub reading: String,
+}
+
 /// One tools/call as it was executed and observed.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct CallRecord {
@@ -173,6 +182,12 @@ pub struct CallRecord {
     /// the session (`set_working_dir`, `use_vault`, `connect`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_after: Option<u32>,
+    /// Set on a call that tries again after a failed call of the same
+    /// tool, with what that failure's text asked for: which call's error it
+    /// answers, and what the planner read there (`the flag force`, `valid
+    /// values listed: main`, `a path relative to the store`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answers: Option<ErrorAnswer>,
     /// Set on a call made to confirm a failure: the id of the call whose
     /// effect it repeats (the same arguments, or fresh ones where the
     /// effect was one-shot), after the stores were quiet. Its effects judge

@@ -455,21 +455,48 @@ fn an_error_in_prose_without_is_error_exercises_nothing_when_the_schema_can_tell
 }
 
 #[test]
-fn a_delete_that_answers_its_refusal_without_is_error_is_no_pass_of_its_claim() {
-    let (code, text, report) = audit("unsafe-delete", &[]);
+fn a_delete_that_answers_its_refusal_without_is_error_is_read_and_its_lie_caught() {
+    // Two notes: the confirmation of a one-shot delete needs another one.
+    let store = tempfile::tempdir().expect("tempdir");
+    for name in ["readme.txt", "second.txt"] {
+        std::fs::write(store.path().join(name), "hello\n").expect("seed the store");
+    }
+    let (code, text, report) = audit_of(
+        "unsafe-delete",
+        &format!("files=fs:{}", store.path().display()),
+        "{files}",
+        &[],
+    );
     let deletes: Vec<&Value> = report["calls"]
         .as_array()
         .into_iter()
         .flatten()
         .filter(|c| c["tool"] == "delete_note")
         .collect();
-    assert!(!deletes.is_empty(), "{text}");
-    // Each delete was asked as a change of a real note, and each answer
+    assert!(deletes.len() >= 2, "{text}");
+    // The first delete was asked as a change of a real note, and its answer
     // said it was refused: an error in the answer, not a success.
-    for call in &deletes {
-        assert_eq!(call["form"], "change", "{call:#}");
-        assert_eq!(call["outcome"]["status"], "in-band-error", "{call:#}");
-    }
+    assert_eq!(deletes[0]["form"], "change", "{:#}", deletes[0]);
+    assert_eq!(
+        deletes[0]["outcome"]["status"], "in-band-error",
+        "{:#}",
+        deletes[0]
+    );
+    // The refusal said what to do (`Use force: true`): the next call does
+    // it, and says which error it answers.
+    let retry = deletes[1];
+    assert_eq!(retry["answers"]["call"], deletes[0]["id"], "{retry:#}");
+    assert_eq!(retry["answers"]["reading"], "the flag force", "{retry:#}");
+    let force = retry["arguments"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|a| a["name"] == "force")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(force["value"], true, "{retry:#}");
+    assert_eq!(retry["outcome"]["status"], "ok", "{retry:#}");
+    // The note it deleted shows the claim to destroy nothing false.
     let eff02 = report["checks"]
         .as_array()
         .into_iter()
@@ -477,20 +504,8 @@ fn a_delete_that_answers_its_refusal_without_is_error_is_no_pass_of_its_claim() 
         .find(|c| c["id"] == "EFF-02" && c["tool"] == "delete_note")
         .cloned()
         .unwrap_or_default();
-    assert_eq!(eff02["verdict"], "untestable", "{eff02:#}");
-    assert!(
-        eff02["reason"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("Deletion cancelled"),
-        "{eff02:#}"
-    );
-    // The claim went untested on a tool asked to change things: never PASSED.
-    assert_eq!(code, 3, "{text}");
-    assert!(text.starts_with("NOT CONCLUDED"), "{text}");
-    let untested = &report["coverage"]["untested_writer_claims"];
-    assert_eq!(untested[0]["tool"], "delete_note", "{untested:#}");
-    assert_eq!(untested[0]["check"], "EFF-02", "{untested:#}");
+    assert_eq!(eff02["verdict"], "fail", "{eff02:#}");
+    assert_eq!(code, 1, "{text}");
 }
 
 #[test]

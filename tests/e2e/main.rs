@@ -27,6 +27,7 @@ mod manifest;
 mod metadata_findings;
 mod package_line;
 mod pages;
+mod patterns;
 mod planner;
 mod protected;
 mod proxy;

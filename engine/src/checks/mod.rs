@@ -408,6 +408,7 @@ mod tests {
             repeat_of: None,
             page_of: None,
             retry_after: None,
+            answers: None,
             confirms: None,
             expect: Vec::new(),
             form: None,

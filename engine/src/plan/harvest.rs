@@ -165,6 +165,16 @@ impl Pool {
         })
     }
 
+    /// The directory stores' jailed roots, in declaration order.
+    pub fn roots(&self) -> &[PathBuf] {
+        &self.roots
+    }
+
+    /// Keeps only the values `keep` accepts (what still exists).
+    pub fn retain(&mut self, keep: impl FnMut(&Harvested) -> bool) {
+        self.items.retain(keep);
+    }
+
     /// The first directory store's root, where fresh paths are made.
     pub fn fresh_root(&self) -> Option<&PathBuf> {
         self.roots.first()
@@ -470,6 +480,20 @@ impl Pool {
         {
             return Some(h);
         }
+        // A parameter named for the thing a creator of the plan made
+        // (`project` ← the `name` `create_project` was given): the plan's
+        // own object, which exists once that call succeeded.
+        if !generic
+            && let Some(h) = newest(&|h| {
+                h.source == Source::Plan
+                    && matches!(h.key.as_str(), "name" | "id" | "title" | "key")
+                    && crate::plan::cues::words(&h.tool)
+                        .last()
+                        .is_some_and(|noun| singular(noun) == singular(&param.to_ascii_lowercase()))
+            })
+        {
+            return Some(h);
+        }
         let stem = param
             .strip_suffix("_id")
             .or_else(|| param.strip_suffix("Id"))
@@ -708,6 +732,23 @@ mod tests {
         );
         assert!(!serial_id("scope"));
         assert!(!serial_id("_12"));
+    }
+
+    #[test]
+    fn a_parameter_named_for_what_a_creator_made_gets_it() {
+        let mut pool = Pool::default();
+        assert!(pool.candidate("list_categories", "project").is_none());
+        pool.created(
+            "create_project",
+            3,
+            "name",
+            &json!("witness-create_project"),
+            None,
+        );
+        let found = pool.candidate("list_categories", "project").unwrap();
+        assert_eq!(found.value, json!("witness-create_project"));
+        assert_eq!(found.step, 3);
+        assert!(pool.candidate("list_categories", "category").is_none());
     }
 
     #[test]

@@ -48,6 +48,7 @@ pub mod result;
 pub mod rows;
 pub mod seeds;
 pub mod sql;
+pub mod strategy;
 pub mod synth;
 
 use witness_model::audit::{
@@ -84,6 +85,13 @@ pub enum ArgSpec {
     Fresh(Value),
     /// A SQL statement of this kind, on a real table, written at call time.
     Sql(SqlKind),
+    /// A real value a strategy chose for this call (the next object of the
+    /// store after one was not found), recorded with its own provenance.
+    Chosen(Box<Harvested>),
+    /// An optional parameter filled only when a real value fits at call
+    /// time (the store's root for an optional `directory`); otherwise left
+    /// out, as the schema allows.
+    IfReal(Value),
 }
 
 /// One planned call.
@@ -316,7 +324,18 @@ impl Plan {
             {
                 retry_at = Some(harvest + main.len());
             }
-            main.extend(forms(planned_step(tool)));
+            let step = planned_step(tool);
+            // A tool with an operation enum is asked each operation.
+            let each = strategy::operations::operation_forms(
+                &step,
+                tool.input_schema.as_ref(),
+                tool.description.as_deref(),
+            );
+            if each.is_empty() {
+                main.extend(forms(step));
+            } else {
+                main.extend(each.into_iter().flat_map(forms));
+            }
         }
         let retry_at = retry_at.unwrap_or(harvest + main.len());
         let steps = reads.chain(main).collect();
@@ -393,6 +412,9 @@ pub fn form_of(step: &PlanStep, resolved: &Resolved) -> Option<CallForm> {
     });
     if let Some(statement) = statement {
         return Some(sql::form_of(statement));
+    }
+    if let Some(form) = strategy::operations::form_of_step(step) {
+        return Some(form);
     }
     let fresh = step
         .args
@@ -499,7 +521,7 @@ fn forms(step: PlanStep) -> Vec<PlanStep> {
 /// harvest.
 pub fn satisfiable(step: &PlanStep, pool: &Pool) -> bool {
     step.args.iter().all(|(name, spec)| match spec {
-        ArgSpec::Literal(_) | ArgSpec::Pinned(_) => true,
+        ArgSpec::Literal(_) | ArgSpec::Pinned(_) | ArgSpec::Chosen(_) | ArgSpec::IfReal(_) => true,
         ArgSpec::Synthesized(_) | ArgSpec::From { .. } | ArgSpec::Fresh(_) | ArgSpec::Sql(_) => {
             false
         }
@@ -515,7 +537,7 @@ fn planned_step(tool: &ToolEntry) -> PlanStep {
     let cues = ToolCues::of(tool);
     let schema = tool.input_schema.as_ref();
     let pinned = synth::pinned(schema);
-    let args = synth::arguments_for(schema, &tool.name)
+    let mut args: Vec<(String, ArgSpec)> = synth::arguments_for(schema, &tool.name)
         .into_iter()
         .map(|(name, value)| {
             let spec = match cues.sql_kind(&name) {
@@ -536,6 +558,12 @@ fn planned_step(tool: &ToolEntry) -> PlanStep {
             (name, spec)
         })
         .collect();
+    // Optional parameters that choose where the call acts get the store.
+    for (name, placeholder) in strategy::scope::optional_scope(schema) {
+        if !args.iter().any(|(n, _)| *n == name) {
+            args.push((name, ArgSpec::IfReal(placeholder)));
+        }
+    }
     PlanStep {
         tool: tool.name.clone(),
         args,
@@ -750,6 +778,28 @@ pub fn resolve(
                     }
                 }));
                 plain(name, Value::String(statement), Provenance::Synthesized)
+            }
+            ArgSpec::Chosen(h) => {
+                let (source, from, object) = provenance_of(h);
+                Argument {
+                    from,
+                    object,
+                    ..plain(name, h.value.clone(), source)
+                }
+            }
+            ArgSpec::IfReal(fallback) => {
+                let filled = fill(&step.cues, name, fallback, pool);
+                if !filled.source.is_real() {
+                    continue;
+                }
+                Argument {
+                    name: name.clone(),
+                    value: filled.value,
+                    source: filled.source,
+                    from: filled.from,
+                    object: filled.object,
+                    parts: filled.parts,
+                }
             }
             ArgSpec::Auto(fallback) => {
                 let filled = fill(&step.cues, name, fallback, pool);

@@ -33,6 +33,10 @@ pub fn preview(
                         Value::String(kind.keyword().to_owned()),
                     ),
                     ArgSpec::Literal(v) => (PlannedSource::Literal, v.clone()),
+                    ArgSpec::IfReal(v) => (PlannedSource::HarvestedElseSynthesized, v.clone()),
+                    ArgSpec::Chosen(h) => {
+                        (PlannedSource::HarvestedElseSynthesized, h.value.clone())
+                    }
                     ArgSpec::From { step, path } => (
                         PlannedSource::Reference,
                         Value::String(format!("call {step} at {path}")),

@@ -70,6 +70,8 @@ pub(super) struct Runner<'a> {
     failure_restarts: u32,
     /// While earlier failures are retried after a setup call: its id.
     pub(super) retry_after: Option<u32>,
+    /// For the next call: the failed call whose error it answers.
+    answers: Option<ErrorAnswer>,
     /// How long the last call took, from its request to its settled moment:
     /// the next idle control's window.
     last_window: Option<Duration>,
@@ -127,6 +129,7 @@ impl<'a> Runner<'a> {
             on_session: 0,
             failure_restarts: 0,
             retry_after: None,
+            answers: None,
             last_window: None,
             steps: BTreeMap::new(),
             context,
@@ -153,7 +156,10 @@ impl<'a> Runner<'a> {
             .iter()
             .map(|(s, o)| (s.as_str(), o.as_str()))
             .collect();
-        let (seeds, roots) = crate::plan::seeds::seeds(&self.context.stores, &present);
+        let (mut seeds, roots) = crate::plan::seeds::seeds(&self.context.stores, &present);
+        // The notes' titles, for tools that name a note by its title.
+        let titles = crate::plan::strategy::store_objects::note_titles(&seeds);
+        seeds.extend(titles);
         self.pool.seed(seeds, roots);
         // Likewise the tables' declared columns, which let a planned insert
         // name the ones a row must have.
@@ -231,7 +237,92 @@ impl<'a> Runner<'a> {
             };
             self.call(&repeat)?;
         }
-        self.events_after(step_no)
+        self.events_after(step_no)?;
+        if status.is_refusal()
+            && let Some(retry) = self.error_retry(step, first)
+        {
+            let answer = ErrorAnswer {
+                call: first,
+                reading: retry.reading,
+            };
+            self.answers = Some(answer.clone());
+            self.step(&retry.step)?;
+            // Every other operation the error listed, within the budget.
+            for (form, reading) in retry.then {
+                if self.calls_of(&step.tool) >= super::passes::MAX_CALLS_PER_TOOL {
+                    break;
+                }
+                self.answers = Some(ErrorAnswer {
+                    reading,
+                    ..answer.clone()
+                });
+                self.step(&form)?;
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// How many calls `tool` has had, its repeats, pages and confirmations
+    /// not counted: what its budget counts.
+    fn calls_of(&self, tool: &str) -> usize {
+        self.draft
+            .report
+            .calls
+            .iter()
+            .filter(|c| {
+                c.tool == tool
+                    && c.repeat_of.is_none()
+                    && c.page_of.is_none()
+                    && c.confirms.is_none()
+            })
+            .count()
+    }
+
+    /// The retry what call `failed` of `step` answered asks for
+    /// ([`crate::plan::strategy::read_error`]), when the tool has calls left
+    /// in its budget and the retry would send something not sent before. A
+    /// plan file's steps are its author's and are never retried.
+    fn error_retry(
+        &self,
+        step: &PlanStep,
+        failed: u32,
+    ) -> Option<crate::plan::strategy::read_error::Retry> {
+        if step.cues.tool.is_empty() {
+            return None;
+        }
+        let calls = &self.draft.report.calls;
+        let mine: Vec<&CallRecord> = calls
+            .iter()
+            .filter(|c| {
+                c.tool == step.tool
+                    && c.repeat_of.is_none()
+                    && c.page_of.is_none()
+                    && c.confirms.is_none()
+            })
+            .collect();
+        if self.calls_of(&step.tool) >= super::passes::MAX_CALLS_PER_TOOL {
+            return None;
+        }
+        let record = calls.iter().find(|c| c.id == failed)?;
+        let tried: Vec<Value> = mine.iter().map(|c| sent_object(&c.arguments)).collect();
+        let schema = self
+            .draft
+            .report
+            .tools
+            .iter()
+            .find(|t| t.name == step.tool)
+            .and_then(|t| t.input_schema.as_ref());
+        let text = crate::plan::strategy::read_error::error_text(record);
+        let retry = crate::plan::strategy::read_error::answer(
+            step,
+            &record.arguments,
+            &text,
+            schema,
+            &self.pool,
+            &tried,
+        )?;
+        let now = resolve(&retry.step, &self.results, &self.pool).ok()?;
+        (!tried.contains(&now.arguments)).then_some(retry)
     }
 
     /// The key of the one row call `id` was seen to create in `table`
@@ -423,6 +514,9 @@ impl<'a> Runner<'a> {
         record.repeat_of = call.repeat_of;
         record.page_of = call.page_of;
         record.retry_after = self.retry_after;
+        if call.repeat_of.is_none() && call.page_of.is_none() && call.confirms.is_none() {
+            record.answers = self.answers.take();
+        }
         record.expect = call.expect.to_vec();
         record.arguments = call.resolved.recorded.clone();
         record.form = crate::plan::form_of(call.step, call.resolved);
@@ -444,6 +538,8 @@ impl<'a> Runner<'a> {
             self.context.probe.hear(id, &texts);
         }
         record.probes = probe_effects(self.context.probe, &self.context.stores, &effects);
+        // What this call removed is offered to no later call.
+        crate::plan::strategy::store_objects::forget_deleted(&mut self.pool, &effects);
         record.effects = effects;
         record.background = background;
         record.confirms = call.confirms;
@@ -639,6 +735,16 @@ fn invented_scalars(
 }
 
 /// A call record with nothing observed yet.
+/// The object of arguments a call sent, as recorded.
+fn sent_object(arguments: &[Argument]) -> Value {
+    Value::Object(
+        arguments
+            .iter()
+            .map(|a| (a.name.clone(), a.value.clone()))
+            .collect(),
+    )
+}
+
 fn record(id: u32, step: u32, tool: &str, outcome: Outcome) -> CallRecord {
     CallRecord {
         id,
@@ -648,6 +754,7 @@ fn record(id: u32, step: u32, tool: &str, outcome: Outcome) -> CallRecord {
         repeat_of: None,
         page_of: None,
         retry_after: None,
+        answers: None,
         confirms: None,
         expect: Vec::new(),
         form: None,

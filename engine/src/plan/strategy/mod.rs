@@ -1,0 +1,48 @@
+//! The planner's named strategies: each a rule for any server, answering one
+//! failure the field study showed, with its own test and a paragraph in
+//! `docs/coverage.md`. None names a server or a tool.
+//!
+//! - [`read_error`]: a failed call is tried again with what its error text
+//!   asks for (a flag, a required field, a listed value, a form, the next
+//!   real object).
+//! - [`scope`]: optional parameters that choose where a call acts are
+//!   filled with the store.
+//! - [`operations`]: every value of an operation enum is asked, each as its
+//!   own form.
+//! - [`store_objects`]: the store's objects in the forms servers accept
+//!   (relative paths, bare names), and only objects that still exist.
+
+pub mod operations;
+pub mod read_error;
+pub mod scope;
+pub mod store_objects;
+
+/// The lowercase words of `text`, split at anything not a letter, digit or
+/// underscore.
+pub(crate) fn text_words(text: &str) -> Vec<String> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// Whether `text` names parameter `param` as a word: `force`, `project_id`,
+/// `projectId` read as `project id`, a plural (`tags` for `tag`).
+pub(crate) fn names_param(text: &str, param: &str) -> bool {
+    let words = text_words(text);
+    let lowered = param.to_lowercase();
+    if words.contains(&lowered) {
+        return true;
+    }
+    let parts = crate::plan::cues::words(param);
+    if parts.is_empty() {
+        return false;
+    }
+    let singular = |w: &str| crate::plan::harvest::singular(w);
+    words.windows(parts.len()).any(|window| {
+        window
+            .iter()
+            .zip(&parts)
+            .all(|(w, p)| w == p || singular(w) == *p || singular(p) == *w)
+    })
+}

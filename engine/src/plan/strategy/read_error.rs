@@ -1,0 +1,1418 @@
+//! **Read the error and try again.** Servers write their errors for a model
+//! to act on; a failed call (a tool error, a JSON-RPC error or an error in
+//! the answer) is tried again with what its text asks for, within the
+//! tool's budget of calls.
+//!
+//! Answers the failure where a call failed on a value the server had just
+//! said how to fix, and the tool counted as never exercised: `Deletion
+//! cancelled for safety. Use force: true`, `Project 'witness' not found.
+//! Available projects: main`, `Path must be a vault-relative path`,
+//! `At least one tag is required`, `File already exists`. What is read, in
+//! order (the first that changes the call wins):
+//!
+//! - a boolean parameter of the schema the text names (`force`, `confirm`,
+//!   `overwrite`, `yes`) that the call did not set to `true`: set;
+//! - a parameter of the schema the text says is required or missing, that
+//!   the call left out: given, from the store or the answers where one
+//!   fits;
+//! - valid values the text lists (`Available projects: main`, `must be one
+//!   of a, b`, `valid values: ...`): the first the call did not send, for
+//!   the parameter the text names or whose value it quotes;
+//! - a form it asks for: a path *relative* to the store (the store's paths
+//!   made relative to its root), an *absolute* one, only a `SELECT`;
+//! - `already exists`: a fresh name instead of the existing one;
+//! - `not found`, `does not exist`, `no such`: the next real object of
+//!   the store (or of the answers) of the same kind, one not sent before.
+//!
+//! Example: `delete_note {"path": "a.md"}` answers `Refusing to delete
+//! without confirmation. Use force: true`; the schema has `force:
+//! boolean`, so `delete_note {"path": "a.md", "force": true}` is sent, its
+//! ledger record carrying `answers: {call: 7, reading: "the flag force"}`.
+
+use serde_json::{Map, Value};
+use witness_model::audit::{Argument, Provenance};
+
+use super::{names_param, text_words};
+use crate::plan::cues::{PathKind, SqlKind};
+use crate::plan::harvest::{Harvested, Pool, Source};
+use crate::plan::{ArgSpec, PlanStep};
+
+/// A step to try again, and what was read in the error to make it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Retry {
+    pub step: PlanStep,
+    pub reading: String,
+    /// Further forms to ask after `step`, whatever it answers: every other
+    /// operation an error listed for an operation parameter (`Valid: save,
+    /// delete`), makers first and removers last, each within the budget.
+    /// Each with what was read for it.
+    pub then: Vec<(PlanStep, String)>,
+}
+
+/// The retry `error` asks for, of a call of `step` that sent `sent`, when
+/// the text asks for something the call can be given. `schema` is the
+/// tool's input schema; `tried` every argument object the tool was sent so
+/// far (a value sent before is not offered again).
+pub fn answer(
+    step: &PlanStep,
+    sent: &[Argument],
+    error: &str,
+    schema: Option<&Value>,
+    pool: &Pool,
+    tried: &[Value],
+) -> Option<Retry> {
+    let properties = schema
+        .and_then(|s| s.get("properties"))
+        .and_then(Value::as_object);
+    let lowered = error.to_lowercase();
+    flag(step, sent, error, properties)
+        .or_else(|| required(step, sent, &lowered, schema, properties))
+        .or_else(|| validator_missing(step, sent, error))
+        .or_else(|| listed(step, sent, error, tried))
+        .or_else(|| form(step, sent, &lowered, pool))
+        .or_else(|| exists(step, sent, error, &lowered))
+        .or_else(|| extension(step, sent, error, pool, tried))
+        .or_else(|| not_found(step, sent, error, &lowered, pool, tried))
+        .or_else(|| path_refused(step, sent, error, &lowered, pool, tried))
+        .or_else(|| no_fields(step, sent, &lowered, schema, properties))
+        .or_else(|| refused_object(step, sent, error, pool, tried))
+        .or_else(|| without_scope(step, sent, tried))
+}
+
+/// What a failed call's error says: the server's message, and the text
+/// of its answer when it answered (an error in the answer, a tool error),
+/// whole rather than clipped.
+pub fn error_text(record: &witness_model::audit::CallRecord) -> String {
+    let mut text = String::new();
+    if let Some(response) = &record.response {
+        for part in response
+            .get("content")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(t) = part.get("text").and_then(Value::as_str) {
+                text.push_str(t);
+                text.push('\n');
+            }
+        }
+        if let Some(structured) = response.get("structuredContent") {
+            text.push_str(&structured.to_string());
+            text.push('\n');
+        }
+    }
+    if let Some(detail) = &record.outcome.detail {
+        text.push_str(detail);
+    }
+    text
+}
+
+/// Words that, beside a boolean parameter's name, say the call must set it.
+const FLAG_PHRASES: [&str; 8] = [
+    "true", "set ", "pass ", "use ", "confirm", "must", "required", "enable",
+];
+
+fn flag(
+    step: &PlanStep,
+    sent: &[Argument],
+    error: &str,
+    properties: Option<&Map<String, Value>>,
+) -> Option<Retry> {
+    let lowered = error.to_lowercase();
+    if !FLAG_PHRASES.iter().any(|p| lowered.contains(p)) {
+        return None;
+    }
+    let (name, _) = properties?.iter().find(|(name, sub)| {
+        boolean(sub)
+            && names_param(error, name)
+            && !sent
+                .iter()
+                .any(|a| a.name == **name && a.value == Value::Bool(true))
+    })?;
+    let mut retry = step.clone();
+    set(&mut retry, name, ArgSpec::Pinned(Value::Bool(true)));
+    Some(Retry {
+        step: retry,
+        reading: format!("the flag {name}"),
+        then: Vec::new(),
+    })
+}
+
+fn boolean(sub: &Value) -> bool {
+    let ty = |v: &Value| v.get("type").and_then(Value::as_str) == Some("boolean");
+    ty(sub)
+        || ["anyOf", "oneOf"].iter().any(|k| {
+            sub.get(*k)
+                .and_then(Value::as_array)
+                .is_some_and(|alts| alts.iter().any(ty))
+        })
+}
+
+const REQUIRED_PHRASES: [&str; 9] = [
+    "required",
+    "missing",
+    "provide either",
+    "provide one of",
+    "must provide",
+    "must specify",
+    "must be provided",
+    "must be specified",
+    "please provide",
+];
+
+fn required(
+    step: &PlanStep,
+    sent: &[Argument],
+    lowered: &str,
+    schema: Option<&Value>,
+    properties: Option<&Map<String, Value>>,
+) -> Option<Retry> {
+    if !REQUIRED_PHRASES.iter().any(|p| lowered.contains(p)) {
+        return None;
+    }
+    let (name, sub) = properties?
+        .iter()
+        .find(|(name, _)| !sent.iter().any(|a| a.name == **name) && names_param(lowered, name))?;
+    let value = one_property(schema?, name, sub, &step.tool)?;
+    let mut retry = step.clone();
+    set(&mut retry, name, given(step, name, value));
+    Some(Retry {
+        step: retry,
+        reading: format!("the field {name} it said was required"),
+        then: Vec::new(),
+    })
+}
+
+/// The fields a schema validator's message says the call left out, with
+/// the JSON type it expected: a zod issue list (`[{"expected": "string",
+/// "code": "invalid_type", "path": ["path"], "message": "... received
+/// undefined"}]`) or pydantic's lines (`path` then `Field required
+/// [type=missing, ...]`). Servers whose listed schema says nothing of
+/// their parameters still validate them, and say so.
+pub fn missing_fields(error: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    if let Some(start) = error.find('[') {
+        let mut stream = serde_json::Deserializer::from_str(&error[start..]).into_iter::<Value>();
+        if let Some(Ok(Value::Array(issues))) = stream.next() {
+            for issue in issues {
+                let message = issue.get("message").and_then(Value::as_str).unwrap_or("");
+                let name = issue
+                    .get("path")
+                    .and_then(Value::as_array)
+                    .and_then(|p| p.first())
+                    .and_then(Value::as_str);
+                let expected = issue
+                    .get("expected")
+                    .and_then(Value::as_str)
+                    .unwrap_or("string");
+                if let Some(name) = name
+                    && (message.contains("received undefined") || message.contains("Required"))
+                    && !out.iter().any(|(n, _)| n == name)
+                {
+                    out.push((name.to_owned(), expected.to_owned()));
+                }
+            }
+        }
+    }
+    let lines: Vec<&str> = error.lines().collect();
+    for pair in lines.windows(2) {
+        let name = pair[0].trim();
+        if pair[1].trim_start().starts_with("Field required")
+            && !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
+            && !out.iter().any(|(n, _)| n == name)
+        {
+            out.push((name.to_owned(), "string".to_owned()));
+        }
+    }
+    out
+}
+
+fn validator_missing(step: &PlanStep, sent: &[Argument], error: &str) -> Option<Retry> {
+    let missing: Vec<(String, String)> = missing_fields(error)
+        .into_iter()
+        .filter(|(name, _)| !sent.iter().any(|a| a.name == *name))
+        .collect();
+    if missing.is_empty() {
+        return None;
+    }
+    let mut retry = step.clone();
+    for (name, expected) in &missing {
+        let value = match expected.as_str() {
+            "array" => Value::Array(vec![Value::String("witness".into())]),
+            "number" | "integer" => Value::from(1),
+            "boolean" => Value::Bool(true),
+            "object" => Value::Object(Map::new()),
+            _ => Value::String("witness".into()),
+        };
+        // A value the store or the answers offer where one fits.
+        set(&mut retry, name, given(step, name, value));
+    }
+    let names: Vec<&str> = missing.iter().map(|(n, _)| n.as_str()).collect();
+    Some(Retry {
+        step: retry,
+        reading: format!(
+            "the field(s) its validator said were missing: {}",
+            names.join(", ")
+        ),
+        then: Vec::new(),
+    })
+}
+
+/// An absolute store path the error quotes back as no path it accepts
+/// (`not a vault path: '<path>'`, `outside the vault`): the same object
+/// relative to the store.
+fn path_refused(
+    step: &PlanStep,
+    sent: &[Argument],
+    error: &str,
+    lowered: &str,
+    pool: &Pool,
+    tried: &[Value],
+) -> Option<Retry> {
+    if !lowered.contains("path") && !lowered.contains("outside") {
+        return None;
+    }
+    let mut retry = step.clone();
+    let mut changed = false;
+    for argument in sent {
+        let Some(text) = argument.value.as_str() else {
+            continue;
+        };
+        if text.is_empty() || !error.contains(text) {
+            continue;
+        }
+        let Some(relative) = super::store_objects::relative_to_root(pool, text) else {
+            continue;
+        };
+        if tried
+            .iter()
+            .any(|t| t.get(&argument.name).and_then(Value::as_str) == Some(relative.as_str()))
+        {
+            continue;
+        }
+        set(
+            &mut retry,
+            &argument.name,
+            keep_provenance(argument, Value::String(relative)),
+        );
+        changed = true;
+    }
+    changed.then(|| Retry {
+        step: retry,
+        reading: "paths relative to the store: the absolute one was refused".into(),
+        then: Vec::new(),
+    })
+}
+
+/// How a field the error asked for is given: the name of the thing a
+/// creator makes is fresh (under the store, for a path), anything else a
+/// real value where one fits.
+fn given(step: &PlanStep, name: &str, value: Value) -> ArgSpec {
+    if value.is_string() && step.cues.new_name(name) {
+        ArgSpec::Fresh(Value::String(crate::plan::synth::fresh_name(&step.tool)))
+    } else {
+        ArgSpec::Auto(value)
+    }
+}
+
+/// The file extension an error asks for (`a note path ends in .md`,
+/// `Path must end with '.md'`, `only .xlsx files`), when it names one the
+/// value sent does not have.
+pub fn extension_asked(error: &str, sent: &str) -> Option<String> {
+    let lowered = error.to_lowercase();
+    let cue = [
+        "end in",
+        "ends in",
+        "end with",
+        "ends with",
+        "must be a",
+        "only",
+        "expected",
+    ]
+    .iter()
+    .any(|c| lowered.contains(c));
+    if !cue {
+        return None;
+    }
+    let current = std::path::Path::new(sent)
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    let bytes: Vec<char> = lowered.chars().collect();
+    let mut i = 0;
+    while i < bytes.len() {
+        let boundary = i == 0 || !bytes[i - 1].is_alphanumeric();
+        if bytes[i] == '.' && boundary {
+            let ext: String = bytes[i + 1..]
+                .iter()
+                .take_while(|c| c.is_ascii_alphanumeric())
+                .collect();
+            let after = bytes.get(i + 1 + ext.len());
+            let ends = after.is_none_or(|c| !c.is_alphanumeric() && *c != '.' && *c != '/');
+            if (1..=5).contains(&ext.len())
+                && ext.chars().any(|c| c.is_ascii_alphabetic())
+                && ends
+                && current.as_deref() != Some(ext.as_str())
+            {
+                return Some(ext);
+            }
+        }
+        i += 1;
+    }
+    None
+}
+
+fn extension(
+    step: &PlanStep,
+    sent: &[Argument],
+    error: &str,
+    pool: &Pool,
+    tried: &[Value],
+) -> Option<Retry> {
+    for argument in sent {
+        let Some(text) = argument.value.as_str() else {
+            continue;
+        };
+        if step.cues.path_kind(&argument.name).is_none() && !error.contains(text) {
+            continue;
+        }
+        let Some(ext) = extension_asked(error, text) else {
+            continue;
+        };
+        let sent_before = |v: &str| {
+            tried
+                .iter()
+                .any(|t| t.get(&argument.name).and_then(Value::as_str) == Some(v))
+        };
+        let mut retry = step.clone();
+        let fresh = step
+            .args
+            .iter()
+            .any(|(n, spec)| *n == argument.name && matches!(spec, ArgSpec::Fresh(_)));
+        if fresh || argument.source == Provenance::Synthesized {
+            let name = format!("{}.{ext}", crate::plan::synth::fresh_name(&step.tool));
+            set(
+                &mut retry,
+                &argument.name,
+                ArgSpec::Fresh(Value::String(name)),
+            );
+        } else {
+            let relative = !std::path::Path::new(text).is_absolute();
+            let of_kind = pool.items().find(|h| {
+                h.shape == Some(PathKind::File)
+                    && matches!(h.source, Source::Store(_))
+                    && h.value.as_str().is_some_and(|v| {
+                        v.to_ascii_lowercase().ends_with(&format!(".{ext}"))
+                            && !sent_before(v)
+                            && !super::store_objects::relative_to_root(pool, v)
+                                .is_some_and(|r| sent_before(&r))
+                    })
+            })?;
+            let value = match of_kind.value.as_str() {
+                Some(v) if relative => super::store_objects::relative_to_root(pool, v)
+                    .map_or_else(|| of_kind.value.clone(), Value::String),
+                _ => of_kind.value.clone(),
+            };
+            set(
+                &mut retry,
+                &argument.name,
+                ArgSpec::Chosen(Box::new(Harvested {
+                    value,
+                    ..of_kind.clone()
+                })),
+            );
+        }
+        return Some(Retry {
+            step: retry,
+            reading: format!("a .{ext} {}", argument.name),
+            then: Vec::new(),
+        });
+    }
+    None
+}
+
+/// A value for property `name` alone, as the planner would invent it were
+/// the property required.
+pub(crate) fn one_property(schema: &Value, name: &str, sub: &Value, tool: &str) -> Option<Value> {
+    let mut alone = Map::new();
+    alone.insert("type".into(), Value::String("object".into()));
+    let mut properties = Map::new();
+    properties.insert(name.to_owned(), sub.clone());
+    alone.insert("properties".into(), Value::Object(properties));
+    alone.insert(
+        "required".into(),
+        Value::Array(vec![Value::String(name.into())]),
+    );
+    for defs in ["$defs", "definitions"] {
+        if let Some(d) = schema.get(defs) {
+            alone.insert(defs.into(), d.clone());
+        }
+    }
+    let value = crate::plan::synth::arguments_for(Some(&Value::Object(alone)), tool)
+        .into_iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v)?;
+    // An empty default is what leaving the property out already meant: a
+    // plain value of a type the property takes instead.
+    Some(match value {
+        Value::Null => plain_of(sub, tool),
+        Value::String(v) if v.is_empty() => Value::String(crate::plan::synth::fresh_name(tool)),
+        v => v,
+    })
+}
+
+/// A plain non-null value of a type `sub` takes (`type`, or the
+/// alternatives of an `anyOf`/`oneOf`): a fresh name for a string.
+fn plain_of(sub: &Value, tool: &str) -> Value {
+    fn types_of(v: &Value) -> Vec<&str> {
+        match v.get("type") {
+            Some(Value::String(t)) => vec![t.as_str()],
+            Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        }
+    }
+    let mut types = types_of(sub);
+    for key in ["anyOf", "oneOf"] {
+        for alt in sub.get(key).and_then(Value::as_array).into_iter().flatten() {
+            types.extend(types_of(alt));
+        }
+    }
+    match types.into_iter().find(|t| *t != "null") {
+        Some("integer" | "number") => Value::from(1),
+        Some("boolean") => Value::Bool(true),
+        Some("array") => Value::Array(Vec::new()),
+        Some("object") => Value::Object(Map::new()),
+        _ => Value::String(crate::plan::synth::fresh_name(tool)),
+    }
+}
+
+/// Words after which a text lists the values it accepts.
+const LIST_MARKERS: [&str; 12] = [
+    "one of",
+    "valid:",
+    "available",
+    "valid values",
+    "valid options",
+    "allowed values",
+    "allowed:",
+    "expected",
+    "choose from",
+    "options are",
+    "options:",
+    "supported",
+];
+
+/// The values a text lists after one of [`LIST_MARKERS`]: `Available
+/// projects: main, work` → `main`, `work`. Quotes, brackets and a closing
+/// period are dropped; a list ends at the end of its line or sentence.
+pub fn listed_values(error: &str) -> Vec<String> {
+    let lowered = error.to_lowercase();
+    let Some((at, marker)) = LIST_MARKERS
+        .iter()
+        .filter_map(|m| lowered.find(m).map(|at| (at, *m)))
+        .min_by_key(|(at, _)| *at)
+    else {
+        return Vec::new();
+    };
+    let rest = &error[at + marker.len()..];
+    // `Available projects: main`: the list starts after the colon when
+    // there is one on the line.
+    let line = rest.lines().next().unwrap_or("");
+    let list = match line.find(':') {
+        Some(colon) => &line[colon + 1..],
+        None => line,
+    };
+    let list = list.split(". ").next().unwrap_or(list);
+    list.split([',', '|', ';'])
+        .flat_map(|part| part.split(" or "))
+        .map(|v| {
+            v.trim()
+                .trim_matches(|c: char| "\"'`[](){}.".contains(c) || c.is_whitespace())
+                .to_owned()
+        })
+        .filter(|v| !v.is_empty() && !v.contains(' ') && v.len() <= 80)
+        .collect()
+}
+
+fn listed(step: &PlanStep, sent: &[Argument], error: &str, tried: &[Value]) -> Option<Retry> {
+    let values = listed_values(error);
+    if values.is_empty() {
+        return None;
+    }
+    // The parameter the text names, else the one whose value it quotes.
+    let target = sent
+        .iter()
+        .filter(|a| a.value.is_string())
+        .find(|a| names_param(error, &a.name))
+        .or_else(|| {
+            sent.iter().find(|a| {
+                a.value
+                    .as_str()
+                    .is_some_and(|v| !v.is_empty() && error.contains(v))
+            })
+        })?;
+    let mut fresh: Vec<String> = values
+        .into_iter()
+        .filter(|v| {
+            Some(v.as_str()) != target.value.as_str()
+                && !tried
+                    .iter()
+                    .any(|t| t.get(&target.name).and_then(Value::as_str) == Some(v.as_str()))
+        })
+        .collect();
+    // An operation's values are each a form of the tool: all are asked,
+    // in the order that leaves something to act on.
+    let operation = super::operations::is_operation_param(&target.name);
+    if operation {
+        fresh.sort_by_key(|v| super::operations::rank(v));
+    }
+    let mut forms = fresh.iter().map(|v| {
+        let mut form = step.clone();
+        set(
+            &mut form,
+            &target.name,
+            ArgSpec::Pinned(Value::String(v.clone())),
+        );
+        (form, format!("a value it listed for {}: {v}", target.name))
+    });
+    let (first, reading) = forms.next()?;
+    let then = if operation {
+        forms.collect()
+    } else {
+        Vec::new()
+    };
+    Some(Retry {
+        step: first,
+        reading,
+        then,
+    })
+}
+
+fn form(step: &PlanStep, sent: &[Argument], lowered: &str, pool: &Pool) -> Option<Retry> {
+    let words = text_words(lowered);
+    let has = |w: &str| words.iter().any(|x| x == w);
+    if has("select") && (has("only") || has("must") || has("allowed")) {
+        let mut retry = step.clone();
+        let mut changed = false;
+        for (_, spec) in &mut retry.args {
+            if matches!(spec, ArgSpec::Sql(kind) if *kind != SqlKind::Select) {
+                *spec = ArgSpec::Sql(SqlKind::Select);
+                changed = true;
+            }
+        }
+        if changed {
+            return Some(Retry {
+                step: retry,
+                reading: "a SELECT".into(),
+                then: Vec::new(),
+            });
+        }
+    }
+    let relative = has("relative") && !lowered.contains("not relative");
+    let absolute = has("absolute") && !relative;
+    if !relative && !absolute {
+        return None;
+    }
+    let mut retry = step.clone();
+    let mut changed = false;
+    for argument in sent {
+        let Some(text) = argument.value.as_str() else {
+            continue;
+        };
+        let now = if relative {
+            super::store_objects::relative_to_root(pool, text)
+        } else {
+            super::store_objects::absolute_under_root(pool, text)
+        };
+        if let Some(now) = now {
+            set(
+                &mut retry,
+                &argument.name,
+                keep_provenance(argument, Value::String(now)),
+            );
+            changed = true;
+        }
+    }
+    changed.then(|| Retry {
+        step: retry,
+        reading: if relative {
+            "paths relative to the store".into()
+        } else {
+            "absolute paths".into()
+        },
+        then: Vec::new(),
+    })
+}
+
+/// The argument's new value, keeping where the old one came from: a
+/// store's path in another form still names the store's object.
+fn keep_provenance(argument: &Argument, value: Value) -> ArgSpec {
+    match (&argument.source, &argument.object) {
+        (Provenance::Store, Some(object)) => ArgSpec::Chosen(Box::new(Harvested::seeded(
+            &argument.name,
+            value,
+            object.clone(),
+            None,
+        ))),
+        _ => ArgSpec::Pinned(value),
+    }
+}
+
+fn exists(step: &PlanStep, sent: &[Argument], error: &str, lowered: &str) -> Option<Retry> {
+    if !lowered.contains("already exist") {
+        return None;
+    }
+    let target = sent.iter().find(|a| {
+        a.value.as_str().is_some_and(|v| {
+            !v.is_empty()
+                && (error.contains(v)
+                    || std::path::Path::new(v)
+                        .file_name()
+                        .and_then(|f| f.to_str())
+                        .is_some_and(|f| error.contains(f)))
+        }) && a.source != Provenance::Synthesized
+    })?;
+    let fresh = crate::plan::synth::fresh_name(&step.tool);
+    let mut retry = step.clone();
+    set(
+        &mut retry,
+        &target.name,
+        ArgSpec::Fresh(Value::String(fresh)),
+    );
+    Some(Retry {
+        step: retry,
+        reading: format!("a fresh {}: the one sent already exists", target.name),
+        then: Vec::new(),
+    })
+}
+
+const NOT_FOUND: [&str; 7] = [
+    "not found",
+    "does not exist",
+    "doesn't exist",
+    "no such",
+    "not exist",
+    "unknown",
+    "no matching",
+];
+
+/// A real object the error quotes back as refused for some other reason
+/// (`Task '<id>' is not pending`, `... is locked`): another real object
+/// of the same kind, as for one not found.
+fn refused_object(
+    step: &PlanStep,
+    sent: &[Argument],
+    error: &str,
+    pool: &Pool,
+    tried: &[Value],
+) -> Option<Retry> {
+    let real = sent.iter().any(|a| {
+        a.source.is_real()
+            && a.value
+                .as_str()
+                .is_some_and(|v| v.len() >= 3 && error.contains(v))
+    });
+    if !real {
+        return None;
+    }
+    let mut retry = not_found(step, sent, error, "not found", pool, tried)?;
+    retry.reading = retry.reading.replace("was not found", "was refused");
+    Some(retry)
+}
+
+/// Words of an update that changed nothing because it was given nothing
+/// to change.
+const NO_FIELDS: [&str; 5] = [
+    "no fields",
+    "nothing to update",
+    "no updates",
+    "at least one field",
+    "no changes",
+];
+
+/// An update refused for want of anything to change: every optional
+/// property of the schema the call left out, but ids, is given (a value
+/// that changes bytes: the tool's fresh name).
+fn no_fields(
+    step: &PlanStep,
+    sent: &[Argument],
+    lowered: &str,
+    schema: Option<&Value>,
+    properties: Option<&Map<String, Value>>,
+) -> Option<Retry> {
+    if !NO_FIELDS.iter().any(|p| lowered.contains(p)) {
+        return None;
+    }
+    let mut retry = step.clone();
+    let mut added = Vec::new();
+    for (name, sub) in properties? {
+        let flat = name.to_ascii_lowercase();
+        if sent.iter().any(|a| a.name == *name) || flat == "id" || flat.ends_with("id") {
+            continue;
+        }
+        if let Some(value) = one_property(schema?, name, sub, &step.tool) {
+            set(&mut retry, name, ArgSpec::Synthesized(value));
+            added.push(name.clone());
+        }
+    }
+    if added.is_empty() {
+        return None;
+    }
+    Some(Retry {
+        step: retry,
+        reading: format!("fields to change: {}", added.join(", ")),
+        then: Vec::new(),
+    })
+}
+
+fn not_found(
+    step: &PlanStep,
+    sent: &[Argument],
+    error: &str,
+    lowered: &str,
+    pool: &Pool,
+    tried: &[Value],
+) -> Option<Retry> {
+    if !NOT_FOUND.iter().any(|p| lowered.contains(p)) {
+        return None;
+    }
+    let quoted = |a: &&Argument| {
+        a.value
+            .as_str()
+            .is_some_and(|v| !v.is_empty() && error.contains(v))
+    };
+    let target = sent
+        .iter()
+        .filter(|a| a.value.is_string() || a.value.is_number())
+        .find(quoted)?;
+    let was_sent =
+        |v: &Value| *v == target.value || tried.iter().any(|t| t.get(&target.name) == Some(v));
+    // An object counts as sent in either form, absolute or relative.
+    let sent_before = |v: &Value| {
+        was_sent(v)
+            || v.as_str()
+                .and_then(|t| super::store_objects::relative_to_root(pool, t))
+                .is_some_and(|r| was_sent(&Value::String(r)))
+    };
+    // An absolute store path that was not found may be the right object
+    // in the wrong form: its path relative to the store comes first.
+    if let Some(text) = target.value.as_str()
+        && let Some(relative) = super::store_objects::relative_to_root(pool, text)
+        && !was_sent(&Value::String(relative.clone()))
+    {
+        let mut retry = step.clone();
+        set(
+            &mut retry,
+            &target.name,
+            keep_provenance(target, Value::String(relative)),
+        );
+        return Some(Retry {
+            step: retry,
+            reading: format!(
+                "{} relative to the store: the absolute path was not found",
+                target.name
+            ),
+            then: Vec::new(),
+        });
+    }
+    let next = next_object(pool, step, &target.name, &target.value, &sent_before)?;
+    // A relative path that was not found: the next object, relative too.
+    let relative = target
+        .value
+        .as_str()
+        .is_some_and(|v| super::store_objects::absolute_under_root(pool, v).is_some());
+    let spec = match next.value.as_str() {
+        Some(text) if relative => match super::store_objects::relative_to_root(pool, text) {
+            Some(r) => ArgSpec::Chosen(Box::new(Harvested {
+                value: Value::String(r),
+                ..next.clone()
+            })),
+            None => ArgSpec::Chosen(Box::new(next.clone())),
+        },
+        _ => ArgSpec::Chosen(Box::new(next.clone())),
+    };
+    let mut retry = step.clone();
+    set(&mut retry, &target.name, spec);
+    Some(Retry {
+        step: retry,
+        reading: format!("the next real {}: the one sent was not found", target.name),
+        then: Vec::new(),
+    })
+}
+
+/// The call without the optional arguments the planner chose where it
+/// acts ([`super::scope`]): when a call so given failed and nothing else
+/// in its error could be answered, the tool's own default may be the one
+/// that works.
+fn without_scope(step: &PlanStep, sent: &[Argument], tried: &[Value]) -> Option<Retry> {
+    let dropped: Vec<String> = step
+        .args
+        .iter()
+        .filter(|(name, spec)| {
+            matches!(spec, ArgSpec::IfReal(_)) && sent.iter().any(|a| a.name == *name)
+        })
+        .map(|(name, _)| name.clone())
+        .collect();
+    if dropped.is_empty() {
+        return None;
+    }
+    let mut retry = step.clone();
+    retry.args.retain(|(name, _)| !dropped.contains(name));
+    let without = Value::Object(
+        sent.iter()
+            .filter(|a| !dropped.contains(&a.name))
+            .map(|a| (a.name.clone(), a.value.clone()))
+            .collect(),
+    );
+    if tried.contains(&without) {
+        return None;
+    }
+    Some(Retry {
+        step: retry,
+        reading: format!("without the optional {} it was given", dropped.join(", ")),
+        then: Vec::new(),
+    })
+}
+
+/// Another real object for parameter `param`, of the kind `like` was: a
+/// path of the same shape, or a value found under the same key, newest
+/// answers and the store's objects alike, never one `sent_before`.
+fn next_object<'p>(
+    pool: &'p Pool,
+    step: &PlanStep,
+    param: &str,
+    like: &Value,
+    sent_before: &dyn Fn(&Value) -> bool,
+) -> Option<&'p Harvested> {
+    let shape = step.cues.path_kind(param);
+    let fresh = |h: &&Harvested| {
+        !sent_before(&h.value)
+            && h.value.is_string() == like.is_string()
+            && !matches!(h.source, Source::Plan)
+    };
+    // An id of a kind of thing (`task_id`, `noteId`): the keys of the
+    // things of that kind first (a `tasks` table's rows), never a table's
+    // own name.
+    let lowered = param.to_ascii_lowercase();
+    let stem = lowered
+        .strip_suffix("_id")
+        .or_else(|| lowered.strip_suffix("id"))
+        .filter(|s| !s.is_empty() && shape.is_none());
+    if let Some(stem) = stem {
+        let stem = stem.trim_end_matches('_');
+        return pool.items().filter(fresh).find(|h| {
+            h.key == "id"
+                && h.collection.as_deref().is_some_and(|c| {
+                    crate::plan::harvest::singular(&c.to_ascii_lowercase()) == stem
+                })
+        });
+    }
+    let same = pool.items().find(|h| h.value == *like);
+    pool.items().filter(fresh).find(|h| match (shape, h.shape) {
+        (Some(PathKind::File), Some(s)) => s == PathKind::File,
+        (Some(_), Some(s)) => s != PathKind::File,
+        (Some(_), None) => false,
+        (None, _) => same.map_or(h.key == param, |s| {
+            s.key == h.key && s.collection == h.collection
+        }),
+    })
+}
+
+/// `step` with argument `name` given by `spec`, added when the step had
+/// none.
+fn set(step: &mut PlanStep, name: &str, spec: ArgSpec) {
+    match step.args.iter_mut().find(|(n, _)| n == name) {
+        Some((_, old)) => *old = spec,
+        None => step.args.push((name.to_owned(), spec)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use witness_model::audit::StoreObject;
+
+    use super::*;
+
+    fn sent(args: &[(&str, Value, Provenance)]) -> Vec<Argument> {
+        args.iter()
+            .map(|(n, v, p)| Argument {
+                name: (*n).into(),
+                value: v.clone(),
+                source: *p,
+                from: None,
+                object: None,
+                parts: Vec::new(),
+            })
+            .collect()
+    }
+
+    fn step(tool: &str, args: &[(&str, Value)]) -> PlanStep {
+        PlanStep {
+            tool: tool.into(),
+            args: args
+                .iter()
+                .map(|(n, v)| ((*n).to_owned(), ArgSpec::Auto(v.clone())))
+                .collect(),
+            cues: crate::plan::cues::ToolCues {
+                tool: tool.into(),
+                ..Default::default()
+            },
+        }
+    }
+
+    fn spec<'s>(retry: &'s Retry, name: &str) -> &'s ArgSpec {
+        &retry.step.args.iter().find(|(n, _)| n == name).unwrap().1
+    }
+
+    fn store_pool(paths: &[(&str, PathKind)]) -> Pool {
+        let mut pool = Pool::default();
+        let seeds = paths
+            .iter()
+            .map(|(p, shape)| {
+                Harvested::seeded_path(
+                    (*p).into(),
+                    *shape,
+                    StoreObject {
+                        store: "vault".into(),
+                        object: format!("file/{}", p.trim_start_matches("/j/vault/")),
+                    },
+                )
+            })
+            .collect();
+        pool.seed(seeds, vec!["/j/vault".into()]);
+        pool
+    }
+
+    #[test]
+    fn a_flag_the_error_names_is_set_and_only_a_boolean_of_the_schema() {
+        let schema = json!({"properties": {"path": {"type": "string"},
+            "force": {"type": "boolean"}, "confirm": {"type": "string"}}});
+        let st = step("remove", &[("path", json!("a.md"))]);
+        let args = sent(&[("path", json!("a.md"), Provenance::Store)]);
+        let pool = Pool::default();
+        let retry = answer(
+            &st,
+            &args,
+            "Deletion cancelled for safety. Use force: true",
+            Some(&schema),
+            &pool,
+            &[],
+        )
+        .unwrap();
+        assert_eq!(retry.reading, "the flag force");
+        assert_eq!(spec(&retry, "force"), &ArgSpec::Pinned(json!(true)));
+        // `confirm` is a string here: not a flag to set.
+        assert!(
+            answer(
+                &st,
+                &args,
+                "Please confirm the deletion",
+                Some(&schema),
+                &pool,
+                &[]
+            )
+            .is_none()
+        );
+        // Already set: nothing more to read.
+        let set = sent(&[("force", json!(true), Provenance::Synthesized)]);
+        assert!(answer(&st, &set, "Use force: true", Some(&schema), &pool, &[]).is_none());
+    }
+
+    #[test]
+    fn a_field_said_to_be_required_is_given() {
+        let schema = json!({"properties": {"query": {"type": "string"},
+            "tags": {"type": "array", "items": {"type": "string"}}}});
+        let st = step("search", &[("query", json!("witness"))]);
+        let args = sent(&[("query", json!("witness"), Provenance::Synthesized)]);
+        let either = answer(
+            &st,
+            &args,
+            "Error: Provide either \"tags\" or \"pattern\" parameter",
+            Some(&schema),
+            &Pool::default(),
+            &[],
+        )
+        .unwrap();
+        assert!(matches!(spec(&either, "tags"), ArgSpec::Auto(v) if v.is_array()));
+        let retry = answer(
+            &st,
+            &args,
+            "At least one tag or pattern is required",
+            Some(&schema),
+            &Pool::default(),
+            &[],
+        )
+        .unwrap();
+        assert_eq!(retry.reading, "the field tags it said was required");
+        assert!(matches!(spec(&retry, "tags"), ArgSpec::Auto(v) if v.is_array()));
+    }
+
+    #[test]
+    fn listed_values_are_read_and_the_named_parameter_takes_the_first_new_one() {
+        assert_eq!(
+            listed_values("Project 'witness' not found. Available projects: main"),
+            ["main"]
+        );
+        assert_eq!(
+            listed_values("mode must be one of 'a', 'b' or 'c'."),
+            ["a", "b", "c"]
+        );
+        assert_eq!(
+            listed_values("Invalid value. Valid values: [x, y]"),
+            ["x", "y"]
+        );
+        assert!(listed_values("Nothing listed here").is_empty());
+        let st = step(
+            "add_task",
+            &[("project", json!("witness")), ("title", json!("t"))],
+        );
+        let args = sent(&[
+            ("project", json!("witness"), Provenance::Synthesized),
+            ("title", json!("t"), Provenance::Synthesized),
+        ]);
+        let retry = answer(
+            &st,
+            &args,
+            "Project 'witness' not found. Available projects: main, work",
+            None,
+            &Pool::default(),
+            &[],
+        )
+        .unwrap();
+        assert_eq!(spec(&retry, "project"), &ArgSpec::Pinned(json!("main")));
+        // `main` was tried: `work` next.
+        let tried = [json!({"project": "main"})];
+        let retry = answer(
+            &st,
+            &args,
+            "Available projects: main, work",
+            None,
+            &Pool::default(),
+            &tried,
+        )
+        .unwrap();
+        assert_eq!(spec(&retry, "project"), &ArgSpec::Pinned(json!("work")));
+    }
+
+    #[test]
+    fn every_operation_an_error_lists_is_asked_removers_last() {
+        let st = step("capture", &[("action", json!("witness"))]);
+        let args = sent(&[("action", json!("witness"), Provenance::Synthesized)]);
+        let retry = answer(
+            &st,
+            &args,
+            r#"{"status":"error","message":"Unknown action 'witness'. Valid: delete, save, list"}"#,
+            None,
+            &Pool::default(),
+            &[],
+        )
+        .unwrap();
+        let action = |s: &PlanStep| s.args[0].1.clone();
+        assert_eq!(action(&retry.step), ArgSpec::Pinned(json!("save")));
+        assert_eq!(retry.then[1].1, "a value it listed for action: delete");
+        let then: Vec<ArgSpec> = retry.then.iter().map(|(s, _)| action(s)).collect();
+        assert_eq!(
+            then,
+            [
+                ArgSpec::Pinned(json!("list")),
+                ArgSpec::Pinned(json!("delete"))
+            ]
+        );
+        // A parameter that is no operation takes one value, and no more.
+        let st = step("add_task", &[("project", json!("witness"))]);
+        let args = sent(&[("project", json!("witness"), Provenance::Synthesized)]);
+        let retry = answer(
+            &st,
+            &args,
+            "Unknown project. Valid: main, work",
+            None,
+            &Pool::default(),
+            &[],
+        )
+        .unwrap();
+        assert!(retry.then.is_empty());
+    }
+
+    #[test]
+    fn a_relative_path_is_asked_and_the_stores_path_is_made_relative() {
+        let pool = store_pool(&[("/j/vault/notes/a.md", PathKind::File)]);
+        let st = step("read_note", &[("path", json!("/j/vault/notes/a.md"))]);
+        let mut args = sent(&[("path", json!("/j/vault/notes/a.md"), Provenance::Store)]);
+        args[0].object = Some(StoreObject {
+            store: "vault".into(),
+            object: "file/notes/a.md".into(),
+        });
+        let retry = answer(
+            &st,
+            &args,
+            "Path must be a portable vault-relative path",
+            None,
+            &pool,
+            &[],
+        )
+        .unwrap();
+        assert_eq!(retry.reading, "paths relative to the store");
+        let ArgSpec::Chosen(h) = spec(&retry, "path") else {
+            panic!()
+        };
+        assert_eq!(h.value, json!("notes/a.md"));
+        assert!(
+            matches!(h.source, Source::Store(_)),
+            "still the store's object"
+        );
+    }
+
+    #[test]
+    fn a_failed_call_given_an_optional_scope_is_tried_without_it() {
+        let mut st = step("browse", &[]);
+        st.args
+            .push(("path".into(), ArgSpec::IfReal(json!("witness"))));
+        let args = sent(&[("path", json!("/j/vault/a.md"), Provenance::Store)]);
+        let retry = answer(
+            &st,
+            &args,
+            "Something odd happened",
+            None,
+            &Pool::default(),
+            &[],
+        )
+        .unwrap();
+        assert!(retry.step.args.is_empty());
+        assert_eq!(retry.reading, "without the optional path it was given");
+        assert!(
+            answer(&st, &args, "odd", None, &Pool::default(), &[json!({})]).is_none(),
+            "already tried without it"
+        );
+    }
+
+    #[test]
+    fn fields_a_validator_says_are_missing_are_given() {
+        let zod = r#"Error: Invalid arguments for read_file: [
+  {
+    "expected": "string",
+    "code": "invalid_type",
+    "path": [ "path" ],
+    "message": "Invalid input: expected string, received undefined"
+  }
+]"#;
+        assert_eq!(
+            missing_fields(zod),
+            [("path".to_owned(), "string".to_owned())]
+        );
+        let pydantic = "1 validation error for readArguments\nnote_id\n  Field required [type=missing, input_value={}, input_type=dict]";
+        assert_eq!(
+            missing_fields(pydantic),
+            [("note_id".to_owned(), "string".to_owned())]
+        );
+        let st = step("read_file", &[]);
+        let retry = answer(&st, &[], zod, Some(&json!({})), &Pool::default(), &[]).unwrap();
+        assert_eq!(spec(&retry, "path"), &ArgSpec::Auto(json!("witness")));
+        assert!(missing_fields("Error: nothing [1, 2] here").is_empty());
+    }
+
+    #[test]
+    fn an_absolute_store_path_the_error_refuses_is_sent_relative() {
+        let pool = store_pool(&[("/j/vault/Areas.base", PathKind::File)]);
+        let st = step("read_file", &[("path", json!("/j/vault/Areas.base"))]);
+        let args = sent(&[("path", json!("/j/vault/Areas.base"), Provenance::Store)]);
+        let retry = answer(
+            &st,
+            &args,
+            "Error executing tool read_file: not a vault path: '/j/vault/Areas.base'",
+            None,
+            &pool,
+            &[],
+        )
+        .unwrap();
+        assert_eq!(spec(&retry, "path"), &ArgSpec::Pinned(json!("Areas.base")));
+    }
+
+    #[test]
+    fn a_file_of_the_extension_the_error_names_is_sent() {
+        assert_eq!(
+            extension_asked(
+                "not a note: 'Areas.base' (a note path ends in .md)",
+                "Areas.base"
+            )
+            .as_deref(),
+            Some("md")
+        );
+        assert_eq!(
+            extension_asked("Path must end with '.md': witness", "witness").as_deref(),
+            Some("md")
+        );
+        assert_eq!(extension_asked("not found: a.md", "a.md"), None, "no cue");
+        assert_eq!(
+            extension_asked("must end with .md", "a.md"),
+            None,
+            "already one"
+        );
+        let pool = store_pool(&[
+            ("/j/vault/Areas.base", PathKind::File),
+            ("/j/vault/Areas/Garden.md", PathKind::File),
+        ]);
+        let st = step("delete_file", &[("path", json!("Areas.base"))]);
+        let args = sent(&[("path", json!("Areas.base"), Provenance::Store)]);
+        let retry = answer(
+            &st,
+            &args,
+            "not a note: 'Areas.base' (a note path ends in .md)",
+            None,
+            &pool,
+            &[],
+        )
+        .unwrap();
+        let ArgSpec::Chosen(h) = spec(&retry, "path") else {
+            panic!()
+        };
+        assert_eq!(
+            h.value,
+            json!("Areas/Garden.md"),
+            "relative, as the one sent"
+        );
+    }
+
+    #[test]
+    fn an_id_not_found_is_followed_by_another_key_of_that_kind_never_a_table() {
+        let mut pool = Pool::default();
+        let at = |o: &str| StoreObject {
+            store: "db".into(),
+            object: o.into(),
+        };
+        pool.seed(
+            vec![
+                Harvested::seeded(
+                    "name",
+                    json!("task_links"),
+                    at("sqlite_master/table:task_links"),
+                    Some("tables"),
+                ),
+                Harvested::seeded("id", json!("7"), at("tasks/7"), Some("tasks")),
+                Harvested::seeded("id", json!("8"), at("tasks/8"), Some("tasks")),
+                Harvested::seeded("id", json!("3"), at("notes/3"), Some("notes")),
+            ],
+            Vec::new(),
+        );
+        let st = step("get_task", &[("task_id", json!("7"))]);
+        let args = sent(&[("task_id", json!("7"), Provenance::Store)]);
+        let retry = answer(&st, &args, "Task '7' not found", None, &pool, &[]).unwrap();
+        let ArgSpec::Chosen(h) = spec(&retry, "task_id") else {
+            panic!()
+        };
+        assert_eq!(h.value, json!("8"));
+        let tried = [json!({"task_id": "8"})];
+        assert!(answer(&st, &args, "Task '7' not found", None, &pool, &tried).is_none());
+    }
+
+    #[test]
+    fn an_update_given_nothing_to_change_gets_its_optional_fields() {
+        let schema = json!({"properties": {"memory_id": {"type": "string"},
+            "content": {"type": "string", "default": null},
+            "confidence": {"anyOf": [{"type": "integer"}, {"type": "null"}], "default": null}},
+            "required": ["memory_id"]});
+        let st = step("update_memory", &[("memory_id", json!("m1"))]);
+        let args = sent(&[("memory_id", json!("m1"), Provenance::Harvested)]);
+        let retry = answer(
+            &st,
+            &args,
+            "Error executing tool update_memory: No fields supplied for update",
+            Some(&schema),
+            &Pool::default(),
+            &[],
+        )
+        .unwrap();
+        assert_eq!(
+            spec(&retry, "content"),
+            &ArgSpec::Synthesized(json!("witness-update_memory"))
+        );
+        assert_eq!(spec(&retry, "confidence"), &ArgSpec::Synthesized(json!(1)));
+        assert!(retry.step.args.iter().all(
+            |(n, _)| n != "memory_id" || matches!(spec(&retry, "memory_id"), ArgSpec::Auto(_))
+        ));
+    }
+
+    #[test]
+    fn only_a_select_is_asked_for_when_the_text_says_so() {
+        let mut st = step("create_view", &[]);
+        st.args.push(("sql".into(), ArgSpec::Sql(SqlKind::Insert)));
+        let args = sent(&[("sql", json!("INSERT ..."), Provenance::Synthesized)]);
+        let retry = answer(
+            &st,
+            &args,
+            "View definition must be a SELECT query",
+            None,
+            &Pool::default(),
+            &[],
+        )
+        .unwrap();
+        assert_eq!(spec(&retry, "sql"), &ArgSpec::Sql(SqlKind::Select));
+    }
+
+    #[test]
+    fn an_existing_name_becomes_a_fresh_one_and_a_missing_object_the_next_real_one() {
+        let pool = store_pool(&[
+            ("/j/vault/a.md", PathKind::File),
+            ("/j/vault/b.md", PathKind::File),
+            ("/j/vault/notes", PathKind::Dir),
+        ]);
+        let mut st = step("save", &[("filepath", json!("/j/vault/a.md"))]);
+        st.cues.tool = "save".into();
+        let mut args = sent(&[("filepath", json!("/j/vault/a.md"), Provenance::Store)]);
+        args[0].object = Some(StoreObject {
+            store: "vault".into(),
+            object: "file/a.md".into(),
+        });
+        let retry = answer(
+            &st,
+            &args,
+            "File already exists: /j/vault/a.md",
+            None,
+            &pool,
+            &[],
+        )
+        .unwrap();
+        assert!(matches!(spec(&retry, "filepath"), ArgSpec::Fresh(_)));
+        let not_found = |tried: &[Value]| {
+            answer(
+                &st,
+                &args,
+                "File not found: /j/vault/a.md",
+                None,
+                &pool,
+                tried,
+            )
+        };
+        // The same note in the form relative to the store first.
+        let retry = not_found(&[]).unwrap();
+        let ArgSpec::Chosen(h) = spec(&retry, "filepath") else {
+            panic!()
+        };
+        assert_eq!(h.value, json!("a.md"));
+        assert!(matches!(h.source, Source::Store(_)));
+        // Then the next file (not the directory), in the form that was
+        // tried last: relative.
+        let relative = sent(&[("filepath", json!("a.md"), Provenance::Store)]);
+        let tried = [
+            json!({"filepath": "/j/vault/a.md"}),
+            json!({"filepath": "a.md"}),
+        ];
+        let retry = answer(&st, &relative, "File not found: a.md", None, &pool, &tried).unwrap();
+        let ArgSpec::Chosen(h) = spec(&retry, "filepath") else {
+            panic!()
+        };
+        assert_eq!(h.value, json!("b.md"), "a file, not the directory");
+        let tried = [
+            json!({"filepath": "/j/vault/a.md"}),
+            json!({"filepath": "a.md"}),
+            json!({"filepath": "b.md"}),
+        ];
+        assert!(
+            answer(&st, &relative, "File not found: a.md", None, &pool, &tried).is_none(),
+            "every file was tried"
+        );
+    }
+}

@@ -1,0 +1,181 @@
+//! The planner's strategies, each on a fake server that lies in a way only
+//! that strategy reaches (issue 40, patterns 2-5): the server is
+//! `tests/fixtures/pattern_server.py`, one mode per pattern, on a directory
+//! store the audit observes. Without the strategy each lie would pass.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::common::fixture;
+
+/// One audit of `pattern_server.py MODE {files}` on a directory store
+/// holding `files`: (exit code, text on stdout, the JSON report).
+fn audit(mode: &str, files: &[&str]) -> (i32, String, Value) {
+    let store = tempfile::tempdir().expect("tempdir");
+    for name in files {
+        std::fs::write(store.path().join(name), format!("{name}\n")).expect("seed the store");
+    }
+    let out = tempfile::tempdir().expect("tempdir");
+    let output = Command::new(env!("CARGO_BIN_EXE_mcp-witness"))
+        .args(["audit", "--era", "legacy", "--settle-ms", "0"])
+        .args(["--timeout-ms", "20000", "--progress", "off"])
+        .arg(format!("--store=files=fs:{}", store.path().display()))
+        .arg("--out")
+        .arg(out.path())
+        .arg("--")
+        .arg("python3")
+        .arg(fixture("pattern_server.py"))
+        .args([mode, "{files}"])
+        .output()
+        .expect("mcp-witness runs");
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    let json = std::fs::read_to_string(out.path().join("audit.json")).unwrap_or_else(|e| {
+        panic!(
+            "{mode}: no audit.json ({e}); stdout {text}; stderr {}",
+            String::from_utf8_lossy(&output.stderr)
+        )
+    });
+    let report: Value = serde_json::from_str(&json).expect("audit.json is JSON");
+    (output.status.code().unwrap_or(-1), text, report)
+}
+
+fn calls_of<'r>(report: &'r Value, tool: &str) -> Vec<&'r Value> {
+    report["calls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| c["tool"] == tool)
+        .collect()
+}
+
+fn argument<'c>(call: &'c Value, name: &str) -> &'c Value {
+    call["arguments"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|a| a["name"] == name)
+        .unwrap_or(&Value::Null)
+}
+
+fn verdict(report: &Value, check: &str, tool: &str) -> Value {
+    report["checks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["id"] == check && c["tool"] == tool)
+        .map(|c| c["verdict"].clone())
+        .unwrap_or_default()
+}
+
+/// Pattern 3: the error lists the valid values; the retry takes one, says
+/// which error it answers, and the write it then makes catches the claim.
+#[test]
+fn a_value_the_error_lists_is_tried_and_the_write_it_allows_is_caught() {
+    let (code, text, report) = audit("listed", &["readme.txt"]);
+    let adds = calls_of(&report, "add_task");
+    assert!(adds.len() >= 2, "{text}");
+    assert_eq!(
+        adds[0]["outcome"]["status"], "in-band-error",
+        "{:#}",
+        adds[0]
+    );
+    let retry = adds
+        .iter()
+        .find(|c| argument(c, "project")["value"] == "main")
+        .unwrap_or_else(|| panic!("no retry with the listed project: {text}"));
+    assert_eq!(retry["answers"]["call"], adds[0]["id"], "{retry:#}");
+    assert_eq!(
+        retry["answers"]["reading"], "a value it listed for project: main",
+        "{retry:#}"
+    );
+    assert_eq!(retry["outcome"]["status"], "ok", "{retry:#}");
+    assert_eq!(verdict(&report, "EFF-01", "add_task"), "fail", "{text}");
+    assert_eq!(code, 1, "{text}");
+}
+
+/// Pattern 4: the optional `directory` is filled with the store, so the
+/// tool works where the store is and its delete shows.
+#[test]
+fn an_optional_directory_is_given_the_store_and_the_delete_there_is_caught() {
+    let (code, text, report) = audit("scope", &["scratch.txt", "keep.md"]);
+    let cleans = calls_of(&report, "clean");
+    assert!(!cleans.is_empty(), "{text}");
+    let directory = argument(cleans[0], "directory");
+    assert_eq!(directory["source"], "store", "{:#}", cleans[0]);
+    assert_eq!(directory["object"]["store"], "files", "{:#}", cleans[0]);
+    assert_eq!(verdict(&report, "EFF-02", "clean"), "fail", "{text}");
+    assert_eq!(code, 1, "{text}");
+}
+
+/// Pattern 5: every value of the operation enum is asked, makers first
+/// and removers last, each with its form; the delete form's effect
+/// catches the claim to destroy nothing.
+#[test]
+fn every_operation_of_a_multi_form_tool_is_asked_and_the_delete_is_caught() {
+    let (code, text, report) = audit("operations", &["readme.txt"]);
+    let calls = calls_of(&report, "manage_note");
+    let ops: Vec<(&Value, &Value)> = calls
+        .iter()
+        .filter(|c| c["repeat_of"].is_null() && c["confirms"].is_null())
+        .map(|c| (&argument(c, "operation")["value"], &c["form"]))
+        .collect();
+    assert_eq!(
+        ops,
+        [
+            (&Value::from("create"), &Value::from("create")),
+            (&Value::from("read"), &Value::from("read")),
+            (&Value::from("delete"), &Value::from("change")),
+        ],
+        "{text}"
+    );
+    assert!(
+        argument(calls[0], "content")["value"].is_string(),
+        "create's own field is sent: {:#}",
+        calls[0]
+    );
+    assert_eq!(verdict(&report, "EFF-02", "manage_note"), "fail", "{text}");
+    assert_eq!(code, 1, "{text}");
+}
+
+/// Pattern 2: the store's paths are offered relative to its root when the
+/// server asks for that, and a delete is handed a note that still exists,
+/// not the one an earlier move took away.
+#[test]
+fn store_paths_go_relative_when_asked_and_a_delete_meets_a_note_still_there() {
+    let (code, text, report) = audit("relative", &["a.md", "b.md"]);
+    let reads = calls_of(&report, "read_note");
+    assert!(reads.len() >= 2, "{text}");
+    assert_eq!(reads[0]["outcome"]["status"], "in-band-error", "{text}");
+    let relative = reads[1];
+    assert_eq!(
+        relative["answers"]["reading"], "paths relative to the store",
+        "{relative:#}"
+    );
+    assert_eq!(relative["outcome"]["status"], "ok", "{relative:#}");
+    assert_eq!(
+        argument(relative, "path")["source"],
+        "store",
+        "{relative:#}"
+    );
+    // The archive moved one note away; the delete is handed the other.
+    let archived = calls_of(&report, "archive_note")
+        .into_iter()
+        .find(|c| c["outcome"]["status"] == "ok")
+        .unwrap_or_else(|| panic!("nothing archived: {text}"));
+    let moved = argument(archived, "path")["value"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let deletes = calls_of(&report, "delete_note");
+    assert!(!deletes.is_empty(), "{text}");
+    for call in &deletes {
+        let path = argument(call, "path")["value"].as_str().unwrap_or_default();
+        assert!(
+            !path.ends_with(&moved),
+            "a delete was handed {path}, archived before: {call:#}"
+        );
+    }
+    assert_eq!(verdict(&report, "EFF-02", "delete_note"), "fail", "{text}");
+    assert_eq!(code, 1, "{text}");
+}
