@@ -139,7 +139,9 @@ pub struct FieldLie {
     /// `read-only`, `non-destructive` or `idempotent`.
     pub lie: String,
     pub caught: bool,
-    /// The failing checks on the lying tool.
+    /// The failing checks of the lied hint on the lying tool (EFF-01, EFF-02
+    /// or EFF-06 for read-only, EFF-02 for non-destructive, EFF-03 for
+    /// idempotent): what caught it.
     pub checks: Vec<String>,
     /// Whether the lie's audit called the tool successfully.
     pub exercised: bool,

@@ -119,7 +119,10 @@ pub fn summarize(
     for (lie, report) in lies {
         let mut checks = Vec::new();
         for c in effect_fails(report) {
-            if c.tool == lie.tool {
+            // A lie is caught by a check of the hint it is about; any other
+            // failure on the lying tool (EFF-05: an effect outside the
+            // declared stores) is judged like every other failure.
+            if c.tool == lie.tool && c.id.hints().contains(&lie.kind.hint()) {
                 checks.push(c.id.as_str().to_owned());
             } else {
                 failures.push(FieldFailure {
@@ -348,6 +351,7 @@ mod tests {
             "tools": [],
             "checks": [
                 {"id": "EFF-03", "tool": "save", "verdict": "fail", "reason": "the repeat made b.md", "evidence": {"calls": [1]}},
+                {"id": "EFF-05", "tool": "save", "verdict": "fail", "reason": "wrote ~/.cache/x", "evidence": {"calls": [1]}},
                 {"id": "EFF-01", "tool": "list", "verdict": "fail", "reason": "touched a.md", "evidence": {"calls": [2]}}
             ]
         }))
@@ -416,9 +420,11 @@ network = false
             judged,
             [
                 ("honest", "save", "confirmed"),
+                ("save=idempotent", "save", "unjudged"),
                 ("save=idempotent", "list", "false"),
             ],
-            "the published read-only claim on save is really wrong; list's failure is not"
+            "the published read-only claim on save is really wrong; list's failure is not; \
+             an effect outside the stores does not catch an idempotency lie"
         );
         let save_idem = rows
             .iter()
@@ -446,7 +452,10 @@ network = false
         assert_eq!((idem.lies_planted, idem.lies_caught), (1, 1));
 
         let t = totals(&[server]);
-        assert_eq!((t.false_failures, t.confirmed_failures), (1, 1));
+        assert_eq!(
+            (t.false_failures, t.confirmed_failures, t.unjudged_failures),
+            (1, 1, 1)
+        );
         assert_eq!(
             (t.lies_planted, t.lies_caught, t.servers_annotating),
             (1, 1, 1)
