@@ -237,6 +237,10 @@ fn run_server(
         .entry
         .resolve(Some(0), &given)
         .map_err(|e| format!("server.json: {e}"))?;
+    let bin_dir = program
+        .last()
+        .and_then(|p| Path::new(p).parent())
+        .map(Path::to_path_buf);
     let mut command = program;
     command.extend(resolved.args);
     let seed_dir = tempfile::Builder::new()
@@ -250,6 +254,7 @@ fn run_server(
         &entry.witness.seed.description,
         &store::Launch {
             command: command.clone(),
+            bin_dir,
             env: resolved.env.clone(),
             init: &entry.witness.seed.init,
             timeout: crate::PUBLISHED_TIMEOUT,

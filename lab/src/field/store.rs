@@ -143,7 +143,11 @@ pub struct Seeded {
 
 /// How a server is launched, for the seed's session.
 pub struct Launch<'a> {
+    /// The program with its arguments.
     pub command: Vec<String>,
+    /// The directory of the package's executables, where an initialiser
+    /// named without a path is found.
+    pub bin_dir: Option<PathBuf>,
     pub env: Vec<(String, String)>,
     pub init: &'a [String],
     pub timeout: Duration,
@@ -208,15 +212,14 @@ fn expand(value: &Value, jail: &Jail) -> Value {
 
 /// The command the seed's jail runs: the server, after the package's own
 /// initialiser where there is one (its output kept off the MCP stream).
-fn seed_command(command: &[String], init: &[String]) -> Vec<String> {
+fn seed_command(command: &[String], init: &[String], bin_dir: Option<&Path>) -> Vec<String> {
     if init.is_empty() {
         return command.to_vec();
     }
     let quote = |w: &String| crate::cases::shell_word(Path::new(w));
     // The initialiser is the package's, beside the server's program.
-    let program = command.last().map(Path::new).and_then(Path::parent);
     let mut first = init.to_vec();
-    if let (Some(dir), Some(name)) = (program, first.first_mut())
+    if let (Some(dir), Some(name)) = (bin_dir, first.first_mut())
         && !name.contains('/')
     {
         *name = dir.join(&*name).to_string_lossy().into_owned();
@@ -242,7 +245,7 @@ fn seed_through_server(
     out: &Path,
 ) -> Result<Vec<StoreSpec>, String> {
     let mut jail = Jail::create(JailSpec {
-        command: seed_command(&launch.command, launch.init),
+        command: seed_command(&launch.command, launch.init, launch.bin_dir.as_deref()),
         stores: stores.clone(),
         env: launch.env.clone(),
         keep: false,
@@ -326,10 +329,12 @@ mod tests {
     #[test]
     fn an_initialiser_runs_beside_the_server_before_it_starts() {
         let command = vec!["/c/venv/bin/tasker".to_owned(), "mcp".to_owned()];
-        assert_eq!(seed_command(&command, &[]), command);
+        let bin = Some(Path::new("/c/venv/bin"));
+        assert_eq!(seed_command(&command, &[], bin), command);
         let wrapped = seed_command(
-            &["/c/venv/bin/tasker".to_owned()],
+            &command,
             &["tasker".to_owned(), "init".to_owned(), "--user".to_owned()],
+            bin,
         );
         assert_eq!(wrapped[0], "/bin/sh");
         assert!(
@@ -337,7 +342,11 @@ mod tests {
             "{}",
             wrapped[2]
         );
-        assert_eq!(wrapped[4], "/c/venv/bin/tasker");
+        assert_eq!(
+            wrapped[4..],
+            ["/c/venv/bin/tasker", "mcp"],
+            "then the server, arguments and all"
+        );
     }
 
     #[test]
@@ -357,6 +366,7 @@ mod tests {
         ];
         let launch = Launch {
             command: Vec::new(),
+            bin_dir: None,
             env: Vec::new(),
             init: &[],
             timeout: Duration::from_secs(1),
