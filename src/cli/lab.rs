@@ -47,7 +47,10 @@ Experiments (all on the built-in testbed, no network, no Node):
        out), evaluation or all; --server ID (repeatable) for a subset of the
        half. Writes field.json, field.jsonl and field.csv (one row per
        server x tool x hint) and audits/field-*.json; exit 1 when a lie
-       escaped or a check failed on a claim the ground truth says holds
+       escaped or a check failed on a claim the ground truth says holds.
+       --merge DIR (repeatable) merges runs of parts (--server subsets)
+       into --out instead of running: the servers in id order, the
+       tallies counted again
   postgres  E2 and E3 on PostgreSQL: the persistence/authority corpus and
        the lifecycle scenarios (REVOKE with a second path, REVOKE, NOLOGIN,
        VALID UNTIL, DROP ROLE) minted through @bytebase/dbhub@1.4.0's
@@ -110,6 +113,10 @@ pub struct LabArgs {
     /// Only this server of the field study (repeatable; it must be in --half).
     #[arg(long = "server", value_name = "ID")]
     servers: Vec<String>,
+    /// Merge the field study's runs in these directories (shards, or a
+    /// server rerun alone) into --out instead of running (repeatable).
+    #[arg(long = "merge", value_name = "DIR")]
+    merge: Vec<PathBuf>,
     /// The field study's ground truths (default: experiments/field/truth in
     /// the source tree).
     #[arg(long, value_name = "DIR")]
@@ -154,10 +161,13 @@ enum FieldHalf {
 /// Runs the chosen experiments, then renders every page.
 pub fn run(args: LabArgs, progress: &Progress) -> Result<ExitStatus> {
     if args.experiment != Experiment::Field
-        && (!args.servers.is_empty() || args.half != FieldHalf::Development || args.truth.is_some())
+        && (!args.servers.is_empty()
+            || args.half != FieldHalf::Development
+            || args.truth.is_some()
+            || !args.merge.is_empty())
     {
         return Err(invalid(
-            "--half, --server and --truth choose the field study's servers; use them with `lab field`",
+            "--half, --server, --truth and --merge are the field study's; use them with `lab field`",
         ));
     }
     if args.out.exists() && !args.out.is_dir() {
@@ -240,8 +250,14 @@ pub fn run(args: LabArgs, progress: &Progress) -> Result<ExitStatus> {
             },
             servers: args.servers.clone(),
         };
-        status = match lab::field::run_field(&options, &args.out, &progress) {
-            Ok(outcome) => outcome.status,
+        let ran = if args.merge.is_empty() {
+            lab::field::run_field(&options, &args.out, &progress).map(|o| o.status)
+        } else {
+            lab::field::merge_field(&args.merge, options.half, &options.field, &args.out)
+                .map(|d| lab::field::run::status_of(&d))
+        };
+        status = match ran {
+            Ok(status) => status,
             Err(lab::field::FieldError::Invalid(why)) => return Err(invalid(why)),
             Err(e) => return Err(e.into()),
         };

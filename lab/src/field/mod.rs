@@ -28,7 +28,7 @@ use std::path::PathBuf;
 
 pub use entry::{FieldEntry, Half, Split};
 pub use install::{field_cache, source_dir};
-pub use run::{FieldOptions, FieldOutcome, run_field};
+pub use run::{FieldOptions, FieldOutcome, merge_field, run_field};
 
 /// The document the study writes in its output directory.
 pub const DOCUMENT: &str = "field.json";

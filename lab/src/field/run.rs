@@ -78,13 +78,7 @@ pub fn run_field(
     out: &Path,
     progress: &Progress,
 ) -> Result<FieldOutcome, FieldError> {
-    let split_text = std::fs::read_to_string(options.field.join("split.json")).map_err(|e| {
-        FieldError::Invalid(format!(
-            "cannot read {}: {e}",
-            options.field.join("split.json").display()
-        ))
-    })?;
-    let split = Split::parse(&split_text).map_err(FieldError::Invalid)?;
+    let split = read_split(&options.field)?;
     let ids = chosen(&split, options.half, &options.servers)?;
     let cache = crate::cases::absolute_dir(&options.cache);
     let relay = relay(&cache).map_err(FieldError::Invalid)?;
@@ -154,6 +148,137 @@ pub fn run_field(
         rows,
         status: ExitStatus::across(statuses),
     })
+}
+
+/// Merges the documents and datasets of runs on parts of the study (shards,
+/// or a server rerun alone) into `out`: their servers in id order, each
+/// server's rows with it, the tallies counted again. A server in two parts
+/// is refused. The merge of parts that cover a half is that half's
+/// document, byte for byte as one run writes it.
+pub fn merge_field(
+    parts: &[PathBuf],
+    half: Half,
+    field: &Path,
+    out: &Path,
+) -> Result<FieldDocument, FieldError> {
+    let split = read_split(field)?;
+    let mut servers: Vec<FieldServer> = Vec::new();
+    let mut rows: Vec<FieldRow> = Vec::new();
+    let mut timing = None;
+    for part in parts {
+        let read = |name: &str| {
+            std::fs::read_to_string(part.join(name)).map_err(|e| {
+                FieldError::Invalid(format!(
+                    "--merge {}: cannot read {name}: {e}",
+                    part.display()
+                ))
+            })
+        };
+        let document: FieldDocument = serde_json::from_str(&read(DOCUMENT)?).map_err(|e| {
+            FieldError::Invalid(format!("--merge {}: {DOCUMENT}: {e}", part.display()))
+        })?;
+        if document.schema != FIELD_SCHEMA {
+            return Err(FieldError::Invalid(format!(
+                "--merge {}: {DOCUMENT} is {:?}, not {FIELD_SCHEMA}",
+                part.display(),
+                document.schema
+            )));
+        }
+        let settings = (
+            document.plan.clone(),
+            document.timeout_ms,
+            document.settle_ms,
+        );
+        if timing.get_or_insert_with(|| settings.clone()) != &settings {
+            return Err(FieldError::Invalid(format!(
+                "--merge {}: its audits ran with other settings than the first part's",
+                part.display()
+            )));
+        }
+        for line in read(JSONL)?.lines().filter(|l| !l.trim().is_empty()) {
+            let row: FieldRow = serde_json::from_str(line).map_err(|e| {
+                FieldError::Invalid(format!("--merge {}: {JSONL}: {e}", part.display()))
+            })?;
+            rows.push(row);
+        }
+        copy_audits(&part.join("audits"), &out.join("audits"))?;
+        for server in document.servers {
+            if servers.iter().any(|s| s.id == server.id) {
+                return Err(FieldError::Invalid(format!(
+                    "--merge: {} is in more than one part",
+                    server.id
+                )));
+            }
+            servers.push(server);
+        }
+    }
+    servers.sort_by(|a, b| a.id.cmp(&b.id));
+    let order = |id: &str| servers.iter().position(|s| s.id == id);
+    rows.sort_by_key(|r| order(&r.server));
+    let ids: Vec<String> = servers.iter().map(|s| s.id.clone()).collect();
+    let options = FieldOptions {
+        field: PathBuf::new(),
+        truth: PathBuf::new(),
+        cache: PathBuf::new(),
+        half,
+        servers: if ids == half.ids(&split) {
+            Vec::new()
+        } else {
+            ids
+        },
+    };
+    let mut document = document(&options, &servers, &rows);
+    if let Some((plan, timeout_ms, settle_ms)) = timing {
+        document.plan = plan;
+        document.timeout_ms = timeout_ms;
+        document.settle_ms = settle_ms;
+    }
+    write_all(out, &document, &rows)?;
+    Ok(document)
+}
+
+/// The exit status a document adds up to: failed when a lie escaped or a
+/// check failed on a claim the truth says holds, else incomplete when a
+/// server did not run or an audit did not finish, else passed.
+pub fn status_of(document: &FieldDocument) -> ExitStatus {
+    ExitStatus::across(document.servers.iter().map(|s| {
+        if s.lies.iter().any(|l| !l.caught) || s.failures.iter().any(|f| f.judged == "false") {
+            ExitStatus::Failed
+        } else if s.error.is_some() || !s.complete {
+            ExitStatus::Incomplete
+        } else {
+            ExitStatus::Passed
+        }
+    }))
+}
+
+fn read_split(field: &Path) -> Result<Split, FieldError> {
+    let path = field.join("split.json");
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| FieldError::Invalid(format!("cannot read {}: {e}", path.display())))?;
+    Split::parse(&text).map_err(FieldError::Invalid)
+}
+
+/// A part's audits (`field-*.json`) into the merged directory.
+fn copy_audits(from: &Path, to: &Path) -> Result<(), FieldError> {
+    let Ok(entries) = std::fs::read_dir(from) else {
+        return Ok(());
+    };
+    std::fs::create_dir_all(to).map_err(|source| FieldError::Write {
+        path: to.to_path_buf(),
+        source,
+    })?;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let text = name.to_string_lossy();
+        if text.starts_with(AUDIT_PREFIX) && text.ends_with(".json") {
+            std::fs::copy(entry.path(), to.join(&name)).map_err(|source| FieldError::Write {
+                path: to.join(&name),
+                source,
+            })?;
+        }
+    }
+    Ok(())
 }
 
 fn write_all(out: &Path, document: &FieldDocument, rows: &[FieldRow]) -> Result<(), FieldError> {
@@ -496,6 +621,92 @@ mod tests {
         );
         assert_eq!(audit_name("x", Some(&lie)), "field-x-add_task-idempotent");
         assert_eq!(audit_name("x", None), "field-x");
+    }
+
+    fn part(dir: &Path, ids: &[&str], half: &str) {
+        let servers: Vec<FieldServer> = ids
+            .iter()
+            .map(|id| FieldServer {
+                id: (*id).into(),
+                tools: 1,
+                complete: true,
+                lies: vec![FieldLie {
+                    tool: "t".into(),
+                    lie: "read-only".into(),
+                    caught: true,
+                    ..FieldLie::default()
+                }],
+                ..FieldServer::default()
+            })
+            .collect();
+        let rows: Vec<FieldRow> = ids
+            .iter()
+            .map(|id| FieldRow {
+                server: (*id).into(),
+                tool: "t".into(),
+                hint: "readOnlyHint".into(),
+                lie_planted: true,
+                caught: Some(true),
+                ..FieldRow::default()
+            })
+            .collect();
+        let options = FieldOptions {
+            field: PathBuf::new(),
+            truth: PathBuf::new(),
+            cache: PathBuf::new(),
+            half: Half::Development,
+            servers: Vec::new(),
+        };
+        let mut doc = document(&options, &servers, &rows);
+        doc.half = half.into();
+        std::fs::create_dir_all(dir.join("audits")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(dir.join("audits/field-x.json"), "{}").unwrap_or_else(|e| panic!("{e}"));
+        write_all(dir, &doc, &rows).unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    #[test]
+    fn parts_merge_into_the_document_one_run_writes() {
+        let root = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let field = root.path().join("field");
+        std::fs::create_dir_all(&field).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(
+            field.join("split.json"),
+            r#"{"development": ["a", "b"], "evaluation": ["c"], "kinds": {}}"#,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let (one, p1, p2, merged) = (
+            root.path().join("one"),
+            root.path().join("p1"),
+            root.path().join("p2"),
+            root.path().join("merged"),
+        );
+        part(&one, &["a", "b"], "development");
+        part(&p1, &["b"], "subset");
+        part(&p2, &["a"], "subset");
+        let doc = merge_field(
+            &[p1.clone(), p2.clone()],
+            Half::Development,
+            &field,
+            &merged,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(doc.totals.lies_planted, 2);
+        assert_eq!(status_of(&doc), ExitStatus::Passed);
+        for name in [DOCUMENT, JSONL, CSV] {
+            assert_eq!(
+                std::fs::read(merged.join(name)).unwrap_or_default(),
+                std::fs::read(one.join(name)).unwrap_or_default(),
+                "{name}: the merge of the parts is the one run's"
+            );
+        }
+        assert!(merged.join("audits/field-x.json").is_file());
+        let Err(e) = merge_field(&[p1.clone(), p1], Half::Development, &field, &merged) else {
+            panic!("b twice");
+        };
+        assert!(e.to_string().contains("more than one part"), "{e}");
+        let only = merge_field(&[p2], Half::Development, &field, &merged)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(only.half, "subset");
     }
 
     #[test]
