@@ -203,13 +203,19 @@ pub fn merge_field(
         }
         copy_audits(&part.join("audits"), &out.join("audits"))?;
         for server in document.servers {
-            if servers.iter().any(|s| s.id == server.id) {
-                return Err(FieldError::Invalid(format!(
-                    "--merge: {} is in more than one part",
-                    server.id
-                )));
+            match servers.iter().position(|s| s.id == server.id) {
+                // A server that did not run (it has no rows) is a place
+                // held for its rerun.
+                Some(at) if servers[at].error.is_some() => servers[at] = server,
+                Some(_) if server.error.is_some() => {}
+                Some(_) => {
+                    return Err(FieldError::Invalid(format!(
+                        "--merge: {} ran in more than one part",
+                        server.id
+                    )));
+                }
+                None => servers.push(server),
             }
-            servers.push(server);
         }
     }
     servers.sort_by(|a, b| a.id.cmp(&b.id));
@@ -703,10 +709,42 @@ mod tests {
         let Err(e) = merge_field(&[p1.clone(), p1], Half::Development, &field, &merged) else {
             panic!("b twice");
         };
-        assert!(e.to_string().contains("more than one part"), "{e}");
-        let only = merge_field(&[p2], Half::Development, &field, &merged)
-            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(e.to_string().contains("ran in more than one part"), "{e}");
+        let only = merge_field(
+            std::slice::from_ref(&p2),
+            Half::Development,
+            &field,
+            &merged,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(only.half, "subset");
+
+        // A server that could not run in one part is replaced by its rerun.
+        let failed = root.path().join("failed");
+        part(&failed, &["a", "b"], "development");
+        let path = failed.join(DOCUMENT);
+        let mut doc: FieldDocument =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_default())
+                .unwrap_or_else(|e| panic!("{e}"));
+        doc.servers[0] = FieldServer {
+            id: "a".into(),
+            error: Some("seed: no".into()),
+            ..FieldServer::default()
+        };
+        let rows: Vec<FieldRow> = std::fs::read_to_string(failed.join(JSONL))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<FieldRow>(l).ok())
+            .filter(|r| r.server != "a")
+            .collect();
+        write_all(&failed, &doc, &rows).unwrap_or_else(|e| panic!("{e}"));
+        merge_field(&[failed, p2], Half::Development, &field, &merged)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            std::fs::read(merged.join(DOCUMENT)).unwrap_or_default(),
+            std::fs::read(one.join(DOCUMENT)).unwrap_or_default(),
+            "the rerun of a takes the place of its failed run"
+        );
     }
 
     #[test]
