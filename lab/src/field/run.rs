@@ -92,6 +92,13 @@ pub fn run_field(
     let mut rows = Vec::new();
     let mut statuses = Vec::new();
     for (n, id) in ids.iter().enumerate() {
+        // Interrupted: every later audit would stop at once and be counted
+        // as a server that did not finish. The document holds the servers
+        // done so far.
+        if witness_jail::interrupt::signal().is_some() {
+            statuses.push(ExitStatus::Incomplete);
+            break;
+        }
         let entry = FieldEntry::read(&options.field, &options.truth, id, &split)
             .map_err(FieldError::Invalid)?;
         let (server, server_rows, status) = match run_server(&entry, options, &tools, out, progress)
@@ -404,6 +411,9 @@ fn run_server(
         progress,
     };
     let honest = variant.audit(None)?;
+    if let Some(signal) = witness_jail::interrupt::signal() {
+        return Err(witness_jail::interrupt::reason(signal));
+    }
     let listed: Vec<String> = honest.tools.iter().map(|t| t.name.clone()).collect();
     let lies = entry
         .truth
@@ -412,6 +422,9 @@ fn run_server(
         .unwrap_or_default();
     let mut audited = Vec::new();
     for lie in lies {
+        if let Some(signal) = witness_jail::interrupt::signal() {
+            return Err(witness_jail::interrupt::reason(signal));
+        }
         let report = variant.audit(Some(&lie))?;
         audited.push((lie, report));
     }
