@@ -14,6 +14,7 @@ pub mod detectors;
 pub mod e1;
 pub mod e2;
 pub mod e3;
+pub mod field;
 pub mod postgres;
 pub mod progress;
 pub mod wild;

@@ -30,6 +30,7 @@ pub mod case;
 pub mod coverage;
 pub mod exit;
 pub mod experiments;
+pub mod field;
 pub mod guidance;
 pub mod manifest;
 pub mod measure;

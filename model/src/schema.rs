@@ -16,6 +16,7 @@ use crate::experiments::{
     E1_SCHEMA, E1Document, E2_POSTGRES_SCHEMA, E2_SCHEMA, E2Document, E3_POSTGRES_SCHEMA,
     E3_SCHEMA, E3Document, PostgresE2Document, PostgresE3Document,
 };
+use crate::field::{FIELD_SCHEMA, FieldDocument};
 use crate::guidance::{GUIDANCE_SCHEMA, GuidanceReport};
 use crate::manifest::diff::{DIFF_SCHEMA, ManifestDiff};
 use crate::manifest::{PIN_SCHEMA, Pin};
@@ -73,7 +74,7 @@ fn trace_line_schema() -> Schema {
 }
 
 /// Every versioned document, in the order `--help` lists them.
-pub const DOCUMENTS: [Document; 21] = [
+pub const DOCUMENTS: [Document; 22] = [
     Document {
         name: "audit",
         id: AUDIT_SCHEMA,
@@ -133,6 +134,12 @@ pub const DOCUMENTS: [Document; 21] = [
         id: WILD_SCHEMA,
         written_by: "`lab wild`: wild.json",
         schema: schema_of::<WildDocument>,
+    },
+    Document {
+        name: "field",
+        id: FIELD_SCHEMA,
+        written_by: "`lab field`: field.json",
+        schema: schema_of::<FieldDocument>,
     },
     Document {
         name: "manifest",

@@ -36,6 +36,21 @@ Experiments (all on the built-in testbed, no network, no Node):
        exercised / total, false failures, lies caught / planted. Install with
        `bash experiments/wild/install.sh DIR` (a cache; default
        ~/.cache/mcp-witness/wild, or --wild-dir / $MCP_WITNESS_WILD_DIR)
+  field  the field study (issue 39): the servers experiments/field selected,
+       each read as its registry entry (server.json) and witness.toml,
+       installed into ~/.cache/mcp-witness/field on first use (or
+       --field-cache / $MCP_WITNESS_FIELD_DIR), audited with NO plan file on
+       a fresh realistic store, honest and once per lie its ground truth
+       (experiments/field/truth/<id>.toml) calls for: read-only on a writer,
+       non-destructive on a deleter or overwriter, idempotent on a tool that
+       is not. --half development (the default; the evaluation half is held
+       out), evaluation or all; --server ID (repeatable) for a subset of the
+       half. Writes field.json, field.jsonl and field.csv (one row per
+       server x tool x hint) and audits/field-*.json; exit 1 when a lie
+       escaped or a check failed on a claim the ground truth says holds.
+       --merge DIR (repeatable) merges runs of parts (--server subsets)
+       into --out instead of running: the servers in id order, the
+       tallies counted again
   postgres  E2 and E3 on PostgreSQL: the persistence/authority corpus and
        the lifecycle scenarios (REVOKE with a second path, REVOKE, NOLOGIN,
        VALID UNTIL, DROP ROLE) minted through @bytebase/dbhub@1.4.0's
@@ -88,6 +103,24 @@ pub struct LabArgs {
     /// $MCP_WITNESS_WILD_DIR, else ~/.cache/mcp-witness/wild).
     #[arg(long, value_name = "DIR")]
     wild_dir: Option<PathBuf>,
+    /// Where the field study's packages are installed (default:
+    /// $MCP_WITNESS_FIELD_DIR, else ~/.cache/mcp-witness/field).
+    #[arg(long, value_name = "DIR")]
+    field_cache: Option<PathBuf>,
+    /// The field study's half: development (default), evaluation or all.
+    #[arg(long, value_enum, default_value = "development")]
+    half: FieldHalf,
+    /// Only this server of the field study (repeatable; it must be in --half).
+    #[arg(long = "server", value_name = "ID")]
+    servers: Vec<String>,
+    /// Merge the field study's runs in these directories (shards, or a
+    /// server rerun alone) into --out instead of running (repeatable).
+    #[arg(long = "merge", value_name = "DIR")]
+    merge: Vec<PathBuf>,
+    /// The field study's ground truths (default: experiments/field/truth in
+    /// the source tree).
+    #[arg(long, value_name = "DIR")]
+    truth: Option<PathBuf>,
     /// Write into an --out whose audits were made with isolation layers (or
     /// a network observer) this machine lacks. Without it such a run is
     /// refused (exit 2), naming the layer, what it changes and how to
@@ -112,11 +145,31 @@ enum Experiment {
     /// The planner and planted lies on eight servers never studied
     /// (needs `bash experiments/wild/install.sh DIR`).
     Wild,
+    /// The field study: the selected servers, honest and with the lies
+    /// their ground truth calls for (installs into a cache on first use).
+    Field,
+    All,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum FieldHalf {
+    Development,
+    Evaluation,
     All,
 }
 
 /// Runs the chosen experiments, then renders every page.
 pub fn run(args: LabArgs, progress: &Progress) -> Result<ExitStatus> {
+    if args.experiment != Experiment::Field
+        && (!args.servers.is_empty()
+            || args.half != FieldHalf::Development
+            || args.truth.is_some()
+            || !args.merge.is_empty())
+    {
+        return Err(invalid(
+            "--half, --server, --truth and --merge are the field study's; use them with `lab field`",
+        ));
+    }
     if args.out.exists() && !args.out.is_dir() {
         return Err(invalid(format!(
             "--out {}: not a directory",
@@ -180,6 +233,34 @@ pub fn run(args: LabArgs, progress: &Progress) -> Result<ExitStatus> {
             .map_or_else(lab::wild::wild_dir, lab::cases::absolute_dir);
         lab::wild::check_installed(&dir).map_err(|e| invalid(e.to_string()))?;
         status = lab::wild::run_wild_in(&dir, &args.out, &progress)?.status;
+    }
+    if args.experiment == Experiment::Field {
+        let field = lab::field::source_dir();
+        let options = lab::field::FieldOptions {
+            truth: args.truth.clone().unwrap_or_else(|| field.join("truth")),
+            field,
+            cache: args
+                .field_cache
+                .as_deref()
+                .map_or_else(lab::field::field_cache, lab::cases::absolute_dir),
+            half: match args.half {
+                FieldHalf::Development => lab::field::Half::Development,
+                FieldHalf::Evaluation => lab::field::Half::Evaluation,
+                FieldHalf::All => lab::field::Half::All,
+            },
+            servers: args.servers.clone(),
+        };
+        let ran = if args.merge.is_empty() {
+            lab::field::run_field(&options, &args.out, &progress).map(|o| o.status)
+        } else {
+            lab::field::merge_field(&args.merge, options.half, &options.field, &args.out)
+                .map(|d| lab::field::run::status_of(&d))
+        };
+        status = match ran {
+            Ok(status) => status,
+            Err(lab::field::FieldError::Invalid(why)) => return Err(invalid(why)),
+            Err(e) => return Err(e.into()),
+        };
     }
     if run_cases {
         status = lab::cases::run_cases_in(&cases_dir, &args.out, &progress)?.status;

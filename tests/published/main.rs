@@ -10,6 +10,7 @@ mod audit_package;
 mod everything_e2e;
 mod lab_cases;
 mod lab_coverage;
+mod lab_field;
 mod lab_wild;
 mod postgres_lab;
 mod postgres_published;

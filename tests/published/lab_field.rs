@@ -1,0 +1,131 @@
+//! The field study end to end on one quick development server
+//! (`ai-vault-mcp`, PyPI, twelve tools over a notes vault, installed with
+//! the `mcp<2` constraint): taken from the study's cache, given its store,
+//! audited honest and with the lies a ground truth calls for, and rerun to
+//! the same bytes.
+//!
+//! It needs the package in the field cache (`~/.cache/mcp-witness/field`,
+//! or `$MCP_WITNESS_FIELD_DIR`), where the selection installed it. The
+//! cache is not on CI, so without it the test says so and skips (under
+//! `CI=true` too): installing a PyPI package is not this test's job.
+
+use std::path::Path;
+use std::process::Command;
+
+const SERVER: &str = "ai-vault-mcp";
+
+/// The test's own ground truth, two tools of the server's twelve (as the
+/// study's truth reads them from its source): `create_directory` writes
+/// (`os.makedirs(exist_ok=True)`: idempotent) and `list_files` reads. Lies
+/// follow from it alone: one, read-only on the writer.
+const TRUTH: &str = r#"
+id = "ai-vault-mcp"
+
+[[tool]]
+name = "create_directory"
+writes = true
+deletes_or_overwrites = false
+idempotent = true
+network = false
+
+[[tool]]
+name = "list_files"
+writes = false
+deletes_or_overwrites = false
+idempotent = true
+network = false
+"#;
+
+fn run(out: &Path, truth: &Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_mcp-witness"))
+        .args(["lab", "field", "--server", SERVER, "--out"])
+        .arg(out)
+        .arg("--truth")
+        .arg(truth)
+        .output()
+        .expect("mcp-witness runs")
+}
+
+#[test]
+fn a_server_is_seeded_audited_lied_about_and_rerun_to_the_same_bytes() {
+    let cache = witness_lab::field::field_cache();
+    let installed = cache.join("pypi-ai-vault-mcp-0.1.9/.installed");
+    if !installed.is_file() {
+        eprintln!(
+            "SKIPPED: {SERVER} is not in the field cache ({}); install it with \
+             `bash experiments/field/install.sh pypi ai-vault-mcp 0.1.9 CACHE mcp<2`",
+            cache.display()
+        );
+        return;
+    }
+    let truth = tempfile::tempdir().expect("tempdir");
+    std::fs::write(truth.path().join(format!("{SERVER}.toml")), TRUTH).expect("truth");
+    let first = tempfile::tempdir().expect("tempdir");
+    let output = run(first.path(), truth.path());
+    assert!(
+        matches!(output.status.code(), Some(0 | 1)),
+        "the study could not finish: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = std::fs::read_to_string(first.path().join("field.json")).expect("field.json");
+    let doc: witness_model::field::FieldDocument =
+        serde_json::from_str(&text).expect("field.json is a field document");
+    assert_eq!(doc.schema, "mcp-witness.field/v1");
+    assert_eq!(doc.half, "subset");
+    let [server] = doc.servers.as_slice() else {
+        panic!("one server: {:?}", doc.servers);
+    };
+    assert_eq!(server.error, None);
+    assert_eq!(server.seed_calls, 0, "the lab made its vault");
+    assert_eq!(server.tools, 12);
+    assert!(server.truth);
+    let lies: Vec<(&str, &str)> = server
+        .lies
+        .iter()
+        .map(|l| (l.tool.as_str(), l.lie.as_str()))
+        .collect();
+    assert_eq!(
+        lies,
+        [("create_directory", "read-only")],
+        "an idempotent writer gets the read-only lie only, a reader none"
+    );
+    assert!(
+        server.lies[0].caught && server.lies[0].checks == ["EFF-01"],
+        "a writer claiming read-only is caught by EFF-01: {:?}",
+        server.lies[0]
+    );
+    assert!(
+        server.failures.iter().all(|f| f.judged != "false"),
+        "no check failed on a claim the truth says holds: {:?}",
+        server.failures
+    );
+    for name in [
+        "field-ai-vault-mcp",
+        "field-ai-vault-mcp-create_directory-read-only",
+    ] {
+        assert!(
+            first.path().join(format!("audits/{name}.json")).is_file(),
+            "{name}"
+        );
+    }
+    let csv = std::fs::read_to_string(first.path().join("field.csv")).expect("field.csv");
+    assert_eq!(
+        csv.lines().count(),
+        1 + 12 * 4,
+        "a header, then tool × hint"
+    );
+    let jsonl = std::fs::read_to_string(first.path().join("field.jsonl")).expect("field.jsonl");
+    assert_eq!(jsonl.lines().count(), 12 * 4);
+    let tally = doc
+        .hints
+        .iter()
+        .find(|h| h.hint == "readOnlyHint")
+        .expect("a readOnlyHint tally");
+    assert_eq!(tally.lies_planted, 1);
+
+    let second = tempfile::tempdir().expect("tempdir");
+    let output = run(second.path(), truth.path());
+    assert!(matches!(output.status.code(), Some(0 | 1)));
+    let again = std::fs::read_to_string(second.path().join("field.json")).expect("field.json");
+    assert_eq!(text, again, "a rerun writes field.json byte for byte");
+}
