@@ -70,7 +70,7 @@ pub fn answer(
         .or_else(|| validator_missing(step, sent, error))
         .or_else(|| listed(step, sent, error, tried))
         .or_else(|| form(step, sent, &lowered, pool))
-        .or_else(|| exists(step, sent, error, &lowered))
+        .or_else(|| exists(step, sent, error, &lowered, pool))
         .or_else(|| extension(step, sent, error, pool, tried))
         .or_else(|| not_found(step, sent, error, &lowered, pool, tried))
         .or_else(|| path_refused(step, sent, error, &lowered, pool, tried))
@@ -272,32 +272,50 @@ fn path_refused(
     pool: &Pool,
     tried: &[Value],
 ) -> Option<Retry> {
-    if !lowered.contains("path") && !lowered.contains("outside") {
+    let refusal = lowered.contains("path")
+        || lowered.contains("outside")
+        || NOT_FOUND.iter().any(|p| lowered.contains(p));
+    if !refusal {
         return None;
     }
     let mut retry = step.clone();
     let mut changed = false;
     for argument in sent {
-        let Some(text) = argument.value.as_str() else {
+        // A path, or a list of paths (each made relative when the error
+        // quotes one of them).
+        let now = match &argument.value {
+            Value::String(text) if !text.is_empty() && error.contains(text.as_str()) => {
+                super::store_objects::relative_to_root(pool, text).map(Value::String)
+            }
+            Value::Array(items)
+                if items.iter().any(|i| {
+                    i.as_str()
+                        .is_some_and(|t| !t.is_empty() && error.contains(t))
+                }) =>
+            {
+                let relative: Option<Vec<Value>> = items
+                    .iter()
+                    .map(|i| {
+                        i.as_str()
+                            .and_then(|t| super::store_objects::relative_to_root(pool, t))
+                            .map(Value::String)
+                    })
+                    .collect();
+                relative.map(Value::Array)
+            }
+            _ => None,
+        };
+        let Some(now) = now else {
             continue;
         };
-        if text.is_empty() || !error.contains(text) {
+        if tried.iter().any(|t| t.get(&argument.name) == Some(&now)) {
             continue;
         }
-        let Some(relative) = super::store_objects::relative_to_root(pool, text) else {
-            continue;
+        let spec = match now {
+            Value::String(_) => keep_provenance(argument, now),
+            other => ArgSpec::Pinned(other),
         };
-        if tried
-            .iter()
-            .any(|t| t.get(&argument.name).and_then(Value::as_str) == Some(relative.as_str()))
-        {
-            continue;
-        }
-        set(
-            &mut retry,
-            &argument.name,
-            keep_provenance(argument, Value::String(relative)),
-        );
+        set(&mut retry, &argument.name, spec);
         changed = true;
     }
     changed.then(|| Retry {
@@ -661,7 +679,13 @@ fn keep_provenance(argument: &Argument, value: Value) -> ArgSpec {
     }
 }
 
-fn exists(step: &PlanStep, sent: &[Argument], error: &str, lowered: &str) -> Option<Retry> {
+fn exists(
+    step: &PlanStep,
+    sent: &[Argument],
+    error: &str,
+    lowered: &str,
+    pool: &Pool,
+) -> Option<Retry> {
     if !lowered.contains("already exist") {
         return None;
     }
@@ -676,6 +700,20 @@ fn exists(step: &PlanStep, sent: &[Argument], error: &str, lowered: &str) -> Opt
         }) && a.source != Provenance::Synthesized
     })?;
     let fresh = crate::plan::synth::fresh_name(&step.tool);
+    // A path gets a fresh name of its kind under a directory store's
+    // root: made anywhere else, it would be the audit's own write outside
+    // the stores. With no directory store there is no such place.
+    let existing = target.value.as_str().map(std::path::Path::new);
+    let fresh = match existing {
+        Some(path) if path.is_absolute() => {
+            pool.fresh_root()?;
+            match path.extension().and_then(|e| e.to_str()) {
+                Some(ext) => format!("{fresh}.{ext}"),
+                None => fresh,
+            }
+        }
+        _ => fresh,
+    };
     let mut retry = step.clone();
     set(
         &mut retry,
@@ -1336,6 +1374,26 @@ mod tests {
     }
 
     #[test]
+    fn a_list_of_store_paths_the_error_quotes_is_sent_relative() {
+        let pool = store_pool(&[("/j/vault/Daily/a.md", PathKind::File)]);
+        let st = step("read_notes", &[("paths", json!(["/j/vault/Daily/a.md"]))]);
+        let args = sent(&[("paths", json!(["/j/vault/Daily/a.md"]), Provenance::Store)]);
+        let retry = answer(
+            &st,
+            &args,
+            "/j/vault/Daily/a.md: Error - Parent directory does not exist: /j/vault/j/vault/Daily",
+            None,
+            &pool,
+            &[],
+        )
+        .unwrap();
+        assert_eq!(
+            spec(&retry, "paths"),
+            &ArgSpec::Pinned(json!(["Daily/a.md"]))
+        );
+    }
+
+    #[test]
     fn only_a_select_is_asked_for_when_the_text_says_so() {
         let mut st = step("create_view", &[]);
         st.args.push(("sql".into(), ArgSpec::Sql(SqlKind::Insert)));
@@ -1375,7 +1433,23 @@ mod tests {
             &[],
         )
         .unwrap();
-        assert!(matches!(spec(&retry, "filepath"), ArgSpec::Fresh(_)));
+        assert_eq!(
+            spec(&retry, "filepath"),
+            &ArgSpec::Fresh(json!("witness-save.md")),
+            "of its kind, made under the store's root when sent"
+        );
+        assert!(
+            answer(
+                &st,
+                &args,
+                "File already exists: /j/vault/a.md",
+                None,
+                &Pool::default(),
+                &[]
+            )
+            .is_none(),
+            "no directory store: nowhere inside the stores to make it"
+        );
         let not_found = |tried: &[Value]| {
             answer(
                 &st,
