@@ -13,8 +13,9 @@
 //!    fails on the confirmation alone. A repeat with the very same
 //!    arguments cannot redo what is already done (a record already
 //!    deleted, content already overwritten), so when it changed nothing the
-//!    failure stands on the controls instead: none of its objects ever
-//!    changed while idle, and none is one the call just before may have
+//!    failure stands on the controls instead, and so it does when the
+//!    server refused the confirmation (it then did nothing and can show
+//!    nothing): none of its objects ever changed while idle, and none is one the call just before may have
 //!    written late (another tool's call, handed the object's name, whose
 //!    tool writes objects of that kind).
 //!    Otherwise — fresh values that changed nothing, or
@@ -126,9 +127,19 @@ pub(super) fn confirmed(check: &Check, subject: &Subject<'_>, controls: &Control
         .and_then(|id| subject.all.iter().find(|c| c.id == id));
     let same_arguments = original.is_some_and(|o| o.arguments == first.arguments);
     let late_writer = written_late_by_the_call_before(&evidence, subject, controls);
-    if same_arguments && background.is_empty() && late_writer.is_none() {
+    // A confirmation the server refused (an error, or an error in the
+    // answer: fresh values naming nothing that exists) did nothing, so it
+    // cannot show the effect was not the call's: as with a repeat that
+    // cannot redo what is done, the failure stands on the controls.
+    let refused = confirmations.iter().all(|c| !c.succeeded());
+    if (same_arguments || refused) && background.is_empty() && late_writer.is_none() {
+        let how = if same_arguments {
+            "a repeat cannot redo what is done"
+        } else {
+            "the server refused it, so it did nothing"
+        };
         let reason = format!(
-            "{reason}; confirmed by the controls: call {} repeated it, a repeat cannot redo what is done, and none of its objects changed with no call in flight",
+            "{reason}; confirmed by the controls: call {} repeated it, {how}, and none of its objects changed with no call in flight",
             first.id
         );
         return (verdict, reason, with_confirmations(evidence));

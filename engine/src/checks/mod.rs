@@ -590,6 +590,56 @@ mod tests {
     }
 
     #[test]
+    fn a_fresh_confirmation_the_server_refused_leaves_the_failure_to_the_controls() {
+        let tools = [tool("get", json!({"readOnlyHint": true}))];
+        let first = call(
+            1,
+            "get",
+            CallStatus::Ok,
+            Provenance::Store,
+            &[("notes/n1", "delete")],
+        );
+        let mut again = call(
+            2,
+            "get",
+            CallStatus::InBandError,
+            Provenance::Synthesized,
+            &[],
+        );
+        again.confirms = Some(1);
+        again.arguments[0].value = json!("witness-get");
+        let stores = [sqlite_store()];
+        let quiet = Controls {
+            background: &[],
+            stores: &stores,
+        };
+        let checks = evaluate(
+            &tools,
+            &[first.clone(), again.clone()],
+            &[],
+            false,
+            &[],
+            None,
+            quiet,
+        );
+        let check = checks
+            .iter()
+            .find(|c| c.id == CheckId::Eff01)
+            .expect("EFF-01 is judged");
+        assert_eq!(check.verdict, Verdict::Fail, "{}", check.reason);
+        assert!(
+            check.reason.contains("the server refused it"),
+            "{}",
+            check.reason
+        );
+        // The same fresh confirmation answered ok and changed nothing: the
+        // effect was not reproduced.
+        again.outcome.status = CallStatus::Ok;
+        let checks = evaluate(&tools, &[first, again], &[], false, &[], None, quiet);
+        assert_eq!(verdict(&checks, "EFF-01", "get"), Verdict::Untestable);
+    }
+
+    #[test]
     fn an_identical_repeat_that_cannot_redo_the_effect_confirms_it_on_the_controls() {
         let check = confirmed_eff01("notes/n1", &[], Some((&[], false)));
         assert_eq!(check.verdict, Verdict::Fail);
