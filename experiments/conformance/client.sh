@@ -22,8 +22,15 @@
 # - when the context names the arguments of tool calls (toolCalls: a list
 #   of {name, arguments}), they go to --arguments, in a file of their own.
 #
+# - one scenario hands its instruction in no context:
+#   json-schema-2020-12-preservation asks, in its description, for the
+#   inputSchema the client holds for json_schema_2020_12_tool to be passed
+#   back verbatim as json_schema_echo's `schema` argument. For it alone
+#   (MCP_CONFORMANCE_SCENARIO) --arguments says so with a `$served`
+#   reference, so what is echoed is what the client kept of the catalog.
+#
 # The OAuth flags only come into play if the server answers 401: a scenario
-# without authorization sees a plain client. No scenario name is read.
+# without authorization sees a plain client. No other scenario name is read.
 # MCP_WITNESS names the binary (default: target/debug/mcp-witness).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -84,9 +91,14 @@ if [ -n "${MCP_CONFORMANCE_CONTEXT:-}" ]; then
     fi
 fi
 calls=()
-if [ -n "${MCP_CONFORMANCE_CONTEXT:-}" ]; then
-    arguments="$(mktemp)"
-    trap 'rm -f "$arguments"' EXIT
+arguments="$(mktemp)"
+trap 'rm -f "$arguments"' EXIT
+if [ "${MCP_CONFORMANCE_SCENARIO:-}" = json-schema-2020-12-preservation ]; then
+    cat >"$arguments" <<'JSON'
+{"json_schema_echo": {"schema": {"$served": {"tool": "json_schema_2020_12_tool", "pointer": "/inputSchema"}}}}
+JSON
+    calls=(--arguments "$arguments")
+elif [ -n "${MCP_CONFORMANCE_CONTEXT:-}" ]; then
     if python3 -c '
 import json, os, sys
 context = json.loads(os.environ["MCP_CONFORMANCE_CONTEXT"])

@@ -29,7 +29,12 @@ does.
 --arguments FILE names the arguments of some tools: a JSON object from a
 tool's name to its arguments object (or a list of {\"name\", \"arguments\"}
 objects, as the conformance suite hands its clients); a tool named there is
-called with those instead of made-up ones.
+called with those instead of made-up ones. A value there of the form
+{\"$served\": {\"tool\": NAME, \"pointer\": POINTER}} stands for what the
+server served: the JSON pointer POINTER into tool NAME's tools/list entry,
+as the client holds it (the conformance suite has a client echo one tool's
+inputSchema through another this way). A call naming a $served value the
+catalog does not hold is not made (exit 1).
 
 A tool whose x-mcp-header declarations cannot be honoured (SEP-2243: an
 empty or non-token name, a name used twice, a parameter that is not a
@@ -45,7 +50,8 @@ Credentials for a protected --url come from --bearer-env, --header-env or
 
 Exit codes: 0 every step got a result (a tool result with isError: true
 counts: the call was answered); 1 the server answered a tools/call with a
-JSON-RPC error, or listed its catalog incompletely; 2 invalid invocation;
+JSON-RPC error, left a call unfinished, did not list what a $served
+argument names, or listed its catalog incompletely; 2 invalid invocation;
 3 no session (unreachable, refused, unauthorized) or a step lost the
 transport.
 
@@ -68,7 +74,9 @@ pub struct ConnectCommandArgs {
     include_destructive: bool,
     /// With --call-tools, the arguments of the tools it names (a JSON
     /// object from tool name to arguments, or a list of {"name",
-    /// "arguments"}), instead of arguments made from the schema.
+    /// "arguments"}), instead of arguments made from the schema; a
+    /// {"$served": {"tool", "pointer"}} value there is that part of the
+    /// named tool's tools/list entry.
     #[arg(long, value_name = "FILE")]
     arguments: Option<std::path::PathBuf>,
     #[command(flatten)]
@@ -178,7 +186,19 @@ fn steps(
             continue;
         }
         let arguments = match given.get(name) {
-            Some(arguments) => arguments.clone(),
+            Some(arguments) => match served(arguments, &catalog.tools) {
+                Ok(arguments) => arguments,
+                Err(missing) => {
+                    outln!(
+                        "tools/call {}: not called: its --arguments take {missing}, which tools/list did not serve",
+                        shown(name)
+                    );
+                    if status == ExitStatus::Passed {
+                        status = ExitStatus::Failed;
+                    }
+                    continue;
+                }
+            },
             None => Value::Object(
                 synth::arguments_for(tool.get("inputSchema"), name)
                     .into_iter()
@@ -253,12 +273,164 @@ fn given_arguments(path: &std::path::Path) -> Result<Map<String, Value>> {
                 shown(&name)
             )));
         }
+        if let Err(why) = check_served(&arguments) {
+            return Err(crate::exit::invalid(format!(
+                "--arguments {shown_path}: the arguments of {}: {why}",
+                shown(&name)
+            )));
+        }
         given.insert(name, arguments);
     }
     Ok(given)
 }
 
+/// The key of an `--arguments` value that stands for part of the catalog.
+const SERVED: &str = "$served";
+
+/// The tool and JSON pointer a `$served` value names, when `value` is one.
+/// `Err` when it claims to be one but is malformed.
+fn served_reference(value: &Map<String, Value>) -> Option<Result<(&str, &str), String>> {
+    let reference = value.get(SERVED)?;
+    if value.len() != 1 {
+        return Some(Err(format!("a {SERVED} object holds other keys beside it")));
+    }
+    let tool = reference.get("tool").and_then(Value::as_str);
+    let pointer = reference.get("pointer").and_then(Value::as_str);
+    let fields = reference.as_object().map_or(0, Map::len);
+    Some(match (tool, pointer) {
+        (Some(tool), Some(pointer))
+            if fields == 2 && (pointer.is_empty() || pointer.starts_with('/')) =>
+        {
+            Ok((tool, pointer))
+        }
+        _ => Err(format!(
+            "{SERVED} takes {{\"tool\": NAME, \"pointer\": a JSON pointer (\"\" or starting with /)}} and nothing else"
+        )),
+    })
+}
+
+/// Refuses a malformed `$served` value anywhere in `value`, before anything
+/// is contacted.
+fn check_served(value: &Value) -> Result<(), String> {
+    match value {
+        Value::Object(map) => match served_reference(map) {
+            Some(reference) => reference.map(|_| ()),
+            None => map.values().try_for_each(check_served),
+        },
+        Value::Array(items) => items.iter().try_for_each(check_served),
+        _ => Ok(()),
+    }
+}
+
+/// `arguments` with every `$served` value replaced by what it names in the
+/// catalog, verbatim; `Err` names the first one the catalog does not hold.
+fn served(arguments: &Value, catalog: &[Value]) -> Result<Value, String> {
+    match arguments {
+        Value::Object(map) => match served_reference(map) {
+            Some(Ok((tool, pointer))) => catalog
+                .iter()
+                .find(|entry| entry.get("name").and_then(Value::as_str) == Some(tool))
+                .and_then(|entry| entry.pointer(pointer))
+                .cloned()
+                .ok_or_else(|| format!("{}'s {:?}", shown(tool), shown(pointer))),
+            // Refused when the file was read.
+            Some(Err(why)) => Err(why),
+            None => map
+                .iter()
+                .map(|(key, value)| Ok((key.clone(), served(value, catalog)?)))
+                .collect::<Result<Map<_, _>, _>>()
+                .map(Value::Object),
+        },
+        Value::Array(items) => items
+            .iter()
+            .map(|item| served(item, catalog))
+            .collect::<Result<Vec<_>, _>>()
+            .map(Value::Array),
+        other => Ok(other.clone()),
+    }
+}
+
 /// Server text (and error text that may quote it) made safe to print.
 fn shown(text: &str) -> String {
     witness_text::clip(text, 200)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn rich_schema() -> Value {
+        json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "$defs": {"address": {"$anchor": "addr", "type": "object"}},
+            "properties": {"home": {"$ref": "#/$defs/address"}},
+            "additionalProperties": false,
+            "allOf": [{"anyOf": [{"required": ["home"]}]}],
+            "if": {"required": ["home"]}, "then": {}, "else": {}
+        })
+    }
+
+    #[test]
+    fn a_served_value_is_the_catalog_entry_verbatim_wherever_it_stands() {
+        let catalog = [
+            json!({"name": "rich", "inputSchema": rich_schema()}),
+            json!({"name": "echo", "inputSchema": {"type": "object"}}),
+        ];
+        let given = json!({
+            "schema": {"$served": {"tool": "rich", "pointer": "/inputSchema"}},
+            "list": [1, {"$served": {"tool": "rich", "pointer": "/name"}}],
+            "whole": {"$served": {"tool": "echo", "pointer": ""}},
+            "plain": {"kept": "as written"}
+        });
+        assert_eq!(check_served(&given), Ok(()));
+        let resolved = served(&given, &catalog).expect("every reference is served");
+        assert_eq!(
+            resolved,
+            json!({
+                "schema": rich_schema(),
+                "list": [1, "rich"],
+                "whole": catalog[1],
+                "plain": {"kept": "as written"}
+            })
+        );
+        // Key order too: the echo is the served text, not a reshuffle of it.
+        assert_eq!(
+            resolved["schema"].to_string(),
+            catalog[0]["inputSchema"].to_string()
+        );
+    }
+
+    #[test]
+    fn a_served_value_the_catalog_lacks_stops_the_call() {
+        let catalog = [json!({"name": "rich", "inputSchema": rich_schema()})];
+        for (missing, named) in [
+            (
+                json!({"s": {"$served": {"tool": "gone", "pointer": "/inputSchema"}}}),
+                r#"gone's "/inputSchema""#,
+            ),
+            (
+                json!({"s": [{"$served": {"tool": "rich", "pointer": "/outputSchema"}}]}),
+                r#"rich's "/outputSchema""#,
+            ),
+        ] {
+            assert_eq!(served(&missing, &catalog), Err(named.to_owned()));
+        }
+    }
+
+    #[test]
+    fn a_malformed_served_value_is_refused_when_read() {
+        for malformed in [
+            json!({"s": {"$served": {"tool": "rich"}}}),
+            json!({"s": {"$served": {"tool": "rich", "pointer": "inputSchema"}}}),
+            json!({"s": {"$served": {"tool": 3, "pointer": ""}}}),
+            json!({"s": {"$served": {"tool": "rich", "pointer": "", "x": 1}}}),
+            json!({"s": [{"$served": {"tool": "rich", "pointer": ""}, "also": 1}]}),
+            json!({"s": {"$served": "rich/inputSchema"}}),
+        ] {
+            assert!(check_served(&malformed).is_err(), "{malformed}");
+        }
+    }
 }

@@ -31,6 +31,14 @@ fn an_invalid_invocation_of_every_command_exits_2_and_launches_nothing() {
     std::fs::write(&file, "not a directory").expect("written");
     let file = file.to_string_lossy().into_owned();
     let url = "http://127.0.0.1:1/mcp";
+    // A `$served` reference without its pointer.
+    let unserved = dir.path().join("unserved.json");
+    std::fs::write(
+        &unserved,
+        r#"{"echo": {"schema": {"$served": {"tool": "t"}}}}"#,
+    )
+    .expect("written");
+    let unserved = unserved.to_string_lossy().into_owned();
     let cases: Vec<Vec<&str>> = vec![
         [&["audit", "--store", "db=oracle:/x"][..], &server].concat(),
         [&["audit", "--allow-remote-http"][..], &server].concat(),
@@ -83,6 +91,14 @@ fn an_invalid_invocation_of_every_command_exits_2_and_launches_nothing() {
             "--call-tools",
             "--arguments",
             &file,
+            "--url",
+            url,
+        ],
+        vec![
+            "connect",
+            "--call-tools",
+            "--arguments",
+            &unserved,
             "--url",
             url,
         ],

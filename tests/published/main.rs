@@ -12,6 +12,7 @@ mod lab_cases;
 mod lab_coverage;
 mod lab_field;
 mod lab_wild;
+mod modern_sdk;
 mod postgres_lab;
 mod postgres_published;
 mod proxy_sdk;

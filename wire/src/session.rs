@@ -853,30 +853,46 @@ mod tests {
     }
 
     #[test]
-    fn the_catalog_keeps_every_schema_keyword_as_served() {
+    fn a_served_schema_round_trips_unchanged_through_the_catalog_and_back() {
+        // Every JSON Schema 2020-12 keyword the conformance suite's
+        // json-schema-2020-12-preservation serves, in a deliberately
+        // unsorted order, and a vendor keyword the client knows nothing of.
         let schema = json!({
             "$schema": "https://json-schema.org/draft/2020-12/schema",
             "type": "object",
-            "properties": {"kind": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+            "$defs": {"address": {"$anchor": "addressDef", "type": "object",
+                "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
+            "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"},
+                "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                "phone": {"type": "string"}, "email": {"type": "string"}},
+            "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+            "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+            "then": {"required": ["phone"]},
+            "else": {"required": ["email"]},
             "additionalProperties": false,
-            "allOf": [{"required": ["kind"]}],
-            "anyOf": [{"required": ["address"]}, {"required": ["kind"]}],
-            "if": {"properties": {"kind": {"const": "home"}}},
-            "then": {"required": ["address"]},
-            "else": {"required": []},
-            "$defs": {"address": {"$anchor": "address", "type": "object",
-                "properties": {"city": {"type": "string"}}}},
             "x-vendor": {"kept": true}
         });
         let served = json!({"name": "rich", "inputSchema": schema});
-        let tool = served.clone();
-        let (server, _) = fake::connection(move |request| match request["method"].as_str() {
+        let echo = json!({"name": "echo", "inputSchema": {"type": "object",
+            "properties": {"schema": {"type": "object"}}, "required": ["schema"]}});
+        let tools = json!({"tools": [served.clone(), echo]});
+        let (server, sent) = fake::connection(move |request| match request["method"].as_str() {
             Some("server/discover") => fake::result(request, discover_result()),
-            Some("tools/list") => fake::result(request, json!({"tools": [tool.clone()]})),
+            Some("tools/list") => fake::result(request, tools.clone()),
+            Some("tools/call") => fake::result(request, json!({"content": []})),
             _ => None,
         });
         let (mut session, _) = open(vec![server], EraChoice::Modern).expect("session");
         let catalog = session.list_tools().expect("catalog");
-        assert_eq!(catalog.tools, [served]);
+        assert_eq!(catalog.tools[0], served);
+        // Key for key and in the served order, not merely equal as a map.
+        assert_eq!(catalog.tools[0].to_string(), served.to_string());
+        let held = &catalog.tools[0]["inputSchema"];
+        assert!(matches!(
+            session.call_tool("echo", &json!({"schema": held})),
+            CallOutcome::Result(_)
+        ));
+        let echoed = &calls_last(&sent)["params"]["arguments"]["schema"];
+        assert_eq!(echoed.to_string(), schema.to_string());
     }
 }

@@ -383,6 +383,27 @@ mod tests {
     }
 
     #[test]
+    fn a_pinned_schema_keeps_every_json_schema_2020_12_keyword() {
+        let schema = json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "$defs": {"address": {"$anchor": "addressDef", "type": "object"}},
+            "properties": {"address": {"$ref": "#/$defs/address"}, "phone": {"type": "string"}},
+            "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["address"]}]}],
+            "if": {"required": ["phone"]}, "then": {"required": ["address"]}, "else": {},
+            "additionalProperties": false
+        });
+        let pin = Pin::from_catalog(
+            &[json!({"name": "rich", "inputSchema": schema})],
+            "default",
+            None,
+        );
+        let read = Pin::parse(&pin.to_file_text()).unwrap();
+        // Keys sorted (the pin is canonical), none lost or changed.
+        assert_eq!(read.tool("rich").unwrap().input_schema, Some(schema));
+    }
+
+    #[test]
     fn the_file_is_canonical_and_independent_of_listing_and_key_order() {
         let mut reversed = served();
         reversed.reverse();

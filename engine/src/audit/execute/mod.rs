@@ -597,6 +597,25 @@ mod tests {
     }
 
     #[test]
+    fn the_ledger_writes_a_served_2020_12_schema_back_as_served() {
+        let schema = json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "$defs": {"address": {"$anchor": "addressDef", "type": "object"}},
+            "properties": {"address": {"$ref": "#/$defs/address"}, "phone": {"type": "string"}},
+            "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["address"]}]}],
+            "if": {"required": ["phone"]}, "then": {"required": ["address"]}, "else": {},
+            "additionalProperties": false
+        });
+        let entry = tool_entry(&json!({"name": "rich", "inputSchema": schema}));
+        let written = serde_json::to_string(&entry).expect("serializes");
+        let read: Value = serde_json::from_str(&written).expect("JSON");
+        // In the served key order too: the audit document shows the schema
+        // the server sent, not a rearrangement of it.
+        assert_eq!(read["input_schema"].to_string(), schema.to_string());
+    }
+
+    #[test]
     fn the_harvest_pass_waits_for_real_values_and_its_tools_are_not_called_again() {
         let store = Store::default();
         store.write("notes/note_0007", "old");
