@@ -12,18 +12,23 @@
 //! The rules, each written so that a true success stays a success:
 //!
 //! - **A JSON object that says it failed**: `structuredContent`, or a text
-//!   part that is wholly a JSON object, with `isError: true`, `success`,
+//!   part that is wholly a JSON object (or an array of such objects, every
+//!   one failing), with `isError: true`, `success`,
 //!   `ok` or `succeeded` set to `false`, a `status` of `error`, `failed` or
 //!   `failure`, or a non-empty `error` (unless the same object also says
 //!   `success`/`ok: true`), or a non-empty `errors` list beside no `data`.
 //! - **Prose that opens with a failure**: the first line of a short answer
 //!   (at most [`MAX_PROSE`] characters of text in all: a long answer is
 //!   content, whatever its first line) opens with an error form
-//!   (`Error:`, `Failed to`, `Could not`, `Unable to`, `Invalid`, a
-//!   language's exception name such as `ValueError:`, ...) or states one
+//!   (`Error:`, `Error saving note:`, `Failed to`, `Could not`, `Unable
+//!   to`, `Invalid`, `Unknown`, `Refusing`, a language's exception name such
+//!   as `ValueError:`, a cross mark such as `❌`, ...; marks and symbols
+//!   before the first word are skipped) or states one
 //!   (`... not found`, `... does not exist`, `... is required`, `... must
 //!   be ...`, `... is not configured`, `... cancelled`, `... already
-//!   exists`, `permission denied`, ...).
+//!   exists`, `permission denied`, `... failed: ...`, and the words for
+//!   "failed" and "error" of the one non-Latin script seen in servers so
+//!   far, Chinese `失败` and `错误`).
 //! - **A quoted error is not a failure**: when the word that marks the
 //!   failure is itself a value the call sent (a tool asked for a message of
 //!   type `error` answers `Error: Operation failed` as the content it was
@@ -44,7 +49,7 @@ const SHOWN: usize = 200;
 /// Forms a failing first line opens with (lowercased). Each is followed in
 /// the text by a separator or more words, so `Errors found: 0` or `Error
 /// handling guide` do not match `error:`.
-const OPENERS: [&str; 27] = [
+const OPENERS: [&str; 30] = [
     "error:",
     "error -",
     "error!",
@@ -72,10 +77,24 @@ const OPENERS: [&str; 27] = [
     "forbidden",
     "unauthorized",
     "missing required",
+    "unknown ",
+    "refusing ",
+    "refused ",
 ];
 
+/// Marks a failing first line may open with instead of a word.
+const FAILURE_MARKS: [char; 5] = ['❌', '✗', '✖', '⛔', '🚫'];
+
+/// Words that follow `Error` in a heading that names what failed (`Error
+/// in distill_batch:`, `Error while saving:`); a gerund (`Error saving
+/// memory:`) is taken too.
+const HEADING_LINKS: [&str; 8] = ["in", "while", "during", "on", "for", "from", "when", "with"];
+
+/// Gerunds after `Error` that name a topic, not a failed action.
+const TOPIC_GERUNDS: [&str; 5] = ["handling", "reporting", "logging", "tracking", "checking"];
+
 /// Statements of failure anywhere in a short first line (lowercased).
-const STATEMENTS: [&str; 17] = [
+const STATEMENTS: [&str; 22] = [
     " not found",
     " does not exist",
     " doesn't exist",
@@ -93,6 +112,11 @@ const STATEMENTS: [&str; 17] = [
     "permission denied",
     "access denied",
     "no such file",
+    " failed: ",
+    " failed due to",
+    " failed with ",
+    "失败",
+    "错误",
 ];
 
 /// The words that carry a failure, for the quoting rule: when one of these
@@ -122,11 +146,22 @@ pub fn failure(result: &Value, sent: &Value) -> Option<String> {
         .unwrap_or_default();
     for text in &texts {
         let trimmed = text.trim();
-        if trimmed.starts_with('{')
-            && let Ok(object) = serde_json::from_str::<Value>(trimmed)
-            && let Some(why) = failing_object(&object)
-        {
+        if !(trimmed.starts_with('{') || trimmed.starts_with('[')) {
+            continue;
+        }
+        let Ok(parsed) = serde_json::from_str::<Value>(trimmed) else {
+            continue;
+        };
+        if let Some(why) = failing_object(&parsed) {
             return Some(why);
+        }
+        // A list of error objects (one per item asked about) failed as a
+        // whole only when every item did.
+        if let Some(items) = parsed.as_array()
+            && !items.is_empty()
+            && items.iter().all(|i| failing_object(i).is_some())
+        {
+            return Some(clip(&parsed.to_string()));
         }
     }
     let total: usize = texts.iter().map(|t| t.chars().count()).sum();
@@ -184,8 +219,15 @@ fn non_empty(value: &Value) -> bool {
 /// The failure a first line of prose states, unless the call asked for it.
 fn failing_prose(text: &str, sent: &Value) -> Option<String> {
     let line = text.lines().next().unwrap_or(text).trim();
-    let lowered = line.to_lowercase();
-    let opens = OPENERS.iter().any(|o| lowered.starts_with(o)) || names_an_exception(line);
+    let marked = line.starts_with(FAILURE_MARKS);
+    // `❌ Invalid ...`, `**Error:** ...`, `⚠️ Could not ...`: the words
+    // start after the marks.
+    let words = line.trim_start_matches(|c: char| !c.is_alphanumeric() && c != '{' && c != '[');
+    let lowered = words.to_lowercase();
+    let opens = marked
+        || OPENERS.iter().any(|o| lowered.starts_with(o))
+        || error_heading(&lowered)
+        || names_an_exception(words);
     let states = line.chars().count() <= 300 && STATEMENTS.iter().any(|s| lowered.contains(s));
     if !opens && !states {
         return None;
@@ -194,6 +236,24 @@ fn failing_prose(text: &str, sent: &Value) -> Option<String> {
         return None;
     }
     Some(clip(line))
+}
+
+/// `error saving memory: ...`, `error in distill_batch: ...`: `error`, a
+/// gerund or a linking word, at most four more words, then a colon.
+fn error_heading(lowered: &str) -> bool {
+    let Some(rest) = lowered.strip_prefix("error ") else {
+        return false;
+    };
+    let Some((head, _)) = rest.split_once(':') else {
+        return false;
+    };
+    let words: Vec<&str> = head.split_whitespace().collect();
+    let linked = words
+        .first()
+        .is_some_and(|w| {
+            (w.ends_with("ing") && !TOPIC_GERUNDS.contains(w)) || HEADING_LINKS.contains(w)
+        });
+    linked && words.len() <= 5 && !head.contains('.')
 }
 
 /// `ValueError: ...`, `KeyError('x')`, `java.io.FileNotFoundException: ...`:
@@ -262,6 +322,7 @@ mod tests {
             r#"{"error": {"code": 404, "message": "no note"}}"#,
             r#"{"status": "error", "detail": "locked"}"#,
             r#"{"errors": ["bad id"]}"#,
+            r#"[{"error": "Semantic search is not enabled; use mode='keyword'"}]"#,
         ] {
             assert!(fails(text(body)), "{body}");
         }
@@ -281,6 +342,8 @@ mod tests {
             r#"{"data": {"x": 1}, "errors": ["partial"]}"#,
             r#"{"status": "done"}"#,
             r#"{"entities": [{"name": "error", "observations": []}]}"#,
+            r#"[{"error": "locked", "id": 1}, {"id": 2, "title": "kept"}]"#,
+            r#"[]"#,
         ] {
             assert!(!fails(text(body)), "{body}");
         }
@@ -302,6 +365,15 @@ mod tests {
             "Invalid date format, expected YYYY-MM-DD",
             "A note named witness already exists",
             "Project witness does not exist. Available projects: main",
+            "Error saving memory: add_memory needs kind=fact|note plus name=",
+            "Error in distill_batch: Expecting value: line 1 column 1 (char 0)",
+            "Error deleting memory: id must look like 'notes.md:12#a1b2'",
+            "Unknown project 'witness'. See PROJECTS.md.",
+            "❌ Request failed:",
+            "❌ Refusing root outside home directory: /work/witness",
+            "**Error:** the vault is locked",
+            "切换分支失败: Cmd('git') failed due to: exit code(1)",
+            "Cmd('git') failed due to: exit code(128)",
         ] {
             assert!(fails(text(line)), "{line}");
         }
@@ -317,6 +389,10 @@ mod tests {
             "Created entity witness",
             "Successfully wrote to notes/a.md",
             "Found 2 errors in the log",
+            "Error handling: see the guide in docs/errors.md. It covers retries.",
+            "Error codes: E1 E2",
+            "Unknowns resolved: 3",
+            "✓ Saved notes/a.md",
             "",
         ] {
             assert!(!fails(text(line)), "{line:?}");

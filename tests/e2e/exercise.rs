@@ -158,16 +158,16 @@ fn a_creator_that_claims_to_be_read_only_is_handed_a_fresh_name_and_caught() {
         "pass",
         "{text}"
     );
-    // Asked reader-shaped first (the store's own folder), then writer-shaped.
+    // Asked as its name asks, writer-shaped, exactly as were it honest:
+    // the declaration never chose its calls.
     let calls: Vec<&Value> = report["calls"]
         .as_array()
         .into_iter()
         .flatten()
         .filter(|c| c["tool"] == "create_folder" && c["confirms"].is_null())
         .collect();
-    assert_eq!(calls.len(), 2, "{calls:#?}");
-    assert_eq!(calls[0]["arguments"][0]["source"], "store");
-    assert_eq!(calls[1]["arguments"][0]["source"], "synthesized");
+    assert_eq!(calls.len(), 1, "{calls:#?}");
+    assert_eq!(calls[0]["arguments"][0]["source"], "synthesized");
 }
 
 #[test]
@@ -342,7 +342,7 @@ fn tools_that_failed_before_a_setup_step_are_retried_after_it() {
     );
     let setup = calls_of(&report, "set_workspace");
     assert_eq!(setup.len(), 1, "{setup:#?}");
-    for tool in ["status", "log"] {
+    for tool in ["show_status", "show_log"] {
         let calls = calls_of(&report, tool);
         assert_eq!(calls.len(), 2, "{tool}: {calls:#?}");
         assert_eq!(calls[0]["outcome"]["status"], "tool-error");

@@ -8,7 +8,7 @@
 //! `readOnlyHint: true` is still read-only, and is also handed a fresh name
 //! to create (a claim probe: if it makes something, EFF-01 sees it).
 
-use witness_model::audit::{ToolClass, ToolEntry};
+use witness_model::audit::ToolEntry;
 
 /// What kind of filesystem path a parameter asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -51,8 +51,11 @@ impl SqlKind {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ToolCues {
     pub tool: String,
-    /// Declared `readOnlyHint: true`.
-    pub read_only: bool,
+    /// Its name says it lists or reads and nothing in it says it writes
+    /// (`list_notes`, `get_item`): such a tool is handed what the store
+    /// holds before what the audit made. Never the declaration, so that a
+    /// lie does not change what the tool is asked.
+    pub reader: bool,
     /// Its name says it makes something new (`create_directory`,
     /// `write_file`, `git_create_branch`), whatever it declares.
     pub creator: bool,
@@ -168,7 +171,7 @@ impl ToolCues {
             || words.iter().any(|w| w == "query");
         Self {
             tool: tool.name.clone(),
-            read_only: tool.class == ToolClass::ReadOnly,
+            reader: crate::plan::reads_by_name(&tool.name),
             creator,
             noun,
             dir_tool: words
@@ -503,7 +506,7 @@ mod tests {
         // The annotations never narrow the cues: a read-only "create" is
         // still handed a fresh name, so that a lie would make something.
         let liar = tool("create_report", read(), "");
-        assert!(liar.read_only);
+        assert!(!liar.reader, "a declaration never makes a reader");
         assert!(liar.creator);
         assert!(liar.new_name("name"));
         // Moving somewhere is always to a new place.

@@ -420,7 +420,7 @@ impl Pool {
                 .flatten();
             root.or_else(|| stored(false)).or_else(|| stored(true))
         };
-        if cues.read_only {
+        if cues.reader {
             held().or_else(made)
         } else {
             made().or_else(held)
@@ -787,7 +787,7 @@ mod tests {
         );
         let cues = |tool: &str, description: &str| ToolCues {
             tool: tool.into(),
-            read_only: true,
+            reader: true,
             text: format!("{tool} {description}").to_lowercase(),
             ..ToolCues::default()
         };

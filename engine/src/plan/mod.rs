@@ -52,8 +52,7 @@ pub mod strategy;
 pub mod synth;
 
 use witness_model::audit::{
-    Argument, ArgumentPart, CallForm, CheckId, Expectation, Origin, Provenance, ToolClass,
-    ToolEntry,
+    Argument, ArgumentPart, CallForm, CheckId, Expectation, Origin, Provenance, ToolEntry,
 };
 
 use cues::{PathKind, SqlKind, ToolCues};
@@ -260,23 +259,26 @@ impl Plan {
 
     /// The planner's plan: a harvest pass, then one call per tool.
     ///
-    /// Classes come from annotations alone. The harvest pass lists every
-    /// read-only tool, list and search shapes first, then those with fewer
-    /// required parameters; the audit runs each of them only once all its
-    /// required arguments can be filled from what was harvested so far (or
-    /// are fixed by the schema), and repeats until nothing more can run.
+    /// Nothing in it reads the annotations: the plan of a catalog is the
+    /// same whatever its tools declare, so a tool that lies is asked exactly
+    /// what it would be asked were it honest, and a verdict on the claim
+    /// rests on the calls the honest tool got. What orders the calls is what
+    /// the tools are named and take.
+    ///
+    /// The harvest pass lists the tools whose names say they list or read
+    /// and nothing that they write ([`reads_by_name`]), list and search
+    /// shapes first, then those with fewer required parameters; the audit
+    /// runs each of them only once all its required arguments can be filled
+    /// from what was harvested so far (or are fixed by the schema), and
+    /// repeats until nothing more can run.
     ///
     /// Then every tool not yet called, ordered so that later calls have
-    /// something real to act on: tools declared to add without destroying,
-    /// then other declared writes, then read-only tools, then tools that
-    /// declare nothing, and tools that take things away last. Within a class,
-    /// tools whose names say they create go first. A name may rank a tool
-    /// within that order; it never changes the tool's safety class.
+    /// something real to act on: listers, then listers of what another
+    /// lists, readers, creators, the rest, and tools whose names say they
+    /// take things away last.
     pub fn synthesized(tools: &[ToolEntry]) -> Self {
-        let mut reads: Vec<&ToolEntry> = tools
-            .iter()
-            .filter(|t| t.class == ToolClass::ReadOnly)
-            .collect();
+        let listed = listed_nouns(tools);
+        let mut reads: Vec<&ToolEntry> = tools.iter().filter(|t| reads_by_name(&t.name)).collect();
         reads.sort_by_key(|t| {
             let required = t
                 .input_schema
@@ -286,30 +288,14 @@ impl Plan {
                 .map_or(0, Vec::len);
             (!lists_by_name(&t.name), required, t.name.clone())
         });
-        let listed = listed_nouns(tools);
         let mut ordered: Vec<&ToolEntry> = tools.iter().collect();
         ordered.sort_by_key(|t| {
-            let rank = if removes_by_name(&t.name) && t.class != ToolClass::ReadOnly {
-                4
-            } else {
-                match t.class {
-                    ToolClass::Additive => 0,
-                    ToolClass::Destructive => 1,
-                    ToolClass::ReadOnly => 2,
-                    ToolClass::Unknown => 3,
-                }
-            };
-            // A tool that declares nothing has no harvest pass to run in:
-            // among such tools, those whose names say they list go first,
-            // as harvesters, then those that read, then the rest, and a
-            // lister that takes the name of what another lists runs after
-            // it. This orders calls; it never moves a class.
-            let phase = if rank == 3 {
-                unannotated_phase(t, &listed)
-            } else {
-                0
-            };
-            (rank, phase, !adds_by_name(&t.name), t.name.clone())
+            (
+                removes_by_name(&t.name),
+                unannotated_phase(t, &listed),
+                !adds_by_name(&t.name),
+                t.name.clone(),
+            )
         });
         let harvest = reads.len();
         // The harvest pass asks reader-shaped; the main pass asks every
@@ -318,10 +304,7 @@ impl Plan {
         let mut main = Vec::new();
         let mut retry_at = None;
         for tool in ordered {
-            if retry_at.is_none()
-                && removes_by_name(&tool.name)
-                && tool.class != ToolClass::ReadOnly
-            {
+            if retry_at.is_none() && removes_by_name(&tool.name) {
                 retry_at = Some(harvest + main.len());
             }
             let step = planned_step(tool);
@@ -591,7 +574,22 @@ fn listed_nouns(tools: &[ToolEntry]) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Where a tool that declares nothing runs among such tools: 0 a lister, 1
+/// Whether a tool's name says it lists or reads (`list_notes`,
+/// `search_items`, `get_task`, `read_file`) and nothing in it says it adds
+/// or takes away (`write_query`, `list_and_delete`): the harvest pass's
+/// tools, and the tools handed the store's objects first.
+pub(crate) fn reads_by_name(name: &str) -> bool {
+    let words = cues::words(name);
+    let reads = words.iter().any(|w| {
+        [
+            "get", "read", "show", "describe", "view", "fetch", "open", "info", "inspect",
+        ]
+        .contains(&w.as_str())
+    });
+    (lists_by_name(name) || reads) && !adds_by_name(name) && !removes_by_name(name)
+}
+
+/// Where a tool runs in the main pass: 0 a lister, 1
 /// a lister that needs what another lists (`list_project_files` takes the
 /// `projectName` that `list_projects` lists), 2 a reader, 3 a creator, 4
 /// the rest.
@@ -621,19 +619,12 @@ fn unannotated_phase(tool: &ToolEntry, listed: &[(String, String)]) -> u8 {
     let needs_listed = listed
         .iter()
         .any(|(noun, lister)| *lister != tool.name && required.contains(noun));
-    let words = cues::words(&tool.name);
-    let reads = words.iter().any(|w| {
-        [
-            "get", "read", "show", "describe", "view", "fetch", "open", "info", "inspect",
-        ]
-        .contains(&w.as_str())
-    });
     // A name that also says it writes (`write_query`) is no harvester.
     let writes = adds_by_name(&tool.name) || removes_by_name(&tool.name);
     match (lists_by_name(&tool.name) && !writes, needs_listed) {
         (true, false) => 0,
         (true, true) => 1,
-        _ if reads && !writes => 2,
+        _ if reads_by_name(&tool.name) => 2,
         _ if adds_by_name(&tool.name) => 3,
         _ => 4,
     }
@@ -1243,11 +1234,8 @@ mod tests {
         // A reader is planned in the harvest pass and again after it (the
         // audit calls it there only if the harvest pass could not).
         assert_eq!(of("read_note"), vec![Some(CallForm::Read); 2]);
-        // Asked reader-shaped in the harvest pass, then writer-shaped.
-        assert_eq!(
-            of("createNote"),
-            vec![Some(CallForm::Read), Some(CallForm::Create)]
-        );
+        // A creator is no harvester, whatever it declares: writer-shaped once.
+        assert_eq!(of("createNote"), vec![Some(CallForm::Create)]);
         assert_eq!(of("deleteNote"), vec![Some(CallForm::Change)]);
         // A fresh file first, then an overwrite of one that exists.
         assert_eq!(
@@ -1266,66 +1254,43 @@ mod tests {
     }
 
     #[test]
-    fn harvest_pass_is_read_only_tools_by_shape_then_required_count_never_by_name() {
+    fn harvest_pass_is_readers_by_name_then_required_count_never_by_declaration() {
         let string = json!({"type": "string"});
         let one = json!({"type": "object", "properties": {"id": string}, "required": ["id"]});
         let none = json!({"type": "object", "properties": {}});
         let tools = [
             tool("get_item", json!({"readOnlyHint": true}), one.clone()),
             tool("stats", json!({"readOnlyHint": true}), none.clone()),
-            tool("search_items", json!({"readOnlyHint": true}), one.clone()),
-            tool("list_items", json!({"readOnlyHint": true}), none.clone()),
-            // A reading name does not make a tool read-only, nor a deleting
-            // name a read-only tool anything else.
-            tool(
-                "list_and_reset",
-                json!({"destructiveHint": true}),
-                none.clone(),
-            ),
-            tool(
-                "delete_preview",
-                json!({"readOnlyHint": true}),
-                none.clone(),
-            ),
-            tool(
-                "add_item",
-                json!({"readOnlyHint": false, "destructiveHint": false}),
-                one.clone(),
-            ),
-            tool(
-                "remove_item",
-                json!({"readOnlyHint": false, "destructiveHint": true}),
-                one.clone(),
-            ),
+            tool("search_items", json!({}), one.clone()),
+            tool("list_items", json!({"destructiveHint": true}), none.clone()),
+            // A name that reads and takes away, or makes, is no harvester.
+            tool("list_and_delete", json!({"readOnlyHint": true}), none.clone()),
+            tool("delete_preview", json!({"readOnlyHint": true}), none.clone()),
+            tool("add_item", json!({"readOnlyHint": true}), one.clone()),
+            tool("remove_item", json!({}), one.clone()),
             tool("mystery", json!({}), none.clone()),
         ];
         let plan = Plan::synthesized(&tools);
-        assert_eq!(plan.harvest, 5);
+        assert_eq!(plan.harvest, 3);
         assert_eq!(
             names(&plan.steps[..plan.harvest]),
-            [
-                "list_items",
-                "search_items",
-                "delete_preview",
-                "stats",
-                "get_item"
-            ]
+            ["list_items", "search_items", "get_item"]
         );
         assert_eq!(
             names(&plan.steps[plan.harvest..]),
             [
-                "add_item",
-                "list_and_reset",
-                "delete_preview",
-                "get_item",
                 "list_items",
                 "search_items",
-                "stats",
+                "get_item",
+                "add_item",
                 "mystery",
+                "stats",
+                "delete_preview",
+                "list_and_delete",
                 "remove_item"
             ]
         );
-        assert_eq!(plan.retry_at, Some(plan.harvest + 8));
+        assert_eq!(plan.retry_at, Some(plan.harvest + 6));
         let pool = Pool::default();
         // Nothing harvested yet: only tools without invented arguments may run.
         let runnable: Vec<&str> = plan.steps[..plan.harvest]
@@ -1333,10 +1298,10 @@ mod tests {
             .filter(|s| satisfiable(s, &pool))
             .map(|s| s.tool.as_str())
             .collect();
-        assert_eq!(runnable, ["list_items", "delete_preview", "stats"]);
-        let without = plan.without(&["remove_item", "list_and_reset"]);
-        assert_eq!(without.harvest, 5);
-        assert_eq!(without.retry_at, Some(without.steps.len()));
+        assert_eq!(runnable, ["list_items"]);
+        let without = plan.without(&["remove_item", "list_and_delete"]);
+        assert_eq!(without.harvest, 3);
+        assert_eq!(without.retry_at, Some(without.steps.len() - 1));
     }
 
     #[test]
@@ -1430,23 +1395,45 @@ mod tests {
     }
 
     #[test]
-    fn a_declared_reader_whose_name_makes_things_is_asked_both_ways() {
+    fn a_declaration_never_changes_the_plan() {
         let path = json!({"type": "object", "properties": {"path": {"type": "string"}},
             "required": ["path"]});
-        let tools = [tool(
-            "create_directory",
+        let none = json!({"type": "object", "properties": {}});
+        let catalog = |reader: Value, maker: Value, remover: Value| {
+            [
+                tool("list_files", reader, none.clone()),
+                tool("create_directory", maker, path.clone()),
+                tool("delete_file", remover, path.clone()),
+                tool("edit_task", json!({}), path.clone()),
+            ]
+        };
+        let honest = Plan::synthesized(&catalog(
             json!({"readOnlyHint": true}),
-            path,
-        )];
-        let plan = Plan::synthesized(&tools);
-        // The class is the annotation's: it is in the harvest pass, reader-shaped.
-        assert_eq!(tools[0].class, ToolClass::ReadOnly);
-        assert_eq!(plan.harvest, 1);
-        let reader = &plan.steps[0];
-        assert!(!reader.writer_shaped());
-        assert!(matches!(reader.args[0].1, ArgSpec::Auto(_)));
-        // Then writer-shaped, on a fresh path: a lie would make something.
-        let writer = step_for(&plan, "create_directory");
+            json!({"readOnlyHint": false, "destructiveHint": false}),
+            json!({"readOnlyHint": false, "destructiveHint": true}),
+        ));
+        // Every lie the field study plants, and no annotations at all.
+        for lies in [
+            catalog(
+                json!({"readOnlyHint": true}),
+                json!({"readOnlyHint": true}),
+                json!({"readOnlyHint": false, "destructiveHint": false}),
+            ),
+            catalog(
+                json!({"readOnlyHint": false, "destructiveHint": true}),
+                json!({"idempotentHint": true}),
+                json!({"readOnlyHint": true}),
+            ),
+            catalog(json!({}), json!({}), json!({})),
+        ] {
+            let plan = Plan::synthesized(&lies);
+            assert_eq!(plan.harvest, honest.harvest);
+            assert_eq!(plan.retry_at, honest.retry_at);
+            assert_eq!(plan.steps, honest.steps);
+        }
+        // A creator declared read-only is still asked to make something.
+        assert_eq!(names(&honest.steps[..honest.harvest]), ["list_files"]);
+        let writer = step_for(&honest, "create_directory");
         assert!(writer.writer_shaped());
         let pool = seeded_pool();
         let made = resolve(&writer, &BTreeMap::new(), &pool).unwrap_or_else(|e| panic!("{e}"));
@@ -1473,7 +1460,7 @@ mod tests {
         ];
         let plan = Plan::synthesized(&tools);
         assert_eq!(
-            names(&plan.steps),
+            names(&plan.steps[plan.harvest..]),
             [
                 "list_projects",
                 "list_project_files",

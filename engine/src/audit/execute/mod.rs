@@ -699,8 +699,9 @@ mod tests {
             tools_called(&report),
             [
                 (1, 1, "list_notes", CallStatus::Ok),
-                (2, 2, "add_note", CallStatus::Ok),
-                (3, 3, "open_note", CallStatus::RpcError),
+                // A reader runs before the creators, on an invented id.
+                (2, 2, "open_note", CallStatus::RpcError),
+                (3, 3, "add_note", CallStatus::Ok),
                 // The retry pass: the source asked again, then the retry.
                 (4, 4, "list_notes", CallStatus::Ok),
                 (5, 5, "open_note", CallStatus::Ok),
@@ -708,10 +709,10 @@ mod tests {
             ]
         );
         assert_eq!(report.planner.harvest_calls, [1, 4]);
-        assert_eq!(report.calls[2].arguments[0].source, Provenance::Synthesized);
-        assert_eq!(report.calls[2].outcome.code, Some(-32602));
+        assert_eq!(report.calls[1].arguments[0].source, Provenance::Synthesized);
+        assert_eq!(report.calls[1].outcome.code, Some(-32602));
         assert_eq!(
-            report.calls[2].outcome.detail.as_deref(),
+            report.calls[1].outcome.detail.as_deref(),
             Some("no such note")
         );
         assert_eq!(report.calls[4].arguments[0].value, json!("note_0001"));
