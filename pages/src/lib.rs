@@ -32,6 +32,7 @@ mod charts;
 pub mod ci;
 pub mod compare;
 mod coverage;
+mod field;
 pub mod guidance;
 mod index;
 mod lenient;

@@ -159,7 +159,7 @@ pub fn summarize(
             };
             let unset = declared
                 .is_none()
-                .then(|| unset_outcome(&suggestions, &tool.name, hint));
+                .then(|| unset_outcome(honest, &suggestions, &tool.name, hint));
             let verdict = check_on(honest, &tool.name, check_of(hint)).map(|c| c.verdict);
             let decided = matches!(verdict, Some(Verdict::Pass | Verdict::Fail));
             let lie = planted
@@ -209,7 +209,7 @@ struct Unset {
 /// The one outcome of `suggest` for a tool's unset hint: a suggestion,
 /// else not exercised, untestable, kept content, silent, in that order (a
 /// tool is not exercised as a whole; a note is on a silent hint).
-fn unset_outcome(suggestions: &Suggestions, tool: &str, hint: Hint) -> Unset {
+fn unset_outcome(report: &AuditReport, suggestions: &Suggestions, tool: &str, hint: Hint) -> Unset {
     let suggestion = suggestions
         .tools
         .iter()
@@ -220,7 +220,7 @@ fn unset_outcome(suggestions: &Suggestions, tool: &str, hint: Hint) -> Unset {
         return Unset {
             status: SUGGESTED,
             value: Some(s.value),
-            why: format!("{}: {}", s.check.as_str(), clip(&s.basis, MAX_WHY)),
+            why: format!("{}: {}", s.check.as_str(), calls_seen(report, &s.calls)),
         };
     }
     let not_judged = |h: Option<Hint>| {
@@ -251,7 +251,10 @@ fn unset_outcome(suggestions: &Suggestions, tool: &str, hint: Hint) -> Unset {
         return Unset {
             status: KEPT_CONTENT,
             value: None,
-            why: clip(&n.basis, MAX_WHY),
+            why: format!(
+                "existing content changed and kept: {}",
+                calls_seen(report, &n.calls)
+            ),
         };
     }
     match suggestions
@@ -262,13 +265,63 @@ fn unset_outcome(suggestions: &Suggestions, tool: &str, hint: Hint) -> Unset {
         Some(s) => Unset {
             status: SILENT,
             value: None,
-            why: format!("pass: {}", clip(&s.reason, MAX_WHY)),
+            why: format!("pass as if claimed: {}", clip(&s.reason, MAX_WHY)),
         },
         None => Unset {
             status: NO_VERDICT,
             value: None,
             why: format!("no {} verdict", check_of(hint).as_str()),
         },
+    }
+}
+
+/// What the calls a suggestion rests on did, counted by store and kind of
+/// change: `call 5 created 1 in db`. The objects themselves are left to the
+/// audit: many servers name what they create with fresh ids, and the row
+/// must read the same on a rerun.
+fn calls_seen(report: &AuditReport, calls: &[u32]) -> String {
+    let mut seen = Vec::new();
+    for id in calls {
+        let Some(call) = report.calls.iter().find(|c| c.id == *id) else {
+            continue;
+        };
+        let mut counts: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+        for effect in &call.effects {
+            let op = match effect.op {
+                witness_model::audit::Op::Create => "created",
+                witness_model::audit::Op::Update => "updated",
+                witness_model::audit::Op::Delete => "deleted",
+            };
+            *counts.entry((op, effect.store.as_str())).or_default() += 1;
+        }
+        let mut parts: Vec<String> = counts
+            .into_iter()
+            .map(|((op, store), n)| format!("{op} {n} in {store}"))
+            .collect();
+        if !call.network.is_empty() {
+            parts.push(format!("{} outbound attempt(s)", call.network.len()));
+        }
+        if !call.original_writes.is_empty() {
+            parts.push(format!(
+                "{} write(s) on a store's original",
+                call.original_writes.len()
+            ));
+        }
+        let what = if call.confirms.is_some() {
+            "confirmation"
+        } else {
+            "call"
+        };
+        seen.push(if parts.is_empty() {
+            format!("{what} {id}")
+        } else {
+            format!("{what} {id} {}", parts.join(", "))
+        });
+    }
+    if seen.is_empty() {
+        "no call recorded".to_owned()
+    } else {
+        seen.join("; ")
     }
 }
 
@@ -711,7 +764,11 @@ network = false
             .find(|r| r.tool == "ping" && r.hint == "readOnlyHint")
             .and_then(|r| r.suggestion_why.clone())
             .unwrap_or_default();
-        assert!(basis.starts_with("EFF-01: call 5 created"), "{basis}");
+        assert_eq!(
+            basis,
+            "EFF-01: call 5 created 1 in db; call 6 created 1 in db; confirmation 19 created 1 in db",
+            "the calls and what they did, without the objects' names"
+        );
 
         let tallies = hint_tallies(std::slice::from_ref(&server), &rows);
         let unset = |hint: &str| {
