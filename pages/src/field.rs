@@ -622,6 +622,26 @@ mod tests {
     }
 
     #[test]
+    fn summary_md_tabulates_the_field_study() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let data = dir.path();
+        let text = serde_json::to_string(&document()).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(data.join("field.json"), text).unwrap_or_else(|e| panic!("{e}"));
+        crate::render_all(data, data).unwrap_or_else(|e| panic!("{e:#}"));
+        let summary = std::fs::read_to_string(data.join("summary.md")).unwrap_or_default();
+        assert!(summary.contains("## Field study"), "{summary}");
+        assert!(
+            summary.contains("| readOnlyHint | 1 | 1 | 1 | 0 | 0 | 1/2 | 0 |"),
+            "{summary}"
+        );
+        assert!(
+            summary.contains("| destructiveHint | 3 | 1 | 1 | 0 | 0 | 1 | 1 / 0 | 1 |"),
+            "{summary}"
+        );
+        assert!(data.join("index.html").is_file());
+    }
+
+    #[test]
     fn a_missing_or_foreign_field_json_is_a_sentence_not_a_failure() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let data = dir.path();
