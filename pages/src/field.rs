@@ -618,6 +618,10 @@ mod tests {
         assert!(!html.contains('\u{202E}'));
         assert!(field.contains(">U+202E</span>list"));
         assert!(html.contains("<a href=\"#field\">Field study</a>"));
+        assert!(
+            field.contains("left unset, why not judged: not exercised: &lt;script&gt;"),
+            "{field}"
+        );
         assert_eq!(page(data), html, "the same document renders the same bytes");
     }
 
