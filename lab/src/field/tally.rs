@@ -470,7 +470,13 @@ pub fn hint_tallies(servers: &[FieldServer], rows: &[FieldRow]) -> Vec<FieldHint
                     .flat_map(|s| &s.failures)
                     .filter(|f| f.judged == "false" && checks.contains(&f.check.as_str()))
                     .count(),
-                unset: Some(unset_tally(hint, &rows)),
+                // Rows merged from a run before suggestions were recorded
+                // carry none: no tally rather than one that misses them.
+                unset: rows
+                    .iter()
+                    .filter(|r| r.declared.is_none())
+                    .all(|r| r.suggestion.is_some())
+                    .then(|| unset_tally(hint, &rows)),
             }
         })
         .collect()
@@ -833,6 +839,24 @@ network = false
                 t.hint
             );
         }
+    }
+
+    #[test]
+    fn rows_from_before_suggestions_were_recorded_give_no_unset_tally() {
+        let row = |suggestion: Option<&str>| FieldRow {
+            server: "x".into(),
+            tool: "t".into(),
+            hint: "readOnlyHint".into(),
+            suggestion: suggestion.map(str::to_owned),
+            ..FieldRow::default()
+        };
+        let tally = |rows: &[FieldRow]| hint_tallies(&[], rows)[0].unset.clone();
+        assert_eq!(tally(&[row(Some(SILENT)), row(None)]), None);
+        let counted = tally(&[row(Some(SILENT)), row(Some(SUGGESTED))]).unwrap_or_default();
+        assert_eq!(
+            (counted.tools, counted.silent, counted.suggested),
+            (2, 1, 1)
+        );
     }
 
     #[test]
