@@ -305,8 +305,9 @@ pub fn experiment_view(doc: &FieldDocument, data: &Path, data_href: &str) -> Fie
         .collect();
     let unset_chart = (!unset.is_empty()).then(|| {
         charts::grouped(
-            "Tools that leave each hint unset: the share seen to take the less safe value, silent, untestable, not exercised",
-            &["seen", "silent", "untestable", "not exercised"],
+            "Tools that leave each hint unset: the share seen to take the less safe value, judged silent, and not judged",
+            // Three series, as the page's palette has three colours.
+            &["seen", "silent", "not judged"],
             &unset
                 .iter()
                 .map(|u| Group {
@@ -314,8 +315,7 @@ pub fn experiment_view(doc: &FieldDocument, data: &Path, data_href: &str) -> Fie
                     values: vec![
                         ratio(u.suggested, u.tools),
                         ratio(u.silent + u.kept_content, u.tools),
-                        ratio(u.untestable, u.tools),
-                        ratio(u.not_exercised, u.tools),
+                        ratio(u.untestable + u.not_exercised + u.no_verdict, u.tools),
                     ],
                 })
                 .collect::<Vec<_>>(),
