@@ -600,6 +600,10 @@ mod tests {
             3,
             "three charts"
         );
+        assert!(
+            !field.contains("class=\"s3\""),
+            "no series beyond the three the style sheet colours"
+        );
         // Links only to reports that exist, by our own names.
         assert!(field.contains("href=\"effect-report-field-srv.html\""));
         assert!(field.contains("href=\"effect-report-field-srv-save-read-only.html\""));
