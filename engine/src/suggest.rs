@@ -174,12 +174,28 @@ pub struct Note {
     pub basis: String,
 }
 
+/// A hint judged and found silent: its check, recorded or judged as if
+/// claimed, passed. Nothing argues against the safer value, which is still
+/// never suggested (silence over a few calls is not proof); kept so that a
+/// reader counting what was judged can tell silence from not judged.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Silent {
+    pub tool: String,
+    pub hint: Hint,
+    pub declared: Option<bool>,
+    /// The passing verdict's reason.
+    pub reason: String,
+}
+
 /// Every suggestion an audit supports, in catalog order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Suggestions {
     pub tools: Vec<ToolSuggestions>,
     pub notes: Vec<Note>,
     pub not_judged: Vec<NotJudged>,
+    /// Hints judged with nothing observed against the safer value, tool by
+    /// tool in catalog order (a hint with a note is among them).
+    pub silent: Vec<Silent>,
     /// Whether the catalog arrived whole; when it did not, indices are into
     /// the part that arrived.
     pub catalog_complete: bool,
@@ -289,6 +305,7 @@ pub fn suggest(report: &AuditReport) -> Suggestions {
     let mut tools = Vec::new();
     let mut notes = Vec::new();
     let mut not_judged = Vec::new();
+    let mut silent = Vec::new();
     for (index, tool) in report.tools.iter().enumerate() {
         let calls: Vec<&CallRecord> = report
             .calls
@@ -342,8 +359,16 @@ pub fn suggest(report: &AuditReport) -> Suggestions {
                         basis: observed(report, verdict),
                     });
                 }
-                Verdict::Pass if hint == Hint::Destructive => {
-                    notes.extend(kept_content(index, tool, &calls));
+                Verdict::Pass => {
+                    if hint == Hint::Destructive {
+                        notes.extend(kept_content(index, tool, &calls));
+                    }
+                    silent.push(Silent {
+                        tool: tool.name.clone(),
+                        hint,
+                        declared,
+                        reason: verdict.reason.clone(),
+                    });
                 }
                 Verdict::Untestable if declared != Some(!hint.safer_value()) => {
                     not_judged.push(NotJudged {
@@ -367,6 +392,7 @@ pub fn suggest(report: &AuditReport) -> Suggestions {
         tools,
         notes,
         not_judged,
+        silent,
         catalog_complete: report.catalog.complete,
     }
 }
@@ -691,6 +717,26 @@ mod tests {
             ]),
             "writes are evidence; nothing suggests destructiveHint or openWorldHint"
         );
+        // Judged and silent is told apart from not judged, and a hint is
+        // never both suggested and silent.
+        assert!(
+            suggestions
+                .silent
+                .iter()
+                .any(|s| s.tool == "ping" && s.hint == Hint::Destructive && s.declared.is_none()),
+            "{:?}",
+            suggestions.silent
+        );
+        for s in &suggestions.silent {
+            assert!(
+                !named(&suggestions).contains(&(
+                    s.tool.clone(),
+                    s.hint.key(),
+                    !s.hint.safer_value()
+                )),
+                "{s:?}"
+            );
+        }
         let patch = suggestions.json_patch(&report);
         let ops: Vec<&str> = patch
             .as_array()

@@ -88,6 +88,55 @@ pub struct FieldHintTally {
     pub missed_why: Vec<FieldCount>,
     /// Failing checks of this hint the ground truth says are wrong.
     pub false_failures: usize,
+    /// What the honest audits observed of the tools that leave this hint
+    /// unset (`suggest`). Absent from documents written before it was
+    /// counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unset: Option<FieldUnsetTally>,
+}
+
+/// The tools that leave a hint unset, and what `suggest` made of their
+/// honest audit: the value their observed behaviour supports, if any. Only
+/// the less safe value is ever suggested (`readOnlyHint: false`: seen to
+/// write; `destructiveHint: true`: seen to delete or overwrite;
+/// `idempotentHint: false`: the identical repeat changed more;
+/// `openWorldHint: true`: seen to reach the network), each from a failing
+/// check judged as if the tool had claimed the safer value. Each tool is in
+/// exactly one of `suggested`, `silent`, `kept_content`, `untestable`,
+/// `not_exercised` and `no_verdict`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct FieldUnsetTally {
+    /// Tools that leave the hint unset.
+    pub tools: usize,
+    /// The behaviour supports the less safe value.
+    pub suggested: usize,
+    /// Judged, and nothing was seen against the safer value (which silence
+    /// never earns: it is not suggested).
+    pub silent: usize,
+    /// `destructiveHint` only: judged silent, and existing content was
+    /// changed and kept (a note for the author, not a suggestion).
+    pub kept_content: usize,
+    /// Called, but the check could not decide.
+    pub untestable: usize,
+    pub untestable_why: Vec<FieldCount>,
+    /// No successful call.
+    pub not_exercised: usize,
+    pub not_exercised_why: Vec<FieldCount>,
+    /// Called, and the check gave no verdict to judge.
+    pub no_verdict: usize,
+    /// Of `tools`, those with a ground truth for the tool.
+    pub with_truth: usize,
+    /// Of those, the ones the truth gives the less safe value (it writes;
+    /// deletes or overwrites; is not idempotent; reaches the network).
+    pub truth_unsafe: usize,
+    /// Suggestions the truth agrees with.
+    pub suggested_confirmed: usize,
+    /// Suggestions the truth contradicts (it says the safer value holds):
+    /// the suggestion's false failures.
+    pub suggested_contradicted: usize,
+    /// Tools the truth gives the less safe value that were judged silent
+    /// or kept content: the behaviour was not seen.
+    pub silent_unsafe: usize,
 }
 
 /// A reason and how often it was given.
@@ -185,4 +234,37 @@ pub struct FieldRow {
     pub caught: Option<bool>,
     /// Why the lie escaped, when it did.
     pub why_missed: Option<String>,
+    /// When the hint is unset (`declared` absent): what `suggest` made of
+    /// the honest audit, one of `suggested`, `silent`, `kept content`,
+    /// `untestable`, `not exercised`, `no verdict`. Absent when the hint is
+    /// declared.
+    #[serde(default)]
+    pub suggestion: Option<String>,
+    /// The value suggested (always the less safe one), when `suggestion`
+    /// is `suggested`.
+    #[serde(default)]
+    pub suggested: Option<bool>,
+    /// What was observed (the calls and their effects) for a suggestion or
+    /// kept content; the verdict and reason otherwise.
+    #[serde(default)]
+    pub suggestion_why: Option<String>,
+}
+
+/// The words of [`FieldRow::suggestion`].
+pub const SUGGESTED: &str = "suggested";
+pub const SILENT: &str = "silent";
+pub const KEPT_CONTENT: &str = "kept content";
+pub const UNTESTABLE: &str = "untestable";
+pub const NOT_EXERCISED: &str = "not exercised";
+pub const NO_VERDICT: &str = "no verdict";
+
+/// The stem of an audit the study writes under `audits/`: `field-<id>` for
+/// a server's honest audit, `field-<id>-<tool>-<lie>` for a planted lie
+/// (`lie` as [`FieldLie::lie`] spells it). The study names its files and the
+/// evaluation page its links by it.
+pub fn audit_stem(id: &str, lie: Option<(&str, &str)>) -> String {
+    match lie {
+        None => format!("field-{id}"),
+        Some((tool, kind)) => format!("field-{id}-{tool}-{kind}"),
+    }
 }

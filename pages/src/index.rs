@@ -15,6 +15,7 @@ use witness_model::experiments::{
     ClassifierScore, E1Document, E2Document, E2Object, E3Document, LifecycleDetectorScore,
     PostgresE2Document, PostgresE3Document,
 };
+use witness_model::field::{FIELD_SCHEMA, FieldDocument};
 
 use crate::charts::{self, Chart, Group};
 use crate::lenient::Lenient;
@@ -32,6 +33,10 @@ pub struct Documents {
     pub e3_postgres: Option<PostgresE3Document>,
     pub cases: Vec<CaseDoc>,
     pub coverage: Option<CoverageDocument>,
+    /// The field study, when `field.json` is there and reads as one.
+    pub field: Option<FieldDocument>,
+    /// Why a `field.json` that is there could not be shown.
+    pub field_problem: Option<String>,
 }
 
 /// One `case-<name>.json`, as found.
@@ -72,6 +77,49 @@ fn load<T: DeserializeOwned>(data: &Path, name: &str) -> Result<Option<T>> {
         .with_context(|| format!("{} is not a valid document", path.display()))
 }
 
+/// `field.json`, when it is there: the document, or why the page cannot
+/// show it (not JSON, another document or version). A field study written
+/// by another version is a section that says so, not a page that fails.
+fn load_field(data: &Path) -> Result<(Option<FieldDocument>, Option<String>)> {
+    let path = data.join("field.json");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((None, None)),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    let value: Value = match serde_json::from_str(&text) {
+        Ok(value) => value,
+        Err(e) => return Ok((None, Some(format!("field.json is not JSON: {e}")))),
+    };
+    match value.get("schema").and_then(Value::as_str) {
+        Some(FIELD_SCHEMA) => {}
+        Some(other) => {
+            return Ok((
+                None,
+                Some(format!(
+                    "field.json is a {} document; this page reads {FIELD_SCHEMA}",
+                    witness_text::clip_raw(other, 60)
+                )),
+            ));
+        }
+        None => {
+            return Ok((
+                None,
+                Some(format!(
+                    "field.json names no schema; this page reads {FIELD_SCHEMA}"
+                )),
+            ));
+        }
+    }
+    Ok(match serde_json::from_value(value) {
+        Ok(doc) => (Some(doc), None),
+        Err(e) => (
+            None,
+            Some(format!("field.json does not parse as {FIELD_SCHEMA}: {e}")),
+        ),
+    })
+}
+
 impl Documents {
     pub fn load(data: &Path) -> Result<Self> {
         let mut cases = Vec::new();
@@ -98,6 +146,7 @@ impl Documents {
             });
         }
         cases.sort_by(|a, b| a.file.cmp(&b.file));
+        let (field, field_problem) = load_field(data)?;
         Ok(Self {
             e1: load(data, "e1.json")?,
             e2: load(data, "e2.json")?,
@@ -106,6 +155,8 @@ impl Documents {
             e3_postgres: load(data, "e3-postgres.json")?,
             cases,
             coverage: load(data, "coverage.json")?,
+            field,
+            field_problem,
         })
     }
 }
@@ -162,6 +213,8 @@ pub struct View {
     e3_postgres: Option<E3PostgresView>,
     cases: Vec<CaseView>,
     coverage: Option<crate::coverage::ExperimentView>,
+    field: Option<crate::field::FieldView>,
+    field_problem: Option<String>,
     plans: Vec<String>,
 }
 
@@ -1043,6 +1096,12 @@ pub fn view(data: &Path, data_href: &str) -> Result<View> {
             href: Some(format!("{data_href}coverage.json")),
         });
     }
+    if docs.field.is_some() {
+        artifacts.push(Link {
+            text: "field.json".into(),
+            href: Some(format!("{data_href}field.json")),
+        });
+    }
     let mut reports: Vec<Link> = crate::audit_files(data, &mut Vec::new())?
         .into_iter()
         .map(|(stem, _)| Link {
@@ -1064,6 +1123,7 @@ pub fn view(data: &Path, data_href: &str) -> Result<View> {
         docs.e3.as_ref().map(|d| d.generator.clone()),
         docs.e2_postgres.as_ref().map(|d| d.generator.clone()),
         docs.e3_postgres.as_ref().map(|d| d.generator.clone()),
+        docs.field.as_ref().map(|d| d.generator.clone()),
     ]
     .into_iter()
     .flatten()
@@ -1105,6 +1165,11 @@ pub fn view(data: &Path, data_href: &str) -> Result<View> {
             .coverage
             .as_ref()
             .map(|d| crate::coverage::experiment_view(d, data_href)),
+        field: docs
+            .field
+            .as_ref()
+            .map(|d| crate::field::experiment_view(d, data, data_href)),
+        field_problem: docs.field_problem,
         plans,
     })
 }

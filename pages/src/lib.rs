@@ -32,6 +32,7 @@ mod charts;
 pub mod ci;
 pub mod compare;
 mod coverage;
+mod field;
 pub mod guidance;
 mod index;
 mod lenient;
@@ -276,6 +277,7 @@ pub fn render_all(data: &Path, pages: &Path) -> Result<Rendered> {
         (docs.e2_postgres.as_ref(), docs.e3_postgres.as_ref()),
         &cases,
         docs.coverage.as_ref(),
+        docs.field.as_ref(),
     );
     let path = data.join("summary.md");
     write(&path, &summary)?;

@@ -4,6 +4,7 @@ use std::fmt::Write;
 
 use std::collections::BTreeMap;
 use witness_model::coverage::CoverageDocument;
+use witness_model::field::FieldDocument;
 
 use witness_model::experiments::{
     ClassifierScore, E1Document, E2Document, E2Object, E3Document, LifecycleDetectorScore,
@@ -100,6 +101,7 @@ pub fn markdown(
     postgres: (Option<&PostgresE2Document>, Option<&PostgresE3Document>),
     cases: &[CaseView],
     coverage: Option<&CoverageDocument>,
+    field: Option<&FieldDocument>,
 ) -> String {
     let mut out = String::from("# mcp-witness — experiment summary\n\n");
     out.push_str(
@@ -281,7 +283,70 @@ pub fn markdown(
     if let Some(coverage) = coverage {
         coverage_markdown(&mut out, coverage);
     }
+    if let Some(field) = field {
+        field_markdown(&mut out, field);
+    }
     out
+}
+
+/// The field study: its totals, then per hint the declared claims, the
+/// lies and what the tools that leave it unset were seen to do.
+fn field_markdown(out: &mut String, doc: &FieldDocument) {
+    let t = &doc.totals;
+    out.push_str("\n## Field study — published servers' annotations, no plan file\n\n");
+    let _ = writeln!(
+        out,
+        "Half: {}. {} of {} servers ran, {} annotate at all; {} of {} tools exercised, {} annotated; \
+         {} of {} planted lies caught; failing checks: {} false, {} confirmed, {} unjudged.\n",
+        cell(&doc.half),
+        t.servers_run,
+        t.servers,
+        t.servers_annotating,
+        t.tools_exercised,
+        t.tools,
+        t.tools_annotated,
+        t.lies_caught,
+        t.lies_planted,
+        t.false_failures,
+        t.confirmed_failures,
+        t.unjudged_failures
+    );
+    out.push_str("| Hint | Declaring | Claims | Holds | Broken | Not tested | Lies caught | False failures |\n|---|---|---|---|---|---|---|---|\n");
+    for h in &doc.hints {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {}/{} | {} |",
+            cell(&h.hint),
+            h.declared,
+            h.claims,
+            h.holds,
+            h.broken,
+            h.untested,
+            h.lies_caught,
+            h.lies_planted,
+            h.false_failures
+        );
+    }
+    if doc.hints.iter().any(|h| h.unset.is_some()) {
+        out.push_str("\n| Hint left unset | Tools | Seen (less safe value) | Silent | Kept content | Untestable | Not exercised | Suggestions confirmed / contradicted by the truth | Silent, truth less safe |\n|---|---|---|---|---|---|---|---|---|\n");
+        for h in &doc.hints {
+            let Some(u) = &h.unset else { continue };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} | {} / {} | {} |",
+                cell(&h.hint),
+                u.tools,
+                u.suggested,
+                u.silent,
+                u.kept_content,
+                u.untestable,
+                u.not_exercised,
+                u.suggested_confirmed,
+                u.suggested_contradicted,
+                u.silent_unsafe
+            );
+        }
+    }
 }
 
 /// The coverage experiment: one row per server, then what was not exercised.

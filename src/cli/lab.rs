@@ -46,7 +46,9 @@ Experiments (all on the built-in testbed, no network, no Node):
        is not. --half development (the default; the evaluation half is held
        out), evaluation or all; --server ID (repeatable) for a subset of the
        half. Writes field.json, field.jsonl and field.csv (one row per
-       server x tool x hint) and audits/field-*.json; exit 1 when a lie
+       server x tool x hint, with what `suggest` made of each unset hint)
+       and audits/field-*.json, then the pages (the evaluation page's field
+       section and an evidence report per audit); exit 1 when a lie
        escaped or a check failed on a claim the ground truth says holds.
        --merge DIR (repeatable) merges runs of parts (--server subsets)
        into --out instead of running: the servers in id order, the
@@ -62,7 +64,9 @@ Experiments (all on the built-in testbed, no network, no Node):
        (else their committed documents are rendered as found). Not coverage: its
        reruns give the same numbers but not the same bytes (commit ids, the
        servers' clocks and environment), so its committed documents are
-       carried over and rendered, and a test holds reruns to their numbers
+       carried over and rendered, and a test holds reruns to their numbers;
+       nor wild or field (their servers are caches of their own); a
+       field.json in DIR is rendered as found
 
 Writes DIR/<experiment>.json, DIR/summary.md and every audit behind them
 (DIR/audits/*.json), then the pages: PAGES/index.html (the evaluation page)

@@ -187,14 +187,20 @@ fn postgres_experiments(cases: Option<&Path>, committed: &Path, scratch: &Path) 
     );
 }
 
-/// The coverage and wild experiments' committed documents, carried over as
-/// they are: lab all renders them, it does not rerun them.
+/// The coverage, wild and field experiments' committed documents, carried
+/// over as they are: lab all renders them, it does not rerun them.
 fn carry_not_rerun(committed: &Path, scratch: &Path) {
     carry(
         committed,
         scratch,
-        &["coverage.json", "wild.json"],
-        &["coverage-", "wild-"],
+        &[
+            "coverage.json",
+            "wild.json",
+            "field.json",
+            "field.jsonl",
+            "field.csv",
+        ],
+        &["coverage-", "wild-", "field-"],
     );
 }
 
@@ -229,8 +235,9 @@ fn committed_results_and_pages_are_exactly_what_lab_all_produces() {
     let data = scratch.path().join("experiments/results");
     let pages = scratch.path().join("reports");
     std::fs::create_dir_all(&data).expect("mkdir");
-    // Neither is rerun by lab all (the wild servers are a cache of their
-    // own); tests/published/lab_coverage.rs and lab_wild.rs rerun them.
+    // None is rerun by lab all (the wild and field servers are caches of
+    // their own); tests/published/lab_coverage.rs, lab_wild.rs and
+    // lab_field.rs rerun them.
     carry_not_rerun(&committed_data, &data);
     // Rerun where the servers are; else an empty cases directory keeps lab
     // all from running them, and the committed ones stand in.

@@ -123,9 +123,49 @@ fn a_server_is_seeded_audited_lied_about_and_rerun_to_the_same_bytes() {
         .expect("a readOnlyHint tally");
     assert_eq!(tally.lies_planted, 1);
 
+    // Every hint the server leaves unset (it annotates nothing) is read
+    // through suggest: the writer the lie was caught on was seen to write
+    // in the honest audit too, and the truth agrees.
+    let rows: Vec<witness_model::field::FieldRow> = jsonl
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a dataset row"))
+        .collect();
+    assert!(
+        rows.iter()
+            .all(|r| r.suggestion.is_some() == r.declared.is_none()),
+        "a suggestion outcome on every unset hint and only there"
+    );
+    let writer = rows
+        .iter()
+        .find(|r| r.tool == "create_directory" && r.hint == "readOnlyHint")
+        .expect("create_directory's readOnlyHint row");
+    assert_eq!(
+        (writer.suggestion.as_deref(), writer.suggested),
+        (Some("suggested"), Some(false)),
+        "{writer:?}"
+    );
+    let unset = tally.unset.as_ref().expect("the unset tally");
+    assert_eq!(unset.tools, 12);
+    assert!(unset.suggested_confirmed >= 1, "{unset:?}");
+    assert_eq!(unset.suggested_contradicted, 0, "{unset:?}");
+    assert!(
+        first.path().join("index.html").is_file()
+            && std::fs::read_to_string(first.path().join("index.html"))
+                .unwrap_or_default()
+                .contains("<section id=\"field\">"),
+        "the evaluation page with its field section"
+    );
+
     let second = tempfile::tempdir().expect("tempdir");
     let output = run(second.path(), truth.path());
     assert!(matches!(output.status.code(), Some(0 | 1)));
     let again = std::fs::read_to_string(second.path().join("field.json")).expect("field.json");
     assert_eq!(text, again, "a rerun writes field.json byte for byte");
+    for name in ["field.jsonl", "field.csv", "index.html"] {
+        assert_eq!(
+            std::fs::read(first.path().join(name)).expect("first"),
+            std::fs::read(second.path().join(name)).expect("second"),
+            "a rerun writes {name} byte for byte"
+        );
+    }
 }

@@ -440,10 +440,7 @@ fn run_server(
 /// The audit file's name: `field-<id>` for the honest audit,
 /// `field-<id>-<tool>-<kind>` for a lie.
 pub fn audit_name(id: &str, lie: Option<&Lie>) -> String {
-    match lie {
-        None => format!("{AUDIT_PREFIX}{id}"),
-        Some(l) => format!("{AUDIT_PREFIX}{id}-{}-{}", l.tool, l.kind.as_str()),
-    }
+    audit_stem(id, lie.map(|l| (l.tool.as_str(), l.kind.as_str())))
 }
 
 /// The command a variant runs: the server behind the relay, its lies on
@@ -562,7 +559,7 @@ pub fn csv(rows: &[FieldRow]) -> String {
     }
     let flag = |b: Option<bool>| b.map_or(String::new(), |b| b.to_string());
     let mut text = String::from(
-        "server,tool,hint,declared,truth,honest,why_untested,lie_planted,caught,why_missed\n",
+        "server,tool,hint,declared,truth,honest,why_untested,lie_planted,caught,why_missed,suggestion,suggested,suggestion_why\n",
     );
     for r in rows {
         let cells = [
@@ -576,6 +573,9 @@ pub fn csv(rows: &[FieldRow]) -> String {
             r.lie_planted.to_string(),
             flag(r.caught),
             field(r.why_missed.as_deref().unwrap_or("")),
+            field(r.suggestion.as_deref().unwrap_or("")),
+            flag(r.suggested),
+            field(r.suggestion_why.as_deref().unwrap_or("")),
         ];
         text.push_str(&cells.join(","));
         text.push('\n');
@@ -773,7 +773,7 @@ mod tests {
         let text = csv(&[row]);
         assert_eq!(
             text.lines().nth(1),
-            Some("s,t,readOnlyHint,true,,,\"untestable: a, \"\"b\"\"\",false,,")
+            Some("s,t,readOnlyHint,true,,,\"untestable: a, \"\"b\"\"\",false,,,,,")
         );
     }
 }

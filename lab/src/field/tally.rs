@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use witness_engine::suggest::Suggestions;
 use witness_model::audit::{AuditReport, CheckResult, Coverage, Verdict};
 use witness_model::field::*;
 use witness_model::vocab::{CheckId, Hint};
@@ -146,6 +147,7 @@ pub fn summarize(
             exit_code: report.exit_code,
         });
     }
+    let suggestions = witness_engine::suggest::suggest(honest);
     let mut rows = Vec::new();
     for tool in &honest.tools {
         for hint in Hint::ALL {
@@ -155,6 +157,9 @@ pub fn summarize(
                 Hint::Idempotent => tool.hints.idempotent,
                 Hint::OpenWorld => tool.hints.open_world,
             };
+            let unset = declared
+                .is_none()
+                .then(|| unset_outcome(honest, &suggestions, &tool.name, hint));
             let verdict = check_on(honest, &tool.name, check_of(hint)).map(|c| c.verdict);
             let decided = matches!(verdict, Some(Verdict::Pass | Verdict::Fail));
             let lie = planted
@@ -171,6 +176,9 @@ pub fn summarize(
                 lie_planted: lie.is_some(),
                 caught: lie.map(|l| l.caught),
                 why_missed: lie.and_then(|l| l.missed_why.clone()),
+                suggested: unset.as_ref().and_then(|u| u.value),
+                suggestion: unset.as_ref().map(|u| u.status.to_owned()),
+                suggestion_why: unset.map(|u| u.why),
             });
         }
     }
@@ -189,6 +197,196 @@ pub fn summarize(
         ..server
     };
     (summary, rows)
+}
+
+/// What `suggest` made of one unset hint of one tool.
+struct Unset {
+    status: &'static str,
+    value: Option<bool>,
+    why: String,
+}
+
+/// The one outcome of `suggest` for a tool's unset hint: a suggestion,
+/// else not exercised, untestable, kept content, silent, in that order (a
+/// tool is not exercised as a whole; a note is on a silent hint).
+fn unset_outcome(report: &AuditReport, suggestions: &Suggestions, tool: &str, hint: Hint) -> Unset {
+    let suggestion = suggestions
+        .tools
+        .iter()
+        .filter(|t| t.tool == tool)
+        .flat_map(|t| &t.suggestions)
+        .find(|s| s.hint == hint);
+    if let Some(s) = suggestion {
+        return Unset {
+            status: SUGGESTED,
+            value: Some(s.value),
+            why: format!("{}: {}", s.check.as_str(), calls_seen(report, &s.calls)),
+        };
+    }
+    let not_judged = |h: Option<Hint>| {
+        suggestions
+            .not_judged
+            .iter()
+            .find(|n| n.tool == tool && n.hint == h)
+    };
+    if let Some(n) = not_judged(None) {
+        return Unset {
+            status: NOT_EXERCISED,
+            value: None,
+            why: format!("not exercised: {}", clip(&n.why, MAX_WHY)),
+        };
+    }
+    if let Some(n) = not_judged(Some(hint)) {
+        return Unset {
+            status: UNTESTABLE,
+            value: None,
+            why: format!("untestable: {}", clip(&n.why, MAX_WHY)),
+        };
+    }
+    if let Some(n) = suggestions
+        .notes
+        .iter()
+        .find(|n| n.tool == tool && n.hint == hint)
+    {
+        return Unset {
+            status: KEPT_CONTENT,
+            value: None,
+            why: format!(
+                "existing content changed and kept: {}",
+                calls_seen(report, &n.calls)
+            ),
+        };
+    }
+    match suggestions
+        .silent
+        .iter()
+        .find(|s| s.tool == tool && s.hint == hint)
+    {
+        Some(s) => Unset {
+            status: SILENT,
+            value: None,
+            why: format!("pass as if claimed: {}", clip(&s.reason, MAX_WHY)),
+        },
+        None => Unset {
+            status: NO_VERDICT,
+            value: None,
+            why: format!("no {} verdict", check_of(hint).as_str()),
+        },
+    }
+}
+
+/// What the calls a suggestion rests on did, counted by store and kind of
+/// change: `call 5 created 1 in db`. The objects themselves are left to the
+/// audit: many servers name what they create with fresh ids, and the row
+/// must read the same on a rerun.
+fn calls_seen(report: &AuditReport, calls: &[u32]) -> String {
+    let mut seen = Vec::new();
+    for id in calls {
+        let Some(call) = report.calls.iter().find(|c| c.id == *id) else {
+            continue;
+        };
+        let mut counts: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+        for effect in &call.effects {
+            let op = match effect.op {
+                witness_model::audit::Op::Create => "created",
+                witness_model::audit::Op::Update => "updated",
+                witness_model::audit::Op::Delete => "deleted",
+            };
+            *counts.entry((op, effect.store.as_str())).or_default() += 1;
+        }
+        let mut parts: Vec<String> = counts
+            .into_iter()
+            .map(|((op, store), n)| format!("{op} {n} in {store}"))
+            .collect();
+        if !call.network.is_empty() {
+            parts.push(format!("{} outbound attempt(s)", call.network.len()));
+        }
+        if !call.original_writes.is_empty() {
+            parts.push(format!(
+                "{} write(s) on a store's original",
+                call.original_writes.len()
+            ));
+        }
+        let what = if call.confirms.is_some() {
+            "confirmation"
+        } else {
+            "call"
+        };
+        seen.push(if parts.is_empty() {
+            format!("{what} {id}")
+        } else {
+            format!("{what} {id} {}", parts.join(", "))
+        });
+    }
+    if seen.is_empty() {
+        "no call recorded".to_owned()
+    } else {
+        seen.join("; ")
+    }
+}
+
+/// Bound on a reason a row carries; the audit keeps all of it.
+const MAX_WHY: usize = 400;
+
+/// At most `max` characters, with an ellipsis when cut: a basis that names
+/// many effects stays one readable cell of the CSV.
+fn clip(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    }
+}
+
+/// The unset tally of one hint, from its rows.
+fn unset_tally(hint: Hint, rows: &[&FieldRow]) -> FieldUnsetTally {
+    let unset: Vec<&FieldRow> = rows
+        .iter()
+        .copied()
+        .filter(|r| r.declared.is_none())
+        .collect();
+    let with = |status: &str| -> Vec<&FieldRow> {
+        unset
+            .iter()
+            .copied()
+            .filter(|r| r.suggestion.as_deref() == Some(status))
+            .collect()
+    };
+    let whys = |status: &str| {
+        counted(
+            with(status)
+                .iter()
+                .filter_map(|r| r.suggestion_why.as_deref())
+                .map(reason_class)
+                .collect(),
+        )
+    };
+    let unsafe_value = !hint.safer_value();
+    let truth_unsafe = |r: &&&FieldRow| r.truth == Some(unsafe_value);
+    let suggested = with(SUGGESTED);
+    let mut silent = with(SILENT);
+    silent.extend(with(KEPT_CONTENT));
+    FieldUnsetTally {
+        tools: unset.len(),
+        suggested: suggested.len(),
+        silent: with(SILENT).len(),
+        kept_content: with(KEPT_CONTENT).len(),
+        untestable: with(UNTESTABLE).len(),
+        untestable_why: whys(UNTESTABLE),
+        not_exercised: with(NOT_EXERCISED).len(),
+        not_exercised_why: whys(NOT_EXERCISED),
+        no_verdict: with(NO_VERDICT).len(),
+        with_truth: unset.iter().filter(|r| r.truth.is_some()).count(),
+        truth_unsafe: unset.iter().filter(truth_unsafe).count(),
+        suggested_confirmed: suggested
+            .iter()
+            .filter(|r| r.truth.is_some() && r.truth == r.suggested)
+            .count(),
+        suggested_contradicted: suggested
+            .iter()
+            .filter(|r| r.truth.is_some() && r.truth != r.suggested)
+            .count(),
+        silent_unsafe: silent.iter().filter(truth_unsafe).count(),
+    }
 }
 
 fn lie_hint(kind: &str) -> Option<Hint> {
@@ -272,6 +470,13 @@ pub fn hint_tallies(servers: &[FieldServer], rows: &[FieldRow]) -> Vec<FieldHint
                     .flat_map(|s| &s.failures)
                     .filter(|f| f.judged == "false" && checks.contains(&f.check.as_str()))
                     .count(),
+                // Rows merged from a run before suggestions were recorded
+                // carry none: no tally rather than one that misses them.
+                unset: rows
+                    .iter()
+                    .filter(|r| r.declared.is_none())
+                    .all(|r| r.suggestion.is_some())
+                    .then(|| unset_tally(hint, &rows)),
             }
         })
         .collect()
@@ -459,6 +664,198 @@ network = false
         assert_eq!(
             (t.lies_planted, t.lies_caught, t.servers_annotating),
             (1, 1, 1)
+        );
+    }
+
+    /// The testbed's phantom-write audit with four tools' annotations
+    /// taken away, and `check_credential` never called successfully.
+    fn unannotated() -> AuditReport {
+        let mut report: AuditReport = serde_json::from_str(include_str!(
+            "../../../experiments/results/audits/phantom-write.json"
+        ))
+        .unwrap_or_else(|e| panic!("{e}"));
+        for tool in report.tools.iter_mut().filter(|t| {
+            ["ping", "delete_note", "list_notes", "check_credential"].contains(&t.name.as_str())
+        }) {
+            tool.annotations = None;
+            tool.hints = Default::default();
+            tool.class = tool.hints.class();
+        }
+        for call in report
+            .calls
+            .iter_mut()
+            .filter(|c| c.tool == "check_credential")
+        {
+            call.outcome.status = witness_model::audit::CallStatus::ToolError;
+        }
+        report.coverage = None;
+        report
+    }
+
+    #[test]
+    fn unset_hints_are_read_through_suggest_and_held_to_the_truth() {
+        // The truth is wrong about ping on purpose (it writes telemetry and
+        // every repeat adds a row) and about list_notes (it writes nothing):
+        // a suggestion it contradicts, and a writer judged silent.
+        let truth = Truth::parse(
+            r#"
+[[tool]]
+name = "ping"
+writes = false
+deletes_or_overwrites = false
+idempotent = true
+network = false
+
+[[tool]]
+name = "delete_note"
+writes = true
+deletes_or_overwrites = true
+idempotent = true
+network = false
+
+[[tool]]
+name = "list_notes"
+writes = true
+deletes_or_overwrites = false
+idempotent = true
+network = false
+"#,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let server = FieldServer {
+            id: "x".into(),
+            truth: true,
+            ..FieldServer::default()
+        };
+        let (server, rows) = summarize(server, Some(&truth), &unannotated(), &[]);
+        let outcome = |tool: &str, hint: &str| {
+            rows.iter()
+                .find(|r| r.tool == tool && r.hint == hint)
+                .map(|r| (r.suggestion.as_deref(), r.suggested))
+                .unwrap_or_else(|| panic!("no row {tool} {hint}"))
+        };
+        assert_eq!(
+            outcome("ping", "readOnlyHint"),
+            (Some(SUGGESTED), Some(false))
+        );
+        assert_eq!(
+            outcome("ping", "idempotentHint"),
+            (Some(SUGGESTED), Some(false))
+        );
+        assert_eq!(outcome("ping", "destructiveHint"), (Some(SILENT), None));
+        assert_eq!(
+            outcome("delete_note", "readOnlyHint"),
+            (Some(SUGGESTED), Some(false))
+        );
+        assert_eq!(
+            outcome("delete_note", "destructiveHint"),
+            (Some(SUGGESTED), Some(true))
+        );
+        assert_eq!(
+            outcome("delete_note", "idempotentHint"),
+            (Some(SILENT), None)
+        );
+        assert_eq!(outcome("list_notes", "readOnlyHint"), (Some(SILENT), None));
+        for hint in Hint::ALL {
+            assert_eq!(
+                outcome("check_credential", hint.key()),
+                (Some(NOT_EXERCISED), None),
+                "{hint:?}"
+            );
+        }
+        // A declared hint carries no suggestion.
+        assert_eq!(outcome("save_note", "readOnlyHint"), (None, None));
+        let basis = rows
+            .iter()
+            .find(|r| r.tool == "ping" && r.hint == "readOnlyHint")
+            .and_then(|r| r.suggestion_why.clone())
+            .unwrap_or_default();
+        assert_eq!(
+            basis,
+            "EFF-01: call 5 created 1 in db; call 6 created 1 in db; confirmation 19 created 1 in db",
+            "the calls and what they did, without the objects' names"
+        );
+
+        let tallies = hint_tallies(std::slice::from_ref(&server), &rows);
+        let unset = |hint: &str| {
+            tallies
+                .iter()
+                .find(|t| t.hint == hint)
+                .and_then(|t| t.unset.clone())
+                .unwrap_or_else(|| panic!("no unset tally for {hint}"))
+        };
+        let ro = unset("readOnlyHint");
+        assert_eq!(ro.tools, 4, "four tools leave readOnlyHint unset");
+        assert_eq!(
+            (
+                ro.suggested,
+                ro.silent,
+                ro.not_exercised,
+                ro.untestable,
+                ro.no_verdict
+            ),
+            (2, 1, 1, 0, 0)
+        );
+        assert_eq!(
+            ro.not_exercised_why.iter().map(|c| c.count).sum::<usize>(),
+            1
+        );
+        assert_eq!(
+            (ro.with_truth, ro.truth_unsafe),
+            (3, 2),
+            "delete_note and list_notes write"
+        );
+        assert_eq!(
+            (
+                ro.suggested_confirmed,
+                ro.suggested_contradicted,
+                ro.silent_unsafe
+            ),
+            (1, 1, 1),
+            "delete_note's write is confirmed, ping's contradicted, list_notes' unseen"
+        );
+        let de = unset("destructiveHint");
+        assert_eq!((de.tools, de.suggested, de.suggested_confirmed), (4, 1, 1));
+        let idem = unset("idempotentHint");
+        assert_eq!(
+            (
+                idem.suggested,
+                idem.suggested_contradicted,
+                idem.truth_unsafe
+            ),
+            (1, 1, 0)
+        );
+        for t in &tallies {
+            let u = t.unset.clone().unwrap_or_default();
+            assert_eq!(
+                u.suggested
+                    + u.silent
+                    + u.kept_content
+                    + u.untestable
+                    + u.not_exercised
+                    + u.no_verdict,
+                u.tools,
+                "{}: every unset tool counted once",
+                t.hint
+            );
+        }
+    }
+
+    #[test]
+    fn rows_from_before_suggestions_were_recorded_give_no_unset_tally() {
+        let row = |suggestion: Option<&str>| FieldRow {
+            server: "x".into(),
+            tool: "t".into(),
+            hint: "readOnlyHint".into(),
+            suggestion: suggestion.map(str::to_owned),
+            ..FieldRow::default()
+        };
+        let tally = |rows: &[FieldRow]| hint_tallies(&[], rows)[0].unset.clone();
+        assert_eq!(tally(&[row(Some(SILENT)), row(None)]), None);
+        let counted = tally(&[row(Some(SILENT)), row(Some(SUGGESTED))]).unwrap_or_default();
+        assert_eq!(
+            (counted.tools, counted.silent, counted.suggested),
+            (2, 1, 1)
         );
     }
 
