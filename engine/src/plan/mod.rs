@@ -288,11 +288,18 @@ impl Plan {
                 .map_or(0, Vec::len);
             (!lists_by_name(&t.name), required, t.name.clone())
         });
+        let made: Vec<(String, String)> = tools
+            .iter()
+            .filter(|t| adds_by_name(&t.name))
+            .map(|t| (ToolCues::of(t).noun, t.name.clone()))
+            .filter(|(noun, _)| !noun.is_empty())
+            .collect();
         let mut ordered: Vec<&ToolEntry> = tools.iter().collect();
         ordered.sort_by_key(|t| {
             (
                 removes_by_name(&t.name),
                 unannotated_phase(t, &listed),
+                needs_made(t, &made),
                 !adds_by_name(&t.name),
                 t.name.clone(),
             )
@@ -574,6 +581,40 @@ fn listed_nouns(tools: &[ToolEntry]) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The things a tool's required parameters name, singular and lowercase:
+/// `projectName` and `project_id` both name `project`.
+fn required_stems(tool: &ToolEntry) -> Vec<String> {
+    tool.input_schema
+        .as_ref()
+        .and_then(|s| s.get("required"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(|p| {
+            let flat: String = p
+                .chars()
+                .filter(char::is_ascii_alphanumeric)
+                .map(|c| c.to_ascii_lowercase())
+                .collect();
+            let stem = ["names", "name", "ids", "id"]
+                .iter()
+                .find_map(|suffix| flat.strip_suffix(suffix))
+                .unwrap_or(&flat)
+                .to_owned();
+            harvest::singular(&stem)
+        })
+        .collect()
+}
+
+/// Whether `tool` needs what another tool is named to make: `add_task`
+/// takes the `project_id` that `create_project` makes, so it runs after it.
+fn needs_made(tool: &ToolEntry, made: &[(String, String)]) -> bool {
+    let required = required_stems(tool);
+    made.iter()
+        .any(|(noun, maker)| *maker != tool.name && required.contains(noun))
+}
+
 /// Whether a tool's name says it lists or reads (`list_notes`,
 /// `search_items`, `get_task`, `read_file`) and nothing in it says it adds
 /// or takes away (`write_query`, `list_and_delete`): the harvest pass's
@@ -594,28 +635,7 @@ pub(crate) fn reads_by_name(name: &str) -> bool {
 /// `projectName` that `list_projects` lists), 2 a reader, 3 a creator, 4
 /// the rest.
 fn unannotated_phase(tool: &ToolEntry, listed: &[(String, String)]) -> u8 {
-    let required: Vec<String> = tool
-        .input_schema
-        .as_ref()
-        .and_then(|s| s.get("required"))
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .map(|p| {
-            let flat: String = p
-                .chars()
-                .filter(char::is_ascii_alphanumeric)
-                .map(|c| c.to_ascii_lowercase())
-                .collect();
-            let stem = ["names", "name", "ids", "id"]
-                .iter()
-                .find_map(|suffix| flat.strip_suffix(suffix))
-                .unwrap_or(&flat)
-                .to_owned();
-            harvest::singular(&stem)
-        })
-        .collect();
+    let required = required_stems(tool);
     let needs_listed = listed
         .iter()
         .any(|(noun, lister)| *lister != tool.name && required.contains(noun));
@@ -1264,8 +1284,16 @@ mod tests {
             tool("search_items", json!({}), one.clone()),
             tool("list_items", json!({"destructiveHint": true}), none.clone()),
             // A name that reads and takes away, or makes, is no harvester.
-            tool("list_and_delete", json!({"readOnlyHint": true}), none.clone()),
-            tool("delete_preview", json!({"readOnlyHint": true}), none.clone()),
+            tool(
+                "list_and_delete",
+                json!({"readOnlyHint": true}),
+                none.clone(),
+            ),
+            tool(
+                "delete_preview",
+                json!({"readOnlyHint": true}),
+                none.clone(),
+            ),
             tool("add_item", json!({"readOnlyHint": true}), one.clone()),
             tool("remove_item", json!({}), one.clone()),
             tool("mystery", json!({}), none.clone()),
@@ -1440,6 +1468,31 @@ mod tests {
         assert_eq!(
             argument(&made, "path").value,
             json!("/jail/stores/fs/tree/witness-create_directory")
+        );
+    }
+
+    #[test]
+    fn a_creator_that_takes_what_another_makes_runs_after_it() {
+        let takes = |params: &[&str]| {
+            let properties: serde_json::Map<String, Value> = params
+                .iter()
+                .map(|p| ((*p).to_owned(), json!({"type": "string"})))
+                .collect();
+            json!({"type": "object", "properties": properties, "required": params})
+        };
+        let tools = [
+            tool(
+                "add_project_task",
+                Value::Null,
+                takes(&["project_id", "title"]),
+            ),
+            tool("create_todo", Value::Null, takes(&["title"])),
+            tool("create_project", Value::Null, takes(&["name"])),
+        ];
+        let plan = Plan::synthesized(&tools);
+        assert_eq!(
+            names(&plan.steps[plan.harvest..]),
+            ["create_project", "create_todo", "add_project_task"]
         );
     }
 

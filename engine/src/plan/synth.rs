@@ -394,7 +394,23 @@ pub fn quoted_example(text: &str) -> Option<String> {
         .min();
     cue.and_then(|at| quoted.iter().find(|(pos, _)| *pos > at))
         .or_else(|| quoted.first())
-        .map(|(_, value)| value.clone())
+        .map(|(_, value)| unquoted(value).to_owned())
+}
+
+/// A value with the quotes of a second layer taken off: a description's
+/// ``` `"drafts"` ``` (code around a string) offers `drafts`.
+fn unquoted(value: &str) -> &str {
+    let mut value = value;
+    while value.len() >= 2 {
+        let inner = ['"', '\'', '`']
+            .iter()
+            .find_map(|q| value.strip_prefix(*q)?.strip_suffix(*q));
+        match inner {
+            Some(inner) if !inner.is_empty() => value = inner,
+            _ => break,
+        }
+    }
+    value
 }
 
 /// Whether the clause before byte `at` of `text` forbids what is quoted
@@ -819,6 +835,11 @@ mod tests {
             Some("main")
         );
         assert_eq!(quoted_example("Never use '..' in a path"), None);
+        // Code around a string offers the string.
+        assert_eq!(
+            quoted_example("Folder to move, such as `\"drafts\"`.").as_deref(),
+            Some("drafts")
+        );
         assert_eq!(
             quoted_example("Cannot be 'root'; for example 'alice'").as_deref(),
             Some("alice")

@@ -17,6 +17,7 @@
 //! machine paths as placeholders, so a rerun writes the same bytes when the
 //! servers behave the same.
 
+pub mod documents;
 pub mod entry;
 pub mod install;
 pub mod lies;

@@ -6,7 +6,8 @@
 //! is one, the calls are made, and the jailed stores are copied out; every
 //! audit of the server then starts from a copy of that. Elsewhere the lab
 //! makes a small realistic store of the declared kind directly: a notes
-//! vault or a project tree (fs), the shop database (sqlite, postgres), a
+//! vault, a folder of office documents ([`super::documents`]) or a project
+//! tree (fs), the shop database (sqlite, postgres), a
 //! knowledge graph (jsonl), a repository with history (git).
 
 use std::path::{Path, PathBuf};
@@ -108,7 +109,8 @@ fn make_filled(kind: StoreKind, path: &Path, dir: &Path, server_kind: &str) -> R
     }
     match kind {
         StoreKind::Fs => match server_kind {
-            "files" | "documents" | "git" => {
+            "documents" => super::documents::write(path),
+            "files" | "git" => {
                 let made = coverage_seed::make(CoverageSeed::Project, dir)?;
                 move_to(&made, path)
             }
