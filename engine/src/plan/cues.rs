@@ -51,11 +51,12 @@ impl SqlKind {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ToolCues {
     pub tool: String,
-    /// Its name says it lists or reads and nothing in it says it writes
-    /// (`list_notes`, `get_item`): such a tool is handed what the store
-    /// holds before what the audit made. Never the declaration, so that a
-    /// lie does not change what the tool is asked.
-    pub reader: bool,
+    /// Handed what the store held before what the audit made: a tool whose
+    /// name says it lists or reads and nothing that it writes (`list_notes`,
+    /// `get_item`), and a writer's overwrite form, which must meet a file
+    /// the server did not just write. Never the declaration, so that a lie
+    /// does not change what the tool is asked.
+    pub store_first: bool,
     /// Its name says it makes something new (`create_directory`,
     /// `write_file`, `git_create_branch`), whatever it declares.
     pub creator: bool,
@@ -125,18 +126,27 @@ const ROOT_PARAMS: [&str; 10] = [
 
 /// Parameter names that name a place something is to be moved or copied to:
 /// always a new name.
-const NEW_PLACE_PARAMS: [&str; 6] = [
+const NEW_PLACE_PARAMS: [&str; 15] = [
     "destination",
     "dest",
     "destinationpath",
     "newpath",
     "topath",
-    "target_path",
+    "targetpath",
+    "output",
+    "outputpath",
+    "outputfile",
+    "out",
+    "outpath",
+    "outfile",
+    "saveas",
+    "savepath",
+    "exportpath",
 ];
 
 /// Parameter names that are a path of an existing file or directory, whose
 /// kind the tool decides.
-const PATH_PARAMS: [&str; 7] = [
+const PATH_PARAMS: [&str; 10] = [
     "path",
     "paths",
     "source",
@@ -144,7 +154,14 @@ const PATH_PARAMS: [&str; 7] = [
     "src",
     "location",
     "filepath",
+    "input",
+    "inputpath",
+    "inputfile",
 ];
+
+/// Document formats a parameter may be named for (`input_pdf`,
+/// `source_docx`): such a parameter is a file of that kind.
+const NAMED_FORMATS: [&str; 7] = ["pdf", "docx", "xlsx", "pptx", "csv", "xls", "doc"];
 
 /// Parameter names that hold SQL.
 const SQL_PARAMS: [&str; 5] = ["query", "sql", "statement", "sqlquery", "stmt"];
@@ -171,7 +188,7 @@ impl ToolCues {
             || words.iter().any(|w| w == "query");
         Self {
             tool: tool.name.clone(),
-            reader: crate::plan::reads_by_name(&tool.name),
+            store_first: crate::plan::reads_by_name(&tool.name),
             creator,
             noun,
             dir_tool: words
@@ -201,7 +218,8 @@ impl ToolCues {
         // `note_path`, `vault_path`, ...: a path of some thing, its kind
         // decided by the tool as a bare `path` is.
         let bare = PATH_PARAMS.contains(&flat.as_str()) || self.new_place(key) || !stem.is_empty();
-        if flat.contains("file") || (bare && !self.dir_tool) {
+        let named_format = NAMED_FORMATS.iter().any(|f| flat.ends_with(f)) && flat.len() > 3;
+        if flat.contains("file") || named_format || (bare && !self.dir_tool) {
             return Some(PathKind::File);
         }
         bare.then_some(PathKind::Dir)
@@ -240,15 +258,30 @@ impl ToolCues {
     /// The SQL a parameter asks for, when the parameter is named for SQL
     /// and the tool speaks of SQL, tables or a database.
     pub fn sql_kind(&self, key: &str) -> Option<SqlKind> {
-        if !self.speaks_sql || !SQL_PARAMS.contains(&flat(key).as_str()) {
+        let flat = flat(key);
+        // `raw_ddl_sql`, `dml_query`: named for SQL at its end.
+        let sql_prefix = |end: &str| {
+            flat.strip_suffix(end).is_some_and(|stem| {
+                ["sql", "ddl", "dml", "dcl", "raw"]
+                    .iter()
+                    .any(|w| stem.contains(w))
+            })
+        };
+        let named = SQL_PARAMS.contains(&flat.as_str())
+            || (flat.len() > 3 && flat.ends_with("sql"))
+            || sql_prefix("query")
+            || sql_prefix("statement");
+        if !self.speaks_sql || !named {
             return None;
         }
         let has = |w: &str| self.text.contains(w);
-        Some(if has("create") && has("table") {
+        let words = words(&self.tool);
+        let word = |w: &str| words.iter().any(|x| x == w);
+        Some(if (has("create") && has("table")) || word("ddl") {
             SqlKind::CreateTable
         } else if has("alter") || has("add column") || (has("modify") && has("schema")) {
             SqlKind::AlterTable
-        } else if has("insert") || has("update") || has("write") {
+        } else if has("insert") || has("update") || has("write") || word("dml") {
             SqlKind::Insert
         } else if has("drop") {
             SqlKind::DropTable
@@ -261,7 +294,7 @@ impl ToolCues {
 /// Words of a tool's text that name a kind of file, and the extensions of
 /// that kind, in order of preference. Only words that name a file format:
 /// `json`, which many tools say of their answers, is not one.
-const FILE_TYPES: [(&str, &[&str]); 12] = [
+const FILE_TYPES: [(&str, &[&str]); 16] = [
     ("xlsx", &["xlsx", "xlsm", "xls"]),
     ("workbook", &["xlsx", "xlsm", "xls", "ods"]),
     ("excel", &["xlsx", "xlsm", "xls"]),
@@ -274,24 +307,29 @@ const FILE_TYPES: [(&str, &[&str]); 12] = [
     ("notebook", &["ipynb"]),
     ("yaml", &["yaml", "yml"]),
     ("toml", &["toml"]),
+    ("pptx", &["pptx"]),
+    ("powerpoint", &["pptx"]),
+    ("image", &["png", "jpg", "jpeg", "gif"]),
+    ("png", &["png"]),
 ];
 
 impl ToolCues {
+    /// The file extensions parameter `param` asks for: those its own name
+    /// says (`image_path` of a workbook tool wants an image), else the
+    /// tool's ([`Self::file_types`]).
+    pub fn file_types_for(&self, param: &str) -> Vec<&'static str> {
+        let own = types_named(&words(param));
+        if own.is_empty() {
+            self.file_types()
+        } else {
+            own
+        }
+    }
+
     /// The file extensions its text asks for (a workbook tool asks for
     /// `.xlsx`), most wanted first; empty when it names no kind of file.
     pub fn file_types(&self) -> Vec<&'static str> {
-        let words = words(&self.text);
-        let mut out: Vec<&'static str> = Vec::new();
-        for (word, extensions) in FILE_TYPES {
-            if words.iter().any(|w| w == word || w == &format!("{word}s")) {
-                for ext in extensions {
-                    if !out.contains(ext) {
-                        out.push(ext);
-                    }
-                }
-            }
-        }
-        out
+        types_named(&words(&self.text))
     }
 
     /// Whether its text says the table it writes into is made when it does
@@ -314,7 +352,24 @@ impl ToolCues {
             .iter()
             .any(|w| has(w))
     }
+}
 
+/// The extensions the kinds of file in `words` name, most wanted first.
+fn types_named(words: &[String]) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for (word, extensions) in FILE_TYPES {
+        if words.iter().any(|w| w == word || w == &format!("{word}s")) {
+            for ext in extensions {
+                if !out.contains(ext) {
+                    out.push(ext);
+                }
+            }
+        }
+    }
+    out
+}
+
+impl ToolCues {
     /// Whether its name says it writes a thing's content whole (`write_file`,
     /// `save_note`, `put_object`): such a tool has an overwrite form.
     pub fn overwrites(&self) -> bool {
@@ -449,6 +504,13 @@ mod tests {
         assert_eq!(mkdir.path_kind("path"), Some(PathKind::Dir));
         let search = tool("search_files", read(), "");
         assert_eq!(search.path_kind("path"), Some(PathKind::Dir), "search in");
+        // What a converter reads and writes: files, the output a new one.
+        let convert = tool("convert_to_pdf", write(), "");
+        assert_eq!(convert.path_kind("input_pdf"), Some(PathKind::File));
+        assert_eq!(convert.path_kind("input"), Some(PathKind::File));
+        assert_eq!(convert.path_kind("output"), Some(PathKind::File));
+        assert!(convert.new_place("output") && convert.new_place("out_path"));
+        assert!(convert.new_place("target_path"));
         let git = tool("git_status", read(), "");
         assert_eq!(git.path_kind("repo_path"), Some(PathKind::Root));
         assert_eq!(git.path_kind("files"), Some(PathKind::File));
@@ -506,7 +568,7 @@ mod tests {
         // The annotations never narrow the cues: a read-only "create" is
         // still handed a fresh name, so that a lie would make something.
         let liar = tool("create_report", read(), "");
-        assert!(!liar.reader, "a declaration never makes a reader");
+        assert!(!liar.store_first, "a declaration never makes a reader");
         assert!(liar.creator);
         assert!(liar.new_name("name"));
         // Moving somewhere is always to a new place.
@@ -554,9 +616,24 @@ mod tests {
             "a search query is not SQL"
         );
         assert_eq!(
-            tool("read_query", unknown, "Execute SELECT queries").sql_kind("limit"),
+            tool("read_query", unknown.clone(), "Execute SELECT queries").sql_kind("limit"),
             None
         );
+        // Named for SQL at its end, and a DDL or DML tool by its name.
+        let ddl = tool(
+            "run_ddl_query",
+            unknown.clone(),
+            "Run a query on PostgreSQL",
+        );
+        assert_eq!(ddl.sql_kind("raw_ddl_sql"), Some(SqlKind::CreateTable));
+        let dml = tool(
+            "run_dml_query",
+            unknown.clone(),
+            "Run a query on PostgreSQL",
+        );
+        assert_eq!(dml.sql_kind("raw_dml_sql"), Some(SqlKind::Insert));
+        let search = tool("search", unknown, "Search the notes database");
+        assert_eq!(search.sql_kind("search_query"), None, "a search is no SQL");
     }
 
     #[test]

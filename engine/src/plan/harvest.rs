@@ -361,7 +361,7 @@ impl Pool {
         };
         if like.is_string()
             && let Some(kind) = cues.path_kind(param)
-            && let Some(found) = self.path(cues, kind)
+            && let Some(found) = self.path(cues, param, kind)
         {
             return Some(found);
         }
@@ -373,7 +373,7 @@ impl Pool {
     /// the reads; a read-only tool gets what the store held first. Among
     /// store paths, hidden ones (`.git/...`) come last, and the earliest
     /// in the snapshot's order wins.
-    fn path(&self, cues: &ToolCues, kind: PathKind) -> Option<&Harvested> {
+    fn path(&self, cues: &ToolCues, param: &str, kind: PathKind) -> Option<&Harvested> {
         let fits = |h: &Harvested| {
             matches!(
                 (kind, h.shape),
@@ -391,7 +391,7 @@ impl Pool {
         // A file of the kind the tool names first (a workbook tool gets
         // the store's `.xlsx`, not the `.csv` beside it), then any.
         let wanted = if kind == PathKind::File {
-            cues.file_types()
+            cues.file_types_for(param)
         } else {
             Vec::new()
         };
@@ -420,7 +420,7 @@ impl Pool {
                 .flatten();
             root.or_else(|| stored(false)).or_else(|| stored(true))
         };
-        if cues.reader {
+        if cues.store_first {
             held().or_else(made)
         } else {
             made().or_else(held)
@@ -787,7 +787,7 @@ mod tests {
         );
         let cues = |tool: &str, description: &str| ToolCues {
             tool: tool.into(),
-            reader: true,
+            store_first: true,
             text: format!("{tool} {description}").to_lowercase(),
             ..ToolCues::default()
         };

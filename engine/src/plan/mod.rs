@@ -454,13 +454,22 @@ fn forms(step: PlanStep) -> Vec<PlanStep> {
     if file_write {
         let mut overwrite = step.clone();
         for (name, spec) in &mut overwrite.args {
-            if let ArgSpec::Fresh(v) = spec
-                && !step.cues.new_place(name)
-            {
-                *spec = ArgSpec::Auto(v.clone());
+            match spec {
+                ArgSpec::Fresh(v) if !step.cues.new_place(name) => *spec = ArgSpec::Auto(v.clone()),
+                // New content, so that replacing a file with what it held
+                // already (the create form's own bytes) cannot pass for
+                // an overwrite that changed nothing.
+                ArgSpec::Auto(Value::String(text)) | ArgSpec::Synthesized(Value::String(text))
+                    if step.cues.path_kind(name).is_none() =>
+                {
+                    text.push_str(" (overwritten)");
+                }
+                _ => {}
             }
         }
         overwrite.cues.creator = false;
+        // A file the store held, not one the audit just made.
+        overwrite.cues.store_first = true;
         out.push(overwrite);
     }
     // A creator whose text says it makes a missing table is also asked to
@@ -525,7 +534,10 @@ pub fn satisfiable(step: &PlanStep, pool: &Pool) -> bool {
 /// else is a real value when one fits at call time, else the synthesized one.
 fn planned_step(tool: &ToolEntry) -> PlanStep {
     let cues = ToolCues::of(tool);
-    let schema = tool.input_schema.as_ref();
+    let described = tool.input_schema.as_ref().and_then(|schema| {
+        synth::with_parameter_docs(schema, tool.description.as_deref().unwrap_or(""))
+    });
+    let schema = described.as_ref().or(tool.input_schema.as_ref());
     let pinned = synth::pinned(schema);
     let mut args: Vec<(String, ArgSpec)> = synth::arguments_for(schema, &tool.name)
         .into_iter()
@@ -891,7 +903,7 @@ fn fresh(cues: &ToolCues, name: &str, value: &Value, pool: &Pool) -> (Value, Opt
     };
     let file = if kind == PathKind::File && !text.contains('.') {
         // Of the kind the tool names, else plain text.
-        let ext = cues.file_types().first().copied().unwrap_or("txt");
+        let ext = cues.file_types_for(name).first().copied().unwrap_or("txt");
         format!("{text}.{ext}")
     } else {
         text.to_owned()

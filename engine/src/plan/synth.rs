@@ -121,6 +121,64 @@ pub fn arguments_for(schema: Option<&Value>, tool: &str) -> Vec<(String, Value)>
     object.into_iter().collect()
 }
 
+/// `schema` with each top-level property that has no description given the
+/// line the tool's own description writes about it: docstrings put what a
+/// parameter is in the tool's text (`@param cell: Anchor cell (e.g.
+/// "B2")`, `:param path: ...`, `path (str): ...` under `Args:`), and the
+/// examples there are the server's own. `None` when nothing was added.
+pub fn with_parameter_docs(schema: &Value, description: &str) -> Option<Value> {
+    let properties = schema.get("properties")?.as_object()?;
+    let mut added = serde_json::Map::new();
+    for (name, sub) in properties {
+        if sub
+            .get("description")
+            .and_then(Value::as_str)
+            .is_some_and(|d| !d.trim().is_empty())
+        {
+            continue;
+        }
+        if let Some(doc) = parameter_doc(description, name) {
+            added.insert(name.clone(), Value::String(doc));
+        }
+    }
+    if added.is_empty() {
+        return None;
+    }
+    let mut out = schema.clone();
+    let props = out.get_mut("properties")?.as_object_mut()?;
+    for (name, doc) in added {
+        if let Some(Value::Object(sub)) = props.get_mut(&name) {
+            sub.insert("description".into(), doc);
+        }
+    }
+    Some(out)
+}
+
+/// What a tool's description says about parameter `name` on a line of its
+/// own: the rest of the line after `@param name:`, `:param name:`, `name:`,
+/// `name (type):` or `name -`.
+fn parameter_doc(description: &str, name: &str) -> Option<String> {
+    description.lines().find_map(|line| {
+        let line = line.trim().trim_start_matches(['-', '*', ' ']);
+        let rest = line
+            .strip_prefix("@param ")
+            .or_else(|| line.strip_prefix(":param "))
+            .unwrap_or(line);
+        let after = rest.strip_prefix(name)?;
+        // `name (str): ...`: the type in brackets is skipped.
+        let after = match after.trim_start().strip_prefix('(') {
+            Some(typed) => typed.split_once(')')?.1,
+            None => after,
+        };
+        let text = after
+            .trim_start()
+            .strip_prefix(':')
+            .or_else(|| after.trim_start().strip_prefix("- "))?
+            .trim();
+        (!text.is_empty()).then(|| text.to_owned())
+    })
+}
+
 /// An invented name for tool `tool`: `witness-<tool>`, reduced to letters,
 /// digits, `-` and `_` so it is usable as a file, branch or entity name.
 pub fn fresh_name(tool: &str) -> String {
@@ -624,8 +682,30 @@ fn string_candidates(object: &Map<String, Value>, name: &str, tool: &str) -> Vec
     };
     out.extend(by_format.map(str::to_owned));
     let lowered = name.to_ascii_lowercase();
+    let flat: String = lowered
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .collect();
     let invented = if lowered.contains("url") || lowered.contains("uri") {
         "https://example.invalid/witness".to_string()
+    } else if flat.contains("base64") || flat.ends_with("b64") {
+        // `witness`, encoded: a base64 parameter refuses the bare word.
+        "d2l0bmVzcw==".to_string()
+    } else if flat.contains("date")
+        || flat.contains("deadline")
+        || flat == "due"
+        || flat.starts_with("due")
+    {
+        "2026-01-01".to_string()
+    } else if (flat.starts_with("new")
+        && ["text", "str", "content", "value", "line"]
+            .iter()
+            .any(|w| flat.contains(w)))
+        || flat.contains("replace")
+    {
+        // What replaces something differs from what it replaces (`oldText`
+        // is `witness` too), so the edit changes the bytes.
+        format!("replaced by {}", fresh_name(tool))
     } else if names_a_thing(name) {
         fresh_name(tool)
     } else if rewrites_content(tool) && is_content(&lowered) {
@@ -835,6 +915,33 @@ mod tests {
             Some("main")
         );
         assert_eq!(quoted_example("Never use '..' in a path"), None);
+        // A docstring's parameter lines describe parameters that have none.
+        let schema = json!({"properties": {"cell": {"type": "string"},
+            "path": {"type": "string", "description": "Where"}}});
+        let doc = "Insert an image.\n\n    @param cell: Anchor cell (e.g. \"B2\").\n    @param path: ignored";
+        let described = with_parameter_docs(&schema, doc).unwrap_or_default();
+        assert_eq!(
+            described["properties"]["cell"]["description"],
+            "Anchor cell (e.g. \"B2\")."
+        );
+        assert_eq!(described["properties"]["path"]["description"], "Where");
+        assert_eq!(
+            parameter_doc("Args:\n  count (int): How many, e.g. '3'", "count").as_deref(),
+            Some("How many, e.g. '3'")
+        );
+        assert_eq!(parameter_doc("cellar: no", "cell"), None);
+        // What replaces differs from what is replaced; base64 is base64.
+        let edit = json!({"properties": {"oldText": {"type": "string"},
+            "newText": {"type": "string"}, "content_base64": {"type": "string"},
+            "due": {"type": "string"}},
+            "required": ["oldText", "newText", "content_base64", "due"]});
+        let args: std::collections::BTreeMap<String, Value> =
+            arguments_for(Some(&edit), "edit_file")
+                .into_iter()
+                .collect();
+        assert_ne!(args["oldText"], args["newText"]);
+        assert_eq!(args["content_base64"], json!("d2l0bmVzcw=="));
+        assert_eq!(args["due"], json!("2026-01-01"));
         // Code around a string offers the string.
         assert_eq!(
             quoted_example("Folder to move, such as `\"drafts\"`.").as_deref(),

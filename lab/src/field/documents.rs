@@ -1,6 +1,6 @@
 //! A folder of real office documents for the field study's document
-//! servers: a workbook of two sheets, a Word report, a one-page PDF, a CSV
-//! and a markdown note, each in its format's own structure, so that a tool
+//! servers: a workbook of two sheets, a Word report, a one-page PDF, a CSV,
+//! a small PNG and a markdown note, each in its format's own structure, so that a tool
 //! that opens `.xlsx`, `.docx` or `.pdf` meets a file it can open.
 //!
 //! The packages are written here rather than by a library: each is the
@@ -17,8 +17,11 @@ const RELATIONSHIPS: &str = "http://schemas.openxmlformats.org/package/2006/rela
 const OFFICE: &str = "http://schemas.openxmlformats.org/officeDocument/2006/relationships";
 const XML: &str = r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>"#;
 
-/// The budget's rows, one sheet per quarter: an item, its amount, its owner.
-const QUARTERS: [(&str, [(&str, u32, &str); 4]); 2] = [
+/// A budget row: an item, its amount, its owner.
+type Row = (&'static str, u32, &'static str);
+
+/// The budget's rows, one sheet per quarter.
+const QUARTERS: [(&str, [Row; 4]); 2] = [
     (
         "Q1",
         [
@@ -49,17 +52,26 @@ const REPORT: [&str; 4] = [
 const CATALOG: &str =
     "sku,name,price\nB-01,bird box,12.50\nR-02,rain barrel,48.00\nH-03,hinge,6.25\n";
 
+/// A 4×4 RGB PNG (the household's logo): what a tool that places an image
+/// in a document is handed.
+const LOGO: [u8; 73] = [
+    137, 80, 78, 71, 13, 10, 26, 10, 0, 0, 0, 13, 73, 72, 68, 82, 0, 0, 0, 4, 0, 0, 0, 4, 8, 2, 0,
+    0, 0, 38, 147, 9, 41, 0, 0, 0, 16, 73, 68, 65, 84, 120, 218, 99, 80, 104, 112, 128, 35, 6, 226,
+    56, 0, 106, 67, 14, 1, 0, 220, 15, 213, 0, 0, 0, 0, 73, 69, 78, 68, 174, 66, 96, 130,
+];
+
 const NOTE: &str = "# Documents\n\nThe household's papers: the budget, the report, the scan.\n";
 
 /// Writes the folder at `root`.
 pub fn write(root: &Path) -> Result<(), String> {
     std::fs::create_dir_all(root).map_err(|e| format!("cannot make {}: {e}", root.display()))?;
-    let files: [(&str, Vec<u8>); 5] = [
+    let files: [(&str, Vec<u8>); 6] = [
         ("budget.xlsx", workbook()?),
         ("report.docx", report()?),
         ("scan.pdf", pdf(&REPORT[..2])),
         ("catalog.csv", CATALOG.as_bytes().to_vec()),
         ("README.md", NOTE.as_bytes().to_vec()),
+        ("logo.png", LOGO.to_vec()),
     ];
     for (name, bytes) in files {
         std::fs::write(root.join(name), bytes).map_err(|e| format!("cannot seed {name}: {e}"))?;

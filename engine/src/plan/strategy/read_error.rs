@@ -76,6 +76,7 @@ pub fn answer(
         .or_else(|| path_refused(step, sent, error, &lowered, pool, tried))
         .or_else(|| no_fields(step, sent, &lowered, schema, properties))
         .or_else(|| refused_object(step, sent, error, pool, tried))
+        .or_else(|| nothing_sent(step, sent, schema, properties))
         .or_else(|| without_scope(step, sent, tried))
 }
 
@@ -508,9 +509,12 @@ fn plain_of(sub: &Value, tool: &str) -> Value {
 }
 
 /// Words after which a text lists the values it accepts.
-const LIST_MARKERS: [&str; 12] = [
+const LIST_MARKERS: [&str; 15] = [
     "one of",
     "valid:",
+    "valid ",
+    "allowed ",
+    "accepted ",
     "available",
     "valid values",
     "valid options",
@@ -528,9 +532,22 @@ const LIST_MARKERS: [&str; 12] = [
 /// period are dropped; a list ends at the end of its line or sentence.
 pub fn listed_values(error: &str) -> Vec<String> {
     let lowered = error.to_lowercase();
+    // A marker starts a word: `Invalid type` holds no `valid `.
+    let starts_word = |at: usize| {
+        lowered[..at]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !c.is_alphanumeric())
+    };
     let Some((at, marker)) = LIST_MARKERS
         .iter()
-        .filter_map(|m| lowered.find(m).map(|at| (at, *m)))
+        .filter_map(|m| {
+            lowered
+                .match_indices(m)
+                .map(|(at, _)| at)
+                .find(|at| starts_word(*at))
+                .map(|at| (at, *m))
+        })
         .min_by_key(|(at, _)| *at)
     else {
         return Vec::new();
@@ -763,7 +780,9 @@ fn refused_object(
 
 /// Words of an update that changed nothing because it was given nothing
 /// to change.
-const NO_FIELDS: [&str; 5] = [
+const NO_FIELDS: [&str; 7] = [
+    "at least one",
+    "no formatting specified",
     "no fields",
     "nothing to update",
     "no updates",
@@ -877,6 +896,42 @@ fn not_found(
     Some(Retry {
         step: retry,
         reading: format!("the next real {}: the one sent was not found", target.name),
+        then: Vec::new(),
+    })
+}
+
+/// A call that sent no argument at all and failed, of a tool whose schema
+/// has properties, none required (`query {"sql"?: string}` answering
+/// `Client was passed a null or undefined query`): every property given,
+/// SQL as SQL, the rest as the schema describes them.
+fn nothing_sent(
+    step: &PlanStep,
+    sent: &[Argument],
+    schema: Option<&Value>,
+    properties: Option<&Map<String, Value>>,
+) -> Option<Retry> {
+    if !sent.is_empty() {
+        return None;
+    }
+    let mut retry = step.clone();
+    let mut added = Vec::new();
+    for (name, sub) in properties? {
+        let spec = match step.cues.sql_kind(name) {
+            Some(kind) => ArgSpec::Sql(kind),
+            None => ArgSpec::Auto(one_property(schema?, name, sub, &step.tool)?),
+        };
+        set(&mut retry, name, spec);
+        added.push(name.clone());
+    }
+    if added.is_empty() {
+        return None;
+    }
+    Some(Retry {
+        step: retry,
+        reading: format!(
+            "a call with nothing failed: every parameter given ({})",
+            added.join(", ")
+        ),
         then: Vec::new(),
     })
 }
@@ -1090,6 +1145,40 @@ mod tests {
     }
 
     #[test]
+    fn a_call_that_sent_nothing_and_failed_is_given_every_parameter() {
+        let schema = json!({"properties": {"sql": {"type": "string"}}});
+        let mut st = step("query", &[]);
+        st.cues = crate::plan::cues::ToolCues {
+            tool: "query".into(),
+            speaks_sql: true,
+            text: "query run a read-only sql query".into(),
+            ..Default::default()
+        };
+        let retry = answer(
+            &st,
+            &[],
+            "Client was passed a null or undefined query",
+            Some(&schema),
+            &Pool::default(),
+            &[],
+        )
+        .unwrap();
+        assert!(matches!(spec(&retry, "sql"), ArgSpec::Sql(SqlKind::Select)));
+        // A call that sent something is not this rule's.
+        let args = sent(&[("sql", json!("SELECT 1"), Provenance::Synthesized)]);
+        let given = step("query", &[("sql", json!("SELECT 1"))]);
+        assert!(
+            nothing_sent(
+                &given,
+                &args,
+                Some(&schema),
+                schema["properties"].as_object()
+            )
+            .is_none()
+        );
+    }
+
+    #[test]
     fn listed_values_are_read_and_the_named_parameter_takes_the_first_new_one() {
         assert_eq!(
             listed_values("Project 'witness' not found. Available projects: main"),
@@ -1104,6 +1193,11 @@ mod tests {
             ["x", "y"]
         );
         assert!(listed_values("Nothing listed here").is_empty());
+        // A marker is a word of its own: `Invalid` holds no `valid `.
+        assert_eq!(
+            listed_values("Invalid commit type: witness. Valid types: feat, fix, docs"),
+            ["feat", "fix", "docs"]
+        );
         let st = step(
             "add_task",
             &[("project", json!("witness")), ("title", json!("t"))],
