@@ -231,6 +231,18 @@ impl ToolCues {
         NEW_PLACE_PARAMS.contains(&flat(key).as_str())
     }
 
+    /// Whether `key` names where a tool writes what it produces (`output`,
+    /// `out_path`, `save_as`, `export_path`): pointed at a file that exists,
+    /// such a tool replaces it, which is what its overwrite form asks.
+    /// Not a move's or copy's `destination`, whose source is the file.
+    pub fn output_place(&self, key: &str) -> bool {
+        let flat = flat(key);
+        self.new_place(key)
+            && ["out", "save", "export"]
+                .iter()
+                .any(|w| flat.starts_with(w))
+    }
+
     /// Whether `key` is the name of the new thing this tool makes, so it gets
     /// a fresh value of its own rather than one that exists: the bare
     /// `name`, `path`, `id`, `key`, `title` of a creator, or a

@@ -420,10 +420,20 @@ impl Pool {
                 .flatten();
             root.or_else(|| stored(false)).or_else(|| stored(true))
         };
-        if cues.store_first {
-            held().or_else(made)
+        // A file of the kind asked for, made or held, before any other: a
+        // workbook editor is not handed the document the plan just made.
+        let typed = |h: Option<&Harvested>| h.is_some_and(|h| wanted.is_empty() || of_kind(h));
+        let (first, second) = if cues.store_first {
+            (held(), made())
         } else {
-            made().or_else(held)
+            (made(), held())
+        };
+        if typed(first) {
+            first
+        } else if typed(second) {
+            second
+        } else {
+            first.or(second)
         }
     }
 

@@ -438,7 +438,9 @@ fn reader_shaped(mut step: PlanStep) -> PlanStep {
 
 /// Every form a writer's cues name, in the order that leaves something to
 /// act on: `step` itself (the create form), then an overwrite of a real
-/// file of the store for a tool that writes files by path, then each
+/// file of the store for a tool that writes files by path (or writes its
+/// output to a path it is given: `out_path` of `create_word`, `output` of
+/// `pdf_compress`, pointed at a file of that kind the store held), then each
 /// further SQL form its text names (a delete of the row its insert made).
 /// A declaration never removes a form: a tool that says it only adds is
 /// asked to overwrite and delete too, and an honest one refuses or does
@@ -447,15 +449,17 @@ fn forms(step: PlanStep) -> Vec<PlanStep> {
     let mut out = vec![step.clone()];
     let file_write = step.args.iter().any(|(name, spec)| {
         matches!(spec, ArgSpec::Fresh(_))
-            && !step.cues.new_place(name)
             && step.cues.path_kind(name) == Some(PathKind::File)
-            && step.cues.overwrites()
+            && ((!step.cues.new_place(name) && step.cues.overwrites())
+                || step.cues.output_place(name))
     });
     if file_write {
         let mut overwrite = step.clone();
         for (name, spec) in &mut overwrite.args {
             match spec {
-                ArgSpec::Fresh(v) if !step.cues.new_place(name) => *spec = ArgSpec::Auto(v.clone()),
+                ArgSpec::Fresh(v) if !step.cues.new_place(name) || step.cues.output_place(name) => {
+                    *spec = ArgSpec::Auto(v.clone());
+                }
                 // New content, so that replacing a file with what it held
                 // already (the create form's own bytes) cannot pass for
                 // an overwrite that changed nothing.
@@ -1570,6 +1574,32 @@ mod tests {
                 .any(|spec| matches!(spec, ArgSpec::Fresh(_))),
             "a text that says nothing of missing tables keeps to the store's"
         );
+    }
+
+    #[test]
+    fn a_tool_that_writes_its_output_to_a_path_is_also_pointed_at_an_existing_file() {
+        let schema = json!({"type": "object", "properties": {
+            "input_path": {"type": "string"}, "output": {"type": "string"}},
+            "required": ["input_path", "output"]});
+        let tools = [tool("pdf_compress", Value::Null, schema)];
+        let plan = Plan::synthesized(&tools);
+        let forms: Vec<&PlanStep> = plan.steps[plan.harvest..].iter().collect();
+        assert_eq!(forms.len(), 2, "{forms:#?}");
+        let output = |step: &PlanStep| {
+            step.args
+                .iter()
+                .find(|(n, _)| n == "output")
+                .map(|(_, spec)| spec.clone())
+        };
+        assert!(matches!(output(forms[0]), Some(ArgSpec::Fresh(_))));
+        assert!(matches!(output(forms[1]), Some(ArgSpec::Auto(_))));
+        assert!(forms[1].cues.store_first);
+        // A move's destination is no output: its source is the file.
+        let mv = json!({"type": "object", "properties": {
+            "source": {"type": "string"}, "destination": {"type": "string"}},
+            "required": ["source", "destination"]});
+        let plan = Plan::synthesized(&[tool("move_file", Value::Null, mv)]);
+        assert_eq!(plan.steps[plan.harvest..].len(), 1);
     }
 
     #[test]
