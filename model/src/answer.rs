@@ -22,8 +22,9 @@
 //!   content, whatever its first line) opens with an error form
 //!   (`Error:`, `Error saving note:`, `Failed to`, `Could not`, `Unable
 //!   to`, `Invalid`, `Unknown`, `Refusing`, a language's exception name such
-//!   as `ValueError:`, a cross mark such as `❌`, ...; marks and symbols
-//!   before the first word are skipped) or states one
+//!   as `ValueError:`, ...; marks and symbols before the first word are
+//!   skipped, and a mark alone says nothing: `❌ User declined` reports
+//!   the user's choice) or states one
 //!   (`... not found`, `... does not exist`, `... is required`, `... must
 //!   be ...`, `... is not configured`, `... cancelled`, `... already
 //!   exists`, `permission denied`, `... failed: ...`, and the words for
@@ -82,9 +83,6 @@ const OPENERS: [&str; 30] = [
     "refused ",
 ];
 
-/// Marks a failing first line may open with instead of a word.
-const FAILURE_MARKS: [char; 5] = ['❌', '✗', '✖', '⛔', '🚫'];
-
 /// Words that follow `Error` in a heading that names what failed (`Error
 /// in distill_batch:`, `Error while saving:`); a gerund (`Error saving
 /// memory:`) is taken too.
@@ -112,7 +110,7 @@ const STATEMENTS: [&str; 22] = [
     "permission denied",
     "access denied",
     "no such file",
-    " failed: ",
+    " failed:",
     " failed due to",
     " failed with ",
     "失败",
@@ -219,13 +217,11 @@ fn non_empty(value: &Value) -> bool {
 /// The failure a first line of prose states, unless the call asked for it.
 fn failing_prose(text: &str, sent: &Value) -> Option<String> {
     let line = text.lines().next().unwrap_or(text).trim();
-    let marked = line.starts_with(FAILURE_MARKS);
     // `❌ Invalid ...`, `**Error:** ...`, `⚠️ Could not ...`: the words
     // start after the marks.
     let words = line.trim_start_matches(|c: char| !c.is_alphanumeric() && c != '{' && c != '[');
     let lowered = words.to_lowercase();
-    let opens = marked
-        || OPENERS.iter().any(|o| lowered.starts_with(o))
+    let opens = OPENERS.iter().any(|o| lowered.starts_with(o))
         || error_heading(&lowered)
         || names_an_exception(words);
     let states = line.chars().count() <= 300 && STATEMENTS.iter().any(|s| lowered.contains(s));
@@ -248,11 +244,9 @@ fn error_heading(lowered: &str) -> bool {
         return false;
     };
     let words: Vec<&str> = head.split_whitespace().collect();
-    let linked = words
-        .first()
-        .is_some_and(|w| {
-            (w.ends_with("ing") && !TOPIC_GERUNDS.contains(w)) || HEADING_LINKS.contains(w)
-        });
+    let linked = words.first().is_some_and(|w| {
+        (w.ends_with("ing") && !TOPIC_GERUNDS.contains(w)) || HEADING_LINKS.contains(w)
+    });
     linked && words.len() <= 5 && !head.contains('.')
 }
 
@@ -393,6 +387,7 @@ mod tests {
             "Error codes: E1 E2",
             "Unknowns resolved: 3",
             "✓ Saved notes/a.md",
+            "❌ User declined to provide the requested information.",
             "",
         ] {
             assert!(!fails(text(line)), "{line:?}");
