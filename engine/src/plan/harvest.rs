@@ -95,6 +95,10 @@ pub struct Pool {
     /// The declared columns of the stores' tables at the baseline: what a
     /// row written into one of them must give.
     tables: Vec<witness_observers::TableShape>,
+    /// The server refused a store's absolute path and did its job on the
+    /// same path relative to the store's root: every later path is sent
+    /// in that form, by every tool (a vault server keeps one form).
+    relative_paths: bool,
 }
 
 /// Keys whose values are identifiers worth reusing.
@@ -176,6 +180,16 @@ impl Pool {
     }
 
     /// The first directory store's root, where fresh paths are made.
+    /// Sends every later store path relative to its store's root.
+    pub fn prefer_relative(&mut self) {
+        self.relative_paths = true;
+    }
+
+    /// Whether store paths go relative ([`Self::prefer_relative`]).
+    pub fn relative_paths(&self) -> bool {
+        self.relative_paths
+    }
+
     pub fn fresh_root(&self) -> Option<&PathBuf> {
         self.roots.first()
     }

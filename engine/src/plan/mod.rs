@@ -552,10 +552,15 @@ fn planned_step(tool: &ToolEntry) -> PlanStep {
                 _ if value.is_string() && cues.new_name(&name) => {
                     // Plain invention gets the tool's own name; a value the
                     // description shaped is kept.
-                    let fresh = if value == "witness" {
-                        Value::String(synth::fresh_name(&tool.name))
-                    } else {
-                        value
+                    let fresh = match value.as_str() {
+                        Some("witness") => Value::String(synth::fresh_name(&tool.name)),
+                        // A description's example path is the author's
+                        // machine (`/Users/you/Documents/letter.md`): its
+                        // name is kept, the place is the store's.
+                        Some(text) if cues.path_kind(&name).is_some() && is_foreign_path(text) => {
+                            Value::String(foreign_name(text, &tool.name))
+                        }
+                        _ => value,
                     };
                     ArgSpec::Fresh(fresh)
                 }
@@ -575,6 +580,26 @@ fn planned_step(tool: &ToolEntry) -> PlanStep {
         args,
         cues,
     }
+}
+
+/// Whether `text` is an absolute path of some machine (`/Users/...`,
+/// `~/notes`, `C:\\data`) rather than a name or a relative path.
+fn is_foreign_path(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    text.starts_with('/')
+        || text.starts_with("~/")
+        || (bytes.len() > 2
+            && bytes[0].is_ascii_alphabetic()
+            && bytes[1] == b':'
+            && bytes[2] == b'\\')
+}
+
+/// The last part of a foreign path, marked as the audit's
+/// (`witness-letter.md`), or the tool's fresh name when it has none.
+fn foreign_name(text: &str, tool: &str) -> String {
+    text.rsplit(['/', '\\'])
+        .find(|part| !part.is_empty() && *part != "~")
+        .map_or_else(|| synth::fresh_name(tool), |name| format!("witness-{name}"))
 }
 
 /// Names that say a tool lists or searches: harvested from first, and asked
@@ -854,6 +879,14 @@ pub fn resolve(
                 }
             }
         };
+        let mut argument = argument;
+        if pool.relative_paths()
+            && let Some(text) = argument.value.as_str()
+            && step.cues.path_kind(name).is_some()
+            && let Some(relative) = strategy::store_objects::relative_to_root(pool, text)
+        {
+            argument.value = Value::String(relative);
+        }
         object.insert(name.clone(), argument.value.clone());
         recorded.push(argument);
     }
@@ -1765,6 +1798,36 @@ mod tests {
                 path: "arguments.path".into()
             })
         );
+    }
+
+    #[test]
+    fn an_example_path_of_the_authors_machine_keeps_only_its_name() {
+        assert!(is_foreign_path("/Users/you/Documents/letter.md"));
+        assert!(is_foreign_path("~/notes/a.md") && is_foreign_path("C:\\data\\b.txt"));
+        assert!(!is_foreign_path("notes/a.md") && !is_foreign_path("letter"));
+        assert_eq!(
+            foreign_name("/Users/you/Documents/letter.md", "save"),
+            "witness-letter.md"
+        );
+        assert_eq!(foreign_name("C:\\data\\b.txt", "save"), "witness-b.txt");
+        assert_eq!(foreign_name("/", "save"), "witness-save");
+    }
+
+    #[test]
+    fn once_a_server_took_a_relative_path_every_later_path_goes_relative() {
+        let schema = json!({"type": "object", "properties": {"path": {"type": "string"}},
+            "required": ["path"]});
+        let tools = [tool("read_file", Value::Null, schema)];
+        let plan = Plan::synthesized(&tools);
+        let step = &plan.steps[0];
+        let mut pool = seeded_pool();
+        let sent = |pool: &Pool| {
+            let made = resolve(step, &BTreeMap::new(), pool).unwrap_or_else(|e| panic!("{e}"));
+            argument(&made, "path").value
+        };
+        assert_eq!(sent(&pool), json!("/jail/stores/fs/tree/docs/a.txt"));
+        pool.prefer_relative();
+        assert_eq!(sent(&pool), json!("docs/a.txt"));
     }
 
     #[test]

@@ -246,7 +246,20 @@ impl<'a> Runner<'a> {
                 reading: retry.reading,
             };
             self.answers = Some(answer.clone());
+            let relative = answer.reading.contains("relative to the store");
             self.step(&retry.step)?;
+            // A store path refused absolute and taken relative: the server
+            // keeps one form, so every later path goes relative.
+            if relative
+                && self
+                    .draft
+                    .report
+                    .calls
+                    .last()
+                    .is_some_and(|c| c.tool == step.tool && c.outcome.status == CallStatus::Ok)
+            {
+                self.pool.prefer_relative();
+            }
             // Every other operation the error listed, within the budget.
             for (form, reading) in retry.then {
                 if self.calls_of(&step.tool) >= super::passes::MAX_CALLS_PER_TOOL {
