@@ -654,12 +654,25 @@ impl Jail {
         ))
     }
 
+    /// Where a server starts: the first directory store (a vault, a
+    /// project tree, a repository), as a user starts a server in the
+    /// folder it is to work on, so that a relative path or a default
+    /// output folder lands in what is observed, and a server that acts on
+    /// "the current repository" finds one. Without a directory store, the
+    /// jail's own empty `work` folder.
+    pub fn work_dir(&self) -> PathBuf {
+        self.stores
+            .iter()
+            .find(|s| matches!(s.spec.kind, StoreKind::Fs | StoreKind::Git) && s.path.is_dir())
+            .map_or_else(|| self.root.join("work"), |s| s.path.clone())
+    }
+
     /// The command with the environment, working directory and pipes every
     /// server gets (the launch puts it in a process group of its own).
     fn base_command(&self, mut cmd: Command) -> Command {
         cmd.env_clear()
             .envs(self.environment())
-            .current_dir(self.root.join("work"))
+            .current_dir(self.work_dir())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -692,7 +705,9 @@ impl Jail {
             .into_iter()
             .filter(|file| !decoys.iter().any(|(at, _)| file.starts_with(at)))
             .collect();
+        let workdir = self.work_dir();
         let visible = sandbox::Visible {
+            workdir: &workdir,
             install,
             extra: crate::view::extra(),
             decoys: &decoys,

@@ -767,6 +767,8 @@ pub(crate) struct Visible<'a> {
     pub(crate) hidden: &'a [PathBuf],
     /// The size of the scratch tmpfs at `/tmp`.
     pub(crate) scratch: u64,
+    /// Where the server starts ([`crate::Jail::work_dir`]).
+    pub(crate) workdir: &'a Path,
 }
 
 /// The bubblewrap command for one server: everything up to the program.
@@ -845,7 +847,7 @@ pub(crate) fn bwrap_command(
             .arg("--remount-ro")
             .arg(&decoys);
     }
-    cmd.arg("--chdir").arg(jail.join("work"));
+    cmd.arg("--chdir").arg(visible.workdir);
     cmd.arg("--info-fd").arg(info_fd.to_string());
     if let Some(fd) = block_fd {
         cmd.arg("--block-fd").arg(fd.to_string());

@@ -306,7 +306,9 @@ fn the_server_gets_a_scrubbed_environment_inside_the_jail() {
         .find_map(|l| l.strip_prefix("env HOME="))
         .unwrap_or("");
     // The report names the jail `{jail}`: its real path is incidental.
-    assert_eq!(cwd, "{jail}/work");
+    // The server starts in its directory store, as a user starts a server
+    // in the folder it works on.
+    assert_eq!(cwd, "{jail}/stores/files/tree");
     assert_eq!(home, "{jail}/home");
     assert_eq!(
         report["target"]["env"],
