@@ -180,6 +180,11 @@ impl Pool {
     }
 
     /// The first directory store's root, where fresh paths are made.
+    /// Whether `path` lies under a directory store's root.
+    pub fn under_root(&self, path: &std::path::Path) -> bool {
+        self.roots.iter().any(|root| path.starts_with(root))
+    }
+
     /// Sends every later store path relative to its store's root.
     pub fn prefer_relative(&mut self) {
         self.relative_paths = true;

@@ -193,7 +193,10 @@ impl<'a> Runner<'a> {
         let step_no = self.steps_done;
         let expect = self.expect.get(&step_no).cloned().unwrap_or_default();
         let resolved = match resolve(step, &self.results, &self.pool) {
-            Ok(resolved) => resolved,
+            Ok(mut resolved) => {
+                crate::plan::strategy::file_text::fill(&mut resolved, &step.cues, &self.pool);
+                resolved
+            }
             Err(reason) => {
                 self.not_sent(step, step_no, reason, &expect);
                 return ControlFlow::Continue(());

@@ -9,9 +9,11 @@
 //!   filled with the store.
 //! - [`operations`]: every value of an operation enum is asked, each as its
 //!   own form.
+//! - [`file_text`]: text an edit is to find is a line of the file it edits.
 //! - [`store_objects`]: the store's objects in the forms servers accept
 //!   (relative paths, bare names), and only objects that still exist.
 
+pub mod file_text;
 pub mod operations;
 pub mod read_error;
 pub mod scope;
