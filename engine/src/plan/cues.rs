@@ -51,10 +51,12 @@ impl SqlKind {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ToolCues {
     pub tool: String,
-    /// Handed what the store held before what the audit made: a tool whose
-    /// name says it lists or reads and nothing that it writes (`list_notes`,
-    /// `get_item`), and a writer's overwrite form, which must meet a file
-    /// the server did not just write. Never the declaration, so that a lie
+    /// Handed what the store held before what the audit made: every tool
+    /// not named to make something (`list_notes`, `get_item`,
+    /// `delete_rows`, `merge_cells`: a change shows on the store's data,
+    /// where an empty file the plan made holds nothing to change), and a
+    /// writer's overwrite form, which must meet a file the server did not
+    /// just write. Never the declaration, so that a lie
     /// does not change what the tool is asked.
     pub store_first: bool,
     /// Its name says it makes something new (`create_directory`,
@@ -188,7 +190,7 @@ impl ToolCues {
             || words.iter().any(|w| w == "query");
         Self {
             tool: tool.name.clone(),
-            store_first: crate::plan::reads_by_name(&tool.name),
+            store_first: crate::plan::reads_by_name(&tool.name) || !creator,
             creator,
             noun,
             dir_tool: words

@@ -1743,7 +1743,7 @@ mod tests {
     }
 
     #[test]
-    fn reads_get_store_dirs_a_creator_a_fresh_one_and_later_writes_what_it_made() {
+    fn reads_and_edits_get_the_stores_files_and_a_creator_a_fresh_one() {
         let path = json!({"type": "object", "properties": {"path": {"type": "string"}},
             "required": ["path"]});
         let read = json!({"readOnlyHint": true});
@@ -1785,19 +1785,13 @@ mod tests {
         );
         assert_eq!(fresh.source, Provenance::Synthesized);
         assert_eq!(made.creates.len(), 1);
-        // Once made, the next writer works on it, not on the store's file.
+        // Once made, an editor still works on the store's own file: its
+        // change shows on data the store held.
         let created = &made.creates[0];
         pool.created("write_file", 3, &created.key, &created.value, created.shape);
         let edited = argument(&resolve_ok(&step_for(&plan, "edit_file"), &pool), "path");
-        assert_eq!(edited.value, fresh.value);
-        assert_eq!(edited.source, Provenance::Harvested);
-        assert_eq!(
-            edited.from,
-            Some(Origin {
-                call: "call 3".into(),
-                path: "arguments.path".into()
-            })
-        );
+        assert_eq!(edited.value, json!("/jail/stores/fs/tree/docs/a.txt"));
+        assert_eq!(edited.source, Provenance::Store);
     }
 
     #[test]
