@@ -407,17 +407,22 @@ mod tests {
     fn an_attempt_whose_first_bytes_were_none_renders() {
         // A connect that sent nothing has no digest: the page says none
         // rather than failing to render (the field study met one).
-        let committed = concat!(env!("CARGO_MANIFEST_DIR"), "/../experiments/results/audits/honest.json");
+        let committed = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../experiments/results/audits/honest.json"
+        );
         let text = std::fs::read_to_string(committed).expect("the committed honest audit");
         let mut report: AuditReport = serde_json::from_str(&text).expect("an audit report");
-        report.network_outside_calls.push(witness_model::audit::NetworkAttempt {
-            protocol: "tcp".into(),
-            address: "198.18.0.1".into(),
-            port: 443,
-            host: Some("telemetry.example.invalid".into()),
-            bytes: 0,
-            digest: None,
-        });
+        report
+            .network_outside_calls
+            .push(witness_model::audit::NetworkAttempt {
+                protocol: "tcp".into(),
+                address: "198.18.0.1".into(),
+                port: 443,
+                host: Some("telemetry.example.invalid".into()),
+                bytes: 0,
+                digest: None,
+            });
         let page = render_audit(&report, &AuditLinks::default()).expect("renders");
         assert!(page.contains("telemetry.example.invalid"));
     }
