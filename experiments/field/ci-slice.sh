@@ -12,7 +12,7 @@
 # shards and holds their merge to these bytes
 # (experiments/sweeps/cluster/slurm-roundtrip.sh), so run this after any
 # change that moves a verdict of the slice (the planner, a check, a ground
-# truth), read the diff, and commit it with the change. About six minutes on
+# truth), read the diff, and commit it with the change. About four minutes on
 # this project's 2-core machine once installed. The audits are not kept
 # (they are in a temporary directory, removed at the end).
 #

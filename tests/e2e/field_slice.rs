@@ -226,8 +226,10 @@ fn a_shard_is_checked_before_anything_runs_and_an_empty_one_merges() {
         ],
         &cache,
     );
+    // 1 (a lie escaped) and 3 (an audit did not finish) are what the
+    // committed servers may add up to; 2 would be a refused merge.
     assert!(
-        matches!(output.status.code(), Some(0 | 1)),
+        matches!(output.status.code(), Some(0 | 1 | 3)),
         "{}",
         stderr(&output)
     );
