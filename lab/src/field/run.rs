@@ -21,6 +21,9 @@ use super::tally::{HONEST, hint_tallies, summarize, totals};
 use super::{AUDIT_PREFIX, CSV, DOCUMENT, FieldError, JSONL, store};
 use crate::progress::{Event, Progress};
 
+/// The name a seed's temporary directory starts with.
+const SEED_PREFIX: &str = "mcp-witness-field-";
+
 /// What to run, and from where.
 #[derive(Clone, Debug)]
 pub struct FieldOptions {
@@ -140,7 +143,7 @@ pub fn run_field(
             }
             Err(why) => (
                 FieldServer {
-                    error: Some(why),
+                    error: Some(machine_paths_out(&why, &cache)),
                     ..base(&entry)
                 },
                 Vec::new(),
@@ -406,7 +409,7 @@ fn run_server(
     let mut command = program;
     command.extend(resolved.args);
     let seed_dir = tempfile::Builder::new()
-        .prefix("mcp-witness-field-")
+        .prefix(SEED_PREFIX)
         .tempdir()
         .map_err(|e| format!("cannot make a seed directory: {e}"))?;
     let seeded = store::make(
@@ -459,6 +462,28 @@ fn run_server(
     };
     let (server, rows) = summarize(server, entry.truth.as_ref(), &honest, &audited);
     Ok((without_clock(server), without_clock(rows), complete))
+}
+
+/// Why a server did not run, without this machine's paths: an install or
+/// a seed that failed names the cache (`{field}`, as the audits have it)
+/// or the seed's temporary directory (`{seed}`).
+fn machine_paths_out(why: &str, cache: &Path) -> String {
+    let cache = cache.to_string_lossy();
+    let mut text = if cache.is_empty() {
+        why.to_owned()
+    } else {
+        why.replace(cache.as_ref(), "{field}")
+    };
+    let seed = std::env::temp_dir().join(SEED_PREFIX);
+    let seed = seed.to_string_lossy();
+    while let Some(at) = text.find(seed.as_ref()) {
+        let rest = &text[at + seed.len()..];
+        let end = rest
+            .find(|c: char| c == '/' || c.is_whitespace() || c == ':' || c == '\'')
+            .unwrap_or(rest.len());
+        text.replace_range(at..at + seed.len() + end, "{seed}");
+    }
+    text
 }
 
 /// `value` with every date-time a server wrote (ISO 8601 and SQLite text,
@@ -680,6 +705,19 @@ mod tests {
             Some("pass: no change (call 3: modified: {clock}, {clock}; Daily/2026-01-05.md)")
         );
         assert_eq!(server.id, "x");
+    }
+
+    #[test]
+    fn a_server_that_did_not_run_says_why_without_this_machines_paths() {
+        let seed = std::env::temp_dir().join("mcp-witness-field-Ab12Cd");
+        let why = format!(
+            "install of x@1.0 failed: fail /home/u/.cache/f/pypi-x-1.0: exit 1; seed: {}/stores/vault: no such file",
+            seed.display()
+        );
+        assert_eq!(
+            machine_paths_out(&why, Path::new("/home/u/.cache/f")),
+            "install of x@1.0 failed: fail {field}/pypi-x-1.0: exit 1; seed: {seed}/stores/vault: no such file"
+        );
     }
 
     #[test]
