@@ -277,12 +277,6 @@ field_exit="$(sed -n 's/^merge exit //p' "$field/merge.log")"
 for task in $(seq 0 $((field_shards - 1))); do
     [ -f "$field/shard-$task/field.json" ] || fail "field shard $task wrote no field.json"
 done
-# The merge's exit is what the committed run's servers add up to: merging
-# the committed documents alone says it.
-"$witness" lab field --merge "$field_committed" --out "$state/field-committed" >/dev/null 2>&1 \
-    && field_expected=0 || field_expected=$?
-[ "$field_exit" = "$field_expected" ] \
-    || fail "the field slice's merge exited $field_exit, the committed slice's $field_expected; $regenerate"
 for name in field.json field.jsonl field.csv; do
     if ! cmp -s "$field_committed/$name" "$field/merged/$name"; then
         # Say what moved, server by server, before failing.
@@ -301,7 +295,8 @@ committed, now = (json.load(open(p)) for p in sys.argv[1:])
 ids = {s["id"]: s for s in now.get("servers", [])}
 out = []
 for s in committed.get("servers", []):
-    walk(s, ids.get(s["id"]), s["id"], out)
+    walk(s, ids.pop(s["id"], None), s["id"], out)
+out += [f"  {id}: not in the committed slice" for id in ids]
 walk(committed.get("totals"), now.get("totals"), "totals", out)
 print("slurm round-trip: field.json differs from the committed slice at:")
 print("\n".join(out[:40]) + (f"\n  ... and {len(out) - 40} more" if len(out) > 40 else ""))
@@ -311,6 +306,12 @@ PY
         fail "the field slice's merged $name differs from experiments/field/results/ci-slice/$name (the merge is kept in target/tmp/field-slice-merged/ to diff); $regenerate"
     fi
 done
+# The merge's exit is what the committed run's servers add up to: merging
+# the committed documents alone says it.
+"$witness" lab field --merge "$field_committed" --out "$state/field-committed" >/dev/null 2>&1 \
+    && field_expected=0 || field_expected=$?
+[ "$field_exit" = "$field_expected" ] \
+    || fail "the field slice's merge exited $field_exit, the committed slice's $field_expected; $regenerate"
 servers="$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["servers"]))' "$field/merged/field.json")"
 echo "slurm round-trip: the field slice: $servers servers as $field_shards shards, installed on first use and merged by its dependency job (exit $field_exit): field.json, field.jsonl and field.csv byte for byte the committed slice; $(($(elapsed) - sweep_done))s"
 echo "slurm round-trip: ok: the example and the field slice on Slurm $(sinfo -V | cut -d' ' -f2); $(elapsed)s"
