@@ -45,14 +45,16 @@ Experiments (all on the built-in testbed, no network, no Node):
        non-destructive on a deleter or overwriter, idempotent on a tool that
        is not. --half development (the default; the evaluation half is held
        out), evaluation or all; --server ID (repeatable) for a subset of the
-       half. Writes field.json, field.jsonl and field.csv (one row per
-       server x tool x hint, with what `suggest` made of each unset hint)
-       and audits/field-*.json, then the pages (the evaluation page's field
+       half; --shard I/N for the I-th of N parts of those, dealt round in
+       id order (experiments/field/slurm-array.sh runs one a task). Writes
+       field.json, field.jsonl and field.csv (one row per server x tool x
+       hint, with what `suggest` made of each unset hint) and
+       audits/field-*.json, then the pages (the evaluation page's field
        section and an evidence report per audit); exit 1 when a lie
        escaped or a check failed on a claim the ground truth says holds.
-       --merge DIR (repeatable) merges runs of parts (--server subsets)
-       into --out instead of running: the servers in id order, the
-       tallies counted again
+       --merge DIR (repeatable) merges runs of parts (--server subsets,
+       shards) into --out instead of running: the servers in id order, the
+       tallies counted again, byte for byte what one run of them all writes
   postgres  E2 and E3 on PostgreSQL: the persistence/authority corpus and
        the lifecycle scenarios (REVOKE with a second path, REVOKE, NOLOGIN,
        VALID UNTIL, DROP ROLE) minted through @bytebase/dbhub@1.4.0's
@@ -117,6 +119,11 @@ pub struct LabArgs {
     /// Only this server of the field study (repeatable; it must be in --half).
     #[arg(long = "server", value_name = "ID")]
     servers: Vec<String>,
+    /// Only shard I of N (from 0) of the field study's servers (the half's,
+    /// or the --server ones), dealt round in id order; `lab field --merge`
+    /// puts the shards together.
+    #[arg(long, value_name = "I/N")]
+    shard: Option<String>,
     /// Merge the field study's runs in these directories (shards, or a
     /// server rerun alone) into --out instead of running (repeatable).
     #[arg(long = "merge", value_name = "DIR")]
@@ -168,12 +175,24 @@ pub fn run(args: LabArgs, progress: &Progress) -> Result<ExitStatus> {
         && (!args.servers.is_empty()
             || args.half != FieldHalf::Development
             || args.truth.is_some()
+            || args.shard.is_some()
             || !args.merge.is_empty())
     {
         return Err(invalid(
-            "--half, --server, --truth and --merge are the field study's; use them with `lab field`",
+            "--half, --server, --shard, --truth and --merge are the field study's; use them with `lab field`",
         ));
     }
+    if args.shard.is_some() && !args.merge.is_empty() {
+        return Err(invalid(
+            "--shard runs a part of the study and --merge puts parts together: give one",
+        ));
+    }
+    let shard = args
+        .shard
+        .as_deref()
+        .map(|text| witness_sweep::Shard::parse(text, "--shard"))
+        .transpose()
+        .map_err(|e| invalid(e.to_string()))?;
     if args.out.exists() && !args.out.is_dir() {
         return Err(invalid(format!(
             "--out {}: not a directory",
@@ -253,6 +272,7 @@ pub fn run(args: LabArgs, progress: &Progress) -> Result<ExitStatus> {
                 FieldHalf::All => lab::field::Half::All,
             },
             servers: args.servers.clone(),
+            shard,
         };
         let ran = if args.merge.is_empty() {
             lab::field::run_field(&options, &args.out, &progress).map(|o| o.status)

@@ -18,6 +18,7 @@ mod clean_exit;
 mod cli;
 mod doc_store;
 mod exercise;
+mod field_slice;
 mod git_store;
 mod guidance;
 mod jsonl_audit;

@@ -46,8 +46,24 @@ pub fn package_dir(cache: &Path, package: &RegistryPackage) -> PathBuf {
     ))
 }
 
+/// The lock that pins a server's dependencies as well as its package, when
+/// it has one beside its `server.json`: `package-lock.json` for npm,
+/// `requirements.lock` (a `pip freeze`) for PyPI. The servers whose audits
+/// are held to committed bytes (the CI slice) have one, so that a fresh
+/// install resolves the dependencies the committed results were made with.
+pub fn lock_file(field: &Path, id: &str, package: &RegistryPackage) -> Option<PathBuf> {
+    let name = match package.registry_type.as_str() {
+        "npm" => "package-lock.json",
+        "pypi" => "requirements.lock",
+        _ => return None,
+    };
+    let path = field.join("servers").join(id).join(name);
+    path.is_file().then_some(path)
+}
+
 /// Installs the package into the cache unless it is there already
-/// (`install.sh` does nothing then), with witness.toml's constraints.
+/// (`install.sh` does nothing then), with witness.toml's constraints and
+/// the server's lock, if it has one.
 pub fn ensure_installed(
     cache: &Path,
     field: &Path,
@@ -62,8 +78,12 @@ pub fn ensure_installed(
         .version
         .as_deref()
         .ok_or_else(|| format!("{} has no version", package.identifier))?;
-    let output = Command::new("bash")
-        .arg(field.join("install.sh"))
+    let mut command = Command::new("bash");
+    command.arg(field.join("install.sh"));
+    if let Some(lock) = lock_file(field, &witness.id, package) {
+        command.arg("--lock").arg(lock);
+    }
+    let output = command
         .arg(&package.registry_type)
         .arg(&package.identifier)
         .arg(version)
@@ -183,6 +203,27 @@ mod tests {
             package_dir(Path::new("/c"), &p),
             Path::new("/c/npm-@scope+server-x-1.2.3")
         );
+    }
+
+    #[test]
+    fn a_lock_beside_the_entry_is_the_registrys_own_kind() {
+        let field = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let dir = field.path().join("servers/x");
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(dir.join("requirements.lock"), "mcp==1.9.0\n")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let pypi = package(r#"{"registryType":"pypi","identifier":"x-mcp","version":"1.0.0"}"#);
+        let npm = package(r#"{"registryType":"npm","identifier":"x-mcp","version":"1.0.0"}"#);
+        assert_eq!(
+            lock_file(field.path(), "x", &pypi),
+            Some(dir.join("requirements.lock"))
+        );
+        assert_eq!(
+            lock_file(field.path(), "x", &npm),
+            None,
+            "a pip lock does not pin an npm package"
+        );
+        assert_eq!(lock_file(field.path(), "y", &pypi), None);
     }
 
     #[test]

@@ -6,11 +6,12 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use witness_engine::audit;
-use witness_engine::audit::stable::stable;
+use witness_engine::audit::stable::{ClockText, stable};
 use witness_jail::StoreSpec;
 use witness_model::audit::AuditReport;
 use witness_model::exit::ExitStatus;
 use witness_model::field::*;
+use witness_sweep::Shard;
 use witness_sweep::server_json::Given;
 
 use super::entry::{FieldEntry, Half, Split};
@@ -19,6 +20,9 @@ use super::lies::{Lie, plan};
 use super::tally::{HONEST, hint_tallies, summarize, totals};
 use super::{AUDIT_PREFIX, CSV, DOCUMENT, FieldError, JSONL, store};
 use crate::progress::{Event, Progress};
+
+/// The name a seed's temporary directory starts with.
+const SEED_PREFIX: &str = "mcp-witness-field-";
 
 /// What to run, and from where.
 #[derive(Clone, Debug)]
@@ -32,6 +36,8 @@ pub struct FieldOptions {
     pub half: Half,
     /// `--server`: only these (each must be in the half).
     pub servers: Vec<String>,
+    /// `--shard I/N`: only the I-th of N parts of the servers chosen.
+    pub shard: Option<Shard>,
 }
 
 /// The document and the exit status it adds up to.
@@ -71,6 +77,23 @@ pub fn chosen(split: &Split, half: Half, servers: &[String]) -> Result<Vec<Strin
     Ok(chosen.into_iter().collect())
 }
 
+/// Shard `I/N` of the servers chosen: in id order, the I-th, the (I+N)-th
+/// and so on. Dealt round, not hashed as a sweep's targets are, so that the
+/// shards of a short list (the CI slice) are even; a shard keeps no state
+/// between runs that a server moving to another shard would lose. Empty
+/// when N is larger than the list, which writes a document of no servers.
+pub fn sharded(ids: Vec<String>, shard: Option<Shard>) -> Vec<String> {
+    let Some(shard) = shard else {
+        return ids;
+    };
+    let (index, count) = (shard.index as usize, shard.count as usize);
+    ids.into_iter()
+        .enumerate()
+        .filter(|(n, _)| n % count == index)
+        .map(|(_, id)| id)
+        .collect()
+}
+
 /// Runs the study and writes `out/field.json`, `field.jsonl`, `field.csv`
 /// and `out/audits/field-*.json`.
 pub fn run_field(
@@ -79,7 +102,10 @@ pub fn run_field(
     progress: &Progress,
 ) -> Result<FieldOutcome, FieldError> {
     let split = read_split(&options.field)?;
-    let ids = chosen(&split, options.half, &options.servers)?;
+    let ids = sharded(
+        chosen(&split, options.half, &options.servers)?,
+        options.shard,
+    );
     let cache = crate::cases::absolute_dir(&options.cache);
     let relay = relay(&cache).map_err(FieldError::Invalid)?;
     let python = python3().map_err(FieldError::Invalid)?;
@@ -117,7 +143,7 @@ pub fn run_field(
             }
             Err(why) => (
                 FieldServer {
-                    error: Some(why),
+                    error: Some(machine_paths_out(&why, &cache)),
                     ..base(&entry)
                 },
                 Vec::new(),
@@ -239,6 +265,7 @@ pub fn merge_field(
         } else {
             ids
         },
+        shard: None,
     };
     let mut document = document(&options, &servers, &rows);
     if let Some((plan, timeout_ms, settle_ms)) = timing {
@@ -306,7 +333,7 @@ fn document(options: &FieldOptions, servers: &[FieldServer], rows: &[FieldRow]) 
         plan: "none".into(),
         timeout_ms: u64::try_from(crate::PUBLISHED_TIMEOUT.as_millis()).unwrap_or(u64::MAX),
         settle_ms: u64::try_from(crate::PUBLISHED_SETTLE.as_millis()).unwrap_or(u64::MAX),
-        half: if options.servers.is_empty() {
+        half: if options.servers.is_empty() && options.shard.is_none() {
             options.half.as_str().into()
         } else {
             "subset".into()
@@ -382,7 +409,7 @@ fn run_server(
     let mut command = program;
     command.extend(resolved.args);
     let seed_dir = tempfile::Builder::new()
-        .prefix("mcp-witness-field-")
+        .prefix(SEED_PREFIX)
         .tempdir()
         .map_err(|e| format!("cannot make a seed directory: {e}"))?;
     let seeded = store::make(
@@ -434,7 +461,48 @@ fn run_server(
         ..base(entry)
     };
     let (server, rows) = summarize(server, entry.truth.as_ref(), &honest, &audited);
-    Ok((server, rows, complete))
+    Ok((without_clock(server), without_clock(rows), complete))
+}
+
+/// Why a server did not run, without this machine's paths: an install or
+/// a seed that failed names the cache (`{field}`, as the audits have it)
+/// or the seed's temporary directory (`{seed}`).
+fn machine_paths_out(why: &str, cache: &Path) -> String {
+    let cache = cache.to_string_lossy();
+    let mut text = if cache.is_empty() {
+        why.to_owned()
+    } else {
+        why.replace(cache.as_ref(), "{field}")
+    };
+    let seed = std::env::temp_dir().join(SEED_PREFIX);
+    let seed = seed.to_string_lossy();
+    while let Some(at) = text.find(seed.as_ref()) {
+        let rest = &text[at + seed.len()..];
+        let end = rest
+            .find(|c: char| c == '/' || c.is_whitespace() || c == ':' || c == '\'')
+            .unwrap_or(rest.len());
+        text.replace_range(at..at + seed.len() + end, "{seed}");
+    }
+    text
+}
+
+/// `value` with every date-time a server wrote (ISO 8601 and SQLite text,
+/// JavaScript Date strings) as `{clock}`. The document's reasons quote
+/// servers' answers ("call 4: File Info … modified: 2026-12-06T02:13:14"),
+/// and `field.json` is held to the same bytes on a rerun; the audits keep
+/// the full answers. A date alone (a note named `2026-01-05.md`) stays.
+fn without_clock<T: serde::Serialize + serde::de::DeserializeOwned>(value: T) -> T {
+    let Ok(mut json) = serde_json::to_value(&value) else {
+        return value;
+    };
+    let replaced = audit::stable::replace_clock_values(
+        &mut json,
+        &[ClockText::SqlDateTime, ClockText::JsDate],
+    );
+    if replaced.is_empty() {
+        return value;
+    }
+    serde_json::from_value(json).unwrap_or(value)
 }
 
 /// The audit file's name: `field-<id>` for the honest audit,
@@ -616,6 +684,58 @@ mod tests {
     }
 
     #[test]
+    fn a_servers_clock_in_a_reason_is_kept_out_of_the_document() {
+        let lie = FieldLie {
+            tool: "get_file_info".into(),
+            missed_why: Some(
+                "pass: no change (call 3: modified: 2026-12-06T02:13:14.383980, \
+                 Mon Nov 30 2026 19:21:47 GMT+0000 (Coordinated Universal Time); \
+                 Daily/2026-01-05.md)"
+                    .into(),
+            ),
+            ..FieldLie::default()
+        };
+        let server = without_clock(FieldServer {
+            id: "x".into(),
+            lies: vec![lie],
+            ..FieldServer::default()
+        });
+        assert_eq!(
+            server.lies[0].missed_why.as_deref(),
+            Some("pass: no change (call 3: modified: {clock}, {clock}; Daily/2026-01-05.md)")
+        );
+        assert_eq!(server.id, "x");
+    }
+
+    #[test]
+    fn a_server_that_did_not_run_says_why_without_this_machines_paths() {
+        let seed = std::env::temp_dir().join("mcp-witness-field-Ab12Cd");
+        let why = format!(
+            "install of x@1.0 failed: fail /home/u/.cache/f/pypi-x-1.0: exit 1; seed: {}/stores/vault: no such file",
+            seed.display()
+        );
+        assert_eq!(
+            machine_paths_out(&why, Path::new("/home/u/.cache/f")),
+            "install of x@1.0 failed: fail {field}/pypi-x-1.0: exit 1; seed: {seed}/stores/vault: no such file"
+        );
+    }
+
+    #[test]
+    fn shards_deal_the_servers_round_and_cover_them_once() {
+        let ids: Vec<String> = ["a", "b", "c", "d", "e"].map(String::from).to_vec();
+        let shard = |text: &str| Shard::parse(text, "--shard").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(sharded(ids.clone(), Some(shard("0/2"))), ["a", "c", "e"]);
+        assert_eq!(sharded(ids.clone(), Some(shard("1/2"))), ["b", "d"]);
+        let mut all: Vec<String> = (0..3)
+            .flat_map(|i| sharded(ids.clone(), Some(shard(&format!("{i}/3")))))
+            .collect();
+        all.sort();
+        assert_eq!(all, ids, "every server in exactly one of the shards");
+        assert!(sharded(ids.clone(), Some(shard("6/7"))).is_empty());
+        assert_eq!(sharded(ids.clone(), None), ids);
+    }
+
+    #[test]
     fn a_lie_runs_behind_the_relay_and_names_its_audit() {
         let lie = Lie {
             tool: "add_task".into(),
@@ -675,6 +795,7 @@ mod tests {
             cache: PathBuf::new(),
             half: Half::Development,
             servers: Vec::new(),
+            shard: None,
         };
         let mut doc = document(&options, &servers, &rows);
         doc.half = half.into();
