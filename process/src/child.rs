@@ -168,7 +168,7 @@ pub struct Pidfd(Arc<OwnedFd>);
 impl Pidfd {
     /// The pidfd of `pid`, which must still be alive (or not yet reaped).
     pub fn open(pid: i32) -> io::Result<Self> {
-        let pid = Pid::from_raw(pid).ok_or(Errno::SRCH)?;
+        let pid = crate::registry::pid_of(pid).ok_or(Errno::SRCH)?;
         Ok(Self(Arc::new(rustix::process::pidfd_open(
             pid,
             PidfdFlags::empty(),
@@ -310,7 +310,7 @@ impl Controlled {
             Recipients::Group => self.signal_group(signal),
             Recipients::Leader => self.signal(signal),
             Recipients::Pids(pids) => {
-                for pid in pids.iter().filter_map(|&pid| Pid::from_raw(pid)) {
+                for pid in pids.iter().filter_map(|&pid| crate::registry::pid_of(pid)) {
                     let _ = rustix::process::kill_process(pid, signal);
                 }
             }

@@ -131,12 +131,7 @@ fn children_of(parent: Pid) -> Vec<(Pid, Option<Pid>)> {
     };
     let mut out = Vec::new();
     for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse().ok())
-            .and_then(Pid::from_raw)
-        else {
+        let Some(pid) = entry.file_name().to_str().and_then(positive_pid) else {
             continue;
         };
         let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
@@ -148,17 +143,42 @@ fn children_of(parent: Pid) -> Vec<(Pid, Option<Pid>)> {
             continue;
         };
         let mut fields = rest.split_whitespace().skip(1);
-        let ppid = fields
-            .next()
-            .and_then(|s| s.parse().ok())
-            .and_then(Pid::from_raw);
-        let group = fields
-            .next()
-            .and_then(|s| s.parse().ok())
-            .and_then(Pid::from_raw);
+        let ppid = fields.next().and_then(positive_pid);
+        let group = fields.next().and_then(positive_pid);
         if ppid == Some(parent) {
             out.push((pid, group));
         }
     }
     out
+}
+
+/// A pid read from /proc: only a positive number is one (`Pid::from_raw`
+/// asserts it is not negative, and a stat read while its process exits, or
+/// of a process of another namespace, may hold anything).
+fn positive_pid(text: &str) -> Option<Pid> {
+    text.parse::<i32>().ok().and_then(pid_of)
+}
+
+/// `raw` as a pid when it is one: `Pid::from_raw` asserts that it is not
+/// negative, and a number read from the kernel or a child is not trusted
+/// to be.
+pub(crate) fn pid_of(raw: i32) -> Option<Pid> {
+    (raw > 0).then(|| Pid::from_raw(raw)).flatten()
+}
+
+#[cfg(test)]
+mod pid_tests {
+    use super::*;
+
+    #[test]
+    fn only_positive_numbers_are_pids() {
+        assert!(positive_pid("-1").is_none());
+        assert!(positive_pid("0").is_none());
+        assert!(positive_pid("x").is_none());
+        assert_eq!(
+            positive_pid("42").map(Pid::as_raw_nonzero).map(|n| n.get()),
+            Some(42)
+        );
+        assert!(pid_of(-5).is_none());
+    }
 }
