@@ -278,7 +278,8 @@ fn unset_outcome(report: &AuditReport, suggestions: &Suggestions, tool: &str, hi
 /// What the calls a suggestion rests on did, counted by store and kind of
 /// change: `call 5 created 1 in db`. The objects themselves are left to the
 /// audit: many servers name what they create with fresh ids, and the row
-/// must read the same on a rerun.
+/// must read the same on a rerun. So are the directories a call changed
+/// something inside ([`inside_another`]).
 fn calls_seen(report: &AuditReport, calls: &[u32]) -> String {
     let mut seen = Vec::new();
     for id in calls {
@@ -287,6 +288,9 @@ fn calls_seen(report: &AuditReport, calls: &[u32]) -> String {
         };
         let mut counts: BTreeMap<(&str, &str), usize> = BTreeMap::new();
         for effect in &call.effects {
+            if inside_another(effect, &call.effects) {
+                continue;
+            }
             let op = match effect.op {
                 witness_model::audit::Op::Create => "created",
                 witness_model::audit::Op::Update => "updated",
@@ -323,6 +327,31 @@ fn calls_seen(report: &AuditReport, calls: &[u32]) -> String {
     } else {
         seen.join("; ")
     }
+}
+
+/// Whether `effect` is a directory (`dir/PATH`) that another effect of the
+/// same call changed something inside of (`file/PATH/...`). Such a
+/// directory is counted in the thing made inside it, not beside it: whether
+/// a new file also makes its directory can turn on a digest of the time (a
+/// git object's fan-out directory `objects/3f` is new, or is there from an
+/// earlier object, as the commit's timestamp falls), so a count of
+/// directories would differ from run to run where the files do not. A
+/// directory made empty (`create_directory`) is counted.
+fn inside_another(
+    effect: &witness_model::audit::Effect,
+    all: &[witness_model::audit::Effect],
+) -> bool {
+    let Some(dir) = effect.object.strip_prefix("dir/") else {
+        return false;
+    };
+    let prefix = format!("{dir}/");
+    all.iter().any(|other| {
+        other.store == effect.store
+            && other
+                .object
+                .split_once('/')
+                .is_some_and(|(_, path)| path.starts_with(&prefix))
+    })
 }
 
 /// Bound on a reason a row carries; the audit keeps all of it.
@@ -690,6 +719,50 @@ network = false
         }
         report.coverage = None;
         report
+    }
+
+    #[test]
+    fn a_directory_is_counted_in_what_was_made_inside_it() {
+        use witness_model::audit::{Effect, Op};
+        let effect = |op: Op, object: &str| Effect {
+            store: "home".into(),
+            object: object.into(),
+            op,
+            overwrite: None,
+            before: None,
+            after: None,
+        };
+        let counted = |effects: &[Effect]| -> Vec<String> {
+            effects
+                .iter()
+                .filter(|e| !inside_another(e, effects))
+                .map(|e| e.object.clone())
+                .collect()
+        };
+        // cadence-todo commits each change to a git history: the same
+        // commit, once with its object's fan-out directory new and once
+        // with it already there from an earlier object (the hashes follow
+        // the commit's time).
+        let new_fan_out = [
+            effect(Op::Create, "dir/h/.git/objects/26"),
+            effect(Op::Create, "file/h/.git/objects/26/8bbb08"),
+            effect(Op::Update, "file/h/.git/index"),
+        ];
+        let old_fan_out = [
+            effect(Op::Create, "file/h/.git/objects/7a/9e02e0"),
+            effect(Op::Update, "file/h/.git/index"),
+        ];
+        assert_eq!(counted(&new_fan_out).len(), counted(&old_fan_out).len());
+        // A directory made alone is what the call did.
+        let made = [effect(Op::Create, "dir/vault/Projects")];
+        assert_eq!(counted(&made), ["dir/vault/Projects"]);
+        // Another store's file, or a sibling with the same prefix, is not
+        // inside it.
+        let beside = [
+            effect(Op::Create, "dir/vault/Projects"),
+            effect(Op::Create, "file/vault/Projects2/a.md"),
+        ];
+        assert_eq!(counted(&beside).len(), 2);
     }
 
     #[test]
