@@ -469,7 +469,9 @@ pub(crate) fn words(name: &str) -> Vec<String> {
 }
 
 /// `repo_path` → `repopath`, `entityName` → `entityname`.
-fn flat(key: &str) -> String {
+/// A parameter name lowercased with everything but letters and digits
+/// dropped (`old_text`, `oldText` → `oldtext`): how names are compared.
+pub(crate) fn flat(key: &str) -> String {
     key.chars()
         .filter(|c| c.is_ascii_alphanumeric())
         .map(|c| c.to_ascii_lowercase())

@@ -18,6 +18,7 @@ use serde_json::Value;
 use witness_model::audit::Provenance;
 
 use crate::plan::Resolved;
+use crate::plan::cues::flat;
 use crate::plan::cues::{PathKind, ToolCues};
 use crate::plan::harvest::Pool;
 
@@ -33,13 +34,6 @@ const FIND_PARAMS: [&str; 9] = [
     "findtext",
     "target",
 ];
-
-fn flat(key: &str) -> String {
-    key.chars()
-        .filter(char::is_ascii_alphanumeric)
-        .map(|c| c.to_ascii_lowercase())
-        .collect()
-}
 
 /// Whether `key` names text to find.
 pub fn finds_text(key: &str) -> bool {

@@ -23,6 +23,7 @@
 use serde_json::Value;
 use witness_model::audit::CallForm;
 
+use crate::plan::cues::flat;
 use crate::plan::{ArgSpec, PlanStep};
 
 /// Names (flattened) of parameters that choose the operation.
@@ -54,13 +55,6 @@ const CHANGE_WORDS: [&str; 9] = [
 const REMOVE_WORDS: [&str; 9] = [
     "delete", "remove", "drop", "clear", "purge", "destroy", "erase", "reset", "truncate",
 ];
-
-fn flat(name: &str) -> String {
-    name.chars()
-        .filter(|c| c.is_ascii_alphanumeric())
-        .map(|c| c.to_ascii_lowercase())
-        .collect()
-}
 
 /// What an operation's value asks: `create_note` makes, `delete` removes.
 pub fn form_of_value(value: &str) -> CallForm {
