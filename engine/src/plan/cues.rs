@@ -82,7 +82,7 @@ pub const CREATE_WORDS: [&str; 10] = [
 ];
 
 /// Words in a name that say the tool changes or removes what exists.
-pub const CHANGE_WORDS: [&str; 22] = [
+pub const CHANGE_WORDS: [&str; 38] = [
     "delete",
     "remove",
     "rm",
@@ -105,6 +105,24 @@ pub const CHANGE_WORDS: [&str; 22] = [
     "erase",
     "truncate",
     "unlink",
+    // What changes a thing's state in place: a task completed, a memory
+    // forgotten, a project archived, a flag set.
+    "archive",
+    "unarchive",
+    "forget",
+    "close",
+    "reopen",
+    "complete",
+    "finish",
+    "cancel",
+    "set",
+    "toggle",
+    "assign",
+    "unassign",
+    "mark",
+    "restore",
+    "undo",
+    "revert",
 ];
 
 const DIR_WORDS: [&str; 9] = [
@@ -174,10 +192,19 @@ impl ToolCues {
         let name = tool.name.to_ascii_lowercase();
         let words = words(&name);
         let creator = CREATE_WORDS.iter().any(|w| name.contains(w));
+        // The thing is the last word of the ones after the verb, up to a
+        // preposition: `add_section_dep` makes a dep (of a section, which
+        // it refers to), `add_memory_to_project` a memory.
         let noun = words
             .iter()
             .rposition(|w| CREATE_WORDS.contains(&w.as_str()) || is_verb(w))
-            .and_then(|i| words.get(i + 1))
+            .and_then(|i| {
+                words
+                    .get(i + 1..)?
+                    .iter()
+                    .take_while(|w| !PREPOSITIONS.contains(&w.as_str()))
+                    .last()
+            })
             .map(|w| crate::plan::harvest::singular(w))
             .unwrap_or_default();
         let description = tool.description.as_deref().unwrap_or("").to_lowercase();
@@ -435,6 +462,9 @@ impl ToolCues {
 
 /// Verbs that may stand before the noun in a tool name without making
 /// anything (`delete_entities`, `git_checkout`, `describe_table`).
+/// Words that end a tool name's thing: what follows says where it goes.
+const PREPOSITIONS: [&str; 8] = ["to", "for", "in", "into", "on", "from", "of", "by"];
+
 fn is_verb(word: &str) -> bool {
     [
         "get", "read", "list", "delete", "remove", "drop", "describe", "show", "open", "search",

@@ -72,6 +72,16 @@ impl Harvested {
         }
     }
 
+    /// For a content object of a directory store (a workbook's sheet, a
+    /// SQLite file's row), the file it sits in, relative to the store's
+    /// root.
+    pub fn content_file(&self) -> Option<String> {
+        let Source::Store(object) = &self.source else {
+            return None;
+        };
+        super::seeds::content_file(&object.object).map(|(file, _)| file)
+    }
+
     /// Whether a path names something hidden (a component starting with
     /// `.`, such as `.git/HEAD`): offered only when nothing else is.
     fn hidden(&self) -> bool {
@@ -454,6 +464,53 @@ impl Pool {
         } else {
             first.or(second)
         }
+    }
+
+    /// Like [`Self::candidate_like`], but only an object inside one of
+    /// `files` (relative to a store's root) fits: the sheet of the
+    /// workbook the same call names, not of another.
+    pub fn candidate_within(
+        &self,
+        cues: &ToolCues,
+        param: &str,
+        like: &Value,
+        files: &[String],
+    ) -> Option<&Harvested> {
+        let fits = |h: &Harvested| {
+            let same_kind = match like {
+                Value::String(_) => h.value.is_string(),
+                Value::Number(_) => h.value.is_number(),
+                _ => false,
+            };
+            same_kind && h.content_file().is_some_and(|f| files.contains(&f))
+        };
+        self.find(&cues.tool, param, &fits)
+    }
+
+    /// Whether some collection of the pool holds things named `stem`
+    /// (`task` for `tasks`).
+    pub fn names_collection(&self, stem: &str) -> bool {
+        let stem = stem.to_ascii_lowercase();
+        self.items
+            .iter()
+            .any(|h| h.collection.as_deref().is_some_and(|c| singular(c) == stem))
+    }
+
+    /// Another object of the collection `value` was found in (`initiatives`
+    /// for the id 1 of `initiatives/1`), none of `taken`: the other end of
+    /// a link between two things of one kind.
+    pub fn sibling(&self, value: &Value, taken: &[Value]) -> Option<&Harvested> {
+        let first = self
+            .items
+            .iter()
+            .find(|h| h.value == *value && h.collection.is_some())?;
+        let same_kind = |h: &Harvested| h.value.is_string() == value.is_string();
+        self.items.iter().rev().find(|h| {
+            h.collection == first.collection
+                && h.key == first.key
+                && same_kind(h)
+                && !taken.contains(&h.value)
+        })
     }
 
     /// The most recent harvested value that fits parameter `param` of `tool`.

@@ -5,6 +5,8 @@
 //! - [`read_error`]: a failed call is tried again with what its error text
 //!   asks for (a flag, a required field, a listed value, a form, the next
 //!   real object).
+//! - [`change_fields`]: an in-place change by id alone is also given a
+//!   field to change, and a move where to.
 //! - [`scope`]: optional parameters that choose where a call acts are
 //!   filled with the store.
 //! - [`operations`]: every value of an operation enum is asked, each as its
@@ -13,6 +15,7 @@
 //! - [`store_objects`]: the store's objects in the forms servers accept
 //!   (relative paths, bare names), and only objects that still exist.
 
+pub mod change_fields;
 pub mod file_text;
 pub mod operations;
 pub mod read_error;

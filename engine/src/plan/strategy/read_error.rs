@@ -15,6 +15,8 @@
 //! - a parameter of the schema the text says is required or missing, that
 //!   the call left out: given, from the store or the answers where one
 //!   fits;
+//! - a parameter of the schema written with its choices (`needs
+//!   kind=fact|note|task`): the first choice not sent before;
 //! - valid values the text lists (`Available projects: main`, `must be one
 //!   of a, b`, `valid values: ...`): the first the call did not send, for
 //!   the parameter the text names or whose value it quotes;
@@ -68,6 +70,7 @@ pub fn answer(
     flag(step, sent, error, properties)
         .or_else(|| required(step, sent, &lowered, schema, properties))
         .or_else(|| validator_missing(step, sent, error))
+        .or_else(|| assigned_choice(step, sent, error, properties, tried))
         .or_else(|| listed(step, sent, error, tried))
         .or_else(|| form(step, sent, &lowered, pool))
         .or_else(|| exists(step, sent, error, &lowered, pool))
@@ -137,6 +140,84 @@ fn flag(
         reading: format!("the flag {name}"),
         then: Vec::new(),
     })
+}
+
+/// The choices a text writes for a parameter as `name=a|b|c` (`add_memory
+/// needs kind=fact|concept|note`), when `name` is one of the schema's: at
+/// least two, each one plain word.
+pub fn assigned_choices(error: &str, name: &str) -> Vec<String> {
+    let pattern = format!("{name}=");
+    let mut at = 0;
+    while let Some(found) = error[at..].find(&pattern) {
+        let start = at + found;
+        at = start + pattern.len();
+        // The name must start a word: `subkind=` is not `kind=`.
+        if error[..start]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_')
+        {
+            continue;
+        }
+        let rest = &error[at..];
+        let end = rest
+            .find(|c: char| c.is_whitespace() || ",;)]}\"'`".contains(c))
+            .unwrap_or(rest.len());
+        let choices: Vec<String> = rest[..end]
+            .trim_end_matches('.')
+            .split('|')
+            .map(str::to_owned)
+            .collect();
+        let plain = |c: &String| {
+            !c.is_empty()
+                && c.len() <= 64
+                && c.chars()
+                    .all(|ch| ch.is_alphanumeric() || "_-.".contains(ch))
+        };
+        if choices.len() >= 2 && choices.iter().all(plain) {
+            return choices;
+        }
+    }
+    Vec::new()
+}
+
+fn assigned_choice(
+    step: &PlanStep,
+    sent: &[Argument],
+    error: &str,
+    properties: Option<&Map<String, Value>>,
+    tried: &[Value],
+) -> Option<Retry> {
+    for (name, sub) in properties? {
+        let choices = assigned_choices(error, name);
+        let was_sent = |v: &str| {
+            sent.iter()
+                .any(|a| a.name == *name && a.value.as_str() == Some(v))
+                || tried
+                    .iter()
+                    .any(|t| t.get(name).and_then(Value::as_str) == Some(v))
+        };
+        let takes_text = sub.get("type").is_none_or(|t| t == "string")
+            || sub.get("anyOf").is_some()
+            || sub.get("enum").is_some();
+        if !takes_text {
+            continue;
+        }
+        if let Some(choice) = choices.into_iter().find(|c| !was_sent(c)) {
+            let mut retry = step.clone();
+            set(
+                &mut retry,
+                name,
+                ArgSpec::Pinned(Value::String(choice.clone())),
+            );
+            return Some(Retry {
+                step: retry,
+                reading: format!("a choice it wrote for {name}: {choice}"),
+                then: Vec::new(),
+            });
+        }
+    }
+    None
 }
 
 fn boolean(sub: &Value) -> bool {
@@ -1175,6 +1256,42 @@ mod tests {
                 schema["properties"].as_object()
             )
             .is_none()
+        );
+    }
+
+    #[test]
+    fn choices_written_after_a_parameter_are_read() {
+        assert_eq!(
+            assigned_choices(
+                "Error saving memory: add_memory needs kind=fact|concept|note (got none).",
+                "kind"
+            ),
+            ["fact", "concept", "note"]
+        );
+        assert!(assigned_choices("subkind=a|b", "kind").is_empty());
+        assert!(assigned_choices("kind=a only", "kind").is_empty());
+        assert!(assigned_choices("no assignment here", "kind").is_empty());
+        let schema = json!({"type": "object", "required": ["text"], "properties": {
+            "text": {"type": "string"}, "kind": {"type": "string"}}});
+        let step = PlanStep {
+            tool: "add_memory".into(),
+            args: vec![("text".into(), ArgSpec::Synthesized(json!("witness")))],
+            ..PlanStep::default()
+        };
+        let retry = answer(
+            &step,
+            &[],
+            "add_memory needs kind=fact|concept",
+            Some(&schema),
+            &Pool::default(),
+            &[],
+        )
+        .expect("a retry");
+        assert!(
+            retry
+                .step
+                .args
+                .contains(&("kind".into(), ArgSpec::Pinned(json!("fact"))))
         );
     }
 
