@@ -580,6 +580,20 @@ impl Pool {
         {
             return Some(h);
         }
+        // A parameter named for a kind of thing (`project`) fits the name
+        // or id an answer about such things gave (`list_projects` →
+        // `[{"name": "garden-guide"}]`).
+        if !generic
+            && let Some(h) = newest(&|h| {
+                h.source == Source::Answer
+                    && matches!(h.key.as_str(), "name" | "id" | "slug" | "key")
+                    && crate::plan::cues::words(&h.tool)
+                        .last()
+                        .is_some_and(|noun| singular(noun) == singular(&param.to_ascii_lowercase()))
+            })
+        {
+            return Some(h);
+        }
         let stem = param
             .strip_suffix("_id")
             .or_else(|| param.strip_suffix("Id"))
@@ -761,6 +775,23 @@ mod tests {
         prose.absorb("get_status", 2, &text("ready,idle"));
         assert!(prose.candidate("x", "projectName").is_none());
         assert!(prose.candidate("x", "statusName").is_none());
+    }
+
+    #[test]
+    fn a_parameter_named_for_a_kind_takes_a_name_an_answer_about_that_kind_gave() {
+        let mut pool = Pool::default();
+        pool.absorb(
+            "list_projects",
+            1,
+            &text(r#"[{"name": "garden-guide", "chunks": 3}, {"name": "shop-faq"}]"#),
+        );
+        let found = pool.candidate("list_categories", "project").map(|h| &h.value);
+        assert!(
+            matches!(found, Some(v) if v == "garden-guide" || v == "shop-faq"),
+            "{found:?}"
+        );
+        // Another kind's names are not a project's.
+        assert!(pool.candidate("list_chunks", "category").is_none());
     }
 
     #[test]

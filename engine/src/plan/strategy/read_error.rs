@@ -24,7 +24,9 @@
 //!   made relative to its root), an *absolute* one, only a `SELECT`;
 //! - `already exists`: a fresh name instead of the existing one;
 //! - `not found`, `does not exist`, `no such`: the next real object of
-//!   the store (or of the answers) of the same kind, one not sent before.
+//!   the store (or of the answers) of the same kind, one not sent before;
+//! - a store's root refused in words about roots, workspaces or stores
+//!   (`store must not equal workspace root`): another store's root.
 //!
 //! Example: `delete_note {"path": "a.md"}` answers `Refusing to delete
 //! without confirmation. Use force: true`; the schema has `force:
@@ -79,6 +81,7 @@ pub fn answer(
         .or_else(|| path_refused(step, sent, error, &lowered, pool, tried))
         .or_else(|| no_fields(step, sent, &lowered, schema, properties))
         .or_else(|| refused_object(step, sent, error, pool, tried))
+        .or_else(|| another_root(step, sent, &lowered, pool, tried))
         .or_else(|| nothing_sent(step, sent, schema, properties))
         .or_else(|| without_scope(step, sent, tried))
 }
@@ -985,6 +988,56 @@ fn not_found(
 /// has properties, none required (`query {"sql"?: string}` answering
 /// `Client was passed a null or undefined query`): every property given,
 /// SQL as SQL, the rest as the schema describes them.
+/// A store's root was sent and refused in words about where the call
+/// works: the next store's root, one not sent there before. A server given
+/// a workspace and a separate store of its own refuses the one for the
+/// other.
+fn another_root(
+    step: &PlanStep,
+    sent: &[Argument],
+    lowered: &str,
+    pool: &Pool,
+    tried: &[Value],
+) -> Option<Retry> {
+    let about_place = ["root", "workspace", "directory", "folder", "store", "repo"]
+        .iter()
+        .any(|w| lowered.contains(w));
+    if !about_place {
+        return None;
+    }
+    let roots: Vec<&Harvested> = pool
+        .items()
+        .filter(|h| h.shape == Some(PathKind::Root))
+        .collect();
+    for argument in sent {
+        let Some(value) = argument.value.as_str() else {
+            continue;
+        };
+        if !roots.iter().any(|h| h.value.as_str() == Some(value)) {
+            continue;
+        }
+        let sent_before = |v: &Value| tried.iter().any(|t| t.get(&argument.name) == Some(v));
+        let Some(other) = roots
+            .iter()
+            .find(|h| h.value.as_str() != Some(value) && !sent_before(&h.value))
+        else {
+            continue;
+        };
+        let mut retry = step.clone();
+        set(
+            &mut retry,
+            &argument.name,
+            ArgSpec::Chosen(Box::new((*other).clone())),
+        );
+        return Some(Retry {
+            step: retry,
+            reading: format!("another store's root for {}", argument.name),
+            then: Vec::new(),
+        });
+    }
+    None
+}
+
 fn nothing_sent(
     step: &PlanStep,
     sent: &[Argument],
@@ -1254,6 +1307,68 @@ mod tests {
                 &args,
                 Some(&schema),
                 schema["properties"].as_object()
+            )
+            .is_none()
+        );
+    }
+
+    #[test]
+    fn a_refused_root_is_followed_by_the_next_stores_root() {
+        use witness_model::audit::StoreObject;
+        let mut pool = Pool::default();
+        let root = |store: &str| {
+            Harvested::seeded_path(
+                format!("/jail/stores/{store}/tree"),
+                PathKind::Root,
+                StoreObject {
+                    store: store.into(),
+                    object: String::new(),
+                },
+            )
+        };
+        pool.seed(vec![root("store"), root("workspace")], Vec::new());
+        let step = PlanStep {
+            tool: "tc_save".into(),
+            args: vec![("root".into(), ArgSpec::Auto(json!("witness")))],
+            ..PlanStep::default()
+        };
+        let sent = [Argument {
+            name: "root".into(),
+            value: json!("/jail/stores/store/tree"),
+            source: Provenance::Store,
+            from: None,
+            object: None,
+            parts: Vec::new(),
+        }];
+        let tried = [json!({"root": "/jail/stores/store/tree"})];
+        let retry = answer(
+            &step,
+            &sent,
+            "store must not equal workspace root",
+            None,
+            &pool,
+            &tried,
+        )
+        .expect("a retry");
+        let ArgSpec::Chosen(h) = &retry.step.args[0].1 else {
+            panic!("{:?}", retry.step.args)
+        };
+        assert_eq!(h.value, json!("/jail/stores/workspace/tree"));
+        // Once both were sent, nothing is left to offer.
+        let tried = [
+            tried[0].clone(),
+            json!({"root": "/jail/stores/workspace/tree"}),
+        ];
+        let mut sent = sent;
+        sent[0].value = json!("/jail/stores/workspace/tree");
+        assert!(
+            answer(
+                &step,
+                &sent,
+                "store must not equal workspace root",
+                None,
+                &pool,
+                &tried
             )
             .is_none()
         );
