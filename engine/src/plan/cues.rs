@@ -360,11 +360,28 @@ impl ToolCues {
     /// tool's ([`Self::file_types`]).
     pub fn file_types_for(&self, param: &str) -> Vec<&'static str> {
         let own = types_named(&words(param));
-        if own.is_empty() {
-            self.file_types()
-        } else {
-            own
+        if !own.is_empty() {
+            return own;
         }
+        // A converter names both kinds, what it reads first
+        // (`pdf_to_excel`, `csv_excel_convert`): its input is the first,
+        // its output the last.
+        let named: Vec<Vec<&'static str>> = words(&self.tool)
+            .iter()
+            .map(|w| types_named(std::slice::from_ref(w)))
+            .filter(|t| !t.is_empty())
+            .collect();
+        if let (Some(first), Some(last)) = (named.first(), named.last())
+            && first != last
+        {
+            let flat = flat(param);
+            let output = self.output_place(param)
+                || ["out", "dest", "target", "save", "export", "to"]
+                    .iter()
+                    .any(|w| flat.starts_with(w));
+            return if output { last.clone() } else { first.clone() };
+        }
+        self.file_types()
     }
 
     /// The file extensions its text asks for (a workbook tool asks for
@@ -680,6 +697,19 @@ mod tests {
         assert_eq!(dml.sql_kind("raw_dml_sql"), Some(SqlKind::Insert));
         let search = tool("search", unknown, "Search the notes database");
         assert_eq!(search.sql_kind("search_query"), None, "a search is no SQL");
+    }
+
+    #[test]
+    fn a_converter_reads_the_kind_it_names_first_and_writes_the_last() {
+        let pdf = tool("pdf_to_excel", json!({}), "Extract the tables of a PDF into Excel");
+        assert_eq!(pdf.file_types_for("input_path"), ["pdf"]);
+        assert_eq!(pdf.file_types_for("output_path")[0], "xlsx");
+        let csv = tool("csv_excel_convert", json!({}), "Convert between CSV and Excel");
+        assert_eq!(csv.file_types_for("input"), ["csv"]);
+        // One kind named: every file parameter wants it, as before.
+        let sheet = tool("read_sheet", json!({}), "Read a sheet of an Excel workbook");
+        assert_eq!(sheet.file_types_for("path")[0], "xlsx");
+        assert_eq!(sheet.file_types_for("image_path"), ["png", "jpg", "jpeg", "gif"]);
     }
 
     #[test]
