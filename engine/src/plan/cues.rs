@@ -701,15 +701,26 @@ mod tests {
 
     #[test]
     fn a_converter_reads_the_kind_it_names_first_and_writes_the_last() {
-        let pdf = tool("pdf_to_excel", json!({}), "Extract the tables of a PDF into Excel");
+        let pdf = tool(
+            "pdf_to_excel",
+            json!({}),
+            "Extract the tables of a PDF into Excel",
+        );
         assert_eq!(pdf.file_types_for("input_path"), ["pdf"]);
         assert_eq!(pdf.file_types_for("output_path")[0], "xlsx");
-        let csv = tool("csv_excel_convert", json!({}), "Convert between CSV and Excel");
+        let csv = tool(
+            "csv_excel_convert",
+            json!({}),
+            "Convert between CSV and Excel",
+        );
         assert_eq!(csv.file_types_for("input"), ["csv"]);
         // One kind named: every file parameter wants it, as before.
         let sheet = tool("read_sheet", json!({}), "Read a sheet of an Excel workbook");
         assert_eq!(sheet.file_types_for("path")[0], "xlsx");
-        assert_eq!(sheet.file_types_for("image_path"), ["png", "jpg", "jpeg", "gif"]);
+        assert_eq!(
+            sheet.file_types_for("image_path"),
+            ["png", "jpg", "jpeg", "gif"]
+        );
     }
 
     #[test]

@@ -109,6 +109,10 @@ pub struct Pool {
     /// same path relative to the store's root: every later path is sent
     /// in that form, by every tool (a vault server keeps one form).
     relative_paths: bool,
+    /// What each answered step was asked, by plan step: the real scalar
+    /// arguments of the call (`project: "garden-guide"` for the
+    /// `list_chunks` whose answer gave a chunk's id).
+    asked: std::collections::BTreeMap<u32, Vec<(String, Value)>>,
 }
 
 /// Keys whose values are identifiers worth reusing.
@@ -243,7 +247,11 @@ impl Pool {
         result: &Value,
         echoed: &[Value],
         made: &[Value],
+        asked: &[(String, Value)],
     ) {
+        if !asked.is_empty() {
+            self.asked.insert(step, asked.to_vec());
+        }
         let before = self.items.len();
         self.absorb(tool, step, result);
         let mut i = before;
@@ -487,6 +495,15 @@ impl Pool {
         self.find(&cues.tool, param, &fits)
     }
 
+    /// What the call that answered with `h` was asked (its real scalar
+    /// arguments); empty for a value that came from no answer.
+    pub fn asked_for(&self, h: &Harvested) -> &[(String, Value)] {
+        if h.source != Source::Answer {
+            return &[];
+        }
+        self.asked.get(&h.step).map_or(&[], Vec::as_slice)
+    }
+
     /// Whether some collection of the pool holds things named `stem`
     /// (`task` for `tasks`).
     pub fn names_collection(&self, stem: &str) -> bool {
@@ -718,6 +735,7 @@ mod tests {
             &answer,
             &[json!("witness")],
             &[json!("witness-create_note")],
+            &[],
         );
         let values: Vec<(&Value, &Source)> = pool.items().map(|h| (&h.value, &h.source)).collect();
         assert!(
@@ -785,7 +803,9 @@ mod tests {
             1,
             &text(r#"[{"name": "garden-guide", "chunks": 3}, {"name": "shop-faq"}]"#),
         );
-        let found = pool.candidate("list_categories", "project").map(|h| &h.value);
+        let found = pool
+            .candidate("list_categories", "project")
+            .map(|h| &h.value);
         assert!(
             matches!(found, Some(v) if v == "garden-guide" || v == "shop-faq"),
             "{found:?}"

@@ -917,6 +917,7 @@ pub fn resolve(
         recorded.push(argument);
     }
     cohere_with_files(step, pool, &mut object, &mut recorded);
+    cohere_with_asked(step, pool, &mut object, &mut recorded);
     distinct_ends(step, pool, &mut object, &mut recorded);
     names::name_files(&step.cues, &mut object, &mut recorded, pool);
     // A free-form object of a tool that names a store's table is filled
@@ -983,6 +984,62 @@ fn cohere_with_files(
         argument.object = held;
         argument.parts = Vec::new();
         object.insert(argument.name.clone(), h.value.clone());
+    }
+}
+
+/// What an answer gave belongs to what its call named: a chunk id that
+/// `list_chunks {"project": "garden-guide"}` answered is sent with that
+/// project, not with another the harvest offered (`Chunk "..." not found`
+/// in the project the plan had made). Only an argument filled at call time
+/// is changed, to the value the answering call was sent.
+fn cohere_with_asked(
+    step: &PlanStep,
+    pool: &Pool,
+    object: &mut Map<String, Value>,
+    recorded: &mut [Argument],
+) {
+    let filled_at_call = |name: &str| {
+        step.args
+            .iter()
+            .any(|(n, spec)| n == name && matches!(spec, ArgSpec::Auto(_) | ArgSpec::IfReal(_)))
+    };
+    let mut fixes: Vec<(String, Value, Origin)> = Vec::new();
+    for argument in recorded.iter() {
+        if argument.source != Provenance::Harvested || !filled_at_call(&argument.name) {
+            continue;
+        }
+        let Some(from) = &argument.from else {
+            continue;
+        };
+        let Some(h) = pool.items().rev().find(|h| {
+            h.value == argument.value
+                && format!("call {}", h.step) == from.call
+                && h.path == from.path
+        }) else {
+            continue;
+        };
+        for (key, value) in pool.asked_for(h) {
+            let differs = recorded
+                .iter()
+                .any(|a| a.name == *key && a.value != *value && filled_at_call(key));
+            if *key != argument.name && differs && !fixes.iter().any(|(k, _, _)| k == key) {
+                let origin = Origin {
+                    call: from.call.clone(),
+                    path: format!("arguments.{key}"),
+                };
+                fixes.push((key.clone(), value.clone(), origin));
+            }
+        }
+    }
+    for (key, value, origin) in fixes {
+        if let Some(argument) = recorded.iter_mut().find(|a| a.name == key) {
+            argument.value = value.clone();
+            argument.source = Provenance::Harvested;
+            argument.from = Some(origin);
+            argument.object = None;
+            argument.parts = Vec::new();
+            object.insert(key, value);
+        }
     }
 }
 
@@ -2007,6 +2064,43 @@ mod tests {
             a.value, b.value,
             "two sections, not one depending on itself"
         );
+    }
+
+    #[test]
+    fn an_id_an_answer_gave_is_sent_with_what_its_call_named() {
+        let schema = json!({"type": "object", "properties": {
+            "project": {"type": "string"}, "id": {"type": "string"}},
+            "required": ["project", "id"]});
+        let tools = [tool("update_chunk", Value::Null, schema)];
+        let plan = Plan::synthesized(&tools);
+        let mut pool = Pool::default();
+        let text = |t: &str| json!({"content": [{"type": "text", "text": t}]});
+        pool.absorb("list_projects", 1, &text(r#"[{"name": "garden-guide"}]"#));
+        pool.absorb_answer(
+            "list_chunks",
+            2,
+            &text(r#"{"chunks": [{"id": "c-1"}]}"#),
+            &[],
+            &[],
+            &[("project".into(), json!("garden-guide"))],
+        );
+        pool.created(
+            "create_project",
+            3,
+            "name",
+            &json!("witness-create_project"),
+            None,
+        );
+        let resolved = resolve(&step_for(&plan, "update_chunk"), &BTreeMap::new(), &pool)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(argument(&resolved, "id").value, json!("c-1"));
+        let project = argument(&resolved, "project");
+        assert_eq!(
+            project.value,
+            json!("garden-guide"),
+            "the chunk's own project"
+        );
+        assert_eq!(project.from.map(|o| o.call), Some("call 2".to_owned()));
     }
 
     #[test]

@@ -519,8 +519,23 @@ impl<'a> Runner<'a> {
                 // What the audit invented and the server only echoed back
                 // is no value of the server's.
                 let (made, echoed) = invented_scalars(&call.step.cues, &call.resolved.recorded);
-                self.pool
-                    .absorb_answer(&call.step.tool, call.step_no, result, &echoed, &made);
+                // What an answer lists belongs to what the call named:
+                // the chunks of the project it asked about.
+                let asked: Vec<(String, Value)> = call
+                    .resolved
+                    .recorded
+                    .iter()
+                    .filter(|a| a.source.is_real() && (a.value.is_string() || a.value.is_number()))
+                    .map(|a| (a.name.clone(), a.value.clone()))
+                    .collect();
+                self.pool.absorb_answer(
+                    &call.step.tool,
+                    call.step_no,
+                    result,
+                    &echoed,
+                    &made,
+                    &asked,
+                );
             }
         }
         let id = self.next_id;
