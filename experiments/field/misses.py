@@ -57,6 +57,7 @@ FIXES = (
     "none",
 )
 KINDS = ("escaped lie", "false failure")
+UNREAD = "not read for a fix"
 LIE = {"readOnlyHint": "read-only", "destructiveHint": "non-destructive", "idempotentHint": "idempotent"}
 
 
@@ -188,8 +189,8 @@ def main() -> int:
     if wrong or never:
         print()
         print(
-            f"Of the ground truth's, {never} name an effect the study's conditions never allow "
-            f"and {wrong} rest on a truth the ruling finds wrong (not edited here: for the lead to decide)."
+            f"Of the ground truth's: {never} with an effect the study's conditions never allow, "
+            f"{wrong} with a truth the ruling finds wrong (not edited here: for the lead to decide)."
         )
     print()
 
@@ -198,12 +199,12 @@ def main() -> int:
     # lies have been read for it.
     def fix_of(r: dict, name: str, ruling: dict | None) -> str:
         if ruling is not None:
-            return ruling.get("fix") or ("unassigned" if name == "planner" else f"no planner change: {ruled(ruling)}")
+            return ruling.get("fix") or (UNREAD if name == "planner" else f"no planner change: {ruled(ruling)}")
         if name != "planner":
-            return "unassigned" if name == "unruled" else f"no planner change: {name}"
+            return UNREAD if name == "unruled" else f"no planner change: {name}"
         f = fixes.get((r["server"], r["tool"]))
         if f is None:
-            return "unassigned"
+            return UNREAD
         fixes_used.add((r["server"], r["tool"]))
         return f["fix"]
 
