@@ -26,7 +26,12 @@ an index only a command line builds) or is wrong. Those rows, the "other"
 rows and the false failures are ruled by hand in `causes.toml` beside this
 script (cause planner, observer or ground-truth, and why); a row without a
 ruling is shown "unruled", and a ruling that matches no current row is
-reported on stderr as stale, so a rerun that moves a row shows it.
+reported on stderr as stale, so a rerun that moves a row shows it. A
+ruling may also place a "planner" or "controls" row whose reading shows
+another cause (a licence the study never has, a control that could not
+reproduce a first-use write). `[[fix]]` entries and the rulings' `fix`
+say which kind of planner change would plausibly reach each planner miss;
+a half read for them gets that tally too.
 
 The half is the name of the directory FIELD.jsonl is in
 (`results/<half>/field.jsonl`) unless `--half` names it. Every row quotes
