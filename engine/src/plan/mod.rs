@@ -585,6 +585,12 @@ fn planned_step(tool: &ToolEntry) -> PlanStep {
     }
 }
 
+/// The planner's step for `tool` as a synthesized plan would ask it: what
+/// is called when an error names it as the step to take first.
+pub fn planned_step_for(tool: &ToolEntry) -> PlanStep {
+    planned_step(tool)
+}
+
 /// Whether `text` is an absolute path of some machine (`/Users/...`,
 /// `~/notes`, `C:\\data`) rather than a name or a relative path.
 fn is_foreign_path(text: &str) -> bool {

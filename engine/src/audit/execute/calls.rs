@@ -72,6 +72,8 @@ pub(super) struct Runner<'a> {
     pub(super) retry_after: Option<u32>,
     /// For the next call: the failed call whose error it answers.
     answers: Option<ErrorAnswer>,
+    /// Tools an error named to call first, each called once.
+    called_first: Vec<String>,
     /// How long the last call took, from its request to its settled moment:
     /// the next idle control's window.
     last_window: Option<Duration>,
@@ -130,6 +132,7 @@ impl<'a> Runner<'a> {
             failure_restarts: 0,
             retry_after: None,
             answers: None,
+            called_first: Vec::new(),
             last_window: None,
             steps: BTreeMap::new(),
             context,
@@ -242,6 +245,22 @@ impl<'a> Runner<'a> {
         }
         self.events_after(step_no)?;
         if status.is_refusal()
+            && let Some(setup) = self.named_first(step, first)
+        {
+            // The error said which tool to call first: it is, then this
+            // step again, within its budget.
+            self.called_first.push(setup.tool.clone());
+            self.answers = Some(ErrorAnswer {
+                call: first,
+                reading: format!("the tool it named to call first: {}", setup.tool),
+            });
+            self.step(&setup)?;
+            if self.calls_of(&step.tool) < super::passes::MAX_CALLS_PER_TOOL {
+                self.step(step)?;
+            }
+            return ControlFlow::Continue(());
+        }
+        if status.is_refusal()
             && let Some(retry) = self.error_retry(step, first)
         {
             let answer = ErrorAnswer {
@@ -276,6 +295,26 @@ impl<'a> Runner<'a> {
             }
         }
         ControlFlow::Continue(())
+    }
+
+    /// The planned step of the tool failed call `failed` of `step` named to
+    /// call first ([`crate::plan::strategy::named_first`]), when it was
+    /// not called first before. A plan file's steps are never retried.
+    fn named_first(&self, step: &PlanStep, failed: u32) -> Option<PlanStep> {
+        if step.cues.tool.is_empty() {
+            return None;
+        }
+        let record = self.draft.report.calls.iter().find(|c| c.id == failed)?;
+        let text = crate::plan::strategy::read_error::error_text(record);
+        let tool = crate::plan::strategy::named_first::named_first(
+            &text,
+            &step.tool,
+            &self.draft.report.tools,
+        )?;
+        if self.called_first.contains(&tool.name) {
+            return None;
+        }
+        Some(crate::plan::planned_step_for(tool))
     }
 
     /// How many calls `tool` has had, its repeats, pages and confirmations

@@ -11,12 +11,15 @@
 //!   filled with the store.
 //! - [`operations`]: every value of an operation enum is asked, each as its
 //!   own form.
+//! - [`named_first`]: the tool an error says to call first is called
+//!   first, and the failed step asked again.
 //! - [`file_text`]: text an edit is to find is a line of the file it edits.
 //! - [`store_objects`]: the store's objects in the forms servers accept
 //!   (relative paths, bare names), and only objects that still exist.
 
 pub mod change_fields;
 pub mod file_text;
+pub mod named_first;
 pub mod operations;
 pub mod read_error;
 pub mod scope;
