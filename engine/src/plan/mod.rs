@@ -297,6 +297,7 @@ impl Plan {
         let mut ordered: Vec<&ToolEntry> = tools.iter().collect();
         ordered.sort_by_key(|t| {
             (
+                reverts_by_name(&t.name),
                 removes_by_name(&t.name) || ends_by_name(&t.name),
                 unannotated_phase(t, &listed),
                 needs_made(t, &made),
@@ -735,6 +736,27 @@ fn ends_by_name(name: &str) -> bool {
             "discard",
             "deactivate",
             "disable",
+        ]
+        .contains(&w.as_str())
+    })
+}
+
+/// Names that say a tool takes back what another did (`reset_task`,
+/// `undo_delete`, `restore_backup`, `reopen_task`): called last, after the
+/// changes, ends and removals they take back. Run first, a reset of a task
+/// still pending changes nothing.
+fn reverts_by_name(name: &str) -> bool {
+    cues::words(name).iter().any(|w| {
+        [
+            "reset",
+            "undo",
+            "restore",
+            "reopen",
+            "revert",
+            "rollback",
+            "unarchive",
+            "undelete",
+            "recover",
         ]
         .contains(&w.as_str())
     })
@@ -2126,6 +2148,18 @@ mod tests {
             at("archive_project") > at("pin_add") && at("archive_project") > at("update_project")
         );
         assert!(at("complete_task") > at("update_project"));
+        let tools = [
+            tool("reset_task", Value::Null, json!({"type": "object"})),
+            tool("cancel_task", Value::Null, json!({"type": "object"})),
+            tool("delete_task", Value::Null, json!({"type": "object"})),
+            tool("edit_task", Value::Null, json!({"type": "object"})),
+        ];
+        let plan = Plan::synthesized(&tools);
+        assert_eq!(
+            names(&plan.steps[plan.harvest..]).last(),
+            Some(&"reset_task"),
+            "what takes back a change runs after the changes"
+        );
     }
 
     #[test]
