@@ -289,6 +289,10 @@ impl ToolCues {
         if ["name", "path", "id", "key", "title", "filename"].contains(&flat.as_str()) {
             return true;
         }
+        // Named for the thing itself (`create_branch`'s `branch`).
+        if !self.noun.is_empty() && crate::plan::harvest::singular(&flat) == self.noun {
+            return true;
+        }
         !self.noun.is_empty()
             && ["name", "id"].iter().any(|suffix| {
                 flat.strip_suffix(suffix)
@@ -612,7 +616,11 @@ mod tests {
         );
         assert_eq!(branch.noun, "branch");
         assert!(branch.new_name("branch_name"));
+        assert!(branch.new_name("branch"), "named for the thing itself");
         assert!(!branch.new_name("base_branch"));
+        let dep = tool("add_section_dep", json!({}), "");
+        assert_eq!(dep.noun, "dep", "the thing is the last word after the verb");
+        assert!(!dep.new_name("section_id"), "a reference to a section");
         let observe = tool(
             "add_observations",
             json!({"readOnlyHint": false, "destructiveHint": false}),

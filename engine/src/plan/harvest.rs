@@ -136,6 +136,19 @@ fn serial_id(token: &str) -> bool {
         && digits.chars().all(|c| c.is_ascii_digit())
 }
 
+/// Parameter names (flattened) that name a revision of a repository.
+const REVISION_NAMES: [&str; 9] = [
+    "target",
+    "ref",
+    "revision",
+    "rev",
+    "branch",
+    "branchname",
+    "commit",
+    "treeish",
+    "committish",
+];
+
 const MAX_DEPTH: usize = 6;
 const MAX_ITEMS: usize = 50;
 
@@ -558,6 +571,14 @@ impl Pool {
         if !generic && let Some(h) = newest(&|h| h.key == param) {
             return Some(h);
         }
+        // What a checkout or reset is pointed at (`target`, `ref`,
+        // `branch`, `commit`) is a revision: a branch the repository holds.
+        let flat_param = crate::plan::cues::flat(param);
+        if REVISION_NAMES.contains(&flat_param.as_str())
+            && let Some(h) = newest(&|h| h.key == "revision")
+        {
+            return Some(h);
+        }
         // `tableName` is `table_name` in another spelling.
         let spelled = |k: &str| k.replace(['_', '-'], "").to_ascii_lowercase();
         if !generic && let Some(h) = newest(&|h| spelled(&h.key) == spelled(param)) {
@@ -812,6 +833,28 @@ mod tests {
         );
         // Another kind's names are not a project's.
         assert!(pool.candidate("list_chunks", "category").is_none());
+    }
+
+    #[test]
+    fn a_checkout_target_is_a_branch_the_repository_holds() {
+        use witness_model::audit::StoreObject;
+        let mut pool = Pool::default();
+        let at = StoreObject {
+            store: "repo".into(),
+            object: "ref/refs/heads/drafts".into(),
+        };
+        pool.seed(
+            vec![Harvested::seeded("revision", json!("drafts"), at, None)],
+            Vec::new(),
+        );
+        for param in ["target", "ref", "branch", "commit"] {
+            assert_eq!(
+                pool.candidate("git_checkout", param).map(|h| &h.value),
+                Some(&json!("drafts")),
+                "{param}"
+            );
+        }
+        assert!(pool.candidate("git_checkout", "message").is_none());
     }
 
     #[test]
