@@ -78,8 +78,13 @@ fn object_seeds(kind: StoreKind, root: &Path, id: &str, at: StoreObject) -> Vec<
         StoreKind::Fs => fs_seed(root, id, at).into_iter().collect(),
         StoreKind::Sqlite => sqlite_seeds(id, at),
         StoreKind::Jsonl => jsonl_seeds(id, at),
-        // Rows are named like SQLite's (`schema.table/key`).
-        StoreKind::Postgres => sqlite_seeds(id, at),
+        // Rows are named like SQLite's (`schema.table/key`); a table is
+        // its catalog entry (`catalog/table:public.orders`).
+        StoreKind::Postgres => match id.strip_prefix("catalog/table:") {
+            Some(table) => postgres_table_seeds(table, at),
+            None if id.starts_with("catalog/") => Vec::new(),
+            None => sqlite_seeds(id, at),
+        },
         StoreKind::Git => git_seeds(root, id, at),
     }
 }
@@ -104,6 +109,21 @@ fn git_seeds(root: &Path, id: &str, at: StoreObject) -> Vec<Harvested> {
         }
         _ => Vec::new(),
     }
+}
+
+/// A PostgreSQL table's names, as a statement or a tool names it: bare in
+/// `public` (`orders`), qualified elsewhere (`audit.log`). Names that needed
+/// quoting are not offered.
+fn postgres_table_seeds(qualified: &str, at: StoreObject) -> Vec<Harvested> {
+    if qualified.contains('"') {
+        return Vec::new();
+    }
+    let name = qualified.strip_prefix("public.").unwrap_or(qualified);
+    let name = Value::String(name.to_owned());
+    ["table_name", "table"]
+        .into_iter()
+        .map(|k| Harvested::seeded(k, name.clone(), at.clone(), Some("tables")))
+        .collect()
 }
 
 /// The file a content object of a directory store sits in, relative to the
@@ -338,6 +358,35 @@ mod tests {
                 ("from".into(), json!("Ada"), c("relations")),
                 ("to".into(), json!("Charles Babbage"), c("relations")),
                 ("relationType".into(), json!("works with"), c("relations")),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_postgres_store_offers_its_tables_by_the_names_statements_use_and_its_rows() {
+        let stores = [store("pg", StoreKind::Postgres, "/jail/stores/pg")];
+        let present = [
+            ("pg", "catalog/schema:public"),
+            ("pg", "catalog/table:public.orders"),
+            ("pg", "catalog/table:audit.log"),
+            ("pg", "catalog/index:public.orders_pkey"),
+            ("pg", "public.orders/4"),
+        ];
+        let (seeds, _) = seeds(&stores, &present);
+        let keys: Vec<(String, Value, Option<String>)> = seeds
+            .iter()
+            .map(|h| (h.key.clone(), h.value.clone(), h.collection.clone()))
+            .collect();
+        let c = |s: &str| Some(s.to_owned());
+        assert_eq!(
+            keys,
+            [
+                ("table_name".into(), json!("orders"), c("tables")),
+                ("table".into(), json!("orders"), c("tables")),
+                ("table_name".into(), json!("audit.log"), c("tables")),
+                ("table".into(), json!("audit.log"), c("tables")),
+                ("id".into(), json!("4"), c("public.orders")),
+                ("id".into(), json!(4), c("public.orders")),
             ]
         );
     }
