@@ -508,10 +508,10 @@ impl Pool {
         self.find(&cues.tool, param, &fits)
     }
 
-    /// What the call that answered with `h` was asked (its real scalar
-    /// arguments); empty for a value that came from no answer.
+    /// What the call that answered with `h`, or made it, was asked (its
+    /// real scalar arguments); empty for a value the store held.
     pub fn asked_for(&self, h: &Harvested) -> &[(String, Value)] {
-        if h.source != Source::Answer {
+        if matches!(h.source, Source::Store(_)) {
             return &[];
         }
         self.asked.get(&h.step).map_or(&[], Vec::as_slice)

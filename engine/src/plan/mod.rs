@@ -294,11 +294,23 @@ impl Plan {
             .map(|t| (ToolCues::of(t).noun, t.name.clone()))
             .filter(|(noun, _)| !noun.is_empty())
             .collect();
+        // A remover of what another tool takes (`delete_project`, whose
+        // project `delete_chunk` needs) runs after that one.
+        let needed: Vec<String> = tools.iter().flat_map(required_stems).collect();
+        let contains_others = |t: &ToolEntry| {
+            let noun = ToolCues::of(t).noun;
+            let own = required_stems(t);
+            !noun.is_empty()
+                && needed.iter().filter(|n| **n == noun).count()
+                    > own.iter().filter(|n| **n == noun).count()
+        };
         let mut ordered: Vec<&ToolEntry> = tools.iter().collect();
         ordered.sort_by_key(|t| {
+            let ends = removes_by_name(&t.name) || ends_by_name(&t.name);
             (
                 reverts_by_name(&t.name),
-                removes_by_name(&t.name) || ends_by_name(&t.name),
+                ends,
+                ends && contains_others(t),
                 unannotated_phase(t, &listed),
                 needs_made(t, &made),
                 !adds_by_name(&t.name),
@@ -2129,6 +2141,24 @@ mod tests {
             "the chunk's own project"
         );
         assert_eq!(project.from.map(|o| o.call), Some("call 2".to_owned()));
+        // What the plan made belongs to what its call named, as well.
+        pool.absorb_answer(
+            "add_chunk",
+            4,
+            &text("{}"),
+            &[],
+            &[],
+            &[("project".into(), json!("shop-faq"))],
+        );
+        pool.created("add_chunk", 4, "id", &json!("c-made"), None);
+        let resolved = resolve(&step_for(&plan, "update_chunk"), &BTreeMap::new(), &pool)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            argument(&resolved, "id").value,
+            json!("c-made"),
+            "the newest chunk"
+        );
+        assert_eq!(argument(&resolved, "project").value, json!("shop-faq"));
     }
 
     #[test]
@@ -2159,6 +2189,20 @@ mod tests {
             names(&plan.steps[plan.harvest..]).last(),
             Some(&"reset_task"),
             "what takes back a change runs after the changes"
+        );
+        let in_project = json!({"type": "object", "properties": {
+            "project": {"type": "string"}, "id": {"type": "string"}}, "required": ["project", "id"]});
+        let named = json!({"type": "object", "properties": {"name": {"type": "string"}},
+            "required": ["name"]});
+        let tools = [
+            tool("delete_project", Value::Null, named),
+            tool("delete_chunk", Value::Null, in_project),
+        ];
+        let plan = Plan::synthesized(&tools);
+        assert_eq!(
+            names(&plan.steps[plan.harvest..]),
+            ["delete_chunk", "delete_project"],
+            "the container goes after what is in it"
         );
     }
 
