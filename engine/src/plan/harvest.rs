@@ -639,9 +639,17 @@ impl Pool {
             .map(str::to_ascii_lowercase);
         if let Some(stem) = stem.filter(|s| !s.is_empty()) {
             let prefix = format!("{stem}_");
+            // An id nested among other things (`tasks[0].id` in the answer
+            // of `add_project_task`) is one of those, not the project.
+            let own_kind = |h: &Harvested| {
+                h.collection
+                    .as_deref()
+                    .is_none_or(|c| singular(c) == stem || !names_a_kind(c))
+            };
             return newest(&|h| {
                 (matches!(h.key.as_str(), "id" | "[]")
-                    && h.tool.to_ascii_lowercase().contains(&stem))
+                    && h.tool.to_ascii_lowercase().contains(&stem)
+                    && own_kind(h))
                     || h.value.as_str().is_some_and(|v| v.starts_with(&prefix))
             });
         }
@@ -696,6 +704,31 @@ fn plain_list<'t>(tool: &str, text: &'t str) -> Option<(String, Vec<&'t str>)> {
     };
     (!names.is_empty() && names.len() <= MAX_ITEMS && names.iter().all(name_shaped))
         .then_some((collection, names))
+}
+
+/// Whether a collection's key names a kind of thing (`tasks`, `entities`)
+/// rather than a wrapper (`results`, `items`, `data`) whose members may be
+/// of any kind.
+fn names_a_kind(collection: &str) -> bool {
+    ![
+        "results",
+        "result",
+        "items",
+        "item",
+        "data",
+        "records",
+        "entries",
+        "rows",
+        "values",
+        "matches",
+        "hits",
+        "list",
+        "content",
+        "structuredcontent",
+        "response",
+        "payload",
+    ]
+    .contains(&collection.to_ascii_lowercase().as_str())
 }
 
 /// `entityName` → (`entity`, `name`), `table_name` → (`table`, `name`),
@@ -833,6 +866,21 @@ mod tests {
         );
         // Another kind's names are not a project's.
         assert!(pool.candidate("list_chunks", "category").is_none());
+    }
+
+    #[test]
+    fn an_id_nested_among_another_kind_is_not_the_named_things() {
+        let mut pool = Pool::default();
+        pool.absorb(
+            "add_project_task",
+            2,
+            &text(r#"{"id": "p-1", "name": "garden", "tasks": [{"id": "t-9"}]}"#),
+        );
+        assert_eq!(
+            pool.candidate("update_project", "project_id")
+                .map(|h| &h.value),
+            Some(&json!("p-1"))
+        );
     }
 
     #[test]
