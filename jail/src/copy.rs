@@ -80,6 +80,72 @@ fn copy_dir(root: &Path, dir: &Path, to: &Path, warnings: &mut Vec<String>) -> i
     Ok(())
 }
 
+/// Makes a copy-on-write view of the tree at `from`, mounted at `view`,
+/// hold what [`copy_tree`] would have copied: the same links rewritten or
+/// made dangling (in the view, which writes them to its upper layer) and
+/// the same special files left out (a whiteout in the view hides a socket
+/// that a live process of the user may still listen on). Regular files and
+/// directories are not opened: the walk reads directories only, so its cost
+/// follows the number of entries, never their bytes. Returns the same
+/// warnings as the copy.
+pub fn adjust_view(from: &Path, view: &Path) -> io::Result<Vec<String>> {
+    let root = from.canonicalize()?;
+    let mut warnings = Vec::new();
+    adjust_dir(&root, &root, view, &mut warnings)?;
+    Ok(warnings)
+}
+
+fn adjust_dir(root: &Path, dir: &Path, view: &Path, warnings: &mut Vec<String>) -> io::Result<()> {
+    let mut entries: Vec<fs::DirEntry> = fs::read_dir(dir)?.collect::<Result<_, _>>()?;
+    // Sorted, so warnings come in the same order as the copy's.
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        // The directory entry's own type (d_type): no stat, no open.
+        let kind = entry.file_type()?;
+        if kind.is_file() {
+            continue;
+        }
+        let path = entry.path();
+        let target = view.join(entry.file_name());
+        let shown = path
+            .strip_prefix(root)
+            .unwrap_or(&path)
+            .display()
+            .to_string();
+        if kind.is_dir() {
+            // Not in the view: a file system mounted there (not crossed).
+            if target.is_dir() {
+                adjust_dir(root, &path, &target, warnings)?;
+            }
+        } else if kind.is_symlink() {
+            let text = fs::read_link(&path)?;
+            if inside_target(root, &path, &text).as_deref() == Some(text.as_path()) {
+                continue;
+            }
+            // Rewritten or made dangling, as the copy would have it.
+            remove_from_view(&target)?;
+            copy_link(root, &path, &target, &shown, warnings)?;
+        } else {
+            remove_from_view(&target)?;
+            warnings.push(format!(
+                "{shown}: a {} is never opened; it was left out of the jail",
+                kind_name(&kind)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Removes an entry from a view. One that is not there is what was wanted:
+/// beneath a file system mounted inside the store, which the view does not
+/// cross, there is nothing to remove.
+fn remove_from_view(path: &Path) -> io::Result<()> {
+    match fs::remove_file(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        done => done,
+    }
+}
+
 /// A link is kept when it leads inside the store, and made dangling when it
 /// leaves it.
 fn copy_link(

@@ -28,6 +28,7 @@
 
 pub mod bounds;
 pub mod copy;
+mod cow;
 mod decoy;
 pub mod disk;
 pub mod interrupt;
@@ -44,6 +45,7 @@ mod store;
 mod target;
 pub mod view;
 
+pub use cow::FORCE_COPY_ENV;
 pub use decoy::OriginalWrites;
 pub use isolation::Isolation;
 pub use jail::{ENV_ALLOWLIST, Jail, JailError, JailSpec, LaunchError, REMOTE_ISOLATION, connect};
