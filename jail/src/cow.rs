@@ -71,8 +71,13 @@ impl Method {
     pub(crate) fn sentence(&self) -> Option<String> {
         let mut parts = Vec::new();
         if !self.viewed.is_empty() {
+            let views = if self.viewed.len() == 1 {
+                "a copy-on-write view of its original"
+            } else {
+                "copy-on-write views of the originals"
+            };
             parts.push(format!(
-                "{} jailed as copy-on-write views of the originals (overlayfs in the auditor's own mount namespace; a file is copied when the server first opens it for writing, and the originals are never written)",
+                "{} jailed as {views} (overlayfs in the auditor's own mount namespace; a file is copied when the server first opens it for writing, and the originals are never written)",
                 names(&self.viewed)
             ));
         }
@@ -256,4 +261,23 @@ pub(crate) enum ViewError {
 
 fn unmount(target: &Path) {
     let _ = rustix::mount::unmount(target, rustix::mount::UnmountFlags::DETACH);
+}
+
+/// The bytes `path` takes on disk (its blocks, holes not counted), with
+/// everything beneath it; links are not followed.
+pub(crate) fn disk_use(path: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return 0;
+    };
+    let mut total = meta.blocks() * 512;
+    if meta.is_dir()
+        && let Ok(entries) = std::fs::read_dir(path)
+    {
+        total += entries
+            .filter_map(Result::ok)
+            .map(|e| disk_use(&e.path()))
+            .sum::<u64>();
+    }
+    total
 }

@@ -360,6 +360,37 @@ impl Jail {
         })
     }
 
+    /// The bytes the stores take on the auditor's disk in this jail: what
+    /// the server changed of a view (its upper layer, and a view's links),
+    /// or a copy whole. What `bench/run.py` reports as a jail's disk use.
+    pub fn stores_disk_use(&self) -> u64 {
+        let mut places: Vec<PathBuf> = self
+            .stores
+            .iter()
+            .filter(|s| s.spec.kind != StoreKind::Postgres && !self.method.is_viewed(&s.spec.name))
+            .map(|s| s.path.clone())
+            .collect();
+        // A view's upper layer and its work directory; never its lower
+        // layer, whose links are the originals' own blocks.
+        if let Some(mount) = &self.mount {
+            let layers = mount.hidden_dir();
+            for store in &self.stores {
+                if self.method.is_viewed(&store.spec.name) {
+                    for sub in ["upper", "work"] {
+                        places.push(layers.join(&store.spec.name).join(sub));
+                    }
+                }
+            }
+        }
+        places.iter().map(|p| crate::cow::disk_use(p)).sum()
+    }
+
+    /// How the stores came into the jail, as the isolation detail ends
+    /// (`None` when no store was viewed or copied).
+    pub fn stores_method(&self) -> Option<String> {
+        self.method.sentence()
+    }
+
     /// What the store copies left out or changed, one line each, prefixed
     /// with the store's name.
     pub fn copy_warnings(&self) -> &[String] {

@@ -208,3 +208,66 @@ fn without_a_view_the_stores_are_copied_the_report_says_so_and_the_effects_are_t
         viewed["calls"][0]["original_writes"]
     );
 }
+
+/// SQLite's WAL and shared memory through a view: a server that commits
+/// without pause to a database the user already had, in WAL mode, with a
+/// WAL beside it, is observed as consistently as in a copy.
+#[test]
+fn a_busy_wal_writer_on_an_existing_database_is_observed_through_its_view() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("busy.db");
+    let conn = rusqlite::Connection::open(&db).expect("db");
+    conn.execute_batch(
+        "PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0;
+         CREATE TABLE ticks(id INTEGER PRIMARY KEY, at TEXT, pad BLOB);
+         INSERT INTO ticks(at) VALUES ('the user''s');",
+    )
+    .expect("seed");
+    // Held open, so the WAL stays beside the database: the view carries it.
+    assert!(dir.path().join("busy.db-wal").exists());
+    let wal_before = std::fs::read(dir.path().join("busy.db-wal")).expect("wal");
+    let db_before = std::fs::read(&db).expect("db");
+    let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hostile/obs_busy_writer.py");
+    let out = Command::new(env!("CARGO_BIN_EXE_mcp-witness"))
+        .args(["audit", "--format", "json", "--store"])
+        .arg(format!("db=sqlite:{}", db.display()))
+        .args(["--", "python3"])
+        .arg(&server)
+        .arg("{db}")
+        .env("TMPDIR", tmp.path())
+        .env_remove("MCP_WITNESS_JAIL_COPY")
+        .stdin(Stdio::null())
+        .output()
+        .expect("mcp-witness runs");
+    let report = common::stdout_json(&out);
+    assert!(
+        report["complete"] == true,
+        "incomplete: {}",
+        report["incomplete_reason"]
+    );
+    assert!(
+        detail(&report).contains("store db jailed as a copy-on-write view"),
+        "{}",
+        detail(&report)
+    );
+    let seen = report["calls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|c| c["background"].as_array().cloned().unwrap_or_default())
+        .filter(|e| {
+            e["object"]
+                .as_str()
+                .is_some_and(|o| o.starts_with("ticks/"))
+        })
+        .count();
+    assert!(seen > 0, "no row of the writer was seen: {report:#}");
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(std::fs::read(&db).expect("db"), db_before);
+    assert_eq!(
+        std::fs::read(dir.path().join("busy.db-wal")).expect("wal"),
+        wal_before
+    );
+    drop(conn);
+}
