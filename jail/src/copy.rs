@@ -429,4 +429,91 @@ mod tests {
             Some(meta.ino())
         );
     }
+
+    /// What a view shows before it is adjusted: the tree as it is, every
+    /// link and special file verbatim (overlayfs shows the lower layer so).
+    fn verbatim(from: &Path, to: &Path) {
+        assert!(fs::create_dir_all(to).is_ok());
+        let Ok(entries) = fs::read_dir(from) else {
+            panic!("read_dir {}", from.display());
+        };
+        for entry in entries.filter_map(Result::ok) {
+            let (path, target) = (entry.path(), to.join(entry.file_name()));
+            let Ok(kind) = entry.file_type() else {
+                panic!("file type");
+            };
+            if kind.is_dir() {
+                verbatim(&path, &target);
+            } else if kind.is_symlink() {
+                let text = fs::read_link(&path).unwrap_or_default();
+                assert!(symlink(text, &target).is_ok());
+            } else if kind.is_fifo() {
+                mkfifo(&target);
+            } else {
+                assert!(fs::copy(&path, &target).is_ok());
+            }
+        }
+    }
+
+    /// Every entry of a tree: its path and, for a link, its text.
+    fn listing(root: &Path) -> Vec<(PathBuf, Option<PathBuf>)> {
+        let mut out = Vec::new();
+        let mut dirs = vec![root.to_path_buf()];
+        while let Some(dir) = dirs.pop() {
+            for entry in fs::read_dir(&dir)
+                .into_iter()
+                .flatten()
+                .filter_map(Result::ok)
+            {
+                let path = entry.path();
+                let relative = path.strip_prefix(root).unwrap_or(&path).to_path_buf();
+                let link = fs::read_link(&path).ok();
+                if entry.file_type().is_ok_and(|k| k.is_dir()) {
+                    dirs.push(path);
+                }
+                out.push((relative, link));
+            }
+        }
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn a_view_adjusted_holds_what_a_copy_holds() {
+        let outside = tempdir();
+        let secret = outside.path().join("real.txt");
+        assert!(fs::write(&secret, b"the original").is_ok());
+        let store = tempdir();
+        let root = store.path();
+        assert!(fs::create_dir_all(root.join("d/e")).is_ok());
+        assert!(fs::write(root.join("d/a.txt"), b"a").is_ok());
+        assert!(symlink(&secret, root.join("abs-out")).is_ok());
+        assert!(symlink("../../x", root.join("d/rel-out")).is_ok());
+        assert!(symlink(root.join("d/a.txt"), root.join("d/e/abs-in")).is_ok());
+        assert!(symlink("a.txt", root.join("d/rel-in")).is_ok());
+        assert!(symlink("missing/file", root.join("dangling-down")).is_ok());
+        mkfifo(&root.join("d/pipe"));
+        let jail = tempdir();
+        let copy = jail.path().join("copy");
+        let copied = copy_tree(root, &copy).unwrap_or_default();
+        let view = jail.path().join("view");
+        verbatim(root, &view);
+        let viewed = match adjust_view(root, &view) {
+            Ok(warnings) => warnings,
+            Err(e) => panic!("adjust: {e}"),
+        };
+        assert_eq!(listing(&view), listing(&copy));
+        assert_eq!(
+            viewed,
+            [
+                "abs-out: a link that leaves the store (to REAL); copied as a dangling link to abs-out.mcp-witness-outside"
+                    .replace("REAL", &secret.display().to_string()),
+                "d/pipe: a FIFO is never opened; it was left out of the jail".into(),
+                "d/rel-out: a link that leaves the store (to ../../x); copied as a dangling link to rel-out.mcp-witness-outside"
+                    .into(),
+            ]
+        );
+        assert_eq!(copied.len(), viewed.len(), "{copied:?}");
+        assert_eq!(fs::read(&secret).ok(), Some(b"the original".to_vec()));
+    }
 }

@@ -281,3 +281,61 @@ pub(crate) fn disk_use(path: &Path) -> u64 {
     }
     total
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_detail_names_the_viewed_and_the_copied_stores_and_why() {
+        let mut method = Method::default();
+        assert_eq!(method.sentence(), None);
+        method.viewed("db");
+        assert!(
+            method.sentence().is_some_and(|s| s
+                .starts_with("store db jailed as a copy-on-write view of its original (overlayfs")),
+            "{method:?}"
+        );
+        method.viewed("files");
+        method.copied("notes", "the copy was asked for".into());
+        let sentence = method.sentence().unwrap_or_default();
+        assert!(
+            sentence.starts_with("stores db, files jailed as copy-on-write views of the originals"),
+            "{sentence}"
+        );
+        assert!(
+            sentence
+                .ends_with("; store copied into the jail whole: notes (the copy was asked for)"),
+            "{sentence}"
+        );
+        assert!(method.is_viewed("files") && !method.is_viewed("notes"));
+    }
+
+    #[test]
+    fn a_kept_jail_or_one_without_a_mount_has_no_views_and_says_why() {
+        let kept = layers_dir(true, None, None).err().unwrap_or_default();
+        let unmounted = layers_dir(false, None, Some("not root"))
+            .err()
+            .unwrap_or_default();
+        // The variable, where the tests run with it, wins over both.
+        if std::env::var_os(FORCE_COPY_ENV).is_none() {
+            assert!(kept.starts_with("a kept jail"), "{kept}");
+            assert_eq!(unmounted, "no view can be mounted here: not root");
+        }
+    }
+
+    #[test]
+    fn disk_use_counts_blocks_not_apparent_sizes() {
+        let Ok(dir) = tempfile::tempdir() else {
+            panic!("tempdir");
+        };
+        let sparse = dir.path().join("sparse");
+        let Ok(file) = std::fs::File::create(&sparse) else {
+            panic!("create");
+        };
+        assert!(file.set_len(1 << 30).is_ok());
+        assert!(std::fs::write(dir.path().join("small"), [7u8; 10_000]).is_ok());
+        let used = disk_use(dir.path());
+        assert!((10_000..1 << 20).contains(&used), "{used}");
+    }
+}
