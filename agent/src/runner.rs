@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use witness_jail::observe::{
-    Changes, ObserveOptions, ObservedSet, Previous, Settle, idle_window, store_paths,
+    Changes, ObserveOptions, ObservedSet, Previous, Settle, Window, idle_window, store_paths,
 };
 use witness_jail::{JailSpec, OpenTarget, Target};
 use witness_model::agent::case::FactsSpec;
@@ -191,7 +191,12 @@ impl ToolRunner for JailedServer {
         // The moment before the call and its idle control in one, as the
         // audit makes them (see witness_jail::observe).
         let mut late = Changes::default();
-        let window = idle_window(self.last_window, self.settle.bound, self.settle.quiet);
+        // As the audit's: whole before the first call, else ended early
+        // where the change signals say nothing moved.
+        let window = Window {
+            full: idle_window(self.last_window, self.settle.bound, self.settle.quiet),
+            until_quiet: self.last_tool.is_some().then_some(self.settle.quiet),
+        };
         let previous = Previous {
             tool: self.last_tool.as_deref(),
             effects: &self.last_effects,

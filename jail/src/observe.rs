@@ -28,7 +28,7 @@ use witness_probes::{ObservedObject, Probe, StorePath};
 use crate::{Jail, JailedStore, StoreKind};
 
 pub use around::{Changes, Settle};
-pub use background::{MAX_IDLE_WINDOW, Previous, idle_window};
+pub use background::{MAX_IDLE_WINDOW, Previous, Window, idle_window};
 
 /// Why the stores could not be observed: the store whose snapshot failed,
 /// and the observer's reason. Reports say `cannot observe the stores: {this}`.

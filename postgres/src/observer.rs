@@ -27,7 +27,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use witness_observers::{
-    Change, Delta, ObjectState, Observation, ObserveError, Observer, Snapshot, diff,
+    Activity, Change, Delta, ObjectState, Observation, ObserveError, Observer, Snapshot, diff,
 };
 
 use crate::cluster::{DATABASE, OWNER, PORT, SLOT};
@@ -114,6 +114,22 @@ SELECT 'catalog/sequence-value:' || quote_ident(n.nspname) || '.' || quote_ident
  WHERE c.relkind = 'S' AND n.nspname NOT LIKE 'pg\_temp\_%'
 "#;
 
+/// [`GATE_SQL`], then how many other sessions hold a transaction that has
+/// written (the newest one never shows in the snapshot: its horizon moves
+/// only once it commits).
+const ACTIVITY_SQL: &str = r#"
+SELECT 'snapshot', pg_current_snapshot()::text
+UNION ALL
+SELECT 'catalog/sequence-value:' || quote_ident(n.nspname) || '.' || quote_ident(c.relname),
+       coalesce(pg_sequence_last_value(c.oid)::text, '')
+  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+ WHERE c.relkind = 'S' AND n.nspname NOT LIKE 'pg\_temp\_%'
+UNION ALL
+SELECT 'writing', count(*)::text
+  FROM pg_stat_activity
+ WHERE backend_xid IS NOT NULL AND pid <> pg_backend_pid()
+"#;
+
 /// Whether a snapshot (`xmin:xmax:xip,...`) had no transaction in progress.
 fn idle(snapshot: &str) -> bool {
     let mut parts = snapshot.split(':');
@@ -167,6 +183,10 @@ pub struct PostgresObserver {
     quiet_since: Option<String>,
     /// What `snapshot` reports (the same state `advance` keeps for callers).
     own: Snapshot,
+    /// The gate as the last look saw it (an observation's, or an
+    /// [`Observer::activity`]'s): a different one now means something
+    /// committed or a sequence moved.
+    signal: Option<Vec<crate::protocol::Row>>,
 }
 
 impl PostgresObserver {
@@ -178,6 +198,7 @@ impl PostgresObserver {
             keys_read: false,
             quiet_since: None,
             own: Snapshot::default(),
+            signal: None,
         }
     }
 
@@ -255,6 +276,31 @@ impl Observer for PostgresObserver {
         })
     }
 
+    /// The cluster's change signal: a write that commits moves the
+    /// transaction snapshot's horizon, and `nextval()` a sequence, with no
+    /// need to read the slot (logical decoding lists the changes when the
+    /// observation reads them). Busy as well while another session holds a
+    /// transaction that has written (`pg_stat_activity`), whose writes show
+    /// only once it commits; unknown when the cluster cannot be asked.
+    fn activity(&mut self) -> Activity {
+        let Ok(mut gate) = self.query(ACTIVITY_SQL) else {
+            return Activity::Unknown;
+        };
+        let writing = gate
+            .iter()
+            .position(|r| r.first().and_then(|c| c.as_deref()) == Some("writing"))
+            .map(|at| gate.remove(at))
+            .is_none_or(|r| r.get(1).cloned().flatten().as_deref() != Some("0"));
+        let idle_now = snapshot_of(&gate).is_some_and(|s| idle(&s));
+        let moved = self.signal.as_ref() != Some(&gate);
+        self.signal = Some(gate);
+        if moved || writing || !idle_now {
+            Activity::Busy
+        } else {
+            Activity::Quiet
+        }
+    }
+
     fn present(&mut self, visit: &mut dyn FnMut(&str)) -> Result<(), ObserveError> {
         self.own.objects.keys().for_each(|id| visit(id));
         Ok(())
@@ -308,6 +354,13 @@ impl Observer for PostgresObserver {
     }
 }
 
+/// The transaction snapshot a gate read.
+fn snapshot_of(gate: &[crate::protocol::Row]) -> Option<String> {
+    gate.iter()
+        .find(|r| r.first().and_then(|c| c.as_deref()) == Some("snapshot"))
+        .and_then(|r| r.get(1).cloned().flatten())
+}
+
 impl PostgresObserver {
     /// Reads the store as it is now, as a whole snapshot (for tests).
     pub fn snapshot(&mut self) -> Result<Snapshot, ObserveError> {
@@ -327,10 +380,8 @@ impl PostgresObserver {
         // nextval() needs no transaction. Catalogs before rows: a table
         // created in this window is then known when its rows are decoded.
         let gate = self.query(GATE_SQL)?;
-        let snapshot = gate
-            .iter()
-            .find(|r| r.first().and_then(|c| c.as_deref()) == Some("snapshot"))
-            .and_then(|r| r.get(1).cloned().flatten());
+        let snapshot = snapshot_of(&gate);
+        self.signal = Some(gate.clone());
         let quiet = snapshot.is_some() && snapshot == self.quiet_since;
         self.quiet_since = snapshot.filter(|s| idle(s));
         let mut catalog = Snapshot::default();

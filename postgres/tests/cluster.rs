@@ -195,4 +195,44 @@ fn a_tables_declared_columns_say_which_an_insert_must_name() {
             .iter()
             .any(|t| t.table == "log" && t.columns.iter().all(|c| !c.required))
     );
+
+fn the_cluster_says_when_something_committed_and_when_nothing_did() {
+    use witness_observers::{Activity, Observer};
+    let dir = reachable_dir();
+    let cluster = cluster_in(dir.path());
+    let mut observer = PostgresObserver::new(cluster.socket_dir());
+    observer.observe(false).expect("baseline");
+    // Nothing since the observation, and the observer's own reads (the
+    // slot's, the catalogs') are no activity.
+    assert_eq!(observer.activity(), Activity::Quiet);
+    observer.observe(true).expect("again");
+    assert_eq!(observer.activity(), Activity::Quiet);
+    assert_eq!(observer.activity(), Activity::Quiet);
+    // A commit, then nothing: busy once, quiet after.
+    as_server(&cluster, "INSERT INTO log VALUES ('x')").expect("insert");
+    assert_eq!(observer.activity(), Activity::Busy);
+    assert_eq!(observer.activity(), Activity::Quiet);
+    // A commit before an observation is the observation's to see (with
+    // the one before, which the signal never consumes); the next ask is
+    // quiet.
+    as_server(&cluster, "SELECT touch(2)").expect("touch");
+    let seen = observer.observe(true).expect("the writes");
+    assert_eq!(seen.delta.changes.len(), 2, "{:?}", seen.delta);
+    assert_eq!(observer.activity(), Activity::Quiet);
+    // A sequence moved with no transaction to commit.
+    as_server(&cluster, "CREATE SEQUENCE s").expect("sequence");
+    observer.observe(true).expect("the sequence");
+    assert_eq!(observer.activity(), Activity::Quiet);
+    as_server(&cluster, "SELECT nextval('s')").expect("nextval");
+    assert_eq!(observer.activity(), Activity::Busy);
+    // A transaction left open is busy for as long as it is open.
+    let mut open =
+        Client::connect(cluster.socket_dir(), PORT, SERVER_ROLE, DATABASE, None).expect("connect");
+    open.query("BEGIN; INSERT INTO log VALUES ('pending')")
+        .expect("open");
+    assert_eq!(observer.activity(), Activity::Busy);
+    assert_eq!(observer.activity(), Activity::Busy);
+    open.query("COMMIT").expect("commit");
+    assert_eq!(observer.activity(), Activity::Busy);
+    assert_eq!(observer.activity(), Activity::Quiet);
 }

@@ -255,3 +255,90 @@ fn a_write_30ms_after_its_answer_is_the_same_calls_own_in_audit_agent_run_and_pr
     // The answer was held until the stores were quiet, not for the bound.
     assert!(held < Duration::from_millis(1900), "held {held:?}");
 }
+
+/// An audit of one call of a `save_note` that claims to be read-only and
+/// writes `delay_ms` after its answer, after a silence: its exit code, the
+/// note's charges, EFF-01's verdict and the late-effect findings.
+fn audit_silent_liar(dir: &Path, delay_ms: &str, extra: &[&str]) -> (i32, Charges, String, usize) {
+    let plan = dir.join("liar.toml");
+    std::fs::write(
+        &plan,
+        "[[call]]\ntool = \"save_note\"\nargs.slug = \"n1\"\nargs.body = \"hello\"\n",
+    )
+    .expect("plan");
+    let db = format!("liar-{delay_ms}-{}.db", extra.len());
+    let mut server = server();
+    server.extend([delay_ms.to_owned(), "read-only".to_owned()]);
+    let output = Command::new(BIN)
+        .args(["audit", "--format", "json"])
+        .args(extra)
+        .arg(format!("--store={}", seeded(dir, &db)))
+        .arg(format!("--plan={}", plan.display()))
+        .arg("--")
+        .args(server)
+        .output()
+        .expect("audit runs");
+    let report = common::stdout_json(&output);
+    assert_eq!(report["complete"], true, "{report:#}");
+    let calls = report["calls"].as_array().cloned().unwrap_or_default();
+    let verdict = report["checks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["id"] == "EFF-01" && c["tool"] == "save_note")
+        .and_then(|c| c["verdict"].as_str())
+        .unwrap_or_default()
+        .to_owned();
+    let mut charges = charged(&calls, "id", "notes/n1");
+    let at_shutdown = report["shutdown_effects"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|e| e["object"] == "notes/n1")
+        .count();
+    charges.extend(std::iter::repeat_n((0, "shutdown_effects"), at_shutdown));
+    let late_findings = report["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|f| f["kind"] == "late-effect")
+        .count();
+    (
+        output.status.code().unwrap_or(-1),
+        charges,
+        verdict,
+        late_findings,
+    )
+}
+
+/// What a change signal cannot prove: a write 150 ms after the answer,
+/// after a silence, on a store that never moved. The settle ends once the
+/// store has been quiet for `--quiet-ms` and the control window after it
+/// ends on the same signals, so with the default the write is not the
+/// call's own: it is still seen, as the call's late effect (with a
+/// finding) or, once the server is told to stop before it wrote, as a
+/// shutdown effect; never as the call's own. A quiet window longer than
+/// the silence catches the lie itself.
+#[test]
+fn a_write_after_a_silence_longer_than_the_quiet_window_is_seen_late_and_a_longer_window_catches_it()
+ {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (code, charges, verdict, late) = audit_silent_liar(dir.path(), "150", &[]);
+    match charges[..] {
+        [(1, "late_effects")] => assert_eq!(late, 1, "a late-effect finding says so"),
+        [(0, "shutdown_effects")] => {}
+        _ => panic!("default quiet window: {charges:?}"),
+    }
+    assert_eq!(
+        (code, verdict.as_str()),
+        (0, "pass"),
+        "the lie is not judged"
+    );
+    let (code, charges, verdict, _) = audit_silent_liar(
+        dir.path(),
+        "150",
+        &["--settle-ms", "2000", "--quiet-ms", "400"],
+    );
+    assert_eq!(charges, vec![(1, "effects")], "--quiet-ms 400");
+    assert_eq!((code, verdict.as_str()), (1, "fail"), "the lie is caught");
+}

@@ -33,6 +33,7 @@ use witness_model::agent::trace::RowFacts;
 use witness_model::audit::{Effect, Finding};
 use witness_observers::Activity;
 
+use super::background::Answered;
 use super::{ObserveError, ObservedSet};
 
 /// How long a call's effects are given to land after its answer: until
@@ -92,7 +93,7 @@ pub struct Changes {
 }
 
 /// How often a settle asks the stores whether they are still busy.
-const SETTLE_POLL: Duration = Duration::from_millis(1);
+pub(super) const SETTLE_POLL: Duration = Duration::from_millis(1);
 
 impl ObservedSet {
     /// The moment before a call, when calls are made one at a time: what
@@ -127,11 +128,16 @@ impl ObservedSet {
 
     /// Waits until every store has seen no write for `settle.quiet`, never
     /// longer than `settle.bound` in all, or the whole bound where a store
-    /// cannot tell (see [`Settle`]).
+    /// cannot tell (see [`Settle`]). What the signals said on the way is
+    /// kept for the next control window ([`super::background`]).
     fn settle(&mut self, settle: Settle) {
         let start = Instant::now();
         let deadline = start.checked_add(settle.bound).unwrap_or(start);
         let mut last_write = start;
+        // The first look drains what the call wrote before its answer;
+        // activity at any later look came after the answer.
+        let mut first = true;
+        let mut after_answer = false;
         loop {
             let mut busy = false;
             for o in &mut self.stores {
@@ -140,6 +146,7 @@ impl ObservedSet {
                     Activity::Busy => busy = true,
                     Activity::Unknown => {
                         std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
+                        self.answered(None);
                         return;
                     }
                 }
@@ -147,8 +154,14 @@ impl ObservedSet {
             let now = Instant::now();
             if busy {
                 last_write = now;
+                after_answer |= !first;
             }
+            first = false;
             if now >= deadline || now.duration_since(last_write) >= settle.quiet {
+                self.answered(Some(Answered {
+                    after_answer,
+                    last_write,
+                }));
                 return;
             }
             let left = deadline.saturating_duration_since(now);

@@ -15,11 +15,34 @@
 //! changed is that call's follow-up (a write it finished after answering),
 //! not background: it is kept as the call's late effect, so a tool that
 //! writes after answering never teaches the audit to ignore its own writes.
+//!
+//! A control window costs time only where something moved. The change
+//! signals (inotify on a store's files, which also sees a WAL's frames
+//! land) say whether a store was written; a window may end as soon as they
+//! say every store has been quiet for the quiet window since the last
+//! answer (or the last write after it), when
+//!
+//! - every store has a signal (a store none covers, such as PostgreSQL's,
+//!   is watched for the whole window),
+//! - no store has ever moved with no call in flight: an event or a change
+//!   in any control window makes the store *stirred*, and every later
+//!   window is whole,
+//! - the call before wrote nothing after its answer (the settle's signals
+//!   say: a write seen after the first look at the stores), and
+//! - the driver allows it (not before the first call, after a restart, or
+//!   before a confirmation, which always get the whole window).
+//!
+//! A signal proves what happened, never what will: a write the server
+//! makes after a silence longer than the quiet window, on a store that never
+//! moved idle, after a call that showed nothing after its answer, lands in
+//! the next call (docs/effect-aware-conformance.md, Controls, says so).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use witness_model::audit::{BackgroundRate, Effect, StoreBackground, background_key};
+
+use witness_observers::Activity;
 
 use super::{Changes, ObserveError, ObservedSet};
 
@@ -40,6 +63,46 @@ pub(super) struct StoreIdle {
 pub(super) struct Background {
     stores: BTreeMap<String, StoreIdle>,
     idle: Duration,
+    /// Stores that moved in a control window (an event, or a change): every
+    /// later window is whole.
+    stirred: BTreeSet<String>,
+    /// What the signals said after the last answer, until the next window
+    /// takes it (`None`: nothing answered since, or a store could not tell).
+    answered: Option<Answered>,
+    /// Control windows the signals ended early.
+    cut: u64,
+}
+
+/// What the change signals said in the settle after an answer.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Answered {
+    /// A store was written after the answer: the call goes on writing
+    /// after it answers, and its follow-up may come later still.
+    pub(super) after_answer: bool,
+    /// When a store was last seen written, or else when the settle began.
+    pub(super) last_write: Instant,
+}
+
+/// One control window: how long it lasts where a store moved, and whether
+/// the change signals may end it sooner.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Window {
+    /// The whole window ([`idle_window`]).
+    pub full: Duration,
+    /// `Some(quiet)`: it may end once the signals say every store has been
+    /// quiet this long since the last answer or the last write after it
+    /// (see the module documentation for when); `None`: it is whole.
+    pub until_quiet: Option<Duration>,
+}
+
+impl Window {
+    /// A window that is always whole.
+    pub fn whole(full: Duration) -> Self {
+        Self {
+            full,
+            until_quiet: None,
+        }
+    }
 }
 
 /// The call before a control window: its tool (`None` before any call)
@@ -67,21 +130,42 @@ impl ObservedSet {
     /// changing with nothing in flight: background at once, whatever came
     /// before. The rest is sorted by [`Self::learn_idle`]. Gives the
     /// background changes; the others are appended to `late`.
+    ///
+    /// Where the signals may end it (see the module documentation), the
+    /// window ends with one moment as soon as they say every store has been
+    /// quiet for `window.until_quiet`; the first write they report makes it
+    /// whole again, timed from its start.
     pub fn idle(
         &mut self,
-        window: Duration,
+        window: Window,
         previous: Previous<'_>,
         late: &mut Changes,
     ) -> Result<Changes, ObserveError> {
         let started = Instant::now();
-        let half = window / 2;
+        let answered = self.background.answered.take();
+        let full = window.full;
+        if let (Some(quiet), Some(answered)) = (window.until_quiet, answered)
+            && !answered.after_answer
+            && self.background.stirred.is_empty()
+            && self.quiet_for(quiet, answered.last_write.min(started), started + full)
+        {
+            let mut seen = Changes::default();
+            let moment = self.moment(&mut seen);
+            self.background.idle += started.elapsed();
+            self.background.cut += 1;
+            self.stir(&seen.effects);
+            let idle = self.learn_idle(seen, previous, late);
+            return moment.map(|()| idle);
+        }
+        let half = full / 2;
         let mut seen = Changes::default();
-        std::thread::sleep(half);
+        std::thread::sleep((started + half).saturating_duration_since(Instant::now()));
         let first = self.moment(&mut seen);
         let split = seen.effects.len();
-        std::thread::sleep(window.saturating_sub(half));
+        std::thread::sleep((started + full).saturating_duration_since(Instant::now()));
         let second = first.and_then(|()| self.moment(&mut seen));
         self.background.idle += started.elapsed();
+        self.stir(&seen.effects);
         let halves = |effects: &[Effect]| -> BTreeSet<(String, String)> {
             effects
                 .iter()
@@ -96,6 +180,51 @@ impl ObservedSet {
         }
         let idle = self.learn_idle(seen, previous, late);
         second.map(|()| idle)
+    }
+
+    /// Whether every store's signal says it has not been written since
+    /// `since` until `quiet` after it (or until `deadline`, should that
+    /// come first). False at once when a store has no signal, or when one
+    /// reports a write: that store is stirred.
+    fn quiet_for(&mut self, quiet: Duration, since: Instant, deadline: Instant) -> bool {
+        let until = since.checked_add(quiet).unwrap_or(since).min(deadline);
+        loop {
+            for o in &mut self.stores {
+                match o.observer.activity() {
+                    Activity::Quiet => {}
+                    Activity::Busy => {
+                        self.background.stirred.insert(o.name.clone());
+                        return false;
+                    }
+                    Activity::Unknown => return false,
+                }
+            }
+            let now = Instant::now();
+            if now >= until {
+                return true;
+            }
+            std::thread::sleep(super::around::SETTLE_POLL.min(until - now));
+        }
+    }
+
+    /// Marks the stores of `effects`, seen with no call in flight, stirred.
+    fn stir(&mut self, effects: &[Effect]) {
+        for e in effects {
+            if !self.background.stirred.contains(&e.store) {
+                self.background.stirred.insert(e.store.clone());
+            }
+        }
+    }
+
+    /// Keeps what the signals said in the settle after an answer (`None`:
+    /// a store could not tell), for the next control window.
+    pub(super) fn answered(&mut self, answered: Option<Answered>) {
+        self.background.answered = answered;
+    }
+
+    /// How many control windows the signals ended early.
+    pub fn controls_cut(&self) -> u64 {
+        self.background.cut
     }
 
     /// What changed with no call in flight (`seen`), sorted. An object is
@@ -307,12 +436,12 @@ mod tests {
         let window = Duration::from_millis(2);
         // The object changes in both halves of the first window (b, then
         // c): background at once, with no call before it to blame.
-        let first = observed.idle(window, after(None, &[]), &mut late);
+        let first = observed.idle(Window::whole(window), after(None, &[]), &mut late);
         assert_eq!(first.map(|c| c.effects.len()).ok(), Some(2));
         assert!(observed.is_background(&effect("db", "index/1")));
         assert!(late.effects.is_empty(), "nothing charged as late");
         // Then it stays at c: a quiet window, counted in the idle time.
-        let second = observed.idle(window, after(Some("t"), &[]), &mut late);
+        let second = observed.idle(Window::whole(window), after(Some("t"), &[]), &mut late);
         assert_eq!(second.map(|c| c.effects.len()).ok(), Some(0));
         assert!(observed.background_rates()[0].idle_ms >= 4);
     }
@@ -330,6 +459,131 @@ mod tests {
             idle_window(Some(Duration::from_secs(9)), first, floor),
             MAX_IDLE_WINDOW
         );
+    }
+
+    use witness_observers::fake::TimedObserver;
+
+    use crate::observe::Settle;
+
+    fn timed(writes: Vec<(Instant, &'static str, &'static str)>) -> ObservedSet {
+        let observer: Box<dyn Observer> = Box::new(TimedObserver::new(writes));
+        ObservedSet::new(vec![("db".to_owned(), observer)])
+    }
+
+    const SETTLE: Settle = Settle {
+        bound: Duration::from_millis(50),
+        quiet: Duration::from_millis(5),
+    };
+
+    /// A call's answer and its settle, then its control window: how long
+    /// the window took, and what it charged as the call's late effects.
+    fn answer_then_control(
+        observed: &mut ObservedSet,
+        full: Duration,
+        until_quiet: Option<Duration>,
+    ) -> (Duration, Changes) {
+        let settled = observed.after_answer(SETTLE, || {}, &mut Changes::default());
+        assert!(settled.is_ok());
+        let mut late = Changes::default();
+        let started = Instant::now();
+        let window = Window { full, until_quiet };
+        let idle = observed.idle(window, after(Some("t"), &[]), &mut late);
+        assert!(idle.is_ok());
+        (started.elapsed(), late)
+    }
+
+    #[test]
+    fn a_quiet_stores_control_window_ends_once_the_signals_say_nothing_moved() {
+        let mut observed = timed(Vec::new());
+        assert!(observed.baseline().is_ok());
+        let full = Duration::from_millis(400);
+        let (took, late) = answer_then_control(&mut observed, full, Some(SETTLE.quiet));
+        assert!(took < Duration::from_millis(200), "{took:?}");
+        assert_eq!(late, Changes::default());
+        assert_eq!(observed.controls_cut(), 1);
+        // Asked for a whole window (before a first call, a confirmation),
+        // it is whole.
+        let (took, _) = answer_then_control(&mut observed, full, None);
+        assert!(took >= full, "{took:?}");
+        assert_eq!(observed.controls_cut(), 1);
+    }
+
+    #[test]
+    fn a_store_that_moves_in_a_window_gets_the_whole_window_and_every_later_one() {
+        // The write lands 20 ms after the answer: after the settle's quiet
+        // 5 ms, inside a 40 ms quiet stretch the window waits for.
+        let lands = Instant::now() + Duration::from_millis(20);
+        let mut observed = timed(vec![(lands, "log/1", "v")]);
+        assert!(observed.baseline().is_ok());
+        let full = Duration::from_millis(300);
+        let quiet = Some(Duration::from_millis(40));
+        let (took, late) = answer_then_control(&mut observed, full, quiet);
+        assert!(took >= full, "the write made the window whole: {took:?}");
+        let objects: Vec<String> = late.effects.iter().map(Effect::qualified).collect();
+        assert_eq!(objects, ["db:log/1"], "the call before's late effect");
+        // Nothing moves any more, but the store has moved with no call in
+        // flight: its windows stay whole.
+        let (took, _) = answer_then_control(&mut observed, full, quiet);
+        assert!(took >= full, "{took:?}");
+        assert_eq!(observed.controls_cut(), 0);
+    }
+
+    #[test]
+    fn a_call_that_writes_after_its_answer_gets_the_whole_window() {
+        // 2 ms after the answer: inside the settle, after its first look.
+        let lands = Instant::now() + Duration::from_millis(2);
+        let mut observed = timed(vec![(lands, "notes/n1", "v")]);
+        assert!(observed.baseline().is_ok());
+        let full = Duration::from_millis(200);
+        let (took, late) = answer_then_control(&mut observed, full, Some(SETTLE.quiet));
+        assert!(took >= full, "{took:?}");
+        assert_eq!(late, Changes::default(), "the write was the call's own");
+        assert_eq!(observed.controls_cut(), 0);
+    }
+
+    #[test]
+    fn a_store_no_signal_covers_gets_the_whole_window() {
+        use witness_observers::fake::Scripted;
+        let observer: Box<dyn Observer> =
+            Box::new(ScriptedObserver::new(vec![Scripted::Objects(&[], &[])]));
+        let mut observed = ObservedSet::new(vec![("pg".to_owned(), observer)]);
+        assert!(observed.baseline().is_ok());
+        let full = Duration::from_millis(120);
+        let (took, _) = answer_then_control(&mut observed, full, Some(SETTLE.quiet));
+        assert!(took >= full, "{took:?}");
+        assert_eq!(observed.controls_cut(), 0);
+    }
+
+    #[test]
+    fn a_write_after_a_longer_silence_than_the_quiet_window_is_the_next_moments_never_lost() {
+        // What a signal cannot prove: 150 ms of silence after the answer,
+        // then a write. The window ended once the stores had been quiet
+        // for 5 ms; the write is seen by the next moment (the next call's
+        // settled one), not lost.
+        let answered = Instant::now();
+        let lands = answered + Duration::from_millis(150);
+        let mut observed = timed(vec![(lands, "notes/n1", "v")]);
+        assert!(observed.baseline().is_ok());
+        let (took, late) = answer_then_control(
+            &mut observed,
+            Duration::from_millis(400),
+            Some(SETTLE.quiet),
+        );
+        assert!(took < Duration::from_millis(100), "{took:?}");
+        assert_eq!(late, Changes::default());
+        std::thread::sleep(lands.saturating_duration_since(Instant::now()));
+        let mut next = Changes::default();
+        assert!(observed.after_answer(SETTLE, || {}, &mut next).is_ok());
+        let objects: Vec<String> = next.effects.iter().map(Effect::qualified).collect();
+        assert_eq!(objects, ["db:notes/n1"]);
+        // A whole window of the old length would have seen it, as the call
+        // before's late effect: the first window of a session is one.
+        let lands = Instant::now() + Duration::from_millis(150);
+        let mut observed = timed(vec![(lands, "notes/n1", "v")]);
+        assert!(observed.baseline().is_ok());
+        let (_, late) = answer_then_control(&mut observed, Duration::from_millis(400), None);
+        let objects: Vec<String> = late.effects.iter().map(Effect::qualified).collect();
+        assert_eq!(objects, ["db:notes/n1"]);
     }
 
     #[test]

@@ -29,7 +29,9 @@ use crate::checks::paging::{Paging, next_cursor};
 use crate::plan::harvest::Pool;
 use crate::plan::{PlanStep, Resolved, resolve};
 use witness_jail::JailedStore;
-use witness_jail::observe::{Changes, ObservedSet, Previous, Settle, idle_window, probe_effects};
+use witness_jail::observe::{
+    Changes, ObservedSet, Previous, Settle, Window, idle_window, probe_effects,
+};
 
 /// What the calls read besides the session, the stores and the draft.
 pub(super) struct Context<'a> {
@@ -498,7 +500,7 @@ impl<'a> Runner<'a> {
             planned: self.planned.max(self.steps_done as usize),
             tool: &call.step.tool,
         });
-        if let Err(e) = self.idle_control(call.repeat_of.is_some()) {
+        if let Err(e) = self.idle_control(call) {
             self.draft
                 .incomplete(format!("cannot observe the stores: {e}"));
             return ControlFlow::Break(());
@@ -658,15 +660,22 @@ impl<'a> Runner<'a> {
     /// original and its repeat, so an after-answer write of the original
     /// that a loaded machine delayed past the usual window would become a
     /// false idempotency failure.
-    fn idle_control(
-        &mut self,
-        before_repeat: bool,
-    ) -> Result<(), witness_jail::observe::ObserveError> {
+    ///
+    /// Either window ends early where the change signals say nothing moved
+    /// ([`Window::until_quiet`]; the rules are
+    /// `witness_jail::observe::background`'s), except before the first call
+    /// of a session (a server starting is when background is likeliest) and
+    /// before a confirmation (a failure stands or falls on a whole control).
+    fn idle_control(&mut self, call: &Call<'_>) -> Result<(), witness_jail::observe::ObserveError> {
         let settle = self.context.settle;
-        let window = if before_repeat {
+        let full = if call.repeat_of.is_some() {
             repeat_window(self.last_window, settle)
         } else {
             idle_window(self.last_window, settle.bound, settle.quiet)
+        };
+        let window = Window {
+            full,
+            until_quiet: (self.on_session > 0 && call.confirms.is_none()).then_some(settle.quiet),
         };
         let last = self.draft.report.calls.last();
         let tool = last.map(|c| c.tool.clone());
