@@ -195,7 +195,9 @@ fn a_tables_declared_columns_say_which_an_insert_must_name() {
             .iter()
             .any(|t| t.table == "log" && t.columns.iter().all(|c| !c.required))
     );
+}
 
+#[test]
 fn the_cluster_says_when_something_committed_and_when_nothing_did() {
     use witness_observers::{Activity, Observer};
     let dir = reachable_dir();
