@@ -8,6 +8,13 @@ Usage: python3 bench/run.py [--out bench/bench.json] [--work DIR]
 Needs a release build (`cargo build --release --workspace --bins --examples`),
 `sqlite3`, `b3sum`, `find`/`xargs` and GNU `time` (/usr/bin/time).
 
+The cold jail (issue 42): a jail of a 10^5-file tree and of a 1 GiB SQLite
+database made, one object changed in it, the jail removed (the `cold_jail`
+example of witness-jail), as a copy-on-write view and as the copy it falls
+back to (`MCP_WITNESS_JAIL_COPY=1`), against `b3sum` of the store, with the
+disk the jail's stores take. Run as root, as the audit is: elsewhere both
+sides are the copy.
+
 Workloads, as issue 14 names them:
   sqlite-1e5  10^5 rows, WAL mode        sqlite-1e6  10^6 rows, rollback journal
   tree-1e5    10^5 files in 100 directories, 0-8 KiB each
@@ -43,6 +50,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "target", "release", "mcp-witness")
 OBSERVE = os.path.join(ROOT, "target", "release", "examples", "observe")
+COLD_JAIL = os.path.join(ROOT, "target", "release", "examples", "cold_jail")
 SERVER = os.path.join(ROOT, "bench", "server.py")
 
 TARGETS = {
@@ -86,6 +94,24 @@ def make_sqlite(path, rows, wal):
         # Leave a WAL behind, as a live server's database has.
         db.execute("PRAGMA wal_autocheckpoint=0")
         db.execute("UPDATE items SET n = n + 1 WHERE id <= 100")
+    db.close()
+
+
+def make_sqlite_bytes(path, size):
+    """A rollback-journal database of about `size` bytes: the items table of
+    make_sqlite with 4 KiB bodies."""
+    if os.path.exists(path):
+        return
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("CREATE TABLE items(id INTEGER PRIMARY KEY, body TEXT NOT NULL, n INTEGER)")
+    rng = random.Random(14)
+    rows = size // 4200
+    db.execute("BEGIN")
+    db.executemany(
+        "INSERT INTO items(id, body, n) VALUES (?, ?, ?)",
+        ((i, rng.randbytes(2048).hex(), rng.randrange(1 << 30)) for i in range(1, rows + 1)),
+    )
+    db.execute("COMMIT")
     db.close()
 
 
@@ -172,6 +198,47 @@ def cold(kind, store, repeats):
         runs.append(json.loads(out.stdout))
     return (statistics.median(r["cold_s"] for r in runs),
             statistics.median(r["no_change_s"] for r in runs))
+
+
+def disk_kib(path):
+    out = subprocess.run(["du", "-sk", path], check=True, capture_output=True, text=True)
+    return int(out.stdout.split()[0])
+
+
+def cold_jail(name, kind, store, baseline_cmd, repeats):
+    """A jail of the store made, one object changed in it as a server would,
+    and the jail removed (the cold_jail example), as a copy-on-write view
+    and as the byte copy it falls back to, against b3sum of the store."""
+    print(f"== cold jail: {name}", file=sys.stderr)
+    timed(baseline_cmd, shell=True)  # warm the page cache for both sides
+    baseline = median(lambda: timed(baseline_cmd, shell=True), repeats)
+
+    def run(copy):
+        env = dict(os.environ)
+        env.pop("MCP_WITNESS_JAIL_COPY", None)
+        if copy:
+            env["MCP_WITNESS_JAIL_COPY"] = "1"
+        out = subprocess.run([COLD_JAIL, kind, store, str(repeats)], check=True,
+                             capture_output=True, text=True, env=env)
+        return json.loads(out.stdout)
+
+    view, copy = run(False), run(True)
+    store_kib = disk_kib(store)
+    return {
+        "store_bytes_on_disk": store_kib * 1024,
+        "baseline": baseline_cmd.replace(os.path.dirname(store), "$WORK"),
+        "baseline_s": baseline,
+        "view": view,
+        "copy": copy,
+        "ratios": {
+            "view_create": view["create_s"] / baseline,
+            "copy_create": copy["create_s"] / baseline,
+            # The disk the jail's stores take after one change, over the store's.
+            "view_disk_after_one_change": view["disk_bytes_after_one_change"] / (store_kib * 1024),
+            "copy_disk_after_one_change": copy["disk_bytes_after_one_change"] / (store_kib * 1024),
+        },
+        "target": {"at_most": 0.05, "met": view["create_s"] / baseline <= 0.05},
+    }
 
 
 def tool_version(tool):
@@ -276,7 +343,7 @@ def honest(main_bin, repeats):
 def stale_build():
     """The first source file newer than the release binaries, if any: a
     bench of an old build would time code that is no longer there."""
-    built = min(os.path.getmtime(p) if os.path.exists(p) else 0 for p in (BIN, OBSERVE))
+    built = min(os.path.getmtime(p) if os.path.exists(p) else 0 for p in (BIN, OBSERVE, COLD_JAIL))
     for top, dirs, files in os.walk(ROOT):
         dirs[:] = [d for d in dirs if d not in ("target", ".git", "node_modules")]
         for name in files:
@@ -293,7 +360,7 @@ def main():
     parser.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "witness-bench"))
     parser.add_argument("--main-bin")
     parser.add_argument("--quick", action="store_true", help="fewer repeats, for a smoke run")
-    parser.add_argument("--only", help="one workload (sqlite-1e5, sqlite-1e6, tree-1e5)")
+    parser.add_argument("--only", help="one workload (sqlite-1e5, sqlite-1e6, tree-1e5, cold-jail)")
     args = parser.parse_args()
     for tool in ("sqlite3", "b3sum", "find", "xargs"):
         if shutil.which(tool) is None:
@@ -322,6 +389,17 @@ def main():
         for name, (kind, store, size, baseline) in plans.items()
         if args.only in (None, name)
     }
+    jails = None
+    if args.only in (None, "cold-jail"):
+        db_gib = os.path.join(args.work, "items-1gib.db")
+        make_sqlite_bytes(db_gib, 1 << 30)
+        repeats = 1 if args.quick else 3
+        jails = {
+            "tree-1e5": cold_jail("tree-1e5", "fs", tree,
+                                  f"find {tree} -type f -print0 | xargs -0 b3sum > /dev/null", repeats),
+            "sqlite-1gib": cold_jail("sqlite-1gib", "sqlite", db_gib, f"b3sum {db_gib} > /dev/null",
+                                     repeats),
+        }
     if "sqlite-1e6" in results:
         limit_mib = 2 * os.path.getsize(db6) / 2**20 + 64
         results["sqlite-1e6"]["memory_target"] = {
@@ -339,6 +417,7 @@ def main():
         "load_average_after": [round(x, 2) for x in os.getloadavg()],
         "duration_s": round(time.time() - started, 1),
         "workloads": results,
+        "cold_jail": jails,
         "honest_audit": honest(args.main_bin, 3 if args.quick else 10) if args.only is None else None,
     }
     with open(args.out, "w") as f:

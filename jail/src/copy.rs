@@ -80,6 +80,72 @@ fn copy_dir(root: &Path, dir: &Path, to: &Path, warnings: &mut Vec<String>) -> i
     Ok(())
 }
 
+/// Makes a copy-on-write view of the tree at `from`, mounted at `view`,
+/// hold what [`copy_tree`] would have copied: the same links rewritten or
+/// made dangling (in the view, which writes them to its upper layer) and
+/// the same special files left out (a whiteout in the view hides a socket
+/// that a live process of the user may still listen on). Regular files and
+/// directories are not opened: the walk reads directories only, so its cost
+/// follows the number of entries, never their bytes. Returns the same
+/// warnings as the copy.
+pub fn adjust_view(from: &Path, view: &Path) -> io::Result<Vec<String>> {
+    let root = from.canonicalize()?;
+    let mut warnings = Vec::new();
+    adjust_dir(&root, &root, view, &mut warnings)?;
+    Ok(warnings)
+}
+
+fn adjust_dir(root: &Path, dir: &Path, view: &Path, warnings: &mut Vec<String>) -> io::Result<()> {
+    let mut entries: Vec<fs::DirEntry> = fs::read_dir(dir)?.collect::<Result<_, _>>()?;
+    // Sorted, so warnings come in the same order as the copy's.
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        // The directory entry's own type (d_type): no stat, no open.
+        let kind = entry.file_type()?;
+        if kind.is_file() {
+            continue;
+        }
+        let path = entry.path();
+        let target = view.join(entry.file_name());
+        let shown = path
+            .strip_prefix(root)
+            .unwrap_or(&path)
+            .display()
+            .to_string();
+        if kind.is_dir() {
+            // Not in the view: a file system mounted there (not crossed).
+            if target.is_dir() {
+                adjust_dir(root, &path, &target, warnings)?;
+            }
+        } else if kind.is_symlink() {
+            let text = fs::read_link(&path)?;
+            if inside_target(root, &path, &text).as_deref() == Some(text.as_path()) {
+                continue;
+            }
+            // Rewritten or made dangling, as the copy would have it.
+            remove_from_view(&target)?;
+            copy_link(root, &path, &target, &shown, warnings)?;
+        } else {
+            remove_from_view(&target)?;
+            warnings.push(format!(
+                "{shown}: a {} is never opened; it was left out of the jail",
+                kind_name(&kind)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Removes an entry from a view. One that is not there is what was wanted:
+/// beneath a file system mounted inside the store, which the view does not
+/// cross, there is nothing to remove.
+fn remove_from_view(path: &Path) -> io::Result<()> {
+    match fs::remove_file(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        done => done,
+    }
+}
+
 /// A link is kept when it leads inside the store, and made dangling when it
 /// leaves it.
 fn copy_link(
@@ -362,5 +428,92 @@ mod tests {
             fs::metadata(&source).map(|m| m.ino()).ok(),
             Some(meta.ino())
         );
+    }
+
+    /// What a view shows before it is adjusted: the tree as it is, every
+    /// link and special file verbatim (overlayfs shows the lower layer so).
+    fn verbatim(from: &Path, to: &Path) {
+        assert!(fs::create_dir_all(to).is_ok());
+        let Ok(entries) = fs::read_dir(from) else {
+            panic!("read_dir {}", from.display());
+        };
+        for entry in entries.filter_map(Result::ok) {
+            let (path, target) = (entry.path(), to.join(entry.file_name()));
+            let Ok(kind) = entry.file_type() else {
+                panic!("file type");
+            };
+            if kind.is_dir() {
+                verbatim(&path, &target);
+            } else if kind.is_symlink() {
+                let text = fs::read_link(&path).unwrap_or_default();
+                assert!(symlink(text, &target).is_ok());
+            } else if kind.is_fifo() {
+                mkfifo(&target);
+            } else {
+                assert!(fs::copy(&path, &target).is_ok());
+            }
+        }
+    }
+
+    /// Every entry of a tree: its path and, for a link, its text.
+    fn listing(root: &Path) -> Vec<(PathBuf, Option<PathBuf>)> {
+        let mut out = Vec::new();
+        let mut dirs = vec![root.to_path_buf()];
+        while let Some(dir) = dirs.pop() {
+            for entry in fs::read_dir(&dir)
+                .into_iter()
+                .flatten()
+                .filter_map(Result::ok)
+            {
+                let path = entry.path();
+                let relative = path.strip_prefix(root).unwrap_or(&path).to_path_buf();
+                let link = fs::read_link(&path).ok();
+                if entry.file_type().is_ok_and(|k| k.is_dir()) {
+                    dirs.push(path);
+                }
+                out.push((relative, link));
+            }
+        }
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn a_view_adjusted_holds_what_a_copy_holds() {
+        let outside = tempdir();
+        let secret = outside.path().join("real.txt");
+        assert!(fs::write(&secret, b"the original").is_ok());
+        let store = tempdir();
+        let root = store.path();
+        assert!(fs::create_dir_all(root.join("d/e")).is_ok());
+        assert!(fs::write(root.join("d/a.txt"), b"a").is_ok());
+        assert!(symlink(&secret, root.join("abs-out")).is_ok());
+        assert!(symlink("../../x", root.join("d/rel-out")).is_ok());
+        assert!(symlink(root.join("d/a.txt"), root.join("d/e/abs-in")).is_ok());
+        assert!(symlink("a.txt", root.join("d/rel-in")).is_ok());
+        assert!(symlink("missing/file", root.join("dangling-down")).is_ok());
+        mkfifo(&root.join("d/pipe"));
+        let jail = tempdir();
+        let copy = jail.path().join("copy");
+        let copied = copy_tree(root, &copy).unwrap_or_default();
+        let view = jail.path().join("view");
+        verbatim(root, &view);
+        let viewed = match adjust_view(root, &view) {
+            Ok(warnings) => warnings,
+            Err(e) => panic!("adjust: {e}"),
+        };
+        assert_eq!(listing(&view), listing(&copy));
+        assert_eq!(
+            viewed,
+            [
+                "abs-out: a link that leaves the store (to REAL); copied as a dangling link to abs-out.mcp-witness-outside"
+                    .replace("REAL", &secret.display().to_string()),
+                "d/pipe: a FIFO is never opened; it was left out of the jail".into(),
+                "d/rel-out: a link that leaves the store (to ../../x); copied as a dangling link to rel-out.mcp-witness-outside"
+                    .into(),
+            ]
+        );
+        assert_eq!(copied.len(), viewed.len(), "{copied:?}");
+        assert_eq!(fs::read(&secret).ok(), Some(b"the original".to_vec()));
     }
 }

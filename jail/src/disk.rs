@@ -72,6 +72,10 @@ pub fn available() -> Result<(), String> {
 #[derive(Debug)]
 pub(crate) struct JailMount {
     root: PathBuf,
+    /// The jail's directory beneath the tmpfs, opened before it was
+    /// covered: where the stores' copy-on-write layers are kept, out of
+    /// every path the server or the observers are given ([`crate::cow`]).
+    beneath: std::os::fd::OwnedFd,
 }
 
 impl JailMount {
@@ -83,6 +87,12 @@ impl JailMount {
     /// path of the jail is in the tmpfs.
     pub(crate) fn mount(root: &Path, size: u64) -> Result<Self, String> {
         available()?;
+        let beneath = rustix::fs::open(
+            root,
+            rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        )
+        .map_err(|e| format!("cannot open the jail's directory ({e})"))?;
         let stores = rustix::fs::open(
             root.join("stores"),
             rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
@@ -101,6 +111,7 @@ impl JailMount {
         .map_err(|e| format!("cannot mount a tmpfs on the jail ({e})"))?;
         let mounted = Self {
             root: root.to_path_buf(),
+            beneath,
         };
         let target = root.join("stores");
         std::fs::create_dir(&target)
@@ -115,6 +126,14 @@ impl JailMount {
 }
 
 impl JailMount {
+    /// A directory on the auditor's disk beneath the tmpfs, named through
+    /// this process's descriptor: no path of the jail leads there, so what
+    /// is kept in it (a store's layers, a link to its original file) is out
+    /// of the server's reach and the jail-wide observer's sight.
+    pub(crate) fn hidden_dir(&self) -> PathBuf {
+        PathBuf::from(format!("/proc/self/fd/{}/layers", self.beneath.as_raw_fd()))
+    }
+
     /// Whether the tmpfs is full: less than a page free, so the server's
     /// last writes were refused.
     pub(crate) fn full(&self) -> bool {

@@ -48,6 +48,15 @@ impl Isolation {
         self
     }
 
+    /// The same, its detail ending with how the stores came into the jail
+    /// (copy-on-write views or copies: [`crate::cow`]).
+    pub fn with_stores(mut self, stores: Option<String>) -> Self {
+        if let Some(stores) = stores {
+            self.detail = format!("{}; {stores}", self.detail);
+        }
+        self
+    }
+
     /// No layer, for a reason that applies to all of them.
     pub fn none(detail: &str) -> Self {
         Self {

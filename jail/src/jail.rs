@@ -193,6 +193,8 @@ pub struct Jail {
     pub stores: Vec<JailedStore>,
     spec: JailSpec,
     isolation: Option<Isolation>,
+    /// How each store came into the jail: viewed, or copied and why.
+    method: crate::cow::Method,
     /// What the copies left out or changed (links out, special files).
     copy_warnings: Vec<String>,
     /// The network observer's recorder for the server running now.
@@ -309,6 +311,8 @@ impl Jail {
         for sub in ["work", "home", "tmp", "stores"] {
             std::fs::create_dir_all(root.join(sub)).map_err(JailError::Create)?;
         }
+        let layers = crate::cow::layers_dir(spec.keep, mount.as_ref(), disk_unbounded.as_deref());
+        let mut method = crate::cow::Method::default();
         let mut stores = Vec::new();
         let mut copy_warnings = Vec::new();
         let mut clusters = Vec::new();
@@ -319,7 +323,7 @@ impl Jail {
                 stores.push(jailed);
                 continue;
             }
-            let (jailed, warnings) = copy_in(&root, store)?;
+            let (jailed, warnings) = copy_in(&root, store, &layers, &mut method)?;
             copy_warnings.extend(warnings);
             stores.push(jailed);
         }
@@ -339,6 +343,7 @@ impl Jail {
             stores,
             spec,
             isolation: None,
+            method,
             copy_warnings,
             sink: None,
             netns: None,
@@ -353,6 +358,37 @@ impl Jail {
             _registration: registration,
             _lock: lock,
         })
+    }
+
+    /// The bytes the stores take on the auditor's disk in this jail: what
+    /// the server changed of a view (its upper layer, and a view's links),
+    /// or a copy whole. What `bench/run.py` reports as a jail's disk use.
+    pub fn stores_disk_use(&self) -> u64 {
+        let mut places: Vec<PathBuf> = self
+            .stores
+            .iter()
+            .filter(|s| s.spec.kind != StoreKind::Postgres && !self.method.is_viewed(&s.spec.name))
+            .map(|s| s.path.clone())
+            .collect();
+        // A view's upper layer and its work directory; never its lower
+        // layer, whose links are the originals' own blocks.
+        if let Some(mount) = &self.mount {
+            let layers = mount.hidden_dir();
+            for store in &self.stores {
+                if self.method.is_viewed(&store.spec.name) {
+                    for sub in ["upper", "work"] {
+                        places.push(layers.join(&store.spec.name).join(sub));
+                    }
+                }
+            }
+        }
+        places.iter().map(|p| crate::cow::disk_use(p)).sum()
+    }
+
+    /// How the stores came into the jail, as the isolation detail ends
+    /// (`None` when no store was viewed or copied).
+    pub fn stores_method(&self) -> Option<String> {
+        self.method.sentence()
     }
 
     /// What the store copies left out or changed, one line each, prefixed
@@ -639,7 +675,11 @@ impl Jail {
                 self.unobserved.get_or_insert(why);
             }
         }
-        self.isolation = Some(Isolation::of_layers(layers).writable_beyond(&self.also_writable));
+        self.isolation = Some(
+            Isolation::of_layers(layers)
+                .writable_beyond(&self.also_writable)
+                .with_stores(self.method.sentence()),
+        );
         let pipes = child.child_mut();
         let (Some(stdin), Some(stdout), Some(stderr)) =
             (pipes.stdin.take(), pipes.stdout.take(), pipes.stderr.take())
@@ -903,6 +943,7 @@ impl Jail {
             stores,
             spec,
             isolation: Some(Isolation::none(REMOTE_ISOLATION)),
+            method: Default::default(),
             copy_warnings: Vec::new(),
             sink: None,
             netns: None,
@@ -1002,9 +1043,17 @@ pub(crate) fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
     PathBuf::from(name)
 }
 
-/// Copies one declared store into the jail; gives the jailed store and
-/// what the copy had to leave out, each line prefixed with the store.
-fn copy_in(root: &Path, store: &StoreSpec) -> Result<(JailedStore, Vec<String>), JailError> {
+/// Brings one declared store into the jail, as a copy-on-write view where
+/// `layers` says this jail can have them (else, or where the store's view
+/// cannot be mounted, as a copy), and records which in `method`. Gives the
+/// jailed store and what the copy had to leave out, each line prefixed with
+/// the store.
+fn copy_in(
+    root: &Path,
+    store: &StoreSpec,
+    layers: &Result<PathBuf, String>,
+    method: &mut crate::cow::Method,
+) -> Result<(JailedStore, Vec<String>), JailError> {
     let holder = root.join("stores").join(&store.name);
     std::fs::create_dir_all(&holder).map_err(JailError::Create)?;
     let copy_err = |error| JailError::Copy {
@@ -1033,7 +1082,21 @@ fn copy_in(root: &Path, store: &StoreSpec) -> Result<(JailedStore, Vec<String>),
                 )));
             }
             if existed {
-                warnings = copy::copy_tree(&store.source, &tree).map_err(copy_err)?;
+                let viewed = match layers {
+                    Ok(layers) => crate::cow::view_tree(layers, &store.name, &store.source, &tree),
+                    Err(why) => Err(crate::cow::ViewError::Fallback(why.clone())),
+                };
+                warnings = match viewed {
+                    Ok(warnings) => {
+                        method.viewed(&store.name);
+                        warnings
+                    }
+                    Err(crate::cow::ViewError::Failed(error)) => return Err(copy_err(error)),
+                    Err(crate::cow::ViewError::Fallback(why)) => {
+                        method.copied(&store.name, why);
+                        copy::copy_tree(&store.source, &tree).map_err(copy_err)?
+                    }
+                };
             } else {
                 std::fs::create_dir_all(&tree).map_err(copy_err)?;
             }
@@ -1046,7 +1109,27 @@ fn copy_in(root: &Path, store: &StoreSpec) -> Result<(JailedStore, Vec<String>),
                 .map(|n| n.to_owned())
                 .unwrap_or_else(|| "store".into());
             let target = holder.join(file_name);
-            if existed {
+            // A store mid-transaction travels with its companions.
+            let companions: &[&str] = if store.kind == StoreKind::Sqlite {
+                &["", "-wal", "-journal"]
+            } else {
+                &[""]
+            };
+            let viewed = match (existed, layers) {
+                (false, _) => Err(None),
+                (true, Ok(layers)) => {
+                    crate::cow::view_file(layers, &store.name, &store.source, companions, &holder)
+                        .map_err(Some)
+                }
+                (true, Err(why)) => Err(Some(crate::cow::ViewError::Fallback(why.clone()))),
+            };
+            match viewed {
+                Ok(()) => method.viewed(&store.name),
+                Err(Some(crate::cow::ViewError::Failed(error))) => return Err(copy_err(error)),
+                Err(Some(crate::cow::ViewError::Fallback(why))) => method.copied(&store.name, why),
+                Err(None) => {}
+            }
+            if existed && !method.is_viewed(&store.name) {
                 copy::copy_store_file(&store.source, &target).map_err(copy_err)?;
                 if store.kind == StoreKind::Sqlite {
                     // A store mid-transaction travels with its companions.

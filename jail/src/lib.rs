@@ -4,13 +4,14 @@
 //! Every command that runs a server someone else wrote (audit, plan,
 //! guidance, manifest pins, agent runs, the proxy) runs it here:
 //!
-//! - the jail itself ([`Jail`]): a fresh temporary directory holding copies
-//!   of the declared stores, a working directory, `HOME` and `TMPDIR`; the
+//! - the jail itself ([`Jail`]): a fresh temporary directory holding the
+//!   declared stores as copy-on-write views of their originals (`cow`), or
+//!   copies where no view can be had, a working directory, `HOME` and `TMPDIR`; the
 //!   server starts there with a scrubbed environment, in the sandbox this
 //!   machine offers ([`sandbox`]: bubblewrap's namespaces and Landlock, each
 //!   where it works), and in its own process group. The report records
 //!   every isolation layer and whether it held; nothing pretends otherwise.
-//!   The stores are copied so that the copy cannot lead out ([`copy`]);
+//!   A store's view or copy cannot lead out ([`copy`]);
 //! - decoys in the place of the stores' originals, inside the sandbox's
 //!   mount namespace: a write the server attempts on the user's data lands
 //!   there and is reported, never lost as a quiet refusal;
@@ -28,6 +29,7 @@
 
 pub mod bounds;
 pub mod copy;
+mod cow;
 mod decoy;
 pub mod disk;
 pub mod interrupt;
@@ -44,6 +46,7 @@ mod store;
 mod target;
 pub mod view;
 
+pub use cow::FORCE_COPY_ENV;
 pub use decoy::OriginalWrites;
 pub use isolation::Isolation;
 pub use jail::{ENV_ALLOWLIST, Jail, JailError, JailSpec, LaunchError, REMOTE_ISOLATION, connect};

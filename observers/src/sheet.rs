@@ -21,8 +21,11 @@
 //! same whether the file stored `1`, `1.0` or `1E0`, and a date as the
 //! number it is (its display format is a style, not a value). A cleared cell
 //! (absent, or empty text) is no object, so clearing one is its delete;
-//! styles, column widths, formulas' text and the zip's own metadata are not
-//! values and change nothing.
+//! styles, column widths and the zip's own metadata are not values and
+//! change nothing. In an xlsx workbook a formula cell is its formula
+//! (`f:SUM(B2:B5)`), not the result cached beside it: the result follows
+//! from other cells, whose own changes are seen, and a writer that saves
+//! without results (openpyxl drops them) removed nothing.
 //!
 //! Before calamine reads a workbook, every entry of its zip is unpacked once
 //! into nothing, counted: one whose total passes the byte budget (a zip bomb
@@ -142,10 +145,21 @@ pub(crate) fn workbook_cells(
                     Err(e) => return Err(unreadable(e)),
                 };
                 let prefix = format!("{sheet}!");
-                while let Some(cell) = reader.next_cell().map_err(unreadable)? {
-                    let (row, col) = cell.get_position();
+                while let Some(cell) = reader.next_cell_with_formula().map_err(unreadable)? {
+                    let (row, col) = cell.pos;
                     cells.typed.clear();
-                    if write_typed_ref(cell.get_value(), &mut cells.typed) {
+                    // A formula is the cell's content; its cached result
+                    // is derived, and a writer that saves without one
+                    // (openpyxl) has removed nothing.
+                    let kept = match cell.formula.as_deref() {
+                        Some(formula) if !formula.is_empty() => {
+                            cells.typed.push_str("f:");
+                            cells.typed.push_str(formula);
+                            true
+                        }
+                        _ => write_typed_ref(&cell.value, &mut cells.typed),
+                    };
+                    if kept {
                         cells.add(&prefix, row, col)?;
                     }
                 }
@@ -466,7 +480,16 @@ pub(crate) mod tests {
                 if value.is_empty() {
                     continue;
                 }
-                if value.parse::<f64>().is_ok() {
+                if let Some(formula) = value.strip_prefix('=') {
+                    // `=SUM(A1:A2)|3`: a formula with its cached result.
+                    let (formula, cached) = formula.split_once('|').unwrap_or((formula, ""));
+                    let cached = if cached.is_empty() {
+                        String::new()
+                    } else {
+                        format!("<v>{cached}</v>")
+                    };
+                    sheet.push_str(&format!("<c r=\"{at}\"><f>{formula}</f>{cached}</c>"));
+                } else if value.parse::<f64>().is_ok() {
                     sheet.push_str(&format!("<c r=\"{at}\"><v>{value}</v></c>"));
                 } else if packing.shared {
                     let n = strings.iter().position(|s| s == value).unwrap_or_else(|| {
@@ -600,6 +623,17 @@ pub(crate) mod tests {
         }
         assert_eq!(book_of(Cursor::new(xlsx(rows, PLAIN))), Some(Book::Xlsx));
         assert_eq!(book_of(Cursor::new(ods(rows, PLAIN))), Some(Book::Ods));
+    }
+
+    #[test]
+    fn a_formula_cell_is_its_formula_with_or_without_a_cached_result() {
+        let cached: &[&[&str]] = &[&["1", "2", "=SUM(A1:B1)|3"]];
+        let dropped: &[&[&str]] = &[&["1", "2", "=SUM(A1:B1)"]];
+        let (a, b) = (cells(&xlsx(cached, PLAIN)), cells(&xlsx(dropped, PLAIN)));
+        assert_eq!(a, b, "a resave without results removed nothing");
+        assert_eq!(a["Tasks!C1"], cell_state("f:SUM(A1:B1)"));
+        let changed: &[&[&str]] = &[&["1", "2", "=A1*B1|2"]];
+        assert_ne!(cells(&xlsx(changed, PLAIN))["Tasks!C1"], a["Tasks!C1"]);
     }
 
     #[test]

@@ -152,6 +152,23 @@ SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname), a.attname
  ORDER BY 1, k.ord
 "#;
 
+/// Every user table's declared columns, in order: `schema.table`, the
+/// column, its type as declared, and whether an insert must name it
+/// (`NOT NULL` with no default, no identity, not generated).
+const COLUMNS_SQL: &str = r#"
+SELECT quote_ident(n.nspname) || '.' || quote_ident(c.relname), n.nspname, c.relname,
+       a.attname, format_type(a.atttypid, a.atttypmod),
+       CASE WHEN a.attnotnull AND NOT a.atthasdef AND a.attidentity = ''
+                 AND a.attgenerated = '' THEN 't' ELSE 'f' END
+  FROM pg_attribute a
+  JOIN pg_class c ON c.oid = a.attrelid
+  JOIN pg_namespace n ON n.oid = c.relnamespace
+ WHERE c.relkind IN ('r', 'p') AND a.attnum > 0 AND NOT a.attisdropped
+   AND n.nspname NOT IN ('pg_catalog', 'information_schema')
+   AND n.nspname NOT LIKE 'pg\_%'
+ ORDER BY 1, a.attnum
+"#;
+
 /// Observes the cluster whose socket is in `socket_dir`.
 pub struct PostgresObserver {
     socket_dir: PathBuf,
@@ -287,6 +304,53 @@ impl Observer for PostgresObserver {
     fn present(&mut self, visit: &mut dyn FnMut(&str)) -> Result<(), ObserveError> {
         self.own.objects.keys().for_each(|id| visit(id));
         Ok(())
+    }
+
+    /// The tables' declared columns (schema only, no row), each table named
+    /// `schema.table` as its rows are, and by its bare name too when it is
+    /// in `public`, where a statement names it so.
+    fn tables(&mut self) -> Result<Vec<witness_observers::TableShape>, ObserveError> {
+        let rows = self.query(COLUMNS_SQL)?;
+        self.read_keys()?;
+        let mut out: Vec<witness_observers::TableShape> = Vec::new();
+        for row in rows {
+            let [
+                Some(qualified),
+                Some(schema),
+                Some(table),
+                Some(column),
+                Some(ty),
+                Some(required),
+            ] = row.as_slice()
+            else {
+                continue;
+            };
+            let key = self
+                .keys
+                .get(qualified)
+                .is_some_and(|columns| columns.contains(column));
+            let shape = witness_observers::ColumnShape {
+                name: column.clone(),
+                declared_type: ty.clone(),
+                required: required == "t",
+                key,
+                rowid: false,
+            };
+            let mut names = vec![qualified.clone()];
+            if schema == "public" {
+                names.push(table.clone());
+            }
+            for name in names {
+                match out.iter_mut().find(|t| t.table == name) {
+                    Some(t) => t.columns.push(shape.clone()),
+                    None => out.push(witness_observers::TableShape {
+                        table: name,
+                        columns: vec![shape.clone()],
+                    }),
+                }
+            }
+        }
+        Ok(out)
     }
 }
 

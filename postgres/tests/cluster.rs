@@ -170,6 +170,34 @@ fn the_server_role_is_no_superuser_and_the_cluster_leaves_nothing_running() {
 }
 
 #[test]
+fn a_tables_declared_columns_say_which_an_insert_must_name() {
+    use witness_observers::Observer;
+    let dir = reachable_dir();
+    let cluster = cluster_in(dir.path());
+    let mut observer = PostgresObserver::new(cluster.socket_dir());
+    let shapes = observer.tables().expect("tables");
+    let contacts = shapes
+        .iter()
+        .find(|t| t.table == "contacts")
+        .unwrap_or_else(|| panic!("{shapes:?}"));
+    let required: Vec<&str> = contacts
+        .columns
+        .iter()
+        .filter(|c| c.required)
+        .map(|c| c.name.as_str())
+        .collect();
+    assert_eq!(required, ["id", "name"], "{contacts:?}");
+    assert_eq!(contacts.columns[2].declared_type, "text");
+    assert!(contacts.columns[0].key && !contacts.columns[1].key);
+    assert!(shapes.iter().any(|t| t.table == "public.contacts"));
+    assert!(
+        shapes
+            .iter()
+            .any(|t| t.table == "log" && t.columns.iter().all(|c| !c.required))
+    );
+}
+
+#[test]
 fn the_cluster_says_when_something_committed_and_when_nothing_did() {
     use witness_observers::{Activity, Observer};
     let dir = reachable_dir();

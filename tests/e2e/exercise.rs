@@ -421,9 +421,12 @@ fn a_task_required_tool_is_called_as_a_task_and_its_whole_task_is_observed() {
     };
     assert_eq!(verdict("archive"), Some(Value::from("fail")), "{text}");
     assert_eq!(verdict("count"), Some(Value::from("pass")), "{text}");
+    // `archive` is named to change what exists, and takes nothing to name
+    // it: its claim to destroy nothing rests on no call that acted on
+    // something that existed, so it is not tested.
     assert_eq!(
         text.lines().next(),
-        Some("FAILED — 2/2 tools exercised, 4/4 claims tested"),
+        Some("FAILED — 2/2 tools exercised, 3/4 claims tested"),
         "{text}"
     );
 }

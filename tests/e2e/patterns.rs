@@ -179,3 +179,39 @@ fn store_paths_go_relative_when_asked_and_a_delete_meets_a_note_still_there() {
     assert_eq!(verdict(&report, "EFF-02", "delete_note"), "fail", "{text}");
     assert_eq!(code, 1, "{text}");
 }
+
+/// An error that names the set-up tool to call first: it is called, the
+/// write is asked again, and the overwrite it then makes catches the claim.
+#[test]
+fn the_tool_an_error_names_to_call_first_is_called_and_the_write_it_allows_is_caught() {
+    let (code, text, report) = audit("setup", &["home.txt"]);
+    let writes = calls_of(&report, "write_page");
+    assert!(writes.len() >= 2, "{text}");
+    assert_eq!(writes[0]["outcome"]["status"], "in-band-error", "{text}");
+    let init = calls_of(&report, "init_wiki");
+    assert!(
+        init.iter().any(|c| c["answers"]["call"] == writes[0]["id"]),
+        "init_wiki answers the failed write: {:#}",
+        report["calls"]
+    );
+    assert_eq!(verdict(&report, "EFF-02", "write_page"), "fail", "{text}");
+    assert_eq!(code, 1, "{text}");
+}
+
+/// An update by id alone changes nothing; the planner also gives it a
+/// field to change, and the rewrite catches the read-only claim.
+#[test]
+fn an_update_is_told_what_to_change_and_its_read_only_lie_is_caught() {
+    let (code, text, report) = audit("update", &["groceries.txt", "garden.txt"]);
+    let updates = calls_of(&report, "update_note");
+    assert!(!updates.is_empty(), "{text}");
+    assert!(
+        updates
+            .iter()
+            .any(|c| argument(c, "title")["value"].is_string()),
+        "{:?}",
+        updates
+    );
+    assert_eq!(verdict(&report, "EFF-01", "update_note"), "fail", "{text}");
+    assert_eq!(code, 1, "{text}");
+}

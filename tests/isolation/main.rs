@@ -12,3 +12,4 @@ mod listening;
 mod network_observer;
 mod postgres_store;
 mod refused_attempts;
+mod views;

@@ -82,7 +82,7 @@ pub const CREATE_WORDS: [&str; 10] = [
 ];
 
 /// Words in a name that say the tool changes or removes what exists.
-pub const CHANGE_WORDS: [&str; 22] = [
+pub const CHANGE_WORDS: [&str; 38] = [
     "delete",
     "remove",
     "rm",
@@ -105,6 +105,24 @@ pub const CHANGE_WORDS: [&str; 22] = [
     "erase",
     "truncate",
     "unlink",
+    // What changes a thing's state in place: a task completed, a memory
+    // forgotten, a project archived, a flag set.
+    "archive",
+    "unarchive",
+    "forget",
+    "close",
+    "reopen",
+    "complete",
+    "finish",
+    "cancel",
+    "set",
+    "toggle",
+    "assign",
+    "unassign",
+    "mark",
+    "restore",
+    "undo",
+    "revert",
 ];
 
 const DIR_WORDS: [&str; 9] = [
@@ -174,10 +192,19 @@ impl ToolCues {
         let name = tool.name.to_ascii_lowercase();
         let words = words(&name);
         let creator = CREATE_WORDS.iter().any(|w| name.contains(w));
+        // The thing is the last word of the ones after the verb, up to a
+        // preposition: `add_section_dep` makes a dep (of a section, which
+        // it refers to), `add_memory_to_project` a memory.
         let noun = words
             .iter()
             .rposition(|w| CREATE_WORDS.contains(&w.as_str()) || is_verb(w))
-            .and_then(|i| words.get(i + 1))
+            .and_then(|i| {
+                words
+                    .get(i + 1..)?
+                    .iter()
+                    .take_while(|w| !PREPOSITIONS.contains(&w.as_str()))
+                    .last()
+            })
             .map(|w| crate::plan::harvest::singular(w))
             .unwrap_or_default();
         let description = tool.description.as_deref().unwrap_or("").to_lowercase();
@@ -262,6 +289,10 @@ impl ToolCues {
         if ["name", "path", "id", "key", "title", "filename"].contains(&flat.as_str()) {
             return true;
         }
+        // Named for the thing itself (`create_branch`'s `branch`).
+        if !self.noun.is_empty() && crate::plan::harvest::singular(&flat) == self.noun {
+            return true;
+        }
         !self.noun.is_empty()
             && ["name", "id"].iter().any(|suffix| {
                 flat.strip_suffix(suffix)
@@ -333,11 +364,28 @@ impl ToolCues {
     /// tool's ([`Self::file_types`]).
     pub fn file_types_for(&self, param: &str) -> Vec<&'static str> {
         let own = types_named(&words(param));
-        if own.is_empty() {
-            self.file_types()
-        } else {
-            own
+        if !own.is_empty() {
+            return own;
         }
+        // A converter names both kinds, what it reads first
+        // (`pdf_to_excel`, `csv_excel_convert`): its input is the first,
+        // its output the last.
+        let named: Vec<Vec<&'static str>> = words(&self.tool)
+            .iter()
+            .map(|w| types_named(std::slice::from_ref(w)))
+            .filter(|t| !t.is_empty())
+            .collect();
+        if let (Some(first), Some(last)) = (named.first(), named.last())
+            && first != last
+        {
+            let flat = flat(param);
+            let output = self.output_place(param)
+                || ["out", "dest", "target", "save", "export", "to"]
+                    .iter()
+                    .any(|w| flat.starts_with(w));
+            return if output { last.clone() } else { first.clone() };
+        }
+        self.file_types()
     }
 
     /// The file extensions its text asks for (a workbook tool asks for
@@ -435,6 +483,9 @@ impl ToolCues {
 
 /// Verbs that may stand before the noun in a tool name without making
 /// anything (`delete_entities`, `git_checkout`, `describe_table`).
+/// Words that end a tool name's thing: what follows says where it goes.
+const PREPOSITIONS: [&str; 8] = ["to", "for", "in", "into", "on", "from", "of", "by"];
+
 fn is_verb(word: &str) -> bool {
     [
         "get", "read", "list", "delete", "remove", "drop", "describe", "show", "open", "search",
@@ -565,7 +616,11 @@ mod tests {
         );
         assert_eq!(branch.noun, "branch");
         assert!(branch.new_name("branch_name"));
+        assert!(branch.new_name("branch"), "named for the thing itself");
         assert!(!branch.new_name("base_branch"));
+        let dep = tool("add_section_dep", json!({}), "");
+        assert_eq!(dep.noun, "dep", "the thing is the last word after the verb");
+        assert!(!dep.new_name("section_id"), "a reference to a section");
         let observe = tool(
             "add_observations",
             json!({"readOnlyHint": false, "destructiveHint": false}),
@@ -650,6 +705,30 @@ mod tests {
         assert_eq!(dml.sql_kind("raw_dml_sql"), Some(SqlKind::Insert));
         let search = tool("search", unknown, "Search the notes database");
         assert_eq!(search.sql_kind("search_query"), None, "a search is no SQL");
+    }
+
+    #[test]
+    fn a_converter_reads_the_kind_it_names_first_and_writes_the_last() {
+        let pdf = tool(
+            "pdf_to_excel",
+            json!({}),
+            "Extract the tables of a PDF into Excel",
+        );
+        assert_eq!(pdf.file_types_for("input_path"), ["pdf"]);
+        assert_eq!(pdf.file_types_for("output_path")[0], "xlsx");
+        let csv = tool(
+            "csv_excel_convert",
+            json!({}),
+            "Convert between CSV and Excel",
+        );
+        assert_eq!(csv.file_types_for("input"), ["csv"]);
+        // One kind named: every file parameter wants it, as before.
+        let sheet = tool("read_sheet", json!({}), "Read a sheet of an Excel workbook");
+        assert_eq!(sheet.file_types_for("path")[0], "xlsx");
+        assert_eq!(
+            sheet.file_types_for("image_path"),
+            ["png", "jpg", "jpeg", "gif"]
+        );
     }
 
     #[test]

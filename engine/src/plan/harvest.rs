@@ -72,6 +72,16 @@ impl Harvested {
         }
     }
 
+    /// For a content object of a directory store (a workbook's sheet, a
+    /// SQLite file's row), the file it sits in, relative to the store's
+    /// root.
+    pub fn content_file(&self) -> Option<String> {
+        let Source::Store(object) = &self.source else {
+            return None;
+        };
+        super::seeds::content_file(&object.object).map(|(file, _)| file)
+    }
+
     /// Whether a path names something hidden (a component starting with
     /// `.`, such as `.git/HEAD`): offered only when nothing else is.
     fn hidden(&self) -> bool {
@@ -99,6 +109,10 @@ pub struct Pool {
     /// same path relative to the store's root: every later path is sent
     /// in that form, by every tool (a vault server keeps one form).
     relative_paths: bool,
+    /// What each answered step was asked, by plan step: the real scalar
+    /// arguments of the call (`project: "garden-guide"` for the
+    /// `list_chunks` whose answer gave a chunk's id).
+    asked: std::collections::BTreeMap<u32, Vec<(String, Value)>>,
 }
 
 /// Keys whose values are identifiers worth reusing.
@@ -121,6 +135,19 @@ fn serial_id(token: &str) -> bool {
         && !digits.is_empty()
         && digits.chars().all(|c| c.is_ascii_digit())
 }
+
+/// Parameter names (flattened) that name a revision of a repository.
+const REVISION_NAMES: [&str; 9] = [
+    "target",
+    "ref",
+    "revision",
+    "rev",
+    "branch",
+    "branchname",
+    "commit",
+    "treeish",
+    "committish",
+];
 
 const MAX_DEPTH: usize = 6;
 const MAX_ITEMS: usize = 50;
@@ -233,7 +260,11 @@ impl Pool {
         result: &Value,
         echoed: &[Value],
         made: &[Value],
+        asked: &[(String, Value)],
     ) {
+        if !asked.is_empty() {
+            self.asked.insert(step, asked.to_vec());
+        }
         let before = self.items.len();
         self.absorb(tool, step, result);
         let mut i = before;
@@ -456,6 +487,62 @@ impl Pool {
         }
     }
 
+    /// Like [`Self::candidate_like`], but only an object inside one of
+    /// `files` (relative to a store's root) fits: the sheet of the
+    /// workbook the same call names, not of another.
+    pub fn candidate_within(
+        &self,
+        cues: &ToolCues,
+        param: &str,
+        like: &Value,
+        files: &[String],
+    ) -> Option<&Harvested> {
+        let fits = |h: &Harvested| {
+            let same_kind = match like {
+                Value::String(_) => h.value.is_string(),
+                Value::Number(_) => h.value.is_number(),
+                _ => false,
+            };
+            same_kind && h.content_file().is_some_and(|f| files.contains(&f))
+        };
+        self.find(&cues.tool, param, &fits)
+    }
+
+    /// What the call that answered with `h`, or made it, was asked (its
+    /// real scalar arguments); empty for a value the store held.
+    pub fn asked_for(&self, h: &Harvested) -> &[(String, Value)] {
+        if matches!(h.source, Source::Store(_)) {
+            return &[];
+        }
+        self.asked.get(&h.step).map_or(&[], Vec::as_slice)
+    }
+
+    /// Whether some collection of the pool holds things named `stem`
+    /// (`task` for `tasks`).
+    pub fn names_collection(&self, stem: &str) -> bool {
+        let stem = stem.to_ascii_lowercase();
+        self.items
+            .iter()
+            .any(|h| h.collection.as_deref().is_some_and(|c| singular(c) == stem))
+    }
+
+    /// Another object of the collection `value` was found in (`initiatives`
+    /// for the id 1 of `initiatives/1`), none of `taken`: the other end of
+    /// a link between two things of one kind.
+    pub fn sibling(&self, value: &Value, taken: &[Value]) -> Option<&Harvested> {
+        let first = self
+            .items
+            .iter()
+            .find(|h| h.value == *value && h.collection.is_some())?;
+        let same_kind = |h: &Harvested| h.value.is_string() == value.is_string();
+        self.items.iter().rev().find(|h| {
+            h.collection == first.collection
+                && h.key == first.key
+                && same_kind(h)
+                && !taken.contains(&h.value)
+        })
+    }
+
     /// The most recent harvested value that fits parameter `param` of `tool`.
     ///
     /// Fits, in order of preference: a value found under the same key; an `id`
@@ -482,6 +569,14 @@ impl Pool {
         let generic = matches!(param, "id" | "name" | "key" | "uri" | "path");
         // A bare `id` from some other tool's answer is some other thing's id.
         if !generic && let Some(h) = newest(&|h| h.key == param) {
+            return Some(h);
+        }
+        // What a checkout or reset is pointed at (`target`, `ref`,
+        // `branch`, `commit`) is a revision: a branch the repository holds.
+        let flat_param = crate::plan::cues::flat(param);
+        if REVISION_NAMES.contains(&flat_param.as_str())
+            && let Some(h) = newest(&|h| h.key == "revision")
+        {
             return Some(h);
         }
         // `tableName` is `table_name` in another spelling.
@@ -523,6 +618,20 @@ impl Pool {
         {
             return Some(h);
         }
+        // A parameter named for a kind of thing (`project`) fits the name
+        // or id an answer about such things gave (`list_projects` →
+        // `[{"name": "garden-guide"}]`).
+        if !generic
+            && let Some(h) = newest(&|h| {
+                h.source == Source::Answer
+                    && matches!(h.key.as_str(), "name" | "id" | "slug" | "key")
+                    && crate::plan::cues::words(&h.tool)
+                        .last()
+                        .is_some_and(|noun| singular(noun) == singular(&param.to_ascii_lowercase()))
+            })
+        {
+            return Some(h);
+        }
         let stem = param
             .strip_suffix("_id")
             .or_else(|| param.strip_suffix("Id"))
@@ -530,9 +639,17 @@ impl Pool {
             .map(str::to_ascii_lowercase);
         if let Some(stem) = stem.filter(|s| !s.is_empty()) {
             let prefix = format!("{stem}_");
+            // An id nested among other things (`tasks[0].id` in the answer
+            // of `add_project_task`) is one of those, not the project.
+            let own_kind = |h: &Harvested| {
+                h.collection
+                    .as_deref()
+                    .is_none_or(|c| singular(c) == stem || !names_a_kind(c))
+            };
             return newest(&|h| {
                 (matches!(h.key.as_str(), "id" | "[]")
-                    && h.tool.to_ascii_lowercase().contains(&stem))
+                    && h.tool.to_ascii_lowercase().contains(&stem)
+                    && own_kind(h))
                     || h.value.as_str().is_some_and(|v| v.starts_with(&prefix))
             });
         }
@@ -587,6 +704,31 @@ fn plain_list<'t>(tool: &str, text: &'t str) -> Option<(String, Vec<&'t str>)> {
     };
     (!names.is_empty() && names.len() <= MAX_ITEMS && names.iter().all(name_shaped))
         .then_some((collection, names))
+}
+
+/// Whether a collection's key names a kind of thing (`tasks`, `entities`)
+/// rather than a wrapper (`results`, `items`, `data`) whose members may be
+/// of any kind.
+fn names_a_kind(collection: &str) -> bool {
+    ![
+        "results",
+        "result",
+        "items",
+        "item",
+        "data",
+        "records",
+        "entries",
+        "rows",
+        "values",
+        "matches",
+        "hits",
+        "list",
+        "content",
+        "structuredcontent",
+        "response",
+        "payload",
+    ]
+    .contains(&collection.to_ascii_lowercase().as_str())
 }
 
 /// `entityName` → (`entity`, `name`), `table_name` → (`table`, `name`),
@@ -647,6 +789,7 @@ mod tests {
             &answer,
             &[json!("witness")],
             &[json!("witness-create_note")],
+            &[],
         );
         let values: Vec<(&Value, &Source)> = pool.items().map(|h| (&h.value, &h.source)).collect();
         assert!(
@@ -704,6 +847,62 @@ mod tests {
         prose.absorb("get_status", 2, &text("ready,idle"));
         assert!(prose.candidate("x", "projectName").is_none());
         assert!(prose.candidate("x", "statusName").is_none());
+    }
+
+    #[test]
+    fn a_parameter_named_for_a_kind_takes_a_name_an_answer_about_that_kind_gave() {
+        let mut pool = Pool::default();
+        pool.absorb(
+            "list_projects",
+            1,
+            &text(r#"[{"name": "garden-guide", "chunks": 3}, {"name": "shop-faq"}]"#),
+        );
+        let found = pool
+            .candidate("list_categories", "project")
+            .map(|h| &h.value);
+        assert!(
+            matches!(found, Some(v) if v == "garden-guide" || v == "shop-faq"),
+            "{found:?}"
+        );
+        // Another kind's names are not a project's.
+        assert!(pool.candidate("list_chunks", "category").is_none());
+    }
+
+    #[test]
+    fn an_id_nested_among_another_kind_is_not_the_named_things() {
+        let mut pool = Pool::default();
+        pool.absorb(
+            "add_project_task",
+            2,
+            &text(r#"{"id": "p-1", "name": "garden", "tasks": [{"id": "t-9"}]}"#),
+        );
+        assert_eq!(
+            pool.candidate("update_project", "project_id")
+                .map(|h| &h.value),
+            Some(&json!("p-1"))
+        );
+    }
+
+    #[test]
+    fn a_checkout_target_is_a_branch_the_repository_holds() {
+        use witness_model::audit::StoreObject;
+        let mut pool = Pool::default();
+        let at = StoreObject {
+            store: "repo".into(),
+            object: "ref/refs/heads/drafts".into(),
+        };
+        pool.seed(
+            vec![Harvested::seeded("revision", json!("drafts"), at, None)],
+            Vec::new(),
+        );
+        for param in ["target", "ref", "branch", "commit"] {
+            assert_eq!(
+                pool.candidate("git_checkout", param).map(|h| &h.value),
+                Some(&json!("drafts")),
+                "{param}"
+            );
+        }
+        assert!(pool.candidate("git_checkout", "message").is_none());
     }
 
     #[test]

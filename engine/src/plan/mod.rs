@@ -294,10 +294,23 @@ impl Plan {
             .map(|t| (ToolCues::of(t).noun, t.name.clone()))
             .filter(|(noun, _)| !noun.is_empty())
             .collect();
+        // A remover of what another tool takes (`delete_project`, whose
+        // project `delete_chunk` needs) runs after that one.
+        let needed: Vec<String> = tools.iter().flat_map(required_stems).collect();
+        let contains_others = |t: &ToolEntry| {
+            let noun = ToolCues::of(t).noun;
+            let own = required_stems(t);
+            !noun.is_empty()
+                && needed.iter().filter(|n| **n == noun).count()
+                    > own.iter().filter(|n| **n == noun).count()
+        };
         let mut ordered: Vec<&ToolEntry> = tools.iter().collect();
         ordered.sort_by_key(|t| {
+            let ends = removes_by_name(&t.name) || ends_by_name(&t.name);
             (
-                removes_by_name(&t.name),
+                reverts_by_name(&t.name),
+                ends,
+                ends && contains_others(t),
                 unannotated_phase(t, &listed),
                 needs_made(t, &made),
                 !adds_by_name(&t.name),
@@ -311,7 +324,7 @@ impl Plan {
         let mut main = Vec::new();
         let mut retry_at = None;
         for tool in ordered {
-            if retry_at.is_none() && removes_by_name(&tool.name) {
+            if retry_at.is_none() && (removes_by_name(&tool.name) || ends_by_name(&tool.name)) {
                 retry_at = Some(harvest + main.len());
             }
             let step = planned_step(tool);
@@ -575,11 +588,20 @@ fn planned_step(tool: &ToolEntry) -> PlanStep {
             args.push((name, ArgSpec::IfReal(placeholder)));
         }
     }
+    // An in-place change by id alone is also told what to change.
+    let added = strategy::change_fields::change_fields(&cues, schema, &args);
+    args.extend(added);
     PlanStep {
         tool: tool.name.clone(),
         args,
         cues,
     }
+}
+
+/// The planner's step for `tool` as a synthesized plan would ask it: what
+/// is called when an error names it as the step to take first.
+pub fn planned_step_for(tool: &ToolEntry) -> PlanStep {
+    planned_step(tool)
 }
 
 /// Whether `text` is an absolute path of some machine (`/Users/...`,
@@ -632,20 +654,20 @@ fn required_stems(tool: &ToolEntry) -> Vec<String> {
         .into_iter()
         .flatten()
         .filter_map(Value::as_str)
-        .map(|p| {
-            let flat: String = p
-                .chars()
-                .filter(char::is_ascii_alphanumeric)
-                .map(|c| c.to_ascii_lowercase())
-                .collect();
-            let stem = ["names", "name", "ids", "id"]
-                .iter()
-                .find_map(|suffix| flat.strip_suffix(suffix))
-                .unwrap_or(&flat)
-                .to_owned();
-            harvest::singular(&stem)
-        })
+        .map(required_stem)
         .collect()
+}
+
+/// The thing a parameter names, singular and lowercase: `projectName` and
+/// `project_id` both name `project`.
+fn required_stem(param: &str) -> String {
+    let flat = cues::flat(param);
+    let stem = ["names", "name", "ids", "id"]
+        .iter()
+        .find_map(|suffix| flat.strip_suffix(suffix))
+        .unwrap_or(&flat)
+        .to_owned();
+    harvest::singular(&stem)
 }
 
 /// Whether `tool` needs what another tool is named to make: `add_task`
@@ -706,6 +728,50 @@ fn removes_by_name(name: &str) -> bool {
     ]
     .iter()
     .any(|w| lowered.contains(w))
+}
+
+/// Names that say a tool ends what its arguments name without removing it
+/// (`archive_project`, `complete_task`, `close_issue`, `forget_memory`):
+/// called with the removers, after every tool that still needs the thing
+/// alive. A project archived early answers every later call on it with
+/// `Project 3 is archived`.
+fn ends_by_name(name: &str) -> bool {
+    cues::words(name).iter().any(|w| {
+        [
+            "archive",
+            "close",
+            "complete",
+            "finish",
+            "cancel",
+            "forget",
+            "trash",
+            "discard",
+            "deactivate",
+            "disable",
+        ]
+        .contains(&w.as_str())
+    })
+}
+
+/// Names that say a tool takes back what another did (`reset_task`,
+/// `undo_delete`, `restore_backup`, `reopen_task`): called last, after the
+/// changes, ends and removals they take back. Run first, a reset of a task
+/// still pending changes nothing.
+fn reverts_by_name(name: &str) -> bool {
+    cues::words(name).iter().any(|w| {
+        [
+            "reset",
+            "undo",
+            "restore",
+            "reopen",
+            "revert",
+            "rollback",
+            "unarchive",
+            "undelete",
+            "recover",
+        ]
+        .contains(&w.as_str())
+    })
 }
 
 /// One entry of a call's `checks`: a check's plan name, or a table whose
@@ -890,6 +956,9 @@ pub fn resolve(
         object.insert(name.clone(), argument.value.clone());
         recorded.push(argument);
     }
+    cohere_with_files(step, pool, &mut object, &mut recorded);
+    cohere_with_asked(step, pool, &mut object, &mut recorded);
+    distinct_ends(step, pool, &mut object, &mut recorded);
     names::name_files(&step.cues, &mut object, &mut recorded, pool);
     // A free-form object of a tool that names a store's table is filled
     // with that table's columns, as a user would fill it (see `rows`).
@@ -910,6 +979,165 @@ pub fn resolve(
         recorded,
         creates,
     })
+}
+
+/// A call that names a store's file is handed that file's own objects: the
+/// sheet of the workbook it opens, a row of the database it names. Before,
+/// `delete_rows {"path": "budget.xlsx", "sheet": "Sheet1"}` paired the
+/// store's workbook with the sheet of one the plan had made.
+fn cohere_with_files(
+    step: &PlanStep,
+    pool: &Pool,
+    object: &mut Map<String, Value>,
+    recorded: &mut [Argument],
+) {
+    let files: Vec<String> = recorded
+        .iter()
+        .filter(|a| step.cues.path_kind(&a.name).is_some())
+        .filter_map(|a| a.value.as_str())
+        .map(|v| strategy::store_objects::relative_to_root(pool, v).unwrap_or_else(|| v.to_owned()))
+        .collect();
+    if files.is_empty() {
+        return;
+    }
+    for argument in recorded.iter_mut() {
+        let filled_at_call = step.args.iter().any(|(n, spec)| {
+            *n == argument.name && matches!(spec, ArgSpec::Auto(_) | ArgSpec::IfReal(_))
+        });
+        if !filled_at_call
+            || step.cues.path_kind(&argument.name).is_some()
+            || !(argument.value.is_string() || argument.value.is_number())
+        {
+            continue;
+        }
+        let Some(h) = pool.candidate_within(&step.cues, &argument.name, &argument.value, &files)
+        else {
+            continue;
+        };
+        if h.value == argument.value && argument.object.is_some() {
+            continue;
+        }
+        let (source, from, held) = provenance_of(h);
+        argument.value = h.value.clone();
+        argument.source = source;
+        argument.from = from;
+        argument.object = held;
+        argument.parts = Vec::new();
+        object.insert(argument.name.clone(), h.value.clone());
+    }
+}
+
+/// What an answer gave belongs to what its call named: a chunk id that
+/// `list_chunks {"project": "garden-guide"}` answered is sent with that
+/// project, not with another the harvest offered (`Chunk "..." not found`
+/// in the project the plan had made). Only an argument filled at call time
+/// is changed, to the value the answering call was sent.
+fn cohere_with_asked(
+    step: &PlanStep,
+    pool: &Pool,
+    object: &mut Map<String, Value>,
+    recorded: &mut [Argument],
+) {
+    let filled_at_call = |name: &str| {
+        step.args
+            .iter()
+            .any(|(n, spec)| n == name && matches!(spec, ArgSpec::Auto(_) | ArgSpec::IfReal(_)))
+    };
+    let mut fixes: Vec<(String, Value, Origin)> = Vec::new();
+    for argument in recorded.iter() {
+        if argument.source != Provenance::Harvested || !filled_at_call(&argument.name) {
+            continue;
+        }
+        let Some(from) = &argument.from else {
+            continue;
+        };
+        let Some(h) = pool.items().rev().find(|h| {
+            h.value == argument.value
+                && format!("call {}", h.step) == from.call
+                && h.path == from.path
+        }) else {
+            continue;
+        };
+        for (key, value) in pool.asked_for(h) {
+            let differs = recorded
+                .iter()
+                .any(|a| a.name == *key && a.value != *value && filled_at_call(key));
+            if *key != argument.name && differs && !fixes.iter().any(|(k, _, _)| k == key) {
+                let origin = Origin {
+                    call: from.call.clone(),
+                    path: format!("arguments.{key}"),
+                };
+                fixes.push((key.clone(), value.clone(), origin));
+            }
+        }
+    }
+    for (key, value, origin) in fixes {
+        if let Some(argument) = recorded.iter_mut().find(|a| a.name == key) {
+            argument.value = value.clone();
+            argument.source = Provenance::Harvested;
+            argument.from = Some(origin);
+            argument.object = None;
+            argument.parts = Vec::new();
+            object.insert(key, value);
+        }
+    }
+}
+
+/// Two ids of one call are two things: `add_dependency {"section_id": 1,
+/// "blocked_by_id": 1}` is refused (`A section cannot depend on itself`).
+/// An id the harvest could not fill, or that repeats an earlier id of the
+/// call, takes another object of the collection the call's real id came
+/// from.
+fn distinct_ends(
+    step: &PlanStep,
+    pool: &Pool,
+    object: &mut Map<String, Value>,
+    recorded: &mut [Argument],
+) {
+    let id_named = |name: &str| {
+        let flat = cues::flat(name);
+        flat.ends_with("id") && step.cues.path_kind(name).is_none()
+    };
+    let filled_at_call = |name: &str| {
+        step.args
+            .iter()
+            .any(|(n, spec)| n == name && matches!(spec, ArgSpec::Auto(_) | ArgSpec::IfReal(_)))
+    };
+    let mut taken: Vec<Value> = Vec::new();
+    let mut real: Option<Value> = None;
+    for argument in recorded.iter_mut() {
+        if !id_named(&argument.name) || !(argument.value.is_string() || argument.value.is_number())
+        {
+            continue;
+        }
+        let repeats = taken.contains(&argument.value);
+        let invented = !argument.source.is_real();
+        // `task_id` beside a real `project_id` is another kind of thing:
+        // only a name that names no kind the store holds (`blocked_by_id`,
+        // `unlocks_id`) is the other end of the same kind.
+        let own_kind = required_stem(&argument.name);
+        let other_kind = !own_kind.is_empty() && pool.names_collection(&own_kind);
+        if (repeats || (invented && !other_kind))
+            && filled_at_call(&argument.name)
+            && let Some(first) = &real
+        {
+            let mut avoid = taken.clone();
+            avoid.push(first.clone());
+            if let Some(h) = pool.sibling(first, &avoid) {
+                let (source, from, held) = provenance_of(h);
+                argument.value = h.value.clone();
+                argument.source = source;
+                argument.from = from;
+                argument.object = held;
+                argument.parts = Vec::new();
+                object.insert(argument.name.clone(), h.value.clone());
+            }
+        }
+        if real.is_none() && argument.source.is_real() {
+            real = Some(argument.value.clone());
+        }
+        taken.push(argument.value.clone());
+    }
 }
 
 fn plain(name: &str, value: Value, source: Provenance) -> Argument {
@@ -1792,6 +2020,190 @@ mod tests {
         let edited = argument(&resolve_ok(&step_for(&plan, "edit_file"), &pool), "path");
         assert_eq!(edited.value, json!("/jail/stores/fs/tree/docs/a.txt"));
         assert_eq!(edited.source, Provenance::Store);
+    }
+
+    /// A directory store holding a workbook with sheets Q1 and Q2 and a
+    /// SQLite file with two sections, as the observers name them.
+    fn content_pool() -> Pool {
+        use witness_jail::{JailedStore, StoreKind, StoreSpec};
+        let store = JailedStore {
+            spec: StoreSpec {
+                name: "docs".into(),
+                kind: StoreKind::Fs,
+                source: "/src".into(),
+                shown: None,
+                clock_columns: Vec::new(),
+            },
+            path: "/jail/stores/docs/tree".into(),
+            existed: true,
+        };
+        let present = [
+            ("docs", "file/budget.xlsx"),
+            ("docs", "xlsx/budget.xlsx#Q1!A1"),
+            ("docs", "xlsx/budget.xlsx#Q1!B2"),
+            ("docs", "xlsx/budget.xlsx#Q2!A1"),
+            ("docs", "file/app.db"),
+            ("docs", "sqlite/app.db#sections/1"),
+            ("docs", "sqlite/app.db#sections/2"),
+        ];
+        let (seeds, roots) = seeds::seeds(&[store], &present);
+        let mut pool = Pool::default();
+        pool.seed(seeds, roots);
+        pool
+    }
+
+    #[test]
+    fn a_call_naming_a_workbook_gets_that_workbooks_sheet() {
+        let schema = json!({"type": "object", "properties": {
+            "sheet": {"type": "string"}, "start_row": {"type": "integer"},
+            "path": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": null}},
+            "required": ["sheet", "start_row"]});
+        let tools = [tool("delete_rows", Value::Null, schema)];
+        let plan = Plan::synthesized(&tools);
+        let mut pool = content_pool();
+        // A workbook the plan made answered with its own sheet, later.
+        pool.absorb(
+            "create_workbook",
+            2,
+            &json!({"content": [{"type": "text",
+            "text": "{\"sheets\": [\"Sheet1\"], \"path\": \"/jail/stores/docs/tree/new.xlsx\"}"}]}),
+        );
+        let resolved = resolve(&step_for(&plan, "delete_rows"), &BTreeMap::new(), &pool)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            argument(&resolved, "path").value,
+            json!("/jail/stores/docs/tree/budget.xlsx")
+        );
+        let sheet = argument(&resolved, "sheet");
+        assert!(
+            sheet.value == json!("Q1") || sheet.value == json!("Q2"),
+            "{:?}",
+            sheet.value
+        );
+        assert_eq!(sheet.source, Provenance::Store);
+    }
+
+    #[test]
+    fn two_ids_of_one_call_name_two_things_of_the_kind() {
+        let schema = json!({"type": "object", "properties": {
+            "section_id": {"type": "integer"}, "blocked_by_id": {"type": "integer"},
+            "task_id": {"type": "integer"}},
+            "required": ["section_id", "blocked_by_id"]});
+        let tools = [tool("add_section_dep", Value::Null, schema)];
+        let plan = Plan::synthesized(&tools);
+        let pool = content_pool();
+        let resolved = resolve(&step_for(&plan, "add_section_dep"), &BTreeMap::new(), &pool)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let (a, b) = (
+            argument(&resolved, "section_id"),
+            argument(&resolved, "blocked_by_id"),
+        );
+        assert_eq!(a.source, Provenance::Store);
+        assert_eq!(b.source, Provenance::Store);
+        assert_ne!(
+            a.value, b.value,
+            "two sections, not one depending on itself"
+        );
+    }
+
+    #[test]
+    fn an_id_an_answer_gave_is_sent_with_what_its_call_named() {
+        let schema = json!({"type": "object", "properties": {
+            "project": {"type": "string"}, "id": {"type": "string"}},
+            "required": ["project", "id"]});
+        let tools = [tool("update_chunk", Value::Null, schema)];
+        let plan = Plan::synthesized(&tools);
+        let mut pool = Pool::default();
+        let text = |t: &str| json!({"content": [{"type": "text", "text": t}]});
+        pool.absorb("list_projects", 1, &text(r#"[{"name": "garden-guide"}]"#));
+        pool.absorb_answer(
+            "list_chunks",
+            2,
+            &text(r#"{"chunks": [{"id": "c-1"}]}"#),
+            &[],
+            &[],
+            &[("project".into(), json!("garden-guide"))],
+        );
+        pool.created(
+            "create_project",
+            3,
+            "name",
+            &json!("witness-create_project"),
+            None,
+        );
+        let resolved = resolve(&step_for(&plan, "update_chunk"), &BTreeMap::new(), &pool)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(argument(&resolved, "id").value, json!("c-1"));
+        let project = argument(&resolved, "project");
+        assert_eq!(
+            project.value,
+            json!("garden-guide"),
+            "the chunk's own project"
+        );
+        assert_eq!(project.from.map(|o| o.call), Some("call 2".to_owned()));
+        // What the plan made belongs to what its call named, as well.
+        pool.absorb_answer(
+            "add_chunk",
+            4,
+            &text("{}"),
+            &[],
+            &[],
+            &[("project".into(), json!("shop-faq"))],
+        );
+        pool.created("add_chunk", 4, "id", &json!("c-made"), None);
+        let resolved = resolve(&step_for(&plan, "update_chunk"), &BTreeMap::new(), &pool)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            argument(&resolved, "id").value,
+            json!("c-made"),
+            "the newest chunk"
+        );
+        assert_eq!(argument(&resolved, "project").value, json!("shop-faq"));
+    }
+
+    #[test]
+    fn tools_that_end_a_thing_run_after_those_that_need_it_alive() {
+        let takes = json!({"type": "object", "properties": {"project_id": {"type": "integer"}},
+            "required": ["project_id"]});
+        let tools = [
+            tool("archive_project", Value::Null, takes.clone()),
+            tool("pin_add", Value::Null, takes.clone()),
+            tool("complete_task", Value::Null, takes.clone()),
+            tool("update_project", Value::Null, takes),
+        ];
+        let plan = Plan::synthesized(&tools);
+        let order = names(&plan.steps[plan.harvest..]);
+        let at = |n: &str| order.iter().position(|o| *o == n).unwrap_or(usize::MAX);
+        assert!(
+            at("archive_project") > at("pin_add") && at("archive_project") > at("update_project")
+        );
+        assert!(at("complete_task") > at("update_project"));
+        let tools = [
+            tool("reset_task", Value::Null, json!({"type": "object"})),
+            tool("cancel_task", Value::Null, json!({"type": "object"})),
+            tool("delete_task", Value::Null, json!({"type": "object"})),
+            tool("edit_task", Value::Null, json!({"type": "object"})),
+        ];
+        let plan = Plan::synthesized(&tools);
+        assert_eq!(
+            names(&plan.steps[plan.harvest..]).last(),
+            Some(&"reset_task"),
+            "what takes back a change runs after the changes"
+        );
+        let in_project = json!({"type": "object", "properties": {
+            "project": {"type": "string"}, "id": {"type": "string"}}, "required": ["project", "id"]});
+        let named = json!({"type": "object", "properties": {"name": {"type": "string"}},
+            "required": ["name"]});
+        let tools = [
+            tool("delete_project", Value::Null, named),
+            tool("delete_chunk", Value::Null, in_project),
+        ];
+        let plan = Plan::synthesized(&tools);
+        assert_eq!(
+            names(&plan.steps[plan.harvest..]),
+            ["delete_chunk", "delete_project"],
+            "the container goes after what is in it"
+        );
     }
 
     #[test]

@@ -53,17 +53,38 @@ pub fn seeds(stores: &[JailedStore], present: &[(&str, &str)]) -> (Vec<Harvested
             ));
         }
     }
+    // A sheet is named by each of its cells: offered once, from its first.
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|h| {
+        let file = match &h.source {
+            crate::plan::harvest::Source::Store(o) => content_file(&o.object).map(|(f, _)| f),
+            _ => None,
+        };
+        file.is_none()
+            || seen.insert((
+                h.key.clone(),
+                h.value.to_string(),
+                file,
+                h.collection.clone(),
+            ))
+    });
     (out, roots)
 }
 
 /// What one object id names, in the terms a tool's parameters use.
 fn object_seeds(kind: StoreKind, root: &Path, id: &str, at: StoreObject) -> Vec<Harvested> {
     match kind {
+        StoreKind::Fs if content_file(id).is_some() => content_seeds(id, at),
         StoreKind::Fs => fs_seed(root, id, at).into_iter().collect(),
         StoreKind::Sqlite => sqlite_seeds(id, at),
         StoreKind::Jsonl => jsonl_seeds(id, at),
-        // Rows are named like SQLite's (`schema.table/key`).
-        StoreKind::Postgres => sqlite_seeds(id, at),
+        // Rows are named like SQLite's (`schema.table/key`); a table is
+        // its catalog entry (`catalog/table:public.orders`).
+        StoreKind::Postgres => match id.strip_prefix("catalog/table:") {
+            Some(table) => postgres_table_seeds(table, at),
+            None if id.starts_with("catalog/") => Vec::new(),
+            None => sqlite_seeds(id, at),
+        },
         StoreKind::Git => git_seeds(root, id, at),
     }
 }
@@ -86,6 +107,58 @@ fn git_seeds(root: &Path, id: &str, at: StoreObject) -> Vec<Harvested> {
                 Harvested::seeded("revision", name, at, None),
             ]
         }
+        _ => Vec::new(),
+    }
+}
+
+/// A PostgreSQL table's names, as a statement or a tool names it: bare in
+/// `public` (`orders`), qualified elsewhere (`audit.log`). Names that needed
+/// quoting are not offered.
+fn postgres_table_seeds(qualified: &str, at: StoreObject) -> Vec<Harvested> {
+    if qualified.contains('"') {
+        return Vec::new();
+    }
+    let name = qualified.strip_prefix("public.").unwrap_or(qualified);
+    let name = Value::String(name.to_owned());
+    ["table_name", "table"]
+        .into_iter()
+        .map(|k| Harvested::seeded(k, name.clone(), at.clone(), Some("tables")))
+        .collect()
+}
+
+/// The file a content object of a directory store sits in, relative to the
+/// store's root, and the object's id inside it: `xlsx/books/a.xlsx#Q1!B2`
+/// → (`books/a.xlsx`, `Q1!B2`). The observer writes a `#` of the path as
+/// `\x23`, so the first `#` ends it.
+pub fn content_file(id: &str) -> Option<(String, &str)> {
+    let (view, rest) = id.split_once('/')?;
+    if !["sqlite", "xlsx", "ods", "csv", "json", "jsonl", "md"].contains(&view) {
+        return None;
+    }
+    let (path, inner) = rest.split_once('#')?;
+    Some((path.replace("\\x23", "#"), inner))
+}
+
+/// What a content object of a directory store names: a SQLite file's
+/// tables and row keys (as a SQLite store's, `projects/3` → the id 3 among
+/// `projects`), a workbook's sheet names (`Q1!B2` → the sheet `Q1`). Cells,
+/// JSON pointers and markdown headings are not offered.
+fn content_seeds(id: &str, at: StoreObject) -> Vec<Harvested> {
+    let Some((_, inner)) = content_file(id) else {
+        return Vec::new();
+    };
+    match id.split_once('/').map(|(view, _)| view) {
+        Some("sqlite") => sqlite_seeds(inner, at),
+        Some("xlsx" | "ods") => match inner.rsplit_once('!') {
+            Some((sheet, _)) if !sheet.is_empty() => {
+                let sheet = Value::String(sheet.to_owned());
+                vec![
+                    Harvested::seeded("sheet", sheet.clone(), at.clone(), Some("sheets")),
+                    Harvested::seeded("name", sheet, at, Some("sheets")),
+                ]
+            }
+            _ => Vec::new(),
+        },
         _ => Vec::new(),
     }
 }
@@ -285,6 +358,35 @@ mod tests {
                 ("from".into(), json!("Ada"), c("relations")),
                 ("to".into(), json!("Charles Babbage"), c("relations")),
                 ("relationType".into(), json!("works with"), c("relations")),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_postgres_store_offers_its_tables_by_the_names_statements_use_and_its_rows() {
+        let stores = [store("pg", StoreKind::Postgres, "/jail/stores/pg")];
+        let present = [
+            ("pg", "catalog/schema:public"),
+            ("pg", "catalog/table:public.orders"),
+            ("pg", "catalog/table:audit.log"),
+            ("pg", "catalog/index:public.orders_pkey"),
+            ("pg", "public.orders/4"),
+        ];
+        let (seeds, _) = seeds(&stores, &present);
+        let keys: Vec<(String, Value, Option<String>)> = seeds
+            .iter()
+            .map(|h| (h.key.clone(), h.value.clone(), h.collection.clone()))
+            .collect();
+        let c = |s: &str| Some(s.to_owned());
+        assert_eq!(
+            keys,
+            [
+                ("table_name".into(), json!("orders"), c("tables")),
+                ("table".into(), json!("orders"), c("tables")),
+                ("table_name".into(), json!("audit.log"), c("tables")),
+                ("table".into(), json!("audit.log"), c("tables")),
+                ("id".into(), json!("4"), c("public.orders")),
+                ("id".into(), json!(4), c("public.orders")),
             ]
         );
     }

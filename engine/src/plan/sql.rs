@@ -148,7 +148,17 @@ fn insert_into(table: &str, tool: &str, pool: &Pool) -> String {
 pub fn value_for(column: &ColumnShape, tool: &str) -> Value {
     let declared = column.declared_type.to_ascii_uppercase();
     let has = |w: &str| declared.contains(w);
-    if has("INT") {
+    if has("BOOL") {
+        Value::Bool(true)
+    } else if has("DATE") || has("TIME") {
+        Value::String("2026-01-01".into())
+    } else if has("UUID") {
+        Value::String("00000000-0000-4000-8000-000000000001".into())
+    } else if has("INT") && column.key {
+        // A new row's own key, which the store assigns no value for: one
+        // its rows are unlikely to hold.
+        Value::from(9001)
+    } else if has("INT") {
         Value::from(1)
     } else if has("CHAR") || has("CLOB") || has("TEXT") || has("BLOB") || declared.is_empty() {
         Value::String(fresh_name(tool))
@@ -252,6 +262,33 @@ mod tests {
     use witness_model::audit::StoreObject;
 
     use super::*;
+
+    #[test]
+    fn a_column_gets_a_value_of_its_declared_type() {
+        let column = |ty: &str, key: bool| ColumnShape {
+            name: "c".into(),
+            declared_type: ty.into(),
+            required: true,
+            key,
+            rowid: false,
+        };
+        assert_eq!(value_for(&column("integer", false), "t"), json!(1));
+        assert_eq!(
+            value_for(&column("integer", true), "t"),
+            json!(9001),
+            "a new key"
+        );
+        assert_eq!(value_for(&column("boolean", false), "t"), json!(true));
+        assert_eq!(
+            value_for(&column("timestamp with time zone", false), "t"),
+            json!("2026-01-01")
+        );
+        assert_eq!(
+            value_for(&column("character varying(40)", false), "t"),
+            json!("witness-t")
+        );
+        assert_eq!(value_for(&column("numeric(10,2)", false), "t"), json!(1));
+    }
 
     #[test]
     fn a_statements_form_is_its_first_keyword() {

@@ -74,6 +74,8 @@ pub(super) struct Runner<'a> {
     pub(super) retry_after: Option<u32>,
     /// For the next call: the failed call whose error it answers.
     answers: Option<ErrorAnswer>,
+    /// Tools an error named to call first, each called once.
+    called_first: Vec<String>,
     /// How long the last call took, from its request to its settled moment:
     /// the next idle control's window.
     last_window: Option<Duration>,
@@ -132,6 +134,7 @@ impl<'a> Runner<'a> {
             failure_restarts: 0,
             retry_after: None,
             answers: None,
+            called_first: Vec::new(),
             last_window: None,
             steps: BTreeMap::new(),
             context,
@@ -244,6 +247,22 @@ impl<'a> Runner<'a> {
         }
         self.events_after(step_no)?;
         if status.is_refusal()
+            && let Some(setup) = self.named_first(step, first)
+        {
+            // The error said which tool to call first: it is, then this
+            // step again, within its budget.
+            self.called_first.push(setup.tool.clone());
+            self.answers = Some(ErrorAnswer {
+                call: first,
+                reading: format!("the tool it named to call first: {}", setup.tool),
+            });
+            self.step(&setup)?;
+            if self.calls_of(&step.tool) < super::passes::MAX_CALLS_PER_TOOL {
+                self.step(step)?;
+            }
+            return ControlFlow::Continue(());
+        }
+        if status.is_refusal()
             && let Some(retry) = self.error_retry(step, first)
         {
             let answer = ErrorAnswer {
@@ -278,6 +297,26 @@ impl<'a> Runner<'a> {
             }
         }
         ControlFlow::Continue(())
+    }
+
+    /// The planned step of the tool failed call `failed` of `step` named to
+    /// call first ([`crate::plan::strategy::named_first`]), when it was
+    /// not called first before. A plan file's steps are never retried.
+    fn named_first(&self, step: &PlanStep, failed: u32) -> Option<PlanStep> {
+        if step.cues.tool.is_empty() {
+            return None;
+        }
+        let record = self.draft.report.calls.iter().find(|c| c.id == failed)?;
+        let text = crate::plan::strategy::read_error::error_text(record);
+        let tool = crate::plan::strategy::named_first::named_first(
+            &text,
+            &step.tool,
+            &self.draft.report.tools,
+        )?;
+        if self.called_first.contains(&tool.name) {
+            return None;
+        }
+        Some(crate::plan::planned_step_for(tool))
     }
 
     /// How many calls `tool` has had, its repeats, pages and confirmations
@@ -521,8 +560,23 @@ impl<'a> Runner<'a> {
                 // What the audit invented and the server only echoed back
                 // is no value of the server's.
                 let (made, echoed) = invented_scalars(&call.step.cues, &call.resolved.recorded);
-                self.pool
-                    .absorb_answer(&call.step.tool, call.step_no, result, &echoed, &made);
+                // What an answer lists belongs to what the call named:
+                // the chunks of the project it asked about.
+                let asked: Vec<(String, Value)> = call
+                    .resolved
+                    .recorded
+                    .iter()
+                    .filter(|a| a.source.is_real() && (a.value.is_string() || a.value.is_number()))
+                    .map(|a| (a.name.clone(), a.value.clone()))
+                    .collect();
+                self.pool.absorb_answer(
+                    &call.step.tool,
+                    call.step_no,
+                    result,
+                    &echoed,
+                    &made,
+                    &asked,
+                );
             }
         }
         let id = self.next_id;

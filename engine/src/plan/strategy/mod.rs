@@ -5,15 +5,21 @@
 //! - [`read_error`]: a failed call is tried again with what its error text
 //!   asks for (a flag, a required field, a listed value, a form, the next
 //!   real object).
+//! - [`change_fields`]: an in-place change by id alone is also given a
+//!   field to change, and a move where to.
 //! - [`scope`]: optional parameters that choose where a call acts are
 //!   filled with the store.
 //! - [`operations`]: every value of an operation enum is asked, each as its
 //!   own form.
+//! - [`named_first`]: the tool an error says to call first is called
+//!   first, and the failed step asked again.
 //! - [`file_text`]: text an edit is to find is a line of the file it edits.
 //! - [`store_objects`]: the store's objects in the forms servers accept
 //!   (relative paths, bare names), and only objects that still exist.
 
+pub mod change_fields;
 pub mod file_text;
+pub mod named_first;
 pub mod operations;
 pub mod read_error;
 pub mod scope;

@@ -15,6 +15,8 @@
 //! - a parameter of the schema the text says is required or missing, that
 //!   the call left out: given, from the store or the answers where one
 //!   fits;
+//! - a parameter of the schema written with its choices (`needs
+//!   kind=fact|note|task`): the first choice not sent before;
 //! - valid values the text lists (`Available projects: main`, `must be one
 //!   of a, b`, `valid values: ...`): the first the call did not send, for
 //!   the parameter the text names or whose value it quotes;
@@ -22,7 +24,9 @@
 //!   made relative to its root), an *absolute* one, only a `SELECT`;
 //! - `already exists`: a fresh name instead of the existing one;
 //! - `not found`, `does not exist`, `no such`: the next real object of
-//!   the store (or of the answers) of the same kind, one not sent before.
+//!   the store (or of the answers) of the same kind, one not sent before;
+//! - a store's root refused in words about roots, workspaces or stores
+//!   (`store must not equal workspace root`): another store's root.
 //!
 //! Example: `delete_note {"path": "a.md"}` answers `Refusing to delete
 //! without confirmation. Use force: true`; the schema has `force:
@@ -68,6 +72,7 @@ pub fn answer(
     flag(step, sent, error, properties)
         .or_else(|| required(step, sent, &lowered, schema, properties))
         .or_else(|| validator_missing(step, sent, error))
+        .or_else(|| assigned_choice(step, sent, error, properties, tried))
         .or_else(|| listed(step, sent, error, tried))
         .or_else(|| form(step, sent, &lowered, pool))
         .or_else(|| exists(step, sent, error, &lowered, pool))
@@ -76,6 +81,7 @@ pub fn answer(
         .or_else(|| path_refused(step, sent, error, &lowered, pool, tried))
         .or_else(|| no_fields(step, sent, &lowered, schema, properties))
         .or_else(|| refused_object(step, sent, error, pool, tried))
+        .or_else(|| another_root(step, sent, &lowered, pool, tried))
         .or_else(|| nothing_sent(step, sent, schema, properties))
         .or_else(|| without_scope(step, sent, tried))
 }
@@ -137,6 +143,84 @@ fn flag(
         reading: format!("the flag {name}"),
         then: Vec::new(),
     })
+}
+
+/// The choices a text writes for a parameter as `name=a|b|c` (`add_memory
+/// needs kind=fact|concept|note`), when `name` is one of the schema's: at
+/// least two, each one plain word.
+pub fn assigned_choices(error: &str, name: &str) -> Vec<String> {
+    let pattern = format!("{name}=");
+    let mut at = 0;
+    while let Some(found) = error[at..].find(&pattern) {
+        let start = at + found;
+        at = start + pattern.len();
+        // The name must start a word: `subkind=` is not `kind=`.
+        if error[..start]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_')
+        {
+            continue;
+        }
+        let rest = &error[at..];
+        let end = rest
+            .find(|c: char| c.is_whitespace() || ",;)]}\"'`".contains(c))
+            .unwrap_or(rest.len());
+        let choices: Vec<String> = rest[..end]
+            .trim_end_matches('.')
+            .split('|')
+            .map(str::to_owned)
+            .collect();
+        let plain = |c: &String| {
+            !c.is_empty()
+                && c.len() <= 64
+                && c.chars()
+                    .all(|ch| ch.is_alphanumeric() || "_-.".contains(ch))
+        };
+        if choices.len() >= 2 && choices.iter().all(plain) {
+            return choices;
+        }
+    }
+    Vec::new()
+}
+
+fn assigned_choice(
+    step: &PlanStep,
+    sent: &[Argument],
+    error: &str,
+    properties: Option<&Map<String, Value>>,
+    tried: &[Value],
+) -> Option<Retry> {
+    for (name, sub) in properties? {
+        let choices = assigned_choices(error, name);
+        let was_sent = |v: &str| {
+            sent.iter()
+                .any(|a| a.name == *name && a.value.as_str() == Some(v))
+                || tried
+                    .iter()
+                    .any(|t| t.get(name).and_then(Value::as_str) == Some(v))
+        };
+        let takes_text = sub.get("type").is_none_or(|t| t == "string")
+            || sub.get("anyOf").is_some()
+            || sub.get("enum").is_some();
+        if !takes_text {
+            continue;
+        }
+        if let Some(choice) = choices.into_iter().find(|c| !was_sent(c)) {
+            let mut retry = step.clone();
+            set(
+                &mut retry,
+                name,
+                ArgSpec::Pinned(Value::String(choice.clone())),
+            );
+            return Some(Retry {
+                step: retry,
+                reading: format!("a choice it wrote for {name}: {choice}"),
+                then: Vec::new(),
+            });
+        }
+    }
+    None
 }
 
 fn boolean(sub: &Value) -> bool {
@@ -904,6 +988,56 @@ fn not_found(
 /// has properties, none required (`query {"sql"?: string}` answering
 /// `Client was passed a null or undefined query`): every property given,
 /// SQL as SQL, the rest as the schema describes them.
+/// A store's root was sent and refused in words about where the call
+/// works: the next store's root, one not sent there before. A server given
+/// a workspace and a separate store of its own refuses the one for the
+/// other.
+fn another_root(
+    step: &PlanStep,
+    sent: &[Argument],
+    lowered: &str,
+    pool: &Pool,
+    tried: &[Value],
+) -> Option<Retry> {
+    let about_place = ["root", "workspace", "directory", "folder", "store", "repo"]
+        .iter()
+        .any(|w| lowered.contains(w));
+    if !about_place {
+        return None;
+    }
+    let roots: Vec<&Harvested> = pool
+        .items()
+        .filter(|h| h.shape == Some(PathKind::Root))
+        .collect();
+    for argument in sent {
+        let Some(value) = argument.value.as_str() else {
+            continue;
+        };
+        if !roots.iter().any(|h| h.value.as_str() == Some(value)) {
+            continue;
+        }
+        let sent_before = |v: &Value| tried.iter().any(|t| t.get(&argument.name) == Some(v));
+        let Some(other) = roots
+            .iter()
+            .find(|h| h.value.as_str() != Some(value) && !sent_before(&h.value))
+        else {
+            continue;
+        };
+        let mut retry = step.clone();
+        set(
+            &mut retry,
+            &argument.name,
+            ArgSpec::Chosen(Box::new((*other).clone())),
+        );
+        return Some(Retry {
+            step: retry,
+            reading: format!("another store's root for {}", argument.name),
+            then: Vec::new(),
+        });
+    }
+    None
+}
+
 fn nothing_sent(
     step: &PlanStep,
     sent: &[Argument],
@@ -1175,6 +1309,104 @@ mod tests {
                 schema["properties"].as_object()
             )
             .is_none()
+        );
+    }
+
+    #[test]
+    fn a_refused_root_is_followed_by_the_next_stores_root() {
+        use witness_model::audit::StoreObject;
+        let mut pool = Pool::default();
+        let root = |store: &str| {
+            Harvested::seeded_path(
+                format!("/jail/stores/{store}/tree"),
+                PathKind::Root,
+                StoreObject {
+                    store: store.into(),
+                    object: String::new(),
+                },
+            )
+        };
+        pool.seed(vec![root("store"), root("workspace")], Vec::new());
+        let step = PlanStep {
+            tool: "tc_save".into(),
+            args: vec![("root".into(), ArgSpec::Auto(json!("witness")))],
+            ..PlanStep::default()
+        };
+        let sent = [Argument {
+            name: "root".into(),
+            value: json!("/jail/stores/store/tree"),
+            source: Provenance::Store,
+            from: None,
+            object: None,
+            parts: Vec::new(),
+        }];
+        let tried = [json!({"root": "/jail/stores/store/tree"})];
+        let retry = answer(
+            &step,
+            &sent,
+            "store must not equal workspace root",
+            None,
+            &pool,
+            &tried,
+        )
+        .expect("a retry");
+        let ArgSpec::Chosen(h) = &retry.step.args[0].1 else {
+            panic!("{:?}", retry.step.args)
+        };
+        assert_eq!(h.value, json!("/jail/stores/workspace/tree"));
+        // Once both were sent, nothing is left to offer.
+        let tried = [
+            tried[0].clone(),
+            json!({"root": "/jail/stores/workspace/tree"}),
+        ];
+        let mut sent = sent;
+        sent[0].value = json!("/jail/stores/workspace/tree");
+        assert!(
+            answer(
+                &step,
+                &sent,
+                "store must not equal workspace root",
+                None,
+                &pool,
+                &tried
+            )
+            .is_none()
+        );
+    }
+
+    #[test]
+    fn choices_written_after_a_parameter_are_read() {
+        assert_eq!(
+            assigned_choices(
+                "Error saving memory: add_memory needs kind=fact|concept|note (got none).",
+                "kind"
+            ),
+            ["fact", "concept", "note"]
+        );
+        assert!(assigned_choices("subkind=a|b", "kind").is_empty());
+        assert!(assigned_choices("kind=a only", "kind").is_empty());
+        assert!(assigned_choices("no assignment here", "kind").is_empty());
+        let schema = json!({"type": "object", "required": ["text"], "properties": {
+            "text": {"type": "string"}, "kind": {"type": "string"}}});
+        let step = PlanStep {
+            tool: "add_memory".into(),
+            args: vec![("text".into(), ArgSpec::Synthesized(json!("witness")))],
+            ..PlanStep::default()
+        };
+        let retry = answer(
+            &step,
+            &[],
+            "add_memory needs kind=fact|concept",
+            Some(&schema),
+            &Pool::default(),
+            &[],
+        )
+        .expect("a retry");
+        assert!(
+            retry
+                .step
+                .args
+                .contains(&("kind".into(), ArgSpec::Pinned(json!("fact"))))
         );
     }
 
