@@ -404,11 +404,7 @@ impl Pool {
     /// `like` (a string for a string, a number for a number) fits, and a
     /// parameter that asks for a path gets one of the kind it asks for.
     pub fn candidate_like(&self, cues: &ToolCues, param: &str, like: &Value) -> Option<&Harvested> {
-        let same_kind = |h: &Harvested| match like {
-            Value::String(_) => h.value.is_string(),
-            Value::Number(_) => h.value.is_number(),
-            _ => false,
-        };
+        let same_kind = |h: &Harvested| same_json_kind(&h.value, like);
         if like.is_string()
             && let Some(kind) = cues.path_kind(param)
             && let Some(found) = self.path(cues, param, kind)
@@ -498,12 +494,7 @@ impl Pool {
         files: &[String],
     ) -> Option<&Harvested> {
         let fits = |h: &Harvested| {
-            let same_kind = match like {
-                Value::String(_) => h.value.is_string(),
-                Value::Number(_) => h.value.is_number(),
-                _ => false,
-            };
-            same_kind && h.content_file().is_some_and(|f| files.contains(&f))
+            same_json_kind(&h.value, like) && h.content_file().is_some_and(|f| files.contains(&f))
         };
         self.find(&cues.tool, param, &fits)
     }
@@ -704,6 +695,16 @@ fn plain_list<'t>(tool: &str, text: &'t str) -> Option<(String, Vec<&'t str>)> {
     };
     (!names.is_empty() && names.len() <= MAX_ITEMS && names.iter().all(name_shaped))
         .then_some((collection, names))
+}
+
+/// Whether `value` is of the JSON kind of `like`: a string for a string, a
+/// number for a number (nothing else fits a scalar parameter).
+fn same_json_kind(value: &Value, like: &Value) -> bool {
+    match like {
+        Value::String(_) => value.is_string(),
+        Value::Number(_) => value.is_number(),
+        _ => false,
+    }
 }
 
 /// Whether a collection's key names a kind of thing (`tasks`, `entities`)

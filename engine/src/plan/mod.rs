@@ -981,6 +981,27 @@ pub fn resolve(
     })
 }
 
+/// Whether argument `name` of `step` is filled at call time (from the
+/// harvest where a value fits): only those may be changed after the fact
+/// for values that belong together.
+fn filled_at_call(step: &PlanStep, name: &str) -> bool {
+    step.args
+        .iter()
+        .any(|(n, spec)| n == name && matches!(spec, ArgSpec::Auto(_) | ArgSpec::IfReal(_)))
+}
+
+/// `argument` becomes pool value `h`, with its provenance, in the record
+/// and in the object sent.
+fn take_pooled(argument: &mut Argument, h: &Harvested, object: &mut Map<String, Value>) {
+    let (source, from, held) = provenance_of(h);
+    argument.value = h.value.clone();
+    argument.source = source;
+    argument.from = from;
+    argument.object = held;
+    argument.parts = Vec::new();
+    object.insert(argument.name.clone(), h.value.clone());
+}
+
 /// A call that names a store's file is handed that file's own objects: the
 /// sheet of the workbook it opens, a row of the database it names. Before,
 /// `delete_rows {"path": "budget.xlsx", "sheet": "Sheet1"}` paired the
@@ -1001,10 +1022,7 @@ fn cohere_with_files(
         return;
     }
     for argument in recorded.iter_mut() {
-        let filled_at_call = step.args.iter().any(|(n, spec)| {
-            *n == argument.name && matches!(spec, ArgSpec::Auto(_) | ArgSpec::IfReal(_))
-        });
-        if !filled_at_call
+        if !filled_at_call(step, &argument.name)
             || step.cues.path_kind(&argument.name).is_some()
             || !(argument.value.is_string() || argument.value.is_number())
         {
@@ -1017,13 +1035,7 @@ fn cohere_with_files(
         if h.value == argument.value && argument.object.is_some() {
             continue;
         }
-        let (source, from, held) = provenance_of(h);
-        argument.value = h.value.clone();
-        argument.source = source;
-        argument.from = from;
-        argument.object = held;
-        argument.parts = Vec::new();
-        object.insert(argument.name.clone(), h.value.clone());
+        take_pooled(argument, h, object);
     }
 }
 
@@ -1038,14 +1050,9 @@ fn cohere_with_asked(
     object: &mut Map<String, Value>,
     recorded: &mut [Argument],
 ) {
-    let filled_at_call = |name: &str| {
-        step.args
-            .iter()
-            .any(|(n, spec)| n == name && matches!(spec, ArgSpec::Auto(_) | ArgSpec::IfReal(_)))
-    };
     let mut fixes: Vec<(String, Value, Origin)> = Vec::new();
     for argument in recorded.iter() {
-        if argument.source != Provenance::Harvested || !filled_at_call(&argument.name) {
+        if argument.source != Provenance::Harvested || !filled_at_call(step, &argument.name) {
             continue;
         }
         let Some(from) = &argument.from else {
@@ -1061,7 +1068,7 @@ fn cohere_with_asked(
         for (key, value) in pool.asked_for(h) {
             let differs = recorded
                 .iter()
-                .any(|a| a.name == *key && a.value != *value && filled_at_call(key));
+                .any(|a| a.name == *key && a.value != *value && filled_at_call(step, key));
             if *key != argument.name && differs && !fixes.iter().any(|(k, _, _)| k == key) {
                 let origin = Origin {
                     call: from.call.clone(),
@@ -1098,11 +1105,6 @@ fn distinct_ends(
         let flat = cues::flat(name);
         flat.ends_with("id") && step.cues.path_kind(name).is_none()
     };
-    let filled_at_call = |name: &str| {
-        step.args
-            .iter()
-            .any(|(n, spec)| n == name && matches!(spec, ArgSpec::Auto(_) | ArgSpec::IfReal(_)))
-    };
     let mut taken: Vec<Value> = Vec::new();
     let mut real: Option<Value> = None;
     for argument in recorded.iter_mut() {
@@ -1118,19 +1120,13 @@ fn distinct_ends(
         let own_kind = required_stem(&argument.name);
         let other_kind = !own_kind.is_empty() && pool.names_collection(&own_kind);
         if (repeats || (invented && !other_kind))
-            && filled_at_call(&argument.name)
+            && filled_at_call(step, &argument.name)
             && let Some(first) = &real
         {
             let mut avoid = taken.clone();
             avoid.push(first.clone());
             if let Some(h) = pool.sibling(first, &avoid) {
-                let (source, from, held) = provenance_of(h);
-                argument.value = h.value.clone();
-                argument.source = source;
-                argument.from = from;
-                argument.object = held;
-                argument.parts = Vec::new();
-                object.insert(argument.name.clone(), h.value.clone());
+                take_pooled(argument, h, object);
             }
         }
         if real.is_none() && argument.source.is_real() {
