@@ -14,6 +14,8 @@
 //! - [`named_first`]: the tool an error says to call first is called
 //!   first, and the failed step asked again.
 //! - [`file_text`]: text an edit is to find is a line of the file it edits.
+//! - [`switches`]: a tool that writes only when asked (`save_to_file`,
+//!   `force`, `dry_run: false`, an `output` given) is also asked so.
 //! - [`store_objects`]: the store's objects in the forms servers accept
 //!   (relative paths, bare names), and only objects that still exist.
 
@@ -24,6 +26,7 @@ pub mod operations;
 pub mod read_error;
 pub mod scope;
 pub mod store_objects;
+pub mod switches;
 
 /// The lowercase words of `text`, split at anything not a letter, digit or
 /// underscore.

@@ -130,7 +130,7 @@ fn flag(
         return None;
     }
     let (name, _) = properties?.iter().find(|(name, sub)| {
-        boolean(sub)
+        takes_boolean(sub)
             && names_param(error, name)
             && !sent
                 .iter()
@@ -223,7 +223,8 @@ fn assigned_choice(
     None
 }
 
-fn boolean(sub: &Value) -> bool {
+/// Whether a property takes a boolean (alone, or among alternatives).
+pub(crate) fn takes_boolean(sub: &Value) -> bool {
     let ty = |v: &Value| v.get("type").and_then(Value::as_str) == Some("boolean");
     ty(sub)
         || ["anyOf", "oneOf"].iter().any(|k| {
