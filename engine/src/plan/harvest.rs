@@ -309,6 +309,33 @@ impl Pool {
                 }
                 return;
             }
+            // A listing written for people still shows each item's id
+            // (`#3 Plan the garden`, `[12] Fix the gate`, `- Pay rent (id: 7)`):
+            // those ids, of the things the tool is named for.
+            let collection = listed_kind(tool);
+            for (i, id) in written_ids(text).into_iter().enumerate() {
+                let path = format!("text.id[{i}]");
+                // Digits fit a parameter that takes a number as well as one
+                // that takes a string.
+                if let Ok(n) = id.parse::<u64>() {
+                    self.push(
+                        "id",
+                        &Value::from(n),
+                        tool,
+                        step,
+                        &path,
+                        collection.as_deref(),
+                    );
+                }
+                self.push(
+                    "id",
+                    &Value::String(id.to_owned()),
+                    tool,
+                    step,
+                    &path,
+                    collection.as_deref(),
+                );
+            }
             // Prose answers still name what they made: `Created grant grant_0001.`
             for token in text
                 .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
@@ -697,6 +724,63 @@ fn plain_list<'t>(tool: &str, text: &'t str) -> Option<(String, Vec<&'t str>)> {
         .then_some((collection, names))
 }
 
+/// The kind of thing a tool's answers are about, plural as a collection
+/// is named: `list_tasks` → `tasks`, `search_notes` → `notes`.
+fn listed_kind(tool: &str) -> Option<String> {
+    let noun = crate::plan::cues::words(tool).pop()?;
+    (noun.len() >= 3 && !noun.chars().all(|c| c.is_ascii_digit())).then_some(noun)
+}
+
+/// The ids a text written for people shows beside its items: a `#` mark
+/// (`#3`, `#a1b2`), a bracketed token opening a line (`[12] Fix`, not a
+/// check box `[ ]` or `[x]`), or an `id:` / `id=` label (`(id: 7)`,
+/// `ID=task-9`). Each holds a digit, so a heading, a word in brackets or a
+/// colour name is not taken; at most [`MAX_ITEMS`], first seen first.
+fn written_ids(text: &str) -> Vec<&str> {
+    fn token(rest: &str) -> &str {
+        let end = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+            .unwrap_or(rest.len());
+        rest[..end].trim_end_matches('-')
+    }
+    fn add<'t>(t: &'t str, out: &mut Vec<&'t str>) {
+        let id_like = !t.is_empty() && t.len() <= 64 && t.chars().any(|c| c.is_ascii_digit());
+        if id_like && !out.contains(&t) && out.len() < MAX_ITEMS {
+            out.push(t);
+        }
+    }
+    let mut out: Vec<&str> = Vec::new();
+    for line in text.lines().take(4 * MAX_ITEMS) {
+        let trimmed = line.trim_start_matches(|c: char| c.is_whitespace() || "-*•>".contains(c));
+        if let Some(rest) = trimmed.strip_prefix('[') {
+            let t = token(rest);
+            if rest[t.len()..].starts_with(']') {
+                add(t, &mut out);
+            }
+        }
+        let bytes = line.as_bytes();
+        for (at, _) in line.match_indices('#') {
+            let before = at.checked_sub(1).map(|b| bytes[b]);
+            if before.is_none_or(|b| b.is_ascii_whitespace() || b"([{,:".contains(&b)) {
+                add(token(&line[at + 1..]), &mut out);
+            }
+        }
+        let lowered = line.to_ascii_lowercase();
+        for (at, _) in lowered.match_indices("id") {
+            let before = at.checked_sub(1).map(|b| bytes[b]);
+            if before.is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_') {
+                continue;
+            }
+            let rest = line[at + 2..].trim_start();
+            if let Some(rest) = rest.strip_prefix([':', '=']) {
+                let rest = rest.trim_start().trim_start_matches(['"', '\'', '`']);
+                add(token(rest), &mut out);
+            }
+        }
+    }
+    out
+}
+
 /// Whether `value` is of the JSON kind of `like`: a string for a string, a
 /// number for a number (nothing else fits a scalar parameter).
 fn same_json_kind(value: &Value, like: &Value) -> bool {
@@ -944,6 +1028,38 @@ mod tests {
             .map(|h| (h.value.clone(), h.path.clone()));
         assert_eq!(note, Some((json!("draft"), "json[1]".to_string())));
         assert!(pool.candidate("create_webhook", "url").is_none());
+    }
+
+    #[test]
+    fn ids_written_beside_a_listings_items_are_harvested() {
+        assert_eq!(
+            written_ids("Tasks:\n#1 Plan the garden\n- #2 Fix the gate [open]\n  [ ] #3 Water\n"),
+            vec!["1", "2", "3"]
+        );
+        assert_eq!(
+            written_ids("[12] Fix the gate\n[x] done\n- Pay rent (id: 7)\nID=task-9"),
+            vec!["12", "7", "task-9"]
+        );
+        // Headings, words in brackets, colour-less marks and `valid:` are no ids.
+        assert!(written_ids("# Heading\n## Notes\n[draft] x\nvalid: yes\nsee #readme").is_empty());
+        let mut pool = Pool::default();
+        pool.absorb(
+            "list_tasks",
+            1,
+            &json!({"content": [{"type": "text", "text": "#1 Plan the garden\n#4 Fix the gate"}]}),
+        );
+        let cues = ToolCues {
+            tool: "complete_task".into(),
+            ..ToolCues::default()
+        };
+        let found = pool
+            .candidate_like(&cues, "task_id", &json!(0))
+            .expect("a number id");
+        assert_eq!(found.value, json!(4));
+        let found = pool
+            .candidate_like(&cues, "task_id", &json!("x"))
+            .expect("a string id");
+        assert_eq!(found.value, json!("4"));
     }
 
     #[test]
