@@ -308,8 +308,7 @@ impl Plan {
         ordered.sort_by_key(|t| {
             let ends = removes_by_name(&t.name) || ends_by_name(&t.name);
             (
-                reverts_by_name(&t.name),
-                ends,
+                late_phase(&t.name),
                 ends && contains_others(t),
                 unannotated_phase(t, &listed),
                 needs_made(t, &made),
@@ -334,11 +333,14 @@ impl Plan {
                 tool.input_schema.as_ref(),
                 tool.description.as_deref(),
             );
+            // A tool that writes only when asked is also asked so.
+            let switched = strategy::switches::switched_form(&step, tool.input_schema.as_ref());
             if each.is_empty() {
                 main.extend(forms(step));
             } else {
                 main.extend(each.into_iter().flat_map(forms));
             }
+            main.extend(switched.into_iter().flat_map(forms));
         }
         let retry_at = retry_at.unwrap_or(harvest + main.len());
         let steps = reads.chain(main).collect();
@@ -754,8 +756,8 @@ fn ends_by_name(name: &str) -> bool {
 }
 
 /// Names that say a tool takes back what another did (`reset_task`,
-/// `undo_delete`, `restore_backup`, `reopen_task`): called last, after the
-/// changes, ends and removals they take back. Run first, a reset of a task
+/// `undo_delete`, `restore_backup`, `reopen_task`): called after the
+/// changes, ends and removals they take back ([`late_phase`]). Run first, a reset of a task
 /// still pending changes nothing.
 fn reverts_by_name(name: &str) -> bool {
     cues::words(name).iter().any(|w| {
@@ -772,6 +774,31 @@ fn reverts_by_name(name: &str) -> bool {
         ]
         .contains(&w.as_str())
     })
+}
+
+/// Where a tool runs among the tools that end, remove or take back: 0 not
+/// one of them; 1 a tool that ends a thing (`archive`, `complete`); 2 one
+/// that takes back a change or an end (`reset`, `revert`, `reopen`), after
+/// something was changed or ended and while the thing still exists (a
+/// reopen after the delete answers `not found`); 3 a remover; 4 one that
+/// brings back what was removed (`undelete`, `restore`, `undo_delete`),
+/// last of all.
+fn late_phase(name: &str) -> u8 {
+    let brings_back = ["undelete", "restore", "recover"];
+    if reverts_by_name(name) {
+        let words = cues::words(name);
+        if removes_by_name(name) || words.iter().any(|w| brings_back.contains(&w.as_str())) {
+            4
+        } else {
+            2
+        }
+    } else if removes_by_name(name) {
+        3
+    } else if ends_by_name(name) {
+        1
+    } else {
+        0
+    }
 }
 
 /// One entry of a call's `checks`: a check's plan name, or a table whose
@@ -2179,12 +2206,23 @@ mod tests {
             tool("cancel_task", Value::Null, json!({"type": "object"})),
             tool("delete_task", Value::Null, json!({"type": "object"})),
             tool("edit_task", Value::Null, json!({"type": "object"})),
+            tool("undelete_task", Value::Null, json!({"type": "object"})),
+            tool("reopen_task", Value::Null, json!({"type": "object"})),
         ];
         let plan = Plan::synthesized(&tools);
+        // What takes back a change or an end runs after them and before the
+        // delete (a reopen after it answers `not found`); what brings back
+        // a deleted thing runs last.
         assert_eq!(
-            names(&plan.steps[plan.harvest..]).last(),
-            Some(&"reset_task"),
-            "what takes back a change runs after the changes"
+            names(&plan.steps[plan.harvest..]),
+            [
+                "edit_task",
+                "cancel_task",
+                "reopen_task",
+                "reset_task",
+                "delete_task",
+                "undelete_task"
+            ]
         );
         let in_project = json!({"type": "object", "properties": {
             "project": {"type": "string"}, "id": {"type": "string"}}, "required": ["project", "id"]});
