@@ -8,9 +8,17 @@
 //! never the original). Nested edit lists (`edits: [{oldText, newText}]`)
 //! are filled the same way.
 //!
+//! The text that replaces it keeps the line and adds to it (`# Ideas
+//! (edited by witness)`), so the same call asked again finds its text
+//! again and edits again: a claim that the edit is idempotent is tested on
+//! a repeat that could change something, where a replacement without the
+//! line had answered the repeat with `old_text not found` (the development
+//! half's fourth round: two servers' edit tools).
+//!
 //! Example: `edit_note {"path": "Ideas.md", "old_text": "witness",
 //! "new_text": "replaced by witness-edit_note"}` is sent with `"old_text":
-//! "# Ideas"`, and the edit changes the note.
+//! "# Ideas", "new_text": "# Ideas (edited by witness)"`, and the edit
+//! changes the note each time it is asked.
 
 use std::path::{Path, PathBuf};
 
@@ -35,9 +43,33 @@ const FIND_PARAMS: [&str; 9] = [
     "target",
 ];
 
+/// Parameters that name the text an edit puts in place of what it finds,
+/// flattened.
+const REPLACE_PARAMS: [&str; 9] = [
+    "newtext",
+    "newstring",
+    "newstr",
+    "new",
+    "replace",
+    "replacement",
+    "replacewith",
+    "replacetext",
+    "newcontent",
+];
+
 /// Whether `key` names text to find.
 pub fn finds_text(key: &str) -> bool {
     FIND_PARAMS.contains(&flat(key).as_str())
+}
+
+/// Whether `key` names the text that replaces what an edit finds.
+fn replaces_text(key: &str) -> bool {
+    REPLACE_PARAMS.contains(&flat(key).as_str())
+}
+
+/// What replaces `line`: the line kept, with something added.
+fn edited(line: &str) -> String {
+    format!("{line} (edited by witness)")
 }
 
 /// Gives every synthesized text-to-find of `resolved` a line of the file
@@ -65,10 +97,24 @@ pub fn fill(resolved: &mut Resolved, cues: &ToolCues, pool: &Pool) -> bool {
             changed = true;
         }
     }
+    // A top-level find was filled: its replacement keeps the line too.
+    if changed {
+        for argument in &mut resolved.recorded {
+            if argument.source == Provenance::Synthesized
+                && replaces_text(&argument.name)
+                && argument.value.is_string()
+            {
+                argument.value = Value::String(edited(&line));
+                object.insert(argument.name.clone(), argument.value.clone());
+            }
+        }
+    }
     changed
 }
 
-/// Replaces, in `value` under `key`, every string under a find key.
+/// Replaces, in `value` under `key`, every string under a find key, and
+/// the replacement beside a find nested in an object (`{oldText,
+/// newText}`).
 fn replace_finds(key: &str, value: &mut Value, line: &str) -> bool {
     match value {
         Value::String(s) if finds_text(key) => {
@@ -78,9 +124,22 @@ fn replace_finds(key: &str, value: &mut Value, line: &str) -> bool {
         Value::Array(items) => items
             .iter_mut()
             .fold(false, |any, item| replace_finds(key, item, line) | any),
-        Value::Object(map) => map
-            .iter_mut()
-            .fold(false, |any, (k, v)| replace_finds(k, v, line) | any),
+        Value::Object(map) => {
+            let found = map
+                .iter_mut()
+                .fold(false, |any, (k, v)| replace_finds(k, v, line) | any);
+            let finds_here = map
+                .iter()
+                .any(|(k, v)| finds_text(k) && v.as_str() == Some(line));
+            if finds_here {
+                for (k, v) in map.iter_mut() {
+                    if replaces_text(k) && v.is_string() {
+                        *v = Value::String(edited(line));
+                    }
+                }
+            }
+            found
+        }
         _ => false,
     }
 }
@@ -158,7 +217,25 @@ mod tests {
         assert!(fill(&mut resolved, &cues, &pool));
         assert_eq!(
             resolved.arguments["edits"],
-            json!([{"oldText": "# Ideas", "newText": "replaced"}])
+            json!([{"oldText": "# Ideas", "newText": "# Ideas (edited by witness)"}])
+        );
+        // At the top level too; the replacement keeps the line, so the same
+        // edit asked again finds it again.
+        let mut flat_edit = Resolved {
+            arguments: json!({"path": "Ideas.md", "old_text": "witness", "new_text": "other"}),
+            recorded: vec![
+                argument("path", json!("Ideas.md")),
+                argument("old_text", json!("witness")),
+                argument("new_text", json!("other")),
+            ],
+            creates: Vec::new(),
+        };
+        assert!(fill(&mut flat_edit, &cues, &pool));
+        assert_eq!(flat_edit.arguments["old_text"], json!("# Ideas"));
+        let replaced = flat_edit.arguments["new_text"].as_str().unwrap_or_default();
+        assert!(
+            replaced.contains("# Ideas") && replaced != "# Ideas",
+            "{replaced}"
         );
         // A file outside every store is never read.
         let elsewhere = tempfile::tempdir().expect("tempdir");
