@@ -84,13 +84,20 @@ pub fn statement(kind: SqlKind, tool: &str, pool: &Pool) -> (String, Option<Made
                     ),
                     None,
                 ),
-                None => (
-                    format!(
-                        "DELETE FROM {0} WHERE rowid IN (SELECT max(rowid) FROM {0})",
-                        quote(&table)
-                    ),
-                    None,
-                ),
+                None => {
+                    // The newest row by the table's own key where it has
+                    // one (a PostgreSQL table has no rowid), else SQLite's.
+                    let key =
+                        sole_key(&table, pool).map_or_else(|| "rowid".to_owned(), |k| quote(&k));
+                    (
+                        format!(
+                            "DELETE FROM {0} WHERE {1} IN (SELECT max({1}) FROM {0})",
+                            quote(&table),
+                            key
+                        ),
+                        None,
+                    )
+                }
             },
             (None, Some(table)) => (format!("DELETE FROM {}", quote(&table)), None),
             (None, None) => ("SELECT 1".to_owned(), None),
@@ -173,16 +180,7 @@ pub fn value_for(column: &ColumnShape, tool: &str) -> Value {
 /// table's declared key column (the rowid when it has none, or its key is
 /// the rowid).
 fn row_condition(table: &str, key: &str, pool: &Pool) -> String {
-    let column = pool
-        .shape_of(table)
-        .and_then(|t| {
-            let keys: Vec<&ColumnShape> = t.columns.iter().filter(|c| c.key).collect();
-            match keys[..] {
-                [only] if !only.rowid => Some(only.name.clone()),
-                _ => None,
-            }
-        })
-        .map(|name| quote(&name));
+    let column = sole_key(table, pool).map(|name| quote(&name));
     let numeric = !key.is_empty() && key.chars().all(|c| c.is_ascii_digit());
     let literal = if numeric {
         key.to_owned()
@@ -193,6 +191,18 @@ fn row_condition(table: &str, key: &str, pool: &Pool) -> String {
         "{} = {literal}",
         column.unwrap_or_else(|| "rowid".to_owned())
     )
+}
+
+/// The table's one declared key column, when it has exactly one and it is
+/// not SQLite's rowid under another name.
+fn sole_key(table: &str, pool: &Pool) -> Option<String> {
+    pool.shape_of(table).and_then(|t| {
+        let keys: Vec<&ColumnShape> = t.columns.iter().filter(|c| c.key).collect();
+        match keys[..] {
+            [only] if !only.rowid => Some(only.name.clone()),
+            _ => None,
+        }
+    })
 }
 
 impl Pool {
@@ -398,6 +408,13 @@ mod tests {
         assert_eq!(
             statement(SqlKind::Delete, "write_query", &pool).0,
             "DELETE FROM \"orders\" WHERE \"code\" = 'o''4'"
+        );
+        // Before that row is known, the newest row by that key: a
+        // PostgreSQL table has no rowid.
+        pool.created("write_query", 4, INSERTED_INTO, &json!("orders"), None);
+        assert_eq!(
+            statement(SqlKind::Delete, "write_query", &pool).0,
+            "DELETE FROM \"orders\" WHERE \"code\" IN (SELECT max(\"code\") FROM \"orders\")"
         );
     }
 
