@@ -12,9 +12,15 @@ use crate::common::fixture;
 /// One audit of `pattern_server.py MODE {files}` on a directory store
 /// holding `files`: (exit code, text on stdout, the JSON report).
 fn audit(mode: &str, files: &[&str]) -> (i32, String, Value) {
+    let held: Vec<(&str, String)> = files.iter().map(|n| (*n, format!("{n}\n"))).collect();
+    audit_holding(mode, &held)
+}
+
+/// As [`audit`], on a store whose files hold the given text.
+fn audit_holding(mode: &str, files: &[(&str, String)]) -> (i32, String, Value) {
     let store = tempfile::tempdir().expect("tempdir");
-    for name in files {
-        std::fs::write(store.path().join(name), format!("{name}\n")).expect("seed the store");
+    for (name, text) in files {
+        std::fs::write(store.path().join(name), text).expect("seed the store");
     }
     let out = tempfile::tempdir().expect("tempdir");
     let output = Command::new(env!("CARGO_BIN_EXE_mcp-witness"))
@@ -213,5 +219,57 @@ fn an_update_is_told_what_to_change_and_its_read_only_lie_is_caught() {
         updates
     );
     assert_eq!(verdict(&report, "EFF-01", "update_note"), "fail", "{text}");
+    assert_eq!(code, 1, "{text}");
+}
+
+/// An export that writes only when asked to save: the planner also throws
+/// its `save_to_file` switch, and the file it then writes catches the
+/// read-only claim.
+#[test]
+fn a_switch_that_turns_a_tool_to_writing_is_thrown_and_the_write_caught() {
+    let (code, text, report) = audit("switch", &["groceries.txt"]);
+    let exports = calls_of(&report, "export_notes");
+    assert!(
+        exports
+            .iter()
+            .any(|c| argument(c, "save_to_file")["value"] == Value::Bool(true)),
+        "{:#}",
+        report["calls"]
+    );
+    // The form as planned, with the switch at its default, is asked too.
+    assert!(
+        exports
+            .iter()
+            .any(|c| argument(c, "save_to_file").is_null()),
+        "{:#}",
+        report["calls"]
+    );
+    assert_eq!(verdict(&report, "EFF-01", "export_notes"), "fail", "{text}");
+    assert_eq!(code, 1, "{text}");
+}
+
+/// Ids written beside a plain-text listing's items (`#3 Plan the garden`)
+/// are the ids a later call is handed, not an invented number.
+#[test]
+fn an_id_a_text_listing_shows_is_the_one_a_later_call_takes() {
+    let tasks = "3 Plan the garden\n7 Fix the gate\n".to_owned();
+    let (code, text, report) = audit_holding("listing", &[("tasks.txt", tasks)]);
+    let completes = calls_of(&report, "complete_task");
+    let first = completes
+        .first()
+        .unwrap_or_else(|| panic!("complete_task never called: {text}"));
+    let id = &argument(first, "task_id")["value"];
+    assert!(*id == 3 || *id == 7, "an id the listing showed: {first:#}");
+    assert_eq!(
+        argument(first, "task_id")["source"],
+        "harvested",
+        "{first:#}"
+    );
+    assert_eq!(first["outcome"]["status"], "ok", "{first:#}");
+    assert_eq!(
+        verdict(&report, "EFF-01", "complete_task"),
+        "fail",
+        "{text}"
+    );
     assert_eq!(code, 1, "{text}");
 }
