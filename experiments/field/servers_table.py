@@ -204,7 +204,7 @@ SERVERS = [
     {
         "id": "memtask",
         "registry": "pypi", "package": "memtask", "version": "0.0.2",
-        "kind": "tasks",
+        "kind": "tasks", "constraints": ["mcp<2"],
         "description": "A local MCP server for durable agent task state and lightweight memory.",
         "args": [("positional", "start", "subcommand"), ("named", "--transport", "stdio")],
         "env": [("MEMTASK_DB_PATH", "{db}")],
@@ -304,7 +304,12 @@ SERVERS = [
         "args": [("positional", "mcp", "subcommand")],
         "env": [("AGENTS_HOME", "{home}")],
         "stores": [{"name": "home", "kind": "fs"}],
-        "seed": "an agents home (memory/USER.md, memory/PROJECTS.md listing 2 projects, memory/projects/<slug>/notes.md for each, memory/facts.md with 4 facts)",
+        "calls": [
+            ("add_memory", {"fact_or_message": "The user prefers tabs over spaces.", "kind": "fact", "name": "editor-style"}),
+            ("add_memory", {"fact_or_message": "Deploys go out on Tuesdays after the standup.", "kind": "workflow", "name": "deploys"}),
+            ("add_memory", {"fact_or_message": "The garden plan lives in the shed, pinned by the door.", "kind": "note", "name": "garden"}),
+            ("propose_rule", {"rule": "Always run the tests before a commit."}),
+        ], "seed": "an agents home whose memory holds 3 facts of 3 kinds and one proposed rule in its staging inbox, written through the server's own tools",
     },
     {
         "id": "compound-memory",
@@ -449,7 +454,12 @@ SERVERS = [
         "args": [("positional", "serve", "subcommand")],
         "env": [("VAULT_PATH", "{vault}"), ("VAULT_CACHE_DIR", "{cache}")],
         "stores": [{"name": "vault", "kind": "fs"}, {"name": "cache", "kind": "fs"}],
-        "seed": "a vault as `notes-vault-mcp init` lays it out (.vault/schema.yml, five folders) with 5 notes carrying the schema's front matter",
+        "calls": [
+            ("init", {}),
+            ("backlog_add", {"title": "Fit the gate hinge", "area": "garden", "line": "The hinge is rusted; a new one is ordered.", "priority": "high"}),
+            ("backlog_add", {"title": "Build a rain barrel", "area": "garden", "line": "Collect roof water for the beds."}),
+            ("backlog_add", {"title": "Call the vet", "area": "household", "line": "The dog's vaccination is due.", "priority": "low"}),
+        ], "seed": "a vault as the server's own `init` lays it out (.vault/schema.yml and its views) with 3 backlog notes carrying the schema's front matter, written through the server's own tools",
     },
     {
         "id": "mcp-server-git",
