@@ -97,6 +97,8 @@ pub(crate) enum DiagError {
     Namespace(std::io::Error),
     #[error("joining the network namespace: {0}")]
     Join(rustix::io::Errno),
+    #[error("a thread to join the namespace: {0}")]
+    Spawn(std::io::Error),
     #[error("the thread that joins the namespace ended without an answer")]
     Thread,
     #[error("the netlink socket: {0}")]
@@ -120,8 +122,11 @@ pub(crate) fn diag_socket_in(pid: i32) -> Result<OwnedFd, DiagError> {
     let namespace = std::fs::File::open(Path::new("/proc").join(pid.to_string()).join("ns/net"))
         .map_err(DiagError::Namespace)?;
     std::thread::scope(|scope| {
-        scope
-            .spawn(|| {
+        // A thread the system will not give is a refusal like any other,
+        // never a panic.
+        let joiner = std::thread::Builder::new()
+            .name("netns-diag".into())
+            .spawn_scoped(scope, || {
                 rustix::thread::move_into_link_name_space(
                     namespace.as_fd(),
                     Some(LinkNameSpaceType::Network),
@@ -129,9 +134,9 @@ pub(crate) fn diag_socket_in(pid: i32) -> Result<OwnedFd, DiagError> {
                 .map_err(DiagError::Join)?;
                 diag_socket()
             })
-            .join()
+            .map_err(DiagError::Spawn)?;
+        joiner.join().map_err(|_| DiagError::Thread)?
     })
-    .map_err(|_| DiagError::Thread)?
 }
 
 /// A `NETLINK_SOCK_DIAG` socket in the calling thread's network namespace.
@@ -211,15 +216,19 @@ fn dump(
     ignored: &[u64],
 ) -> Result<Vec<ListeningSocket>, DiagError> {
     let ask = request(family, seq);
-    let sent = rustix::net::send(diag, &ask, SendFlags::empty()).map_err(DiagError::Send)?;
+    // A signal to the audit (its own SIGINT handling) is no refusal.
+    let sent = rustix::io::retry_on_intr(|| rustix::net::send(diag, &ask, SendFlags::empty()))
+        .map_err(DiagError::Send)?;
     if sent != ask.len() {
         return Err(DiagError::Malformed("the request was cut short"));
     }
     let mut buffer = vec![0u8; BUFFER];
     let mut out = Vec::new();
     loop {
-        let (got, whole) =
-            rustix::net::recv(diag, &mut buffer[..], RecvFlags::TRUNC).map_err(DiagError::Recv)?;
+        let (got, whole) = rustix::io::retry_on_intr(|| {
+            rustix::net::recv(diag, &mut buffer[..], RecvFlags::TRUNC)
+        })
+        .map_err(DiagError::Recv)?;
         let got = buffer
             .get(..got)
             .ok_or(DiagError::Malformed("more read than the buffer holds"))?;
