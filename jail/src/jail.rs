@@ -665,7 +665,7 @@ impl Jail {
             Ok((sink, inodes)) => (Ok(sink), inodes),
             Err(why) => (Err(why), Vec::new()),
         };
-        // Without a namespace of its own /proc/PID/net is the host's.
+        // Without a namespace of its own the table would be the host's.
         self.netns = in_netns
             .then(|| {
                 init.as_ref()
