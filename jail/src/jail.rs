@@ -199,10 +199,10 @@ pub struct Jail {
     copy_warnings: Vec<String>,
     /// The network observer's recorder for the server running now.
     sink: Option<witness_netsink::Sink>,
-    /// A process in the running server's own network namespace (the
-    /// sandbox's init) and the inodes of the sink's sockets there: where
-    /// its listening sockets are read (`None` without a namespace).
-    netns: Option<(i32, Vec<u64>)>,
+    /// Where the listening sockets of the running server's own network
+    /// namespace (the sandbox's init's) are read, less the sink's (`None`
+    /// without a namespace).
+    netns: Option<crate::listening::Listeners>,
     /// Every TCP socket a server of this jail was seen listening on.
     listening: std::collections::BTreeSet<witness_model::audit::ListeningSocket>,
     /// Why some launch ran without the network observer (the first reason).
@@ -474,8 +474,8 @@ impl Jail {
     }
 
     fn look_for_listeners(&mut self) {
-        if let Some((pid, sink)) = &self.netns {
-            self.listening.extend(crate::listening::read(*pid, sink));
+        if let Some(listeners) = &mut self.netns {
+            self.listening.extend(listeners.read());
         }
     }
 
@@ -665,9 +665,12 @@ impl Jail {
             Ok((sink, inodes)) => (Ok(sink), inodes),
             Err(why) => (Err(why), Vec::new()),
         };
-        // Without a namespace of its own /proc/PID/net is the host's.
+        // Without a namespace of its own the table would be the host's.
         self.netns = in_netns
-            .then(|| init.as_ref().map(|(pid, _)| (*pid, sink_sockets)))
+            .then(|| {
+                init.as_ref()
+                    .map(|(pid, _)| crate::listening::Listeners::new(*pid, sink_sockets))
+            })
             .flatten();
         match sink {
             Ok(sink) => self.sink = Some(sink),
