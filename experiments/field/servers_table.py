@@ -383,7 +383,7 @@ SERVERS = [
     {
         "id": "wikimcp",
         "registry": "pypi", "package": "wikimcp", "version": "0.2.0",
-        "kind": "notes",
+        "kind": "notes", "constraints": ["mcp<2"],
         "description": "Git-backed multi-user wiki MCP server — LTM for any AI",
         "args": [("positional", "serve", "subcommand"), ("named", "--wiki-dir", "{wiki}")],
         "stores": [{"name": "wiki", "kind": "fs"}],
