@@ -382,6 +382,15 @@ impl Plan {
 }
 
 impl PlanStep {
+    /// Gives argument `name` by `spec`, added when the step had none: how a
+    /// strategy makes a form of a planned step.
+    pub fn set(&mut self, name: &str, spec: ArgSpec) {
+        match self.args.iter_mut().find(|(n, _)| n == name) {
+            Some((_, old)) => *old = spec,
+            None => self.args.push((name.to_owned(), spec)),
+        }
+    }
+
     /// Whether this step asks the tool to make, change or remove
     /// something: a fresh name or place, or a SQL statement that writes. A
     /// tool the harvest pass already called is called again in such a step,

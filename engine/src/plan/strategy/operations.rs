@@ -213,11 +213,7 @@ pub fn operation_forms(
         .into_iter()
         .map(|(value, needed)| {
             let mut form = step.clone();
-            set(
-                &mut form,
-                &param,
-                ArgSpec::Pinned(Value::String(value.clone())),
-            );
+            form.set(&param, ArgSpec::Pinned(Value::String(value.clone())));
             // Fields the description says this operation needs.
             for (name, sub) in properties.into_iter().flatten() {
                 if form.args.iter().any(|(n, _)| n == name) {
@@ -268,13 +264,6 @@ pub fn form_of_step(step: &PlanStep) -> Option<CallForm> {
         }
         _ => None,
     })
-}
-
-fn set(step: &mut PlanStep, name: &str, spec: ArgSpec) {
-    match step.args.iter_mut().find(|(n, _)| n == name) {
-        Some((_, old)) => *old = spec,
-        None => step.args.push((name.to_owned(), spec)),
-    }
 }
 
 #[cfg(test)]

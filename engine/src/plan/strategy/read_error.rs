@@ -137,7 +137,7 @@ fn flag(
                 .any(|a| a.name == **name && a.value == Value::Bool(true))
     })?;
     let mut retry = step.clone();
-    set(&mut retry, name, ArgSpec::Pinned(Value::Bool(true)));
+    retry.set(name, ArgSpec::Pinned(Value::Bool(true)));
     Some(Retry {
         step: retry,
         reading: format!("the flag {name}"),
@@ -208,11 +208,7 @@ fn assigned_choice(
         }
         if let Some(choice) = choices.into_iter().find(|c| !was_sent(c)) {
             let mut retry = step.clone();
-            set(
-                &mut retry,
-                name,
-                ArgSpec::Pinned(Value::String(choice.clone())),
-            );
+            retry.set(name, ArgSpec::Pinned(Value::String(choice.clone())));
             return Some(Retry {
                 step: retry,
                 reading: format!("a choice it wrote for {name}: {choice}"),
@@ -261,7 +257,7 @@ fn required(
         .find(|(name, _)| !sent.iter().any(|a| a.name == **name) && names_param(lowered, name))?;
     let value = one_property(schema?, name, sub, &step.tool)?;
     let mut retry = step.clone();
-    set(&mut retry, name, given(step, name, value));
+    retry.set(name, given(step, name, value));
     Some(Retry {
         step: retry,
         reading: format!("the field {name} it said was required"),
@@ -334,7 +330,7 @@ fn validator_missing(step: &PlanStep, sent: &[Argument], error: &str) -> Option<
             _ => Value::String("witness".into()),
         };
         // A value the store or the answers offer where one fits.
-        set(&mut retry, name, given(step, name, value));
+        retry.set(name, given(step, name, value));
     }
     let names: Vec<&str> = missing.iter().map(|(n, _)| n.as_str()).collect();
     Some(Retry {
@@ -401,7 +397,7 @@ fn path_refused(
             Value::String(_) => keep_provenance(argument, now),
             other => ArgSpec::Pinned(other),
         };
-        set(&mut retry, &argument.name, spec);
+        retry.set(&argument.name, spec);
         changed = true;
     }
     changed.then(|| Retry {
@@ -498,11 +494,7 @@ fn extension(
             .any(|(n, spec)| *n == argument.name && matches!(spec, ArgSpec::Fresh(_)));
         if fresh || argument.source == Provenance::Synthesized {
             let name = format!("{}.{ext}", crate::plan::synth::fresh_name(&step.tool));
-            set(
-                &mut retry,
-                &argument.name,
-                ArgSpec::Fresh(Value::String(name)),
-            );
+            retry.set(&argument.name, ArgSpec::Fresh(Value::String(name)));
         } else {
             let relative = !std::path::Path::new(text).is_absolute();
             let of_kind = pool.items().find(|h| {
@@ -520,8 +512,7 @@ fn extension(
                     .map_or_else(|| of_kind.value.clone(), Value::String),
                 _ => of_kind.value.clone(),
             };
-            set(
-                &mut retry,
+            retry.set(
                 &argument.name,
                 ArgSpec::Chosen(Box::new(Harvested {
                     value,
@@ -691,11 +682,7 @@ fn listed(step: &PlanStep, sent: &[Argument], error: &str, tried: &[Value]) -> O
     }
     let mut forms = fresh.iter().map(|v| {
         let mut form = step.clone();
-        set(
-            &mut form,
-            &target.name,
-            ArgSpec::Pinned(Value::String(v.clone())),
-        );
+        form.set(&target.name, ArgSpec::Pinned(Value::String(v.clone())));
         (form, format!("a value it listed for {}: {v}", target.name))
     });
     let (first, reading) = forms.next()?;
@@ -748,8 +735,7 @@ fn form(step: &PlanStep, sent: &[Argument], lowered: &str, pool: &Pool) -> Optio
             super::store_objects::absolute_under_root(pool, text)
         };
         if let Some(now) = now {
-            set(
-                &mut retry,
+            retry.set(
                 &argument.name,
                 keep_provenance(argument, Value::String(now)),
             );
@@ -817,11 +803,7 @@ fn exists(
         _ => fresh,
     };
     let mut retry = step.clone();
-    set(
-        &mut retry,
-        &target.name,
-        ArgSpec::Fresh(Value::String(fresh)),
-    );
+    retry.set(&target.name, ArgSpec::Fresh(Value::String(fresh)));
     Some(Retry {
         step: retry,
         reading: format!("a fresh {}: the one sent already exists", target.name),
@@ -896,7 +878,7 @@ fn no_fields(
             continue;
         }
         if let Some(value) = one_property(schema?, name, sub, &step.tool) {
-            set(&mut retry, name, ArgSpec::Synthesized(value));
+            retry.set(name, ArgSpec::Synthesized(value));
             added.push(name.clone());
         }
     }
@@ -946,8 +928,7 @@ fn not_found(
         && !was_sent(&Value::String(relative.clone()))
     {
         let mut retry = step.clone();
-        set(
-            &mut retry,
+        retry.set(
             &target.name,
             keep_provenance(target, Value::String(relative)),
         );
@@ -977,7 +958,7 @@ fn not_found(
         _ => ArgSpec::Chosen(Box::new(next.clone())),
     };
     let mut retry = step.clone();
-    set(&mut retry, &target.name, spec);
+    retry.set(&target.name, spec);
     Some(Retry {
         step: retry,
         reading: format!("the next real {}: the one sent was not found", target.name),
@@ -1025,11 +1006,7 @@ fn another_root(
             continue;
         };
         let mut retry = step.clone();
-        set(
-            &mut retry,
-            &argument.name,
-            ArgSpec::Chosen(Box::new((*other).clone())),
-        );
+        retry.set(&argument.name, ArgSpec::Chosen(Box::new((*other).clone())));
         return Some(Retry {
             step: retry,
             reading: format!("another store's root for {}", argument.name),
@@ -1055,7 +1032,7 @@ fn nothing_sent(
             Some(kind) => ArgSpec::Sql(kind),
             None => ArgSpec::Auto(one_property(schema?, name, sub, &step.tool)?),
         };
-        set(&mut retry, name, spec);
+        retry.set(name, spec);
         added.push(name.clone());
     }
     if added.is_empty() {
@@ -1147,15 +1124,6 @@ fn next_object<'p>(
             s.key == h.key && s.collection == h.collection
         }),
     })
-}
-
-/// `step` with argument `name` given by `spec`, added when the step had
-/// none.
-fn set(step: &mut PlanStep, name: &str, spec: ArgSpec) {
-    match step.args.iter_mut().find(|(n, _)| n == name) {
-        Some((_, old)) => *old = spec,
-        None => step.args.push((name.to_owned(), spec)),
-    }
 }
 
 #[cfg(test)]

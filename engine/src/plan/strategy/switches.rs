@@ -26,7 +26,7 @@
 //! (default true)}` is called with `dry_run: true` and then with
 //! `dry_run: false`.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::plan::cues::{flat, words};
 use crate::plan::{ArgSpec, PlanStep};
@@ -100,10 +100,10 @@ pub fn switched_form(step: &PlanStep, schema: Option<&Value>) -> Option<PlanStep
             let Some(side) = writing_side(name) else {
                 continue;
             };
-            if planned_bool(step, name).or_else(|| default_bool(sub)) == Some(side) {
+            if planned_bool(step, name).unwrap_or_else(|| default_bool(sub)) == side {
                 continue;
             }
-            set(&mut form, name, ArgSpec::Pinned(Value::Bool(side)));
+            form.set(name, ArgSpec::Pinned(Value::Bool(side)));
             thrown = true;
         } else if step.cues.output_place(name)
             && !step.args.iter().any(|(n, _)| n == name)
@@ -134,22 +134,10 @@ fn planned_bool(step: &PlanStep, name: &str) -> Option<bool> {
     })
 }
 
-/// The schema's default for a boolean property (a leftout switch is off
+/// The schema's default for a boolean property (a switch left out is off
 /// unless the schema says otherwise).
-fn default_bool(sub: &Value) -> Option<bool> {
-    Some(
-        sub.as_object()
-            .and_then(|o: &Map<String, Value>| o.get("default"))
-            .and_then(Value::as_bool)
-            .unwrap_or(false),
-    )
-}
-
-fn set(step: &mut PlanStep, name: &str, spec: ArgSpec) {
-    match step.args.iter_mut().find(|(n, _)| n == name) {
-        Some((_, old)) => *old = spec,
-        None => step.args.push((name.to_owned(), spec)),
-    }
+fn default_bool(sub: &Value) -> bool {
+    sub.get("default").and_then(Value::as_bool).unwrap_or(false)
 }
 
 #[cfg(test)]
