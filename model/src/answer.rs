@@ -27,9 +27,10 @@
 //!   the user's choice) or states one
 //!   (`... not found`, `... does not exist`, `... is required`, `... must
 //!   be ...`, `... is not configured`, `... cancelled`, `... already
-//!   exists`, `permission denied`, `... failed: ...`, and the words for
-//!   "failed" and "error" of the one non-Latin script seen in servers so
-//!   far, Chinese `失败` and `错误`).
+//!   exists`, `... is outside allowed directories`, `permission
+//!   denied`, `... failed: ...`, and the words for "failed" and "error"
+//!   of the one non-Latin script seen in servers so far, Chinese `失败`
+//!   and `错误`).
 //! - **A quoted error is not a failure**: when the word that marks the
 //!   failure is itself a value the call sent (a tool asked for a message of
 //!   type `error` answers `Error: Operation failed` as the content it was
@@ -92,7 +93,7 @@ const HEADING_LINKS: [&str; 8] = ["in", "while", "during", "on", "for", "from", 
 const TOPIC_GERUNDS: [&str; 5] = ["handling", "reporting", "logging", "tracking", "checking"];
 
 /// Statements of failure anywhere in a short first line (lowercased).
-const STATEMENTS: [&str; 22] = [
+const STATEMENTS: [&str; 24] = [
     " not found",
     " does not exist",
     " doesn't exist",
@@ -104,6 +105,8 @@ const STATEMENTS: [&str; 22] = [
     " is not configured",
     " not allowed",
     " not permitted",
+    " outside allowed ",
+    " outside the allowed ",
     " cancelled",
     " canceled",
     " already exists",
@@ -368,6 +371,8 @@ mod tests {
             "**Error:** the vault is locked",
             "切换分支失败: Cmd('git') failed due to: exit code(1)",
             "Cmd('git') failed due to: exit code(128)",
+            "❌ Path '/Users/you/a.md' is outside allowed directories. Allowed roots: ['/v']",
+            "Path /tmp/x is outside the allowed roots",
         ] {
             assert!(fails(text(line)), "{line}");
         }
