@@ -62,6 +62,10 @@ pub struct ToolCues {
     /// Its name says it makes something new (`create_directory`,
     /// `write_file`, `git_create_branch`), whatever it declares.
     pub creator: bool,
+    /// The step is a writer's overwrite form: every file it is told to
+    /// write names a file that exists (one the store held, else the one
+    /// the create form made), an output place included.
+    pub existing_target: bool,
     /// The thing its name is about, singular and lowercase (`directory`,
     /// `branch`, `entity`), when the name has one after its verb.
     pub noun: String,
@@ -77,8 +81,8 @@ pub struct ToolCues {
 
 /// Words in a name that say the tool makes something new. Shared with the
 /// planner's ordering, which calls such tools first among writes.
-pub const CREATE_WORDS: [&str; 10] = [
-    "create", "add", "insert", "append", "new", "save", "write", "put", "mint", "make",
+pub const CREATE_WORDS: [&str; 11] = [
+    "create", "add", "insert", "append", "new", "save", "write", "put", "mint", "make", "clone",
 ];
 
 /// Words in a name that say the tool changes or removes what exists.
@@ -164,6 +168,54 @@ const NEW_PLACE_PARAMS: [&str; 15] = [
     "exportpath",
 ];
 
+/// Bare parameter names of the place a creator writes to: new only when
+/// the creator makes files ([`ToolCues::makes_files`]).
+const FILE_PLACE_PARAMS: [&str; 2] = ["path", "filename"];
+
+/// Verbs that make a thing whole when the name has no noun (`write`,
+/// `create`): their `path` is the new file.
+const WHOLE_WRITE_WORDS: [&str; 7] = ["create", "new", "make", "write", "save", "put", "mint"];
+
+/// Things that are kept as a file or folder of their own: a creator of one
+/// is given a new path.
+const FILE_NOUNS: [&str; 35] = [
+    "file",
+    "document",
+    "doc",
+    "docx",
+    "workbook",
+    "spreadsheet",
+    "xlsx",
+    "presentation",
+    "pptx",
+    "deck",
+    "pdf",
+    "note",
+    "page",
+    "directory",
+    "dir",
+    "folder",
+    "image",
+    "picture",
+    "report",
+    "archive",
+    "backup",
+    "snapshot",
+    "template",
+    "script",
+    "markdown",
+    "csv",
+    "vault",
+    "database",
+    "db",
+    "repo",
+    "repository",
+    "project",
+    "dataset",
+    "notebook",
+    "export",
+];
+
 /// Parameter names that are a path of an existing file or directory, whose
 /// kind the tool decides.
 const PATH_PARAMS: [&str; 10] = [
@@ -191,7 +243,10 @@ impl ToolCues {
     pub fn of(tool: &ToolEntry) -> Self {
         let name = tool.name.to_ascii_lowercase();
         let words = words(&name);
-        let creator = CREATE_WORDS.iter().any(|w| name.contains(w));
+        // `register_project` makes a project known: a word of its own, as
+        // `unregister` holds it too.
+        let creator =
+            CREATE_WORDS.iter().any(|w| name.contains(w)) || words.iter().any(|w| w == "register");
         // The thing is the last word of the ones after the verb, up to a
         // preposition: `add_section_dep` makes a dep (of a section, which
         // it refers to), `add_memory_to_project` a memory.
@@ -219,6 +274,7 @@ impl ToolCues {
             tool: tool.name.clone(),
             store_first: crate::plan::reads_by_name(&tool.name) || !creator,
             creator,
+            existing_target: false,
             noun,
             dir_tool: words
                 .iter()
@@ -279,6 +335,9 @@ impl ToolCues {
     /// (`git_create_branch`'s `branch_name`). A creator's reference to
     /// another thing (`add_observations`'s `entityName`) is not new.
     pub fn new_name(&self, key: &str) -> bool {
+        if self.existing_target && self.path_kind(key) == Some(PathKind::File) {
+            return false;
+        }
         if self.new_place(key) {
             return true;
         }
@@ -286,7 +345,10 @@ impl ToolCues {
             return false;
         }
         let flat = flat(key);
-        if ["name", "path", "id", "key", "title", "filename"].contains(&flat.as_str()) {
+        if FILE_PLACE_PARAMS.contains(&flat.as_str()) {
+            return self.makes_files();
+        }
+        if ["name", "id", "key", "title"].contains(&flat.as_str()) {
             return true;
         }
         // Named for the thing itself (`create_branch`'s `branch`).
@@ -298,6 +360,35 @@ impl ToolCues {
                 flat.strip_suffix(suffix)
                     .is_some_and(|stem| crate::plan::harvest::singular(stem) == self.noun)
             })
+    }
+
+    /// Whether what this creator makes is kept as a file or folder of its
+    /// own, so that its bare `path` names the new thing: a verb alone that
+    /// writes whole (`write`, `create`, `save`), or a noun that is a file
+    /// (`create_workbook`, `write_page`, `create_directory`). A creator of
+    /// a part of a file (`append_rows`, `create_chart`, `insert_columns`,
+    /// `add_sheet`) is told the file it goes into, which exists; so is
+    /// anything that appends, which extends what is there.
+    pub fn makes_files(&self) -> bool {
+        let words = words(&self.tool);
+        if words.iter().any(|w| w == "append") {
+            return false;
+        }
+        if self.noun.is_empty() {
+            // A verb with nothing after it (`write`, `repo_add`) makes
+            // files when it writes whole; a name with no verb at all
+            // (`manage_note`, asked to `create` by its operation) when a
+            // word of it is a file.
+            if words.iter().any(|w| CREATE_WORDS.contains(&w.as_str())) {
+                return words
+                    .iter()
+                    .any(|w| WHOLE_WRITE_WORDS.contains(&w.as_str()));
+            }
+            return words
+                .iter()
+                .any(|w| FILE_NOUNS.contains(&crate::plan::harvest::singular(w).as_str()));
+        }
+        FILE_NOUNS.contains(&self.noun.as_str())
     }
 
     /// The SQL a parameter asks for, when the parameter is named for SQL
@@ -481,15 +572,17 @@ impl ToolCues {
     }
 }
 
-/// Verbs that may stand before the noun in a tool name without making
-/// anything (`delete_entities`, `git_checkout`, `describe_table`).
 /// Words that end a tool name's thing: what follows says where it goes.
 const PREPOSITIONS: [&str; 8] = ["to", "for", "in", "into", "on", "from", "of", "by"];
 
+/// Verbs that may stand before the noun in a tool name (`delete_entities`,
+/// `git_checkout`, `describe_table`, `register_project`): what follows is
+/// the thing the tool is about.
 fn is_verb(word: &str) -> bool {
     [
         "get", "read", "list", "delete", "remove", "drop", "describe", "show", "open", "search",
         "move", "edit", "update", "alter", "export", "query", "checkout", "reset", "commit",
+        "register",
     ]
     .contains(&word)
 }
@@ -558,6 +651,44 @@ mod tests {
 
     fn write() -> serde_json::Value {
         json!({"readOnlyHint": false, "destructiveHint": true})
+    }
+
+    #[test]
+    fn a_creator_of_files_names_a_new_path_and_a_creator_of_parts_the_file_they_go_in() {
+        // Whole files: the bare path is the new thing.
+        for name in [
+            "write_file",
+            "create_workbook",
+            "write_page",
+            "write",
+            "create_directory",
+        ] {
+            assert!(tool(name, write(), "").new_name("path"), "{name}");
+        }
+        // Parts of a file, and anything that appends: the file exists.
+        for name in [
+            "append_rows",
+            "create_chart",
+            "insert_columns",
+            "create_sheet",
+            "append_file",
+            "append",
+            "tf_repo_add",
+        ] {
+            assert!(!tool(name, write(), "").new_name("path"), "{name}");
+        }
+        // The thing's own name stays new whatever it is.
+        assert!(tool("create_chart", write(), "").new_name("name"));
+        // Registering makes a thing known; unregistering does not.
+        let register = tool("register_project", write(), "");
+        assert!(register.creator && register.noun == "project" && register.new_name("name"));
+        assert!(!tool("unregister_project", write(), "").creator);
+        // An overwrite form names a file that exists, its output too.
+        let mut overwrite = tool("create_excel", write(), "");
+        assert!(overwrite.new_name("out_path"));
+        overwrite.existing_target = true;
+        assert!(!overwrite.new_name("out_path"));
+        assert!(!overwrite.new_name("filename"));
     }
 
     #[test]

@@ -433,12 +433,48 @@ impl Pool {
     pub fn candidate_like(&self, cues: &ToolCues, param: &str, like: &Value) -> Option<&Harvested> {
         let same_kind = |h: &Harvested| same_json_kind(&h.value, like);
         if like.is_string()
+            && let Some(found) = self.clone_source(cues, param)
+        {
+            return Some(found);
+        }
+        if like.is_string()
             && let Some(kind) = cues.path_kind(param)
             && let Some(found) = self.path(cues, param, kind)
         {
             return Some(found);
         }
         self.find(&cues.tool, param, &same_kind)
+    }
+
+    /// What a tool that clones is told to clone (`url`, `repo_url`,
+    /// `source`): the store's own repository, by its path, which git clones
+    /// as it would a remote. The study has no network, and an invented URL
+    /// makes every later call about the clone fail for want of one.
+    fn clone_source(&self, cues: &ToolCues, param: &str) -> Option<&Harvested> {
+        const SOURCES: [&str; 9] = [
+            "url",
+            "repourl",
+            "repositoryurl",
+            "giturl",
+            "cloneurl",
+            "remoteurl",
+            "remote",
+            "source",
+            "sourceurl",
+        ];
+        let flat = crate::plan::cues::flat(param);
+        if !SOURCES.contains(&flat.as_str()) || !cues.text.contains("clone") {
+            return None;
+        }
+        let repository = self
+            .roots()
+            .iter()
+            .find(|root| root.join(".git").exists())?
+            .to_string_lossy()
+            .into_owned();
+        self.items.iter().find(|h| {
+            h.shape == Some(PathKind::Root) && h.value.as_str() == Some(repository.as_str())
+        })
     }
 
     /// A path of the kind asked for. A tool that may change things gets
@@ -584,6 +620,19 @@ impl Pool {
         let newest = |pred: &dyn Fn(&Harvested) -> bool| {
             self.items.iter().rev().find(|h| kind_fits(h) && pred(h))
         };
+        // The existing one a rename, copy or move starts from
+        // (`source_sheet`, `from_branch`, `old_name`) is one of the kind
+        // its name says, or, for a bare `old_name`, of the tool's kind.
+        if let Some(rest) = existing_one(param) {
+            let noun = crate::plan::cues::words(tool).pop().map(|w| singular(&w));
+            let generic_rest = matches!(rest.as_str(), "id" | "name" | "key");
+            let by_noun = noun
+                .filter(|n| generic_rest && n.len() >= 3)
+                .and_then(|n| self.find(tool, &n, kind_fits));
+            if let Some(h) = by_noun.or_else(|| self.find(tool, &rest, kind_fits)) {
+                return Some(h);
+            }
+        }
         let generic = matches!(param, "id" | "name" | "key" | "uri" | "path");
         // A bare `id` from some other tool's answer is some other thing's id.
         if !generic && let Some(h) = newest(&|h| h.key == param) {
@@ -818,6 +867,29 @@ fn names_a_kind(collection: &str) -> bool {
 
 /// `entityName` → (`entity`, `name`), `table_name` → (`table`, `name`),
 /// `noteId` → (`note`, `id`): the thing a parameter names and by what.
+/// The one word left of a parameter named for the existing thing a
+/// change starts from (`source_sheet` → `sheet`, `fromBranch` → `branch`,
+/// `old_name` → `name`); `None` for any other name. A destination (`target_sheet`, `new_name`) is not one:
+/// a copy's target is new.
+fn existing_one(param: &str) -> Option<String> {
+    let words = crate::plan::cues::words(param);
+    let (first, rest) = words.split_first()?;
+    let roles = [
+        "source", "src", "from", "old", "current", "existing", "original", "orig",
+    ];
+    // Text an edit finds (`old_text`, `old_string`) and a place are not
+    // things of a kind: their own rules fill them.
+    let not_things = [
+        "text", "string", "str", "content", "value", "line", "path", "file", "dir", "date", "time",
+    ];
+    match rest {
+        [one] if roles.contains(&first.as_str()) && !not_things.contains(&one.as_str()) => {
+            Some(one.clone())
+        }
+        _ => None,
+    }
+}
+
 fn named_thing(param: &str) -> Option<(String, &'static str)> {
     for (suffix, key) in [
         ("_name", "name"),
@@ -889,6 +961,35 @@ mod tests {
             values.contains(&(&json!("witness-create_note"), &Source::Plan)),
             "{values:?}"
         );
+    }
+
+    #[test]
+    fn what_a_rename_or_copy_starts_from_is_an_existing_one_of_its_kind() {
+        let mut pool = Pool::default();
+        let at = StoreObject {
+            store: "sheets".into(),
+            object: "xlsx/budget.xlsx#Q1!A1".into(),
+        };
+        pool.seed(
+            vec![Harvested::seeded("sheet", json!("Q1"), at, Some("sheets"))],
+            Vec::new(),
+        );
+        let head = StoreObject {
+            store: "repo".into(),
+            object: "ref/refs/heads/drafts".into(),
+        };
+        pool.seed(
+            vec![Harvested::seeded("revision", json!("drafts"), head, None)],
+            Vec::new(),
+        );
+        let value = |tool: &str, param: &str| pool.candidate(tool, param).map(|h| h.value.clone());
+        assert_eq!(value("copy_sheet", "source_sheet"), Some(json!("Q1")));
+        assert_eq!(value("rename_sheet", "old_name"), Some(json!("Q1")));
+        assert_eq!(value("create_branch", "fromBranch"), Some(json!("drafts")));
+        // A destination, and the text an edit finds, are not existing things.
+        assert_eq!(value("copy_sheet", "target_sheet"), None);
+        assert_eq!(value("rename_sheet", "new_name"), None);
+        assert_eq!(value("edit_sheet", "old_text"), None);
     }
 
     #[test]

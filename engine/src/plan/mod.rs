@@ -460,6 +460,47 @@ fn reader_shaped(mut step: PlanStep) -> PlanStep {
     step
 }
 
+/// The overwrite form of a step that writes a file by path (or writes its
+/// output to a path it is given: `out_path` of `create_word`, `output` of
+/// `pdf_compress`): the same call pointed at a file that exists, one the
+/// store held, else the one the create form made. `None` for any other
+/// step. Also asked after a retry that first gave such a step its path.
+pub(crate) fn overwrite_form(step: &PlanStep) -> Option<PlanStep> {
+    let file_write = step.args.iter().any(|(name, spec)| {
+        matches!(spec, ArgSpec::Fresh(_))
+            && step.cues.path_kind(name) == Some(PathKind::File)
+            && ((!step.cues.new_place(name) && step.cues.overwrites())
+                || step.cues.output_place(name))
+    });
+    if !file_write {
+        return None;
+    }
+    let mut overwrite = step.clone();
+    for (name, spec) in &mut overwrite.args {
+        match spec {
+            ArgSpec::Fresh(v) if !step.cues.new_place(name) || step.cues.output_place(name) => {
+                *spec = ArgSpec::Auto(v.clone());
+            }
+            // New content, so that replacing a file with what it held
+            // already (the create form's own bytes) cannot pass for
+            // an overwrite that changed nothing.
+            ArgSpec::Auto(Value::String(text)) | ArgSpec::Synthesized(Value::String(text))
+                if step.cues.path_kind(name).is_none() =>
+            {
+                text.push_str(" (overwritten)");
+            }
+            _ => {}
+        }
+    }
+    overwrite.cues.creator = false;
+    // A file the store held, not one the audit just made; else the one
+    // the create form made. Never a name of its own: a server that adds
+    // its own extension or folder to a bare name would make a new file.
+    overwrite.cues.store_first = true;
+    overwrite.cues.existing_target = true;
+    Some(overwrite)
+}
+
 /// Every form a writer's cues name, in the order that leaves something to
 /// act on: `step` itself (the create form), then an overwrite of a real
 /// file of the store for a tool that writes files by path (or writes its
@@ -471,36 +512,7 @@ fn reader_shaped(mut step: PlanStep) -> PlanStep {
 /// what it declared.
 fn forms(step: PlanStep) -> Vec<PlanStep> {
     let mut out = vec![step.clone()];
-    let file_write = step.args.iter().any(|(name, spec)| {
-        matches!(spec, ArgSpec::Fresh(_))
-            && step.cues.path_kind(name) == Some(PathKind::File)
-            && ((!step.cues.new_place(name) && step.cues.overwrites())
-                || step.cues.output_place(name))
-    });
-    if file_write {
-        let mut overwrite = step.clone();
-        for (name, spec) in &mut overwrite.args {
-            match spec {
-                ArgSpec::Fresh(v) if !step.cues.new_place(name) || step.cues.output_place(name) => {
-                    *spec = ArgSpec::Auto(v.clone());
-                }
-                // New content, so that replacing a file with what it held
-                // already (the create form's own bytes) cannot pass for
-                // an overwrite that changed nothing.
-                ArgSpec::Auto(Value::String(text)) | ArgSpec::Synthesized(Value::String(text))
-                    if step.cues.path_kind(name).is_none() =>
-                {
-                    text.push_str(" (overwritten)");
-                }
-                _ => {}
-            }
-        }
-        overwrite.cues.creator = false;
-        // A file the store held, not one the audit just made.
-        overwrite.cues.store_first = true;
-        out.push(overwrite);
-    }
-    // A creator whose text says it makes a missing table is also asked to
+    out.extend(overwrite_form(&step)); // A creator whose text says it makes a missing table is also asked to
     // write into a table of its own: the store's tables may not take the
     // row it writes, and a lie about making things would then never show.
     if step.cues.makes_missing_tables() {
@@ -2000,6 +2012,50 @@ mod tests {
         let mut pool = Pool::default();
         pool.seed(seeds, roots);
         pool
+    }
+
+    #[test]
+    fn an_output_writers_overwrite_form_names_a_file_that_exists() {
+        let schema = json!({"type": "object", "properties": {"out_path": {"type": "string"}},
+            "required": ["out_path"]});
+        let tools = [tool(
+            "save_report",
+            json!({"readOnlyHint": false, "destructiveHint": false}),
+            schema,
+        )];
+        let plan = Plan::synthesized(&tools);
+        let forms: Vec<&PlanStep> = plan.steps.iter().collect();
+        assert_eq!(forms.len(), 2, "create, then overwrite");
+        let mut pool = seeded_pool();
+        let results = BTreeMap::new();
+        let create = resolve(forms[0], &results, &pool).unwrap_or_else(|e| panic!("{e}"));
+        let made = argument(&create, "out_path").value.clone();
+        assert!(
+            made.as_str()
+                .is_some_and(|p| p.contains("witness-save_report")),
+            "{made}"
+        );
+        // Before: the bare fallback name, to which a server adds its own
+        // extension, making a second new file rather than replacing one.
+        let overwrite = resolve(forms[1], &results, &pool).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            argument(&overwrite, "out_path").value,
+            json!("/jail/stores/fs/tree/docs/a.txt"),
+            "a real file of the store"
+        );
+        // With no file of the store left, the one the create form made.
+        pool.retain(|h| !matches!(h.source, Source::Store(_)));
+        for created in &create.creates {
+            pool.created(
+                "save_report",
+                1,
+                &created.key,
+                &created.value,
+                created.shape,
+            );
+        }
+        let overwrite = resolve(forms[1], &results, &pool).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(argument(&overwrite, "out_path").value, made);
     }
 
     #[test]

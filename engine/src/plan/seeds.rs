@@ -53,6 +53,24 @@ pub fn seeds(stores: &[JailedStore], present: &[(&str, &str)]) -> (Vec<Harvested
             ));
         }
     }
+    // The branch checked out is offered last among revisions (first in
+    // the pool, which takes the newest): a checkout, merge or branch
+    // delete handed it changes nothing, or is refused.
+    let heads: Vec<(String, String)> = stores
+        .iter()
+        .filter(|s| s.spec.kind == StoreKind::Git)
+        .filter_map(|s| Some((s.spec.name.clone(), checked_out(&s.path)?)))
+        .collect();
+    out.sort_by_key(|h| {
+        let store = match &h.source {
+            crate::plan::harvest::Source::Store(o) => o.store.as_str(),
+            _ => "",
+        };
+        !(h.key == "revision"
+            && heads
+                .iter()
+                .any(|(s, b)| s == store && h.value.as_str() == Some(b.as_str())))
+    });
     // A sheet is named by each of its cells: offered once, from its first.
     let mut seen = std::collections::HashSet::new();
     out.retain(|h| {
@@ -69,6 +87,17 @@ pub fn seeds(stores: &[JailedStore], present: &[(&str, &str)]) -> (Vec<Harvested
             ))
     });
     (out, roots)
+}
+
+/// The branch a repository's working tree has checked out, read from its
+/// `.git/HEAD` (`ref: refs/heads/main`); `None` when HEAD is detached or
+/// unreadable.
+fn checked_out(root: &Path) -> Option<String> {
+    let head = std::fs::read_to_string(root.join(".git/HEAD")).ok()?;
+    head.trim()
+        .strip_prefix("ref: refs/heads/")
+        .filter(|b| !b.is_empty())
+        .map(str::to_owned)
 }
 
 /// What one object id names, in the terms a tool's parameters use.
@@ -389,6 +418,45 @@ mod tests {
                 ("id".into(), json!(4), c("public.orders")),
             ]
         );
+    }
+
+    #[test]
+    fn the_branch_checked_out_is_the_last_revision_offered_and_a_clone_gets_the_repository() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let git = dir.path().join(".git");
+        std::fs::create_dir_all(&git).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(git.join("HEAD"), "ref: refs/heads/main\n")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let root = dir.path().to_string_lossy().into_owned();
+        let stores = [store("repo", StoreKind::Git, &root)];
+        let present = [
+            ("repo", "ref/refs/heads/drafts"),
+            ("repo", "ref/refs/heads/main"),
+        ];
+        let (seeds, roots) = seeds(&stores, &present);
+        let mut pool = crate::plan::harvest::Pool::default();
+        pool.seed(seeds, roots);
+        // Newest first: `drafts`, which a checkout really moves to.
+        let branch = pool
+            .candidate("git_checkout", "branch")
+            .map(|h| h.value.clone());
+        assert_eq!(branch, Some(json!("drafts")));
+        // A tool that clones is told to clone the store's repository.
+        let cues = crate::plan::cues::ToolCues {
+            tool: "clone_repo".into(),
+            text: "clone_repo clone a git repository for analysis".into(),
+            ..Default::default()
+        };
+        let url = pool.candidate_like(&cues, "url", &json!("https://example.invalid/witness"));
+        assert_eq!(url.map(|h| h.value.clone()), Some(json!(root)));
+        // Not a tool that fetches a page.
+        let fetch = crate::plan::cues::ToolCues {
+            tool: "fetch".into(),
+            text: "fetch a web page".into(),
+            ..Default::default()
+        };
+        let page = pool.candidate_like(&fetch, "url", &json!("https://example.invalid/witness"));
+        assert_ne!(page.map(|h| h.value.clone()), Some(json!(root)));
     }
 
     #[test]

@@ -691,6 +691,14 @@ fn string_candidates(object: &Map<String, Value>, name: &str, tool: &str) -> Vec
     } else if flat.contains("base64") || flat.ends_with("b64") {
         // `witness`, encoded: a base64 parameter refuses the bare word.
         "d2l0bmVzcw==".to_string()
+    } else if flat.contains("color") || flat.contains("colour") {
+        // A colour is written as hex digits (`FF0000`) by spreadsheet,
+        // document and drawing libraries alike.
+        "FF0000".to_string()
+    } else if flat == "cellrange" || flat == "cellsrange" || (flat == "range" && tool_cells(tool)) {
+        "A1:B2".to_string()
+    } else if flat == "cell" || flat == "cellref" || flat == "cellreference" {
+        "A1".to_string()
     } else if flat.contains("date")
         || flat.contains("deadline")
         || flat == "due"
@@ -742,6 +750,15 @@ fn string_candidates(object: &Map<String, Value>, name: &str, tool: &str) -> Vec
         }
     }
     out
+}
+
+/// Whether a tool's name speaks of cells, sheets or workbooks, where a
+/// bare `range` is a range of cells.
+fn tool_cells(tool: &str) -> bool {
+    let lowered = tool.to_ascii_lowercase();
+    ["cell", "sheet", "excel", "xlsx", "workbook", "spreadsheet"]
+        .iter()
+        .any(|w| lowered.contains(w))
 }
 
 /// The `i`-th of several items that must differ (`uniqueItems`).
@@ -942,6 +959,23 @@ mod tests {
         assert_ne!(args["oldText"], args["newText"]);
         assert_eq!(args["content_base64"], json!("d2l0bmVzcw=="));
         assert_eq!(args["due"], json!("2026-01-01"));
+        // A colour is hex; a cell and a range of cells are A1 references.
+        let cells = json!({"properties": {"font_color": {"type": "string"},
+            "cell_range": {"type": "string"}, "cell": {"type": "string"},
+            "range": {"type": "string"}},
+            "required": ["font_color", "cell_range", "cell", "range"]});
+        let args: std::collections::BTreeMap<String, Value> =
+            arguments_for(Some(&cells), "format_cells")
+                .into_iter()
+                .collect();
+        assert_eq!(args["font_color"], json!("FF0000"));
+        assert_eq!(args["cell_range"], json!("A1:B2"));
+        assert_eq!(args["cell"], json!("A1"));
+        assert_eq!(args["range"], json!("A1:B2"));
+        // A range elsewhere is not a range of cells.
+        let dates = json!({"properties": {"range": {"type": "string"}}, "required": ["range"]});
+        let args = arguments_for(Some(&dates), "list_events");
+        assert_eq!(args[0].1, json!("witness"));
         // Code around a string offers the string.
         assert_eq!(
             quoted_example("Folder to move, such as `\"drafts\"`.").as_deref(),

@@ -12,16 +12,23 @@
 //!
 //! - a boolean parameter of the schema the text names (`force`, `confirm`,
 //!   `overwrite`, `yes`) that the call did not set to `true`: set;
-//! - a parameter of the schema the text says is required or missing, that
-//!   the call left out: given, from the store or the answers where one
-//!   fits;
 //! - a parameter of the schema written with its choices (`needs
 //!   kind=fact|note|task`): the first choice not sent before;
+//! - a parameter of the schema the text says is required, missing, needed
+//!   or to be provided (`requires exactly one of index or drift_id`), that
+//!   the call left out: given, from the store or the answers where one
+//!   fits;
 //! - valid values the text lists (`Available projects: main`, `must be one
-//!   of a, b`, `valid values: ...`): the first the call did not send, for
-//!   the parameter the text names or whose value it quotes;
+//!   of a, b`, `valid values: ...`; a marker with no list after it, as in
+//!   `not a valid note:`, gives way to the next): the first the call did
+//!   not send, for the parameter the text names or whose value it quotes;
+//!   roots listed for a refused path (`Allowed roots: ['/v']`) take the
+//!   path's name under them;
 //! - a form it asks for: a path *relative* to the store (the store's paths
 //!   made relative to its root), an *absolute* one, only a `SELECT`;
+//! - a path it quotes back as refused: relative to the store's root when
+//!   it is the store's, under that root by its name when it is another
+//!   machine's (a description's example);
 //! - `already exists`: a fresh name instead of the existing one;
 //! - `not found`, `does not exist`, `no such`: the next real object of
 //!   the store (or of the answers) of the same kind, one not sent before;
@@ -70,9 +77,9 @@ pub fn answer(
         .and_then(Value::as_object);
     let lowered = error.to_lowercase();
     flag(step, sent, error, properties)
+        .or_else(|| assigned_choice(step, sent, error, properties, tried))
         .or_else(|| required(step, sent, &lowered, schema, properties))
         .or_else(|| validator_missing(step, sent, error))
-        .or_else(|| assigned_choice(step, sent, error, properties, tried))
         .or_else(|| listed(step, sent, error, tried))
         .or_else(|| form(step, sent, &lowered, pool))
         .or_else(|| exists(step, sent, error, &lowered, pool))
@@ -84,6 +91,20 @@ pub fn answer(
         .or_else(|| another_root(step, sent, &lowered, pool, tried))
         .or_else(|| nothing_sent(step, sent, schema, properties))
         .or_else(|| without_scope(step, sent, tried))
+        .map(|mut retry| {
+            // A writer the retry first gave a fresh file (a schema that
+            // listed no parameters) is asked to overwrite too, as its
+            // planned step would have been.
+            if crate::plan::overwrite_form(step).is_none()
+                && let Some(overwrite) = crate::plan::overwrite_form(&retry.step)
+            {
+                retry.then.push((
+                    overwrite,
+                    "its overwrite form, of a file that exists".into(),
+                ));
+            }
+            retry
+        })
 }
 
 /// What a failed call's error says: the server's message, and the text
@@ -230,8 +251,12 @@ pub(crate) fn takes_boolean(sub: &Value) -> bool {
         })
 }
 
-const REQUIRED_PHRASES: [&str; 9] = [
+const REQUIRED_PHRASES: [&str; 13] = [
     "required",
+    "requires",
+    "needs ",
+    "provide ",
+    "specify ",
     "missing",
     "provide either",
     "provide one of",
@@ -345,7 +370,9 @@ fn validator_missing(step: &PlanStep, sent: &[Argument], error: &str) -> Option<
 
 /// An absolute store path the error quotes back as no path it accepts
 /// (`not a vault path: '<path>'`, `outside the vault`): the same object
-/// relative to the store.
+/// relative to the store. A path of another machine quoted back (`Path
+/// '/Users/you/a.md' is outside allowed directories`) is moved under the
+/// store's root by its name.
 fn path_refused(
     step: &PlanStep,
     sent: &[Argument],
@@ -367,7 +394,9 @@ fn path_refused(
         // quotes one of them).
         let now = match &argument.value {
             Value::String(text) if !text.is_empty() && error.contains(text.as_str()) => {
-                super::store_objects::relative_to_root(pool, text).map(Value::String)
+                super::store_objects::relative_to_root(pool, text)
+                    .or_else(|| super::store_objects::moved_under_root(pool, text))
+                    .map(Value::String)
             }
             Value::Array(items)
                 if items.iter().any(|i| {
@@ -615,20 +644,29 @@ pub fn listed_values(error: &str) -> Vec<String> {
             .next_back()
             .is_none_or(|c| !c.is_alphanumeric())
     };
-    let Some((at, marker)) = LIST_MARKERS
+    // Every place a marker starts a word, first to last: the first that is
+    // followed by a list wins (`would not be a valid note:` then `status
+    // 'x' is not one of: a, b` reads the second).
+    let mut places: Vec<(usize, &str)> = LIST_MARKERS
         .iter()
-        .filter_map(|m| {
+        .flat_map(|m| {
             lowered
                 .match_indices(m)
                 .map(|(at, _)| at)
-                .find(|at| starts_word(*at))
-                .map(|at| (at, *m))
+                .filter(|at| starts_word(*at))
+                .map(move |at| (at, *m))
         })
-        .min_by_key(|(at, _)| *at)
-    else {
-        return Vec::new();
-    };
-    let rest = &error[at + marker.len()..];
+        .collect();
+    places.sort_unstable();
+    places
+        .into_iter()
+        .map(|(at, marker)| values_after(&error[at + marker.len()..]))
+        .find(|values| !values.is_empty())
+        .unwrap_or_default()
+}
+
+/// The values listed at the start of `rest`, the text after a marker.
+fn values_after(rest: &str) -> Vec<String> {
     // `Available projects: main`: the list starts after the colon when
     // there is one on the line.
     let line = rest.lines().next().unwrap_or("");
@@ -665,6 +703,21 @@ fn listed(step: &PlanStep, sent: &[Argument], error: &str, tried: &[Value]) -> O
                     .is_some_and(|v| !v.is_empty() && error.contains(v))
             })
         })?;
+    // Roots a refused path may lie under (`Allowed roots: ['/v']`): the
+    // path's name under each.
+    let name = target
+        .value
+        .as_str()
+        .filter(|t| t.starts_with('/'))
+        .and_then(|t| std::path::Path::new(t).file_name())
+        .map(|n| n.to_string_lossy().into_owned());
+    let values: Vec<String> = match name {
+        Some(name) if values.iter().all(|v| v.starts_with('/')) => values
+            .iter()
+            .map(|root| format!("{}/{name}", root.trim_end_matches('/')))
+            .collect(),
+        _ => values,
+    };
     let mut fresh: Vec<String> = values
         .into_iter()
         .filter(|v| {
@@ -1248,6 +1301,26 @@ mod tests {
     }
 
     #[test]
+    fn a_field_an_error_says_the_tool_requires_or_needs_is_given() {
+        let schema = json!({"properties": {"root": {"type": "string"},
+            "index": {"type": "integer"}, "drift_id": {"type": "string"}}});
+        let st = step("restore", &[("root", json!("/s"))]);
+        let args = sent(&[("root", json!("/s"), Provenance::Store)]);
+        for error in [
+            "restore requires exactly one of index or drift_id",
+            "Provide index OR drift_id",
+            "this tool needs index to know what to restore",
+        ] {
+            let retry = answer(&st, &args, error, Some(&schema), &Pool::default(), &[])
+                .unwrap_or_else(|| panic!("no retry for {error}"));
+            assert_eq!(
+                retry.reading, "the field index it said was required",
+                "{error}"
+            );
+        }
+    }
+
+    #[test]
     fn a_call_that_sent_nothing_and_failed_is_given_every_parameter() {
         let schema = json!({"properties": {"sql": {"type": "string"}}});
         let mut st = step("query", &[]);
@@ -1278,6 +1351,33 @@ mod tests {
                 schema["properties"].as_object()
             )
             .is_none()
+        );
+    }
+
+    #[test]
+    fn a_writer_a_retry_first_gave_a_fresh_file_is_asked_to_overwrite_too() {
+        let mut st = step("write_file", &[]);
+        st.cues = crate::plan::cues::ToolCues {
+            tool: "write_file".into(),
+            creator: true,
+            noun: "file".into(),
+            ..Default::default()
+        };
+        let error = r#"[{"code": "invalid_type", "expected": "string", "path": ["path"],
+            "message": "Required"}, {"code": "invalid_type", "expected": "string",
+            "path": ["content"], "message": "Required"}]"#;
+        let retry = answer(&st, &[], error, None, &Pool::default(), &[]).unwrap();
+        assert!(matches!(spec(&retry, "path"), ArgSpec::Fresh(_)));
+        let [(overwrite, reading)] = retry.then.as_slice() else {
+            panic!("{:?}", retry.then);
+        };
+        assert!(reading.contains("overwrite"));
+        assert!(overwrite.cues.existing_target);
+        assert!(
+            overwrite
+                .args
+                .iter()
+                .any(|(n, s)| n == "path" && matches!(s, ArgSpec::Auto(_)))
         );
     }
 
@@ -1394,6 +1494,13 @@ mod tests {
             ["x", "y"]
         );
         assert!(listed_values("Nothing listed here").is_empty());
+        // A marker with no list after it is passed over for a later one.
+        assert_eq!(
+            listed_values(
+                "a.md would not be a valid note:\n- status 'witness' is not one of: draft, active"
+            ),
+            ["draft", "active"]
+        );
         // A marker is a word of its own: `Invalid` holds no `valid `.
         assert_eq!(
             listed_values("Invalid commit type: witness. Valid types: feat, fix, docs"),
@@ -1562,6 +1669,25 @@ mod tests {
         )
         .unwrap();
         assert_eq!(spec(&retry, "path"), &ArgSpec::Pinned(json!("Areas.base")));
+    }
+
+    #[test]
+    fn another_machines_path_the_error_refuses_is_sent_under_the_store() {
+        let pool = store_pool(&[("/j/vault/Areas.base", PathKind::File)]);
+        let example = "/Users/you/Documents/letter.md";
+        let st = step("save_content", &[("filepath", json!(example))]);
+        let args = sent(&[("filepath", json!(example), Provenance::Synthesized)]);
+        let error =
+            format!("Path '{example}' is outside allowed directories. Allowed roots: ['/j/vault']");
+        // Under the roots it lists, or, when it lists none, the store's.
+        for error in [error, format!("Path '{example}' is outside the vault")] {
+            let retry = answer(&st, &args, &error, None, &pool, &[]).unwrap();
+            assert_eq!(
+                spec(&retry, "filepath"),
+                &ArgSpec::Pinned(json!("/j/vault/letter.md")),
+                "{error}"
+            );
+        }
     }
 
     #[test]

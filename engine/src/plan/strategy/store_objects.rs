@@ -56,6 +56,20 @@ pub fn absolute_under_root(pool: &Pool, text: &str) -> Option<String> {
     Some(root.join(path).to_string_lossy().into_owned())
 }
 
+/// `text`, an absolute path of some other machine (under no store root:
+/// a description's example, `/Users/you/Documents/letter.md`), moved under
+/// the first directory store's root by its last part; `None` for a path
+/// under a root, a relative one, or when no root is known.
+pub fn moved_under_root(pool: &Pool, text: &str) -> Option<String> {
+    let path = Path::new(text);
+    if !path.is_absolute() || pool.roots().iter().any(|root| path.starts_with(root)) {
+        return None;
+    }
+    let name = path.file_name()?;
+    let root = pool.fresh_root()?;
+    Some(root.join(name).to_string_lossy().into_owned())
+}
+
 /// Extensions of files that are notes: their names are titles.
 const NOTE_EXTENSIONS: [&str; 3] = ["md", "markdown", "txt"];
 

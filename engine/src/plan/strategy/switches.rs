@@ -12,7 +12,10 @@
 //!
 //! A name that negates (`no_save`, `skip_write`, `disable_overwrite`)
 //! writes on `false`; a switch whose default, or whose planned value, is
-//! already the writing side is left as it is.
+//! already the writing side is left as it is. A switch that replaces
+//! (`overwrite`, `replace`, `force`) thrown on a maker of files points its
+//! form at a file that exists: the store's, else the one the planned form
+//! made, for a fresh name gives it nothing to replace.
 //!
 //! Answers the failure where an export left `save_to_file` off and wrote
 //! nothing, a report left `write_file` off, a file writer's repeats never
@@ -28,7 +31,7 @@
 
 use serde_json::Value;
 
-use crate::plan::cues::{flat, words};
+use crate::plan::cues::{PathKind, flat, words};
 use crate::plan::{ArgSpec, PlanStep};
 
 /// Words of a boolean's name that say `true` makes the call write.
@@ -50,6 +53,10 @@ const WRITE_WORDS: [&str; 16] = [
     "store",
     "flush",
 ];
+
+/// Words of a switch that say `true` replaces what exists: its form names
+/// a file that exists, or the switch would have nothing to replace.
+const REPLACE_WORDS: [&str; 3] = ["overwrite", "replace", "force"];
 
 /// Words of a boolean's name that say `true` makes the call only rehearse.
 const REHEARSAL_WORDS: [&str; 7] = [
@@ -95,6 +102,7 @@ pub fn switched_form(step: &PlanStep, schema: Option<&Value>) -> Option<PlanStep
     let properties = schema.get("properties").and_then(Value::as_object)?;
     let mut form = step.clone();
     let mut thrown = false;
+    let mut replaces = false;
     for (name, sub) in properties {
         if super::read_error::takes_boolean(sub) {
             let Some(side) = writing_side(name) else {
@@ -105,6 +113,10 @@ pub fn switched_form(step: &PlanStep, schema: Option<&Value>) -> Option<PlanStep
             }
             form.set(name, ArgSpec::Pinned(Value::Bool(side)));
             thrown = true;
+            replaces |= side
+                && words(name)
+                    .iter()
+                    .any(|w| REPLACE_WORDS.contains(&w.as_str()));
         } else if step.cues.output_place(name)
             && !step.args.iter().any(|(n, _)| n == name)
             && let Some(value) = super::read_error::one_property(schema, name, sub, &step.tool)
@@ -118,6 +130,20 @@ pub fn switched_form(step: &PlanStep, schema: Option<&Value>) -> Option<PlanStep
             form.args.push((name.clone(), ArgSpec::Fresh(fresh)));
             thrown = true;
         }
+    }
+    if replaces {
+        // Told to overwrite, the call is pointed at a file that exists:
+        // one the store held, else the one the planned form made.
+        for (name, spec) in &mut form.args {
+            if let ArgSpec::Fresh(v) = spec
+                && step.cues.path_kind(name) == Some(PathKind::File)
+                && !step.cues.new_place(name)
+            {
+                *spec = ArgSpec::Auto(v.clone());
+            }
+        }
+        form.cues.existing_target = true;
+        form.cues.store_first = true;
     }
     thrown.then_some(form)
 }
@@ -222,6 +248,35 @@ mod tests {
         );
         let form = switched_form(&planned, Some(&schema)).expect("a switched form");
         assert_eq!(spec(&form, "dry_run"), Some(&ArgSpec::Pinned(json!(false))));
+    }
+
+    #[test]
+    fn a_maker_told_to_overwrite_is_pointed_at_a_file_that_exists() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string"},
+                "overwrite": {"type": "boolean", "default": false}
+            },
+            "required": ["path"]
+        });
+        let mut planned = step(
+            "create_workbook",
+            vec![("path", ArgSpec::Fresh(json!("witness-create_workbook")))],
+        );
+        planned.cues.creator = true;
+        let form = switched_form(&planned, Some(&schema)).expect("a switched form");
+        assert_eq!(
+            spec(&form, "overwrite"),
+            Some(&ArgSpec::Pinned(json!(true)))
+        );
+        assert!(matches!(spec(&form, "path"), Some(ArgSpec::Auto(_))));
+        assert!(form.cues.existing_target && !form.cues.new_name("path"));
+        // A switch that only saves keeps the fresh name.
+        let saves = json!({"type": "object", "properties": {"path": {"type": "string"},
+            "save": {"type": "boolean"}}});
+        let form = switched_form(&planned, Some(&saves)).expect("a switched form");
+        assert!(matches!(spec(&form, "path"), Some(ArgSpec::Fresh(_))));
     }
 
     #[test]
