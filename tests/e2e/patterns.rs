@@ -273,3 +273,26 @@ fn an_id_a_text_listing_shows_is_the_one_a_later_call_takes() {
     );
     assert_eq!(code, 1, "{text}");
 }
+
+/// The overwrite form of a tool that saves to a place it is given names a
+/// file that exists, not a bare name the server would give an extension of
+/// its own (a second new file, never an overwrite).
+#[test]
+fn an_output_writers_overwrite_form_replaces_a_file_that_exists() {
+    let (code, text, report) = audit_holding("output", &[]);
+    let renders = calls_of(&report, "render_report");
+    assert!(renders.len() >= 2, "create, then overwrite: {text}");
+    let made = &argument(renders[0], "out_path")["value"];
+    let again = &argument(renders[1], "out_path")["value"];
+    assert_eq!(
+        again, made,
+        "the file the create form made: {:#}",
+        report["calls"]
+    );
+    assert_eq!(
+        verdict(&report, "EFF-02", "render_report"),
+        "fail",
+        "{text}"
+    );
+    assert_eq!(code, 1, "{text}");
+}
