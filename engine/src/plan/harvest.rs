@@ -248,6 +248,34 @@ impl Pool {
         });
     }
 
+    /// A rename of step `step` succeeded: every value that was `old` now
+    /// names nothing, and `new` names the same thing, under the same keys
+    /// and collections, as the plan's own. A later delete or move of that
+    /// thing is handed its new name.
+    pub fn renamed(&mut self, tool: &str, step: u32, key: &str, old: &Value, new: &Value) {
+        let mut moved: Vec<Harvested> = Vec::new();
+        self.items.retain(|h| {
+            if h.value != *old {
+                return true;
+            }
+            if !moved
+                .iter()
+                .any(|m| m.key == h.key && m.collection == h.collection)
+            {
+                moved.push(Harvested {
+                    value: new.clone(),
+                    tool: tool.to_owned(),
+                    step,
+                    path: format!("arguments.{key}"),
+                    source: Source::Plan,
+                    ..h.clone()
+                });
+            }
+            false
+        });
+        self.items.extend(moved);
+    }
+
     /// Collects the id-shaped values of a successful call's result, minus
     /// the values the audit invented for that call and the server only
     /// handed back (`echoed`): it did not produce them. An echoed name the
@@ -871,7 +899,7 @@ fn names_a_kind(collection: &str) -> bool {
 /// change starts from (`source_sheet` → `sheet`, `fromBranch` → `branch`,
 /// `old_name` → `name`); `None` for any other name. A destination (`target_sheet`, `new_name`) is not one:
 /// a copy's target is new.
-fn existing_one(param: &str) -> Option<String> {
+pub(crate) fn existing_one(param: &str) -> Option<String> {
     let words = crate::plan::cues::words(param);
     let (first, rest) = words.split_first()?;
     let roles = [

@@ -235,6 +235,12 @@ impl<'a> Runner<'a> {
                     );
                 }
             }
+            // A rename leaves the old name naming nothing.
+            if let Some((key, old, new)) =
+                crate::plan::strategy::store_objects::renamed_by(&step.tool, &resolved.arguments)
+            {
+                self.pool.renamed(&step.tool, step_no, &key, &old, &new);
+            }
             self.follow_pages(&call, first)?;
         }
         if self.repeats(step, &expect, status) {

@@ -70,6 +70,30 @@ pub fn moved_under_root(pool: &Pool, text: &str) -> Option<String> {
     Some(root.join(name).to_string_lossy().into_owned())
 }
 
+/// What a successful rename changed, read from its arguments: the
+/// argument that named the thing as it was (`old_name`, `source_sheet`,
+/// `from`) and its value, and the new name (`new_name`, `target_name`,
+/// `to`). `None` for a tool whose name does not say it renames, or whose
+/// arguments do not say both.
+pub fn renamed_by(tool: &str, arguments: &Value) -> Option<(String, Value, Value)> {
+    if !crate::plan::cues::words(tool).iter().any(|w| w == "rename") {
+        return None;
+    }
+    let object = arguments.as_object()?;
+    let old = object.iter().find(|(name, value)| {
+        value.is_string()
+            && (crate::plan::harvest::existing_one(name).is_some()
+                || matches!(crate::plan::cues::flat(name).as_str(), "from" | "source"))
+    })?;
+    let new = object.iter().find(|(name, value)| {
+        value.is_string()
+            && crate::plan::cues::words(name).first().is_some_and(|w| {
+                ["new", "target", "to", "dest", "destination"].contains(&w.as_str())
+            })
+    })?;
+    (old.1 != new.1).then(|| (new.0.clone(), old.1.clone(), new.1.clone()))
+}
+
 /// Extensions of files that are notes: their names are titles.
 const NOTE_EXTENSIONS: [&str; 3] = ["md", "markdown", "txt"];
 
@@ -284,5 +308,37 @@ mod tests {
         other.store = "cache".into();
         forget_deleted(&mut pool, &[other]);
         assert_eq!(file(&pool), Some(json!("/j/vault/b.md")));
+    }
+
+    #[test]
+    fn a_rename_leaves_the_new_name_where_the_old_one_was() {
+        let args = json!({"project": "garden", "old_name": "seeds", "new_name": "witness-x"});
+        let (key, old, new) = renamed_by("rename_category", &args).expect("a rename");
+        assert_eq!(
+            (key.as_str(), &old, &new),
+            ("new_name", &json!("seeds"), &json!("witness-x"))
+        );
+        assert_eq!(renamed_by("update_category", &args), None, "not a rename");
+        assert_eq!(
+            renamed_by("rename_category", &json!({"old_name": "seeds"})),
+            None,
+            "no new name"
+        );
+        let mut pool = Pool::default();
+        pool.absorb(
+            "list_categories",
+            1,
+            &json!({"structuredContent": {"categories": [{"name": "seeds"}, {"name": "tools"}]}}),
+        );
+        pool.renamed("rename_category", 2, &key, &old, &new);
+        let names: Vec<&Value> = pool.items().map(|h| &h.value).collect();
+        assert!(!names.contains(&&json!("seeds")), "{names:?}");
+        assert!(names.contains(&&json!("witness-x")), "{names:?}");
+        // The kind it was listed as is kept: a delete of a category gets it.
+        assert_eq!(
+            pool.candidate("delete_category", "category_name")
+                .map(|h| h.value.clone()),
+            Some(json!("witness-x"))
+        );
     }
 }
