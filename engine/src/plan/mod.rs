@@ -275,7 +275,10 @@ impl Plan {
     /// Then every tool not yet called, ordered so that later calls have
     /// something real to act on: listers, then listers of what another
     /// lists, readers, creators, the rest, and tools whose names say they
-    /// take things away last.
+    /// take things away last. A form that replaces a file that exists (a
+    /// writer's overwrite form) waits until after the retry pass, just
+    /// before the removers, so that what the store held is intact for
+    /// every tool that reads it.
     pub fn synthesized(tools: &[ToolEntry]) -> Self {
         let listed = listed_nouns(tools);
         let mut reads: Vec<&ToolEntry> = tools.iter().filter(|t| reads_by_name(&t.name)).collect();
@@ -322,9 +325,14 @@ impl Plan {
         let reads = reads.into_iter().map(|t| reader_shaped(planned_step(t)));
         let mut main = Vec::new();
         let mut retry_at = None;
+        // Forms that replace a file the store holds wait for the retry pass
+        // and run just before the removers: a workbook or a PDF every other
+        // tool reads must still be the one the store held when they run.
+        let mut replacing: Vec<PlanStep> = Vec::new();
         for tool in ordered {
             if retry_at.is_none() && (removes_by_name(&tool.name) || ends_by_name(&tool.name)) {
                 retry_at = Some(harvest + main.len());
+                main.append(&mut replacing);
             }
             let step = planned_step(tool);
             // A tool with an operation enum is asked each operation.
@@ -335,14 +343,21 @@ impl Plan {
             );
             // A tool that writes only when asked is also asked so.
             let switched = strategy::switches::switched_form(&step, tool.input_schema.as_ref());
-            if each.is_empty() {
-                main.extend(forms(step));
+            let all = if each.is_empty() {
+                forms(step)
             } else {
-                main.extend(each.into_iter().flat_map(forms));
+                each.into_iter().flat_map(forms).collect()
+            };
+            for form in all.into_iter().chain(switched.into_iter().flat_map(forms)) {
+                if form.cues.existing_target && retry_at.is_none() {
+                    replacing.push(form);
+                } else {
+                    main.push(form);
+                }
             }
-            main.extend(switched.into_iter().flat_map(forms));
         }
         let retry_at = retry_at.unwrap_or(harvest + main.len());
+        main.append(&mut replacing);
         let steps = reads.chain(main).collect();
         Plan {
             steps,
@@ -2012,6 +2027,37 @@ mod tests {
         let mut pool = Pool::default();
         pool.seed(seeds, roots);
         pool
+    }
+
+    #[test]
+    fn a_form_that_replaces_a_stores_file_waits_for_the_tools_that_read_it() {
+        let output = json!({"type": "object", "properties": {"out_path": {"type": "string"}},
+            "required": ["out_path"]});
+        let input = json!({"type": "object", "properties": {"input_path": {"type": "string"}},
+            "required": ["input_path"]});
+        let change = json!({"readOnlyHint": false, "destructiveHint": true});
+        let tools = [
+            tool("convert_pdf", change.clone(), output),
+            tool("stamp_pdf", change.clone(), input.clone()),
+            tool("delete_pdf", change, input),
+        ];
+        let plan = Plan::synthesized(&tools);
+        let order: Vec<(&str, bool)> = plan
+            .steps
+            .iter()
+            .map(|s| (s.tool.as_str(), s.cues.existing_target))
+            .collect();
+        assert_eq!(
+            order,
+            [
+                ("convert_pdf", false),
+                ("stamp_pdf", false),
+                ("convert_pdf", true),
+                ("delete_pdf", false)
+            ]
+        );
+        // The retry pass comes before the replacing form.
+        assert_eq!(plan.retry_at, Some(2));
     }
 
     #[test]
