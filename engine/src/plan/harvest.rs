@@ -897,8 +897,8 @@ fn names_a_kind(collection: &str) -> bool {
 /// `noteId` → (`note`, `id`): the thing a parameter names and by what.
 /// The one word left of a parameter named for the existing thing a
 /// change starts from (`source_sheet` → `sheet`, `fromBranch` → `branch`,
-/// `old_name` → `name`); `None` for any other name. A destination (`target_sheet`, `new_name`) is not one:
-/// a copy's target is new.
+/// `old_name` → `name`); `None` for any other name. A destination
+/// (`target_sheet`, `new_name`) is not one: a copy's target is new.
 pub(crate) fn existing_one(param: &str) -> Option<String> {
     let words = crate::plan::cues::words(param);
     let (first, rest) = words.split_first()?;

@@ -492,28 +492,38 @@ pub(crate) fn overwrite_form(step: &PlanStep) -> Option<PlanStep> {
     }
     let mut overwrite = step.clone();
     for (name, spec) in &mut overwrite.args {
-        match spec {
-            ArgSpec::Fresh(v) if !step.cues.new_place(name) || step.cues.output_place(name) => {
-                *spec = ArgSpec::Auto(v.clone());
-            }
-            // New content, so that replacing a file with what it held
-            // already (the create form's own bytes) cannot pass for
-            // an overwrite that changed nothing.
-            ArgSpec::Auto(Value::String(text)) | ArgSpec::Synthesized(Value::String(text))
-                if step.cues.path_kind(name).is_none() =>
-            {
-                text.push_str(" (overwritten)");
-            }
-            _ => {}
+        // New content, so that replacing a file with what it held
+        // already (the create form's own bytes) cannot pass for
+        // an overwrite that changed nothing.
+        if let ArgSpec::Auto(Value::String(text)) | ArgSpec::Synthesized(Value::String(text)) = spec
+            && step.cues.path_kind(name).is_none()
+        {
+            text.push_str(" (overwritten)");
         }
     }
+    aim_at_existing(&mut overwrite, |cues, name| {
+        !cues.new_place(name) || cues.output_place(name)
+    });
     overwrite.cues.creator = false;
-    // A file the store held, not one the audit just made; else the one
-    // the create form made. Never a name of its own: a server that adds
-    // its own extension or folder to a bare name would make a new file.
-    overwrite.cues.store_first = true;
-    overwrite.cues.existing_target = true;
     Some(overwrite)
+}
+
+/// Points `form` at things that exist: every fresh argument `aims` picks
+/// is filled at call time instead, from a file the store held, else one
+/// the plan made. Never a name of its own: a server that adds its own
+/// extension or folder to a bare name would make a new file, and a form
+/// meant to replace would replace nothing.
+pub(crate) fn aim_at_existing(form: &mut PlanStep, aims: impl Fn(&ToolCues, &str) -> bool) {
+    let cues = form.cues.clone();
+    for (name, spec) in &mut form.args {
+        if let ArgSpec::Fresh(v) = spec
+            && aims(&cues, name)
+        {
+            *spec = ArgSpec::Auto(v.clone());
+        }
+    }
+    form.cues.store_first = true;
+    form.cues.existing_target = true;
 }
 
 /// Every form a writer's cues name, in the order that leaves something to

@@ -134,16 +134,9 @@ pub fn switched_form(step: &PlanStep, schema: Option<&Value>) -> Option<PlanStep
     if replaces {
         // Told to overwrite, the call is pointed at a file that exists:
         // one the store held, else the one the planned form made.
-        for (name, spec) in &mut form.args {
-            if let ArgSpec::Fresh(v) = spec
-                && step.cues.path_kind(name) == Some(PathKind::File)
-                && !step.cues.new_place(name)
-            {
-                *spec = ArgSpec::Auto(v.clone());
-            }
-        }
-        form.cues.existing_target = true;
-        form.cues.store_first = true;
+        crate::plan::aim_at_existing(&mut form, |cues, name| {
+            cues.path_kind(name) == Some(PathKind::File) && !cues.new_place(name)
+        });
     }
     thrown.then_some(form)
 }
