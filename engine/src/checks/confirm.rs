@@ -96,10 +96,16 @@ pub(super) fn confirmed(check: &Check, subject: &Subject<'_>, controls: &Control
             evidence,
         );
     }
+    // Only a confirmation of a call whose effects the failure rests on
+    // judges it: the repeat of a tool's create says nothing of the delete
+    // its later overwrite form made.
     let confirmations: Vec<&CallRecord> = subject
         .all
         .iter()
-        .filter(|c| c.confirms.is_some_and(|of| evidence.calls.contains(&of)))
+        .filter(|c| {
+            c.confirms
+                .is_some_and(|of| evidence.effects.iter().any(|e| e.call == of))
+        })
         .collect();
     let Some(first) = confirmations.first() else {
         return (verdict, reason, evidence);
@@ -125,7 +131,15 @@ pub(super) fn confirmed(check: &Check, subject: &Subject<'_>, controls: &Control
     let original = first
         .confirms
         .and_then(|id| subject.all.iter().find(|c| c.id == id));
-    let same_arguments = original.is_some_and(|o| o.arguments == first.arguments);
+    // The same values sent: where each came from (the answer it was read
+    // in) does not change what the server was asked.
+    let sent = |c: &CallRecord| -> Vec<(String, serde_json::Value)> {
+        c.arguments
+            .iter()
+            .map(|a| (a.name.clone(), a.value.clone()))
+            .collect()
+    };
+    let same_arguments = original.is_some_and(|o| sent(o) == sent(first));
     let late_writer = written_late_by_the_call_before(&evidence, subject, controls);
     // A confirmation the server refused (an error, or an error in the
     // answer: fresh values naming nothing that exists) did nothing, so it

@@ -640,6 +640,98 @@ mod tests {
     }
 
     #[test]
+    fn a_confirmation_judges_only_a_failure_resting_on_the_call_it_repeats() {
+        // `save` created a file (call 1), then its overwrite form deleted a
+        // section (call 2). Only call 1 was confirmed, by a create on a
+        // fresh name: that says nothing of call 2's delete.
+        let tools = [tool("save", json!({"readOnlyHint": true}))];
+        let create = call(
+            1,
+            "save",
+            CallStatus::Ok,
+            Provenance::Synthesized,
+            &[("notes/new", "create")],
+        );
+        let overwrite = call(
+            2,
+            "save",
+            CallStatus::Ok,
+            Provenance::Store,
+            &[("notes/n1", "delete")],
+        );
+        let mut again = call(
+            3,
+            "save",
+            CallStatus::Ok,
+            Provenance::Synthesized,
+            &[("notes/new-again", "create")],
+        );
+        again.confirms = Some(1);
+        again.arguments[0].value = json!("witness-again");
+        let stores = [sqlite_store()];
+        let quiet = Controls {
+            background: &[],
+            stores: &stores,
+        };
+        let checks = evaluate(
+            &tools,
+            &[create, overwrite, again],
+            &[],
+            false,
+            &[],
+            None,
+            quiet,
+        );
+        assert_eq!(verdict(&checks, "EFF-01", "save"), Verdict::Fail);
+        let eff02 = checks
+            .iter()
+            .find(|c| c.id == CheckId::Eff02)
+            .expect("EFF-02 is judged");
+        assert_eq!(eff02.verdict, Verdict::Fail, "{}", eff02.reason);
+        assert!(!eff02.reason.contains("confirmed by"), "{}", eff02.reason);
+    }
+
+    #[test]
+    fn a_repeat_of_the_same_values_read_from_another_answer_is_still_identical() {
+        // The update's id was read in call 0's answer the first time and in
+        // a later listing's the second: the server was asked the same.
+        let tools = [tool("update", json!({"readOnlyHint": true}))];
+        let mut first = call(
+            1,
+            "update",
+            CallStatus::Ok,
+            Provenance::Harvested,
+            &[("notes/n1", "update")],
+        );
+        first.arguments[0].from = Some(witness_model::audit::Origin {
+            call: "call 0".into(),
+            path: "json.id".into(),
+        });
+        let mut again = call(2, "update", CallStatus::Ok, Provenance::Harvested, &[]);
+        again.arguments[0].from = Some(witness_model::audit::Origin {
+            call: "call 1".into(),
+            path: "json.notes[0].id".into(),
+        });
+        again.confirms = Some(1);
+        let stores = [sqlite_store()];
+        let quiet = Controls {
+            background: &[],
+            stores: &stores,
+        };
+        let checks = evaluate(&tools, &[first, again], &[], false, &[], None, quiet);
+        let check = checks
+            .iter()
+            .find(|c| c.id == CheckId::Eff01)
+            .expect("EFF-01 is judged");
+        assert_eq!(check.verdict, Verdict::Fail, "{}", check.reason);
+        assert!(
+            check.reason.contains("a repeat cannot redo what is done"),
+            "{}",
+            check.reason
+        );
+    }
+
+    #[test]
     fn an_identical_repeat_that_cannot_redo_the_effect_confirms_it_on_the_controls() {
         let check = confirmed_eff01("notes/n1", &[], Some((&[], false)));
         assert_eq!(check.verdict, Verdict::Fail);

@@ -494,15 +494,38 @@ impl Pool {
         if !SOURCES.contains(&flat.as_str()) || !cues.text.contains("clone") {
             return None;
         }
-        let repository = self
-            .roots()
+        // Read from what the observers saw, as the rest of the pool is,
+        // not from the file system.
+        let store_of = |h: &Harvested| match &h.source {
+            Source::Store(o) => Some(o.store.clone()),
+            _ => None,
+        };
+        // A store that is a repository (it has branches) ...
+        let git_stores: Vec<String> = self
+            .items
             .iter()
-            .find(|root| root.join(".git").exists())?
-            .to_string_lossy()
-            .into_owned();
-        self.items.iter().find(|h| {
-            h.shape == Some(PathKind::Root) && h.value.as_str() == Some(repository.as_str())
-        })
+            .filter(|h| h.key == "revision")
+            .filter_map(store_of)
+            .collect();
+        let repository_root = self.items.iter().find(|h| {
+            h.shape == Some(PathKind::Root) && store_of(h).is_some_and(|s| git_stores.contains(&s))
+        });
+        // ... else a repository a store holds (a folder of clones): the
+        // folder beside a `.git` folder, the shallowest first.
+        let held = || {
+            self.items
+                .iter()
+                .filter(|h| h.shape == Some(PathKind::Dir))
+                .filter_map(|h| h.value.as_str()?.strip_suffix("/.git"))
+                .min_by_key(|folder| folder.matches('/').count())
+                .and_then(|folder| {
+                    self.items.iter().find(|h| {
+                        matches!(h.shape, Some(PathKind::Dir | PathKind::Root))
+                            && h.value.as_str() == Some(folder)
+                    })
+                })
+        };
+        repository_root.or_else(held)
     }
 
     /// A path of the kind asked for. A tool that may change things gets

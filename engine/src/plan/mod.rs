@@ -325,13 +325,16 @@ impl Plan {
         let reads = reads.into_iter().map(|t| reader_shaped(planned_step(t)));
         let mut main = Vec::new();
         let mut retry_at = None;
-        // Forms that replace a file the store holds wait for the retry pass
-        // and run just before the removers: a workbook or a PDF every other
-        // tool reads must still be the one the store held when they run.
+        // Forms that replace a file the store holds wait until every tool
+        // that reads or changes what is inside it has run, the removers
+        // too, and come before only what brings things back: a workbook
+        // replaced by a new one leaves `delete_sheet` no sheet to delete.
         let mut replacing: Vec<PlanStep> = Vec::new();
         for tool in ordered {
             if retry_at.is_none() && (removes_by_name(&tool.name) || ends_by_name(&tool.name)) {
                 retry_at = Some(harvest + main.len());
+            }
+            if late_phase(&tool.name) == BRINGS_BACK {
                 main.append(&mut replacing);
             }
             let step = planned_step(tool);
@@ -349,7 +352,7 @@ impl Plan {
                 each.into_iter().flat_map(forms).collect()
             };
             for form in all.into_iter().chain(switched.into_iter().flat_map(forms)) {
-                if form.cues.existing_target && retry_at.is_none() {
+                if form.cues.existing_target {
                     replacing.push(form);
                 } else {
                     main.push(form);
@@ -769,7 +772,7 @@ fn adds_by_name(name: &str) -> bool {
 
 /// Names that say a tool takes something away; used only to call such tools
 /// after the ones that create what they would remove.
-fn removes_by_name(name: &str) -> bool {
+pub(crate) fn removes_by_name(name: &str) -> bool {
     let lowered = name.to_ascii_lowercase();
     [
         "delete", "remove", "revoke", "drop", "destroy", "purge", "clear",
@@ -783,7 +786,7 @@ fn removes_by_name(name: &str) -> bool {
 /// called with the removers, after every tool that still needs the thing
 /// alive. A project archived early answers every later call on it with
 /// `Project 3 is archived`.
-fn ends_by_name(name: &str) -> bool {
+pub(crate) fn ends_by_name(name: &str) -> bool {
     cues::words(name).iter().any(|w| {
         [
             "archive",
@@ -822,6 +825,9 @@ fn reverts_by_name(name: &str) -> bool {
     })
 }
 
+/// The last phase: tools that bring back what the removers took.
+const BRINGS_BACK: u8 = 4;
+
 /// Where a tool runs among the tools that end, remove or take back: 0 not
 /// one of them; 1 a tool that ends a thing (`archive`, `complete`); 2 one
 /// that takes back a change or an end (`reset`, `revert`, `reopen`), after
@@ -834,7 +840,7 @@ fn late_phase(name: &str) -> u8 {
     if reverts_by_name(name) {
         let words = cues::words(name);
         if removes_by_name(name) || words.iter().any(|w| brings_back.contains(&w.as_str())) {
-            4
+            BRINGS_BACK
         } else {
             2
         }
@@ -2040,7 +2046,7 @@ mod tests {
     }
 
     #[test]
-    fn a_form_that_replaces_a_stores_file_waits_for_the_tools_that_read_it() {
+    fn a_form_that_replaces_a_stores_file_waits_for_the_tools_that_read_or_remove_from_it() {
         let output = json!({"type": "object", "properties": {"out_path": {"type": "string"}},
             "required": ["out_path"]});
         let input = json!({"type": "object", "properties": {"input_path": {"type": "string"}},
@@ -2049,7 +2055,8 @@ mod tests {
         let tools = [
             tool("convert_pdf", change.clone(), output),
             tool("stamp_pdf", change.clone(), input.clone()),
-            tool("delete_pdf", change, input),
+            tool("delete_pdf_page", change.clone(), input.clone()),
+            tool("restore_pdf", change, input),
         ];
         let plan = Plan::synthesized(&tools);
         let order: Vec<(&str, bool)> = plan
@@ -2057,16 +2064,19 @@ mod tests {
             .iter()
             .map(|s| (s.tool.as_str(), s.cues.existing_target))
             .collect();
+        // A page remover must still find the store's document, and a
+        // restore still has something to bring back after the replace.
         assert_eq!(
             order,
             [
                 ("convert_pdf", false),
                 ("stamp_pdf", false),
+                ("delete_pdf_page", false),
                 ("convert_pdf", true),
-                ("delete_pdf", false)
+                ("restore_pdf", false)
             ]
         );
-        // The retry pass comes before the replacing form.
+        // The retry pass comes before the removers.
         assert_eq!(plan.retry_at, Some(2));
     }
 

@@ -460,6 +460,33 @@ mod tests {
     }
 
     #[test]
+    fn a_clone_gets_a_repository_a_folder_store_holds() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let app = dir.path().join("clones/app");
+        std::fs::create_dir_all(app.join(".git")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(dir.path().join("notes")).unwrap_or_else(|e| panic!("{e}"));
+        let root = dir.path().to_string_lossy().into_owned();
+        let stores = [store("repos", StoreKind::Fs, &root)];
+        let present = [
+            ("repos", "dir/clones"),
+            ("repos", "dir/clones/app"),
+            ("repos", "dir/clones/app/.git"),
+            ("repos", "dir/notes"),
+        ];
+        let (seeds, roots) = seeds(&stores, &present);
+        let mut pool = crate::plan::harvest::Pool::default();
+        pool.seed(seeds, roots);
+        let cues = crate::plan::cues::ToolCues {
+            tool: "clone_repo".into(),
+            text: "clone_repo clone a git repository for analysis".into(),
+            ..Default::default()
+        };
+        let url = pool.candidate_like(&cues, "url", &json!("https://example.invalid/witness"));
+        let expected = app.to_string_lossy().into_owned();
+        assert_eq!(url.map(|h| h.value.clone()), Some(json!(expected)));
+    }
+
+    #[test]
     fn a_git_store_offers_its_root_worktree_files_and_branch_names() {
         let stores = [store("repo", StoreKind::Git, "/jail/stores/repo/repo")];
         let present = [

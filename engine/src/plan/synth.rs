@@ -578,7 +578,7 @@ fn rewrites_content(tool: &str) -> bool {
 }
 
 /// Whether a (lowercased) property carries a thing's content.
-fn is_content(lowered: &str) -> bool {
+pub(crate) fn is_content(lowered: &str) -> bool {
     let flat: String = lowered
         .chars()
         .filter(char::is_ascii_alphanumeric)

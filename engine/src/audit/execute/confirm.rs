@@ -1,10 +1,11 @@
 //! Confirmation: every effect-lane failure is asked again before it is
 //! reported.
 //!
-//! Once the plan is carried out, the effect lane is judged on the ledger so
-//! far ([`crate::checks::evaluate`], with the idle controls' background).
+//! Twice, just before the first remover or ender (so a confirmation still
+//! finds the object its call changed) and once the plan is carried out,
+//! the effect lane is judged on the ledger so far ([`crate::checks::evaluate`], with the idle controls' background).
 //! The first call behind each failure of a confirmed check
-//! ([`crate::checks::CONFIRMED`]) is made again, recorded with `confirms`:
+//! ([`crate::checks::CONFIRMED`]) not yet confirmed is made again, recorded with `confirms`:
 //! its step resolved anew, so an argument the planner made fresh is fresh
 //! again (a one-shot effect, such as creating a new name, is confirmed on a
 //! fresh object), and like every call it waits for its idle control first.
@@ -14,7 +15,7 @@
 use std::collections::BTreeSet;
 use std::ops::ControlFlow;
 
-use witness_model::audit::Verdict;
+use witness_model::audit::{CallRecord, Provenance, Verdict};
 
 use super::calls::{Call, Runner};
 use crate::checks::{self, CONFIRMED, Controls};
@@ -22,9 +23,12 @@ use crate::plan::{ArgSpec, PlanStep, resolve};
 
 impl Runner<'_> {
     /// Makes one confirmation call for every failing call of a confirmed
-    /// check. Breaks when the audit cannot go on.
+    /// check that has none yet: asked before the removers for the failures
+    /// so far, and once more at the end for the rest. Breaks when the audit
+    /// cannot go on.
     pub(super) fn confirm_failures(&mut self) -> ControlFlow<()> {
         let report = &self.draft.report;
+        let confirmed: BTreeSet<u32> = report.calls.iter().filter_map(|c| c.confirms).collect();
         let background = self.observed.background();
         let provisional = checks::evaluate(
             &report.tools,
@@ -42,19 +46,14 @@ impl Runner<'_> {
             .iter()
             .filter(|c| c.verdict == Verdict::Fail && CONFIRMED.contains(&c.id))
             .filter_map(|c| c.evidence.effects.first().map(|e| e.call))
+            .filter(|id| !confirmed.contains(id))
             .collect();
         for id in failing {
-            let Some(step_no) = self
-                .draft
-                .report
-                .calls
-                .iter()
-                .find(|c| c.id == id)
-                .map(|c| c.step)
-            else {
+            let Some(original) = self.draft.report.calls.iter().find(|c| c.id == id) else {
                 continue;
             };
-            let Some(step) = self.steps.get(&step_no).map(afresh) else {
+            let step_no = original.step;
+            let Some(step) = self.steps.get(&step_no).map(|s| afresh(s, original)) else {
                 continue;
             };
             // A step that cannot be resolved again leaves its failure as
@@ -79,12 +78,27 @@ impl Runner<'_> {
 
 /// `step` with every fresh name made anew (`witness-note` becomes
 /// `witness-note-again`): what the first call made exists now, and a
-/// one-shot effect is only reproduced on a fresh object.
-fn afresh(step: &PlanStep) -> PlanStep {
+/// one-shot effect is only reproduced on a fresh object. The name the
+/// planner invented for the tool counts as fresh wherever `original` (the
+/// call confirmed) sent it to any parameter but content: a rename's
+/// `new_name` sent again as it was would rename the thing to the name it
+/// already has. Content is left as it was: the same bytes written again
+/// over what they replaced is what a repeat cannot redo.
+fn afresh(step: &PlanStep, original: &CallRecord) -> PlanStep {
     let mut step = step.clone();
-    for (_, spec) in &mut step.args {
-        if let ArgSpec::Fresh(serde_json::Value::String(name)) = spec {
-            name.push_str("-again");
+    let invented = serde_json::Value::String(crate::plan::synth::fresh_name(&step.tool));
+    for (name, spec) in &mut step.args {
+        if let ArgSpec::Fresh(serde_json::Value::String(fresh)) = spec {
+            fresh.push_str("-again");
+            continue;
+        }
+        let sent_invented = !crate::plan::synth::is_content(&name.to_ascii_lowercase())
+            && original.arguments.iter().any(|a| {
+                a.name == *name && a.value == invented && a.source == Provenance::Synthesized
+            });
+        if sent_invented {
+            let again = format!("{}-again", crate::plan::synth::fresh_name(&step.tool));
+            *spec = ArgSpec::Synthesized(serde_json::Value::String(again));
         }
     }
     step
@@ -96,6 +110,29 @@ mod tests {
 
     use super::*;
 
+    /// A call that sent `args`, synthesized.
+    fn sent(args: &[(&str, &str)]) -> CallRecord {
+        let mut call = crate::audit::fakes::call(
+            1,
+            "t",
+            witness_model::audit::CallStatus::Ok,
+            Provenance::Synthesized,
+            vec![],
+        );
+        call.arguments = args
+            .iter()
+            .map(|(name, value)| witness_model::audit::Argument {
+                name: (*name).into(),
+                value: json!(value),
+                source: Provenance::Synthesized,
+                from: None,
+                object: None,
+                parts: vec![],
+            })
+            .collect();
+        call
+    }
+
     #[test]
     fn a_confirmation_makes_fresh_names_anew_and_keeps_every_other_argument() {
         let step = PlanStep {
@@ -106,11 +143,46 @@ mod tests {
             ],
             ..PlanStep::default()
         };
-        let again = afresh(&step);
+        let again = afresh(&step, &sent(&[("body", "text")]));
         assert_eq!(
             again.args[0].1,
             ArgSpec::Fresh(json!("witness-create_note-again"))
         );
         assert_eq!(again.args[1].1, step.args[1].1);
+    }
+
+    #[test]
+    fn a_confirmation_renames_to_a_new_name_not_the_one_the_first_call_gave() {
+        let step = PlanStep {
+            tool: "rename_category".into(),
+            args: vec![
+                ("old_name".into(), ArgSpec::Auto(json!("witness"))),
+                (
+                    "new_name".into(),
+                    ArgSpec::Auto(json!("witness-rename_category")),
+                ),
+                ("note".into(), ArgSpec::Synthesized(json!("witness"))),
+                (
+                    "content".into(),
+                    ArgSpec::Auto(json!("witness-rename_category")),
+                ),
+            ],
+            ..PlanStep::default()
+        };
+        let original = sent(&[
+            ("old_name", "witness-create_category"),
+            ("new_name", "witness-rename_category"),
+            ("note", "witness"),
+            ("content", "witness-rename_category"),
+        ]);
+        let again = afresh(&step, &original);
+        assert_eq!(
+            again.args[1].1,
+            ArgSpec::Synthesized(json!("witness-rename_category-again"))
+        );
+        assert_eq!(again.args[0].1, step.args[0].1);
+        assert_eq!(again.args[2].1, step.args[2].1);
+        // Content that happens to be the invented name is content.
+        assert_eq!(again.args[3].1, step.args[3].1);
     }
 }

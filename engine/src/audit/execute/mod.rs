@@ -720,6 +720,64 @@ mod tests {
     }
 
     #[test]
+    fn a_failure_is_confirmed_before_the_removers_take_what_its_call_changed() {
+        // `mark` claims to read and appends to task t/1 when it exists;
+        // `remove_all` empties the store. Confirmed after the remover, the
+        // mark would find no task and its write would go unconfirmed.
+        let tools = vec![
+            fakes::listed("mark_task", READ(), &[]),
+            fakes::listed(
+                "remove_all",
+                json!({"readOnlyHint": false, "destructiveHint": true}),
+                &[],
+            ),
+        ];
+        let handler: Handler = Box::new(|tool, _, store| match tool {
+            "mark_task" => {
+                let held = store.lock().objects.get("t/1").cloned();
+                match held {
+                    Some(now) => {
+                        store.write("t/1", &format!("{now}!"));
+                        text("marked")
+                    }
+                    None => text("nothing to mark"),
+                }
+            }
+            _ => {
+                store.lock().objects.clear();
+                text("removed")
+            }
+        });
+        let store = Store::default();
+        store.write("t/1", "pending");
+        let mut options = with_plan(Plan {
+            steps: vec![step("mark_task", vec![]), step("remove_all", vec![])],
+            origin: "file",
+            retry_at: Some(1),
+            harvest: 0,
+            expect: BTreeMap::new(),
+        });
+        options.include_destructive = true;
+        let report = execute(tools, handler, &store, options);
+        assert!(report.complete, "{:?}", report.incomplete_reason);
+        assert_eq!(
+            tools_called(&report),
+            [
+                (1, 1, "mark_task", CallStatus::Ok),
+                (2, 1, "mark_task", CallStatus::Ok),
+                (3, 2, "remove_all", CallStatus::Ok),
+            ]
+        );
+        assert_eq!(report.calls[1].confirms, Some(1));
+        assert_eq!(report.calls[1].effects.len(), 1, "the write reproduced");
+        // Nothing is confirmed twice at the end.
+        assert_eq!(
+            report.calls.iter().filter(|c| c.confirms.is_some()).count(),
+            1
+        );
+    }
+
+    #[test]
     fn an_idempotent_tool_is_repeated_and_late_and_event_effects_are_nobodys() {
         let tools = vec![
             fakes::listed(

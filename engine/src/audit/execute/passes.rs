@@ -25,13 +25,27 @@ impl Runner<'_> {
         let mut retry_at = plan.retry_at.map(|r| r.saturating_sub(plan.harvest));
         let mut index = 0usize;
         let mut retries_end = 0usize;
+        // Where the failures so far are confirmed: after the retries, before
+        // the first remover or ender takes away what a confirmation has to
+        // act on again (the task a control completes once more).
+        let mut confirm_at = None;
         while index < steps.len() || retry_at.is_some() {
             if retry_at == Some(index) {
                 retry_at = None;
                 let again = self.retry_pass(plan, &harvested)?;
                 retries_end = index + again.len();
+                confirm_at = Some(retries_end);
                 steps.splice(index..index, again);
                 continue;
+            }
+            if confirm_at == Some(index) {
+                confirm_at = None;
+                let takes_away = steps[index..].iter().any(|s| {
+                    crate::plan::removes_by_name(&s.tool) || crate::plan::ends_by_name(&s.tool)
+                });
+                if self.context.confirm && takes_away {
+                    self.confirm_failures()?;
+                }
             }
             let step = steps[index].clone();
             index += 1;
@@ -247,9 +261,32 @@ pub(super) fn retries(
         });
         if let Some(candidate) = fresh {
             out.push(candidate.clone());
+        } else if mine.last().is_some_and(|last| made_since(last, calls)) {
+            out.push(step.clone());
         }
     }
     out
+}
+
+/// Whether a value `failed` was sent has since been made: a later call of
+/// another tool succeeded, changed a store, and was given the same value
+/// (`get_project(project: "witness")` answered `Unknown project`, then
+/// `register_project(name: "witness")` registered it). The same arguments
+/// then ask about something that exists.
+fn made_since(failed: &CallRecord, calls: &[CallRecord]) -> bool {
+    let sent: Vec<&Value> = failed
+        .arguments
+        .iter()
+        .map(|a| &a.value)
+        .filter(|v| v.as_str().is_some_and(|s| !s.is_empty()))
+        .collect();
+    calls.iter().any(|c| {
+        c.id > failed.id
+            && c.tool != failed.tool
+            && c.succeeded()
+            && !c.effects.is_empty()
+            && c.arguments.iter().any(|a| sent.contains(&&a.value))
+    })
 }
 
 /// `step` with every value the schema suggested (`Pinned`) open to what
@@ -267,7 +304,7 @@ fn unpinned(step: &PlanStep) -> PlanStep {
 #[cfg(test)]
 mod tests {
     use serde_json::json;
-    use witness_model::audit::{CallStatus, Provenance};
+    use witness_model::audit::{CallStatus, Op, Provenance};
 
     use super::*;
     use crate::audit::fakes;
@@ -320,6 +357,38 @@ mod tests {
         let again = retries(&calls, &steps, &BTreeMap::new(), &pool);
         assert_eq!(again, [open], "once, though planned twice");
         assert!(retries(&calls, &steps, &BTreeMap::new(), &Pool::default()).is_empty());
+    }
+
+    #[test]
+    fn a_tool_that_failed_on_a_value_made_since_is_asked_the_same_again() {
+        let get = auto("get_project", "project");
+        let other = auto("get_report", "project");
+        let mut register = made(3, &auto("register_project", "name"), CallStatus::Ok);
+        register.effects = vec![fakes::effect("fs", "projects/witness", Op::Create)];
+        // A creator that changed nothing makes nothing.
+        let mut idle = made(4, &auto("register_report", "name"), CallStatus::Ok);
+        idle.arguments[0].value = json!("other");
+        let calls = [
+            made(1, &get, CallStatus::ToolError),
+            made(2, &other, CallStatus::ToolError),
+            register.clone(),
+            idle,
+        ];
+        let steps = [get.clone(), other.clone()];
+        let pool = Pool::default();
+        // Both asked about `witness`; it exists now.
+        assert_eq!(
+            retries(&calls, &steps, &BTreeMap::new(), &pool),
+            [get.clone(), other]
+        );
+        // Made before the failure, it was not what was missing.
+        let mut early = register;
+        early.id = 1;
+        let before = [early, made(2, &get, CallStatus::ToolError)];
+        assert!(retries(&before, &[get.clone()], &BTreeMap::new(), &pool).is_empty());
+        // Nothing made since: nothing to ask again.
+        let alone = [made(1, &get, CallStatus::ToolError)];
+        assert!(retries(&alone, &[get], &BTreeMap::new(), &pool).is_empty());
     }
 
     #[test]

@@ -14,6 +14,9 @@
 //!   `overwrite`, `yes`) that the call did not set to `true`: set;
 //! - a parameter of the schema written with its choices (`needs
 //!   kind=fact|note|task`): the first choice not sent before;
+//! - a form it asks for: a path *relative* to the store (the store's paths
+//!   made relative to its root), an *absolute* one, only a `SELECT` (before
+//!   a field it names: the value sent is mended before anything is added);
 //! - a parameter of the schema the text says is required, missing, needed
 //!   or to be provided (`requires exactly one of index or drift_id`), that
 //!   the call left out: given, from the store or the answers where one
@@ -24,14 +27,15 @@
 //!   not send, for the parameter the text names or whose value it quotes;
 //!   roots listed for a refused path (`Allowed roots: ['/v']`) take the
 //!   path's name under them;
-//! - a form it asks for: a path *relative* to the store (the store's paths
-//!   made relative to its root), an *absolute* one, only a `SELECT`;
 //! - a path it quotes back as refused: relative to the store's root when
 //!   it is the store's, under that root by its name when it is another
 //!   machine's (a description's example);
 //! - `already exists`: a fresh name instead of the existing one;
-//! - `not found`, `does not exist`, `no such`: the next real object of
-//!   the store (or of the answers) of the same kind, one not sent before;
+//! - `not found`, `does not exist`, `no such`: for a file's name not
+//!   found as a thing of another kind (`Project "a.json" not found`), the
+//!   name without its extension;
+//!   otherwise the next real object of the store (or of the answers) of the
+//!   same kind, one not sent before;
 //! - a store's root refused in words about roots, workspaces or stores
 //!   (`store must not equal workspace root`): another store's root.
 //!
@@ -78,10 +82,13 @@ pub fn answer(
     let lowered = error.to_lowercase();
     flag(step, sent, error, properties)
         .or_else(|| assigned_choice(step, sent, error, properties, tried))
+        // The form of a value sent before a field to add: `path must be
+        // relative. Provide a project or prefix the path with 'project/'`
+        // is answered by the relative path, not by an invented project.
+        .or_else(|| form(step, sent, &lowered, pool))
         .or_else(|| required(step, sent, &lowered, schema, properties))
         .or_else(|| validator_missing(step, sent, error))
         .or_else(|| listed(step, sent, error, tried))
-        .or_else(|| form(step, sent, &lowered, pool))
         .or_else(|| exists(step, sent, error, &lowered, pool))
         .or_else(|| extension(step, sent, error, pool, tried))
         .or_else(|| not_found(step, sent, error, &lowered, pool, tried))
@@ -994,6 +1001,38 @@ fn not_found(
             then: Vec::new(),
         });
     }
+    // A file's name was not found as a thing the error names in other
+    // words: the server may name that thing by the file's stem (a project
+    // kept as `garden-guide.json` is the project `garden-guide`).
+    let said = error.to_lowercase();
+    let about_files = ["file", "path", "director", "folder", "no such"]
+        .iter()
+        .any(|w| said.contains(w));
+    if let Some(text) = target.value.as_str()
+        && NOT_FOUND.iter().any(|p| said.contains(p))
+        && !about_files
+        && !text.contains('/')
+        && let Some(stem) = std::path::Path::new(text)
+            .extension()
+            .and_then(|_| std::path::Path::new(text).file_stem())
+            .and_then(|s| s.to_str())
+            .filter(|s| !s.is_empty() && !s.starts_with('.'))
+        && !was_sent(&Value::String(stem.to_owned()))
+    {
+        let mut retry = step.clone();
+        retry.set(
+            &target.name,
+            keep_provenance(target, Value::String(stem.to_owned())),
+        );
+        return Some(Retry {
+            step: retry,
+            reading: format!(
+                "{} without its file's extension: the file name was not found",
+                target.name
+            ),
+            then: Vec::new(),
+        });
+    }
     let next = next_object(pool, step, &target.name, &target.value, &sent_before)?;
     // A relative path that was not found: the next object, relative too.
     let relative = target
@@ -1604,6 +1643,59 @@ mod tests {
             matches!(h.source, Source::Store(_)),
             "still the store's object"
         );
+    }
+
+    #[test]
+    fn a_form_asked_for_mends_the_value_sent_before_a_field_it_names_is_added() {
+        let pool = store_pool(&[("/j/vault/notes/a.md", PathKind::File)]);
+        let schema = json!({"properties": {"path": {"type": "string"},
+            "project": {"type": "string"}}});
+        let st = step("update_doc", &[("path", json!("/j/vault/notes/a.md"))]);
+        let mut args = sent(&[("path", json!("/j/vault/notes/a.md"), Provenance::Store)]);
+        args[0].object = Some(StoreObject {
+            store: "vault".into(),
+            object: "file/notes/a.md".into(),
+        });
+        let retry = answer(
+            &st,
+            &args,
+            "path must be relative. Provide a project with --project or prefix the path",
+            Some(&schema),
+            &pool,
+            &[],
+        )
+        .unwrap();
+        assert_eq!(retry.reading, "paths relative to the store");
+        assert!(retry.step.args.iter().all(|(name, _)| name != "project"));
+    }
+
+    #[test]
+    fn a_file_name_not_found_as_a_thing_of_another_kind_is_sent_by_its_stem() {
+        let pool = store_pool(&[("/j/data/garden-guide.json", PathKind::File)]);
+        let st = step("merge_projects", &[("source", json!("garden-guide.json"))]);
+        let args = sent(&[("source", json!("garden-guide.json"), Provenance::Store)]);
+        let error = "Project \"garden-guide.json\" not found";
+        let retry = answer(&st, &args, error, None, &pool, &[]).unwrap();
+        assert_eq!(
+            retry.reading,
+            "source without its file's extension: the file name was not found"
+        );
+        let ArgSpec::Pinned(value) = spec(&retry, "source") else {
+            panic!()
+        };
+        assert_eq!(*value, json!("garden-guide"));
+        // Not found as a file, it keeps its name: the next object instead.
+        let st = step("read_file", &[("path", json!("garden-guide.json"))]);
+        let args = sent(&[("path", json!("garden-guide.json"), Provenance::Store)]);
+        let retry = answer(
+            &st,
+            &args,
+            "File garden-guide.json not found",
+            None,
+            &pool,
+            &[],
+        );
+        assert!(retry.is_none_or(|r| !r.reading.contains("extension")));
     }
 
     #[test]
