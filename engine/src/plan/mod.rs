@@ -276,9 +276,9 @@ impl Plan {
     /// something real to act on: listers, then listers of what another
     /// lists, readers, creators, the rest, and tools whose names say they
     /// take things away last. A form that replaces a file that exists (a
-    /// writer's overwrite form) waits until after the retry pass, just
-    /// before the removers, so that what the store held is intact for
-    /// every tool that reads it.
+    /// writer's overwrite form) waits until after the removers, before
+    /// only the tools that bring things back, so that what the store held
+    /// is intact for every tool that reads or removes a part of it.
     pub fn synthesized(tools: &[ToolEntry]) -> Self {
         let listed = listed_nouns(tools);
         let mut reads: Vec<&ToolEntry> = tools.iter().filter(|t| reads_by_name(&t.name)).collect();

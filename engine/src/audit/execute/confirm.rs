@@ -1,11 +1,13 @@
 //! Confirmation: every effect-lane failure is asked again before it is
 //! reported.
 //!
-//! Twice, just before the first remover or ender (so a confirmation still
-//! finds the object its call changed) and once the plan is carried out,
-//! the effect lane is judged on the ledger so far ([`crate::checks::evaluate`], with the idle controls' background).
+//! Once the plan is carried out, and for a synthesized plan also just
+//! before its first remover or ender (so a confirmation still finds the
+//! object its call changed), the effect lane is judged on the ledger so
+//! far ([`crate::checks::evaluate`], with the idle controls' background).
 //! The first call behind each failure of a confirmed check
-//! ([`crate::checks::CONFIRMED`]) not yet confirmed is made again, recorded with `confirms`:
+//! ([`crate::checks::CONFIRMED`]) not yet confirmed is made again,
+//! recorded with `confirms`:
 //! its step resolved anew, so an argument the planner made fresh is fresh
 //! again (a one-shot effect, such as creating a new name, is confirmed on a
 //! fresh object), and like every call it waits for its idle control first.
@@ -80,7 +82,7 @@ impl Runner<'_> {
 /// `witness-note-again`): what the first call made exists now, and a
 /// one-shot effect is only reproduced on a fresh object. The name the
 /// planner invented for the tool counts as fresh wherever `original` (the
-/// call confirmed) sent it to any parameter but content: a rename's
+/// call confirmed) sent it, synthesized, to any parameter but content: a rename's
 /// `new_name` sent again as it was would rename the thing to the name it
 /// already has. Content is left as it was: the same bytes written again
 /// over what they replaced is what a repeat cannot redo.

@@ -235,7 +235,9 @@ pub(super) fn failed_on_invention(calls: &[CallRecord]) -> bool {
 }
 
 /// Steps to try again: tools none of whose calls succeeded, that failed on
-/// synthesized arguments, and for which the harvest now offers other values.
+/// synthesized arguments, and for which the harvest now offers other
+/// values, or whose last call's values a later call has since made
+/// ([`made_since`]: then asked the same again).
 pub(super) fn retries(
     calls: &[CallRecord],
     steps: &[PlanStep],
