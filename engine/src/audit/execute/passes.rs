@@ -387,7 +387,7 @@ mod tests {
         let mut early = register;
         early.id = 1;
         let before = [early, made(2, &get, CallStatus::ToolError)];
-        assert!(retries(&before, &[get.clone()], &BTreeMap::new(), &pool).is_empty());
+        assert!(retries(&before, std::slice::from_ref(&get), &BTreeMap::new(), &pool).is_empty());
         // Nothing made since: nothing to ask again.
         let alone = [made(1, &get, CallStatus::ToolError)];
         assert!(retries(&alone, &[get], &BTreeMap::new(), &pool).is_empty());
