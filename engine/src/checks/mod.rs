@@ -474,6 +474,17 @@ mod tests {
             .unwrap_or(Verdict::Skip)
     }
 
+    /// The checks of `calls`, with controls that learnt no background, on
+    /// the SQLite store.
+    fn evaluate_quiet(tools: &[ToolEntry], calls: &[CallRecord]) -> Vec<CheckResult> {
+        let stores = [sqlite_store()];
+        let quiet = Controls {
+            background: &[],
+            stores: &stores,
+        };
+        evaluate(tools, calls, &[], false, &[], None, quiet)
+    }
+
     fn sqlite_store() -> StoreEntry {
         StoreEntry {
             name: "db".into(),
@@ -668,20 +679,7 @@ mod tests {
         );
         again.confirms = Some(1);
         again.arguments[0].value = json!("witness-again");
-        let stores = [sqlite_store()];
-        let quiet = Controls {
-            background: &[],
-            stores: &stores,
-        };
-        let checks = evaluate(
-            &tools,
-            &[create, overwrite, again],
-            &[],
-            false,
-            &[],
-            None,
-            quiet,
-        );
+        let checks = evaluate_quiet(&tools, &[create, overwrite, again]);
         assert_eq!(verdict(&checks, "EFF-01", "save"), Verdict::Fail);
         let eff02 = checks
             .iter()
@@ -713,12 +711,7 @@ mod tests {
             path: "json.notes[0].id".into(),
         });
         again.confirms = Some(1);
-        let stores = [sqlite_store()];
-        let quiet = Controls {
-            background: &[],
-            stores: &stores,
-        };
-        let checks = evaluate(&tools, &[first, again], &[], false, &[], None, quiet);
+        let checks = evaluate_quiet(&tools, &[first, again]);
         let check = checks
             .iter()
             .find(|c| c.id == CheckId::Eff01)

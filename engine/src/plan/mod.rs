@@ -309,7 +309,7 @@ impl Plan {
         };
         let mut ordered: Vec<&ToolEntry> = tools.iter().collect();
         ordered.sort_by_key(|t| {
-            let ends = removes_by_name(&t.name) || ends_by_name(&t.name);
+            let ends = takes_away(&t.name);
             (
                 late_phase(&t.name),
                 ends && contains_others(t),
@@ -331,7 +331,7 @@ impl Plan {
         // replaced by a new one leaves `delete_sheet` no sheet to delete.
         let mut replacing: Vec<PlanStep> = Vec::new();
         for tool in ordered {
-            if retry_at.is_none() && (removes_by_name(&tool.name) || ends_by_name(&tool.name)) {
+            if retry_at.is_none() && takes_away(&tool.name) {
                 retry_at = Some(harvest + main.len());
             }
             if late_phase(&tool.name) == BRINGS_BACK {
@@ -772,7 +772,7 @@ fn adds_by_name(name: &str) -> bool {
 
 /// Names that say a tool takes something away; used only to call such tools
 /// after the ones that create what they would remove.
-pub(crate) fn removes_by_name(name: &str) -> bool {
+fn removes_by_name(name: &str) -> bool {
     let lowered = name.to_ascii_lowercase();
     [
         "delete", "remove", "revoke", "drop", "destroy", "purge", "clear",
@@ -786,7 +786,7 @@ pub(crate) fn removes_by_name(name: &str) -> bool {
 /// called with the removers, after every tool that still needs the thing
 /// alive. A project archived early answers every later call on it with
 /// `Project 3 is archived`.
-pub(crate) fn ends_by_name(name: &str) -> bool {
+fn ends_by_name(name: &str) -> bool {
     cues::words(name).iter().any(|w| {
         [
             "archive",
@@ -823,6 +823,12 @@ fn reverts_by_name(name: &str) -> bool {
         ]
         .contains(&w.as_str())
     })
+}
+
+/// Whether a tool's name says it removes or ends things: where the retry
+/// pass and the first confirmations come, before anything is taken away.
+pub(crate) fn takes_away(name: &str) -> bool {
+    removes_by_name(name) || ends_by_name(name)
 }
 
 /// The last phase: tools that bring back what the removers took.

@@ -40,9 +40,9 @@ impl Runner<'_> {
             }
             if confirm_at == Some(index) {
                 confirm_at = None;
-                let takes_away = steps[index..].iter().any(|s| {
-                    crate::plan::removes_by_name(&s.tool) || crate::plan::ends_by_name(&s.tool)
-                });
+                let takes_away = steps[index..]
+                    .iter()
+                    .any(|s| crate::plan::takes_away(&s.tool));
                 if self.context.confirm && takes_away {
                     self.confirm_failures()?;
                 }

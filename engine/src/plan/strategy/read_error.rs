@@ -1238,6 +1238,20 @@ mod tests {
             .collect()
     }
 
+    /// `param` sent the vault store's file `relative`, by its jailed path.
+    fn sent_vault_file(param: &str, relative: &str) -> Vec<Argument> {
+        let mut args = sent(&[(
+            param,
+            json!(format!("/j/vault/{relative}")),
+            Provenance::Store,
+        )]);
+        args[0].object = Some(StoreObject {
+            store: "vault".into(),
+            object: format!("file/{relative}"),
+        });
+        args
+    }
+
     fn step(tool: &str, args: &[(&str, Value)]) -> PlanStep {
         PlanStep {
             tool: tool.into(),
@@ -1620,11 +1634,7 @@ mod tests {
     fn a_relative_path_is_asked_and_the_stores_path_is_made_relative() {
         let pool = store_pool(&[("/j/vault/notes/a.md", PathKind::File)]);
         let st = step("read_note", &[("path", json!("/j/vault/notes/a.md"))]);
-        let mut args = sent(&[("path", json!("/j/vault/notes/a.md"), Provenance::Store)]);
-        args[0].object = Some(StoreObject {
-            store: "vault".into(),
-            object: "file/notes/a.md".into(),
-        });
+        let args = sent_vault_file("path", "notes/a.md");
         let retry = answer(
             &st,
             &args,
@@ -1651,11 +1661,7 @@ mod tests {
         let schema = json!({"properties": {"path": {"type": "string"},
             "project": {"type": "string"}}});
         let st = step("update_doc", &[("path", json!("/j/vault/notes/a.md"))]);
-        let mut args = sent(&[("path", json!("/j/vault/notes/a.md"), Provenance::Store)]);
-        args[0].object = Some(StoreObject {
-            store: "vault".into(),
-            object: "file/notes/a.md".into(),
-        });
+        let args = sent_vault_file("path", "notes/a.md");
         let retry = answer(
             &st,
             &args,
@@ -1932,11 +1938,7 @@ mod tests {
         ]);
         let mut st = step("save", &[("filepath", json!("/j/vault/a.md"))]);
         st.cues.tool = "save".into();
-        let mut args = sent(&[("filepath", json!("/j/vault/a.md"), Provenance::Store)]);
-        args[0].object = Some(StoreObject {
-            store: "vault".into(),
-            object: "file/a.md".into(),
-        });
+        let args = sent_vault_file("filepath", "a.md");
         let retry = answer(
             &st,
             &args,
