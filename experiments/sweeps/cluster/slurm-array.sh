@@ -74,7 +74,13 @@ MCP_WITNESS_SHARD="$task/$shards" "$witness" sweep "$sweep" --out "$results/shar
 sweep_pid=$!
 # scancel signals every process of the task; the sweep stops its workers
 # and servers. Say so in the log, which otherwise ends mid-line.
-trap 'echo "slurm-array.sh: $(date -u +%FT%TZ) stopped by a signal (cancelled, or past the time limit)"; kill -TERM "$sweep_pid" 2>/dev/null' TERM INT
+said_stopped=""
+say_stopped() {
+    [ -n "$said_stopped" ] && return
+    said_stopped=yes
+    echo "slurm-array.sh: $(date -u +%FT%TZ) stopped by a signal ($1; cancelled, or past the time limit)"
+}
+trap 'say_stopped "the task script got it"; kill -TERM "$sweep_pid" 2>/dev/null' TERM INT
 wait "$sweep_pid"
 status=$?
 # A signal interrupted `wait`: wait for the sweep itself.
@@ -82,7 +88,15 @@ while kill -0 "$sweep_pid" 2>/dev/null; do
     wait "$sweep_pid"
     status=$?
 done
+# Slurm may signal the sweep before this shell (it walks the task's
+# processes one by one): the sweep's own status still tells.
+if [ "$status" -gt 128 ]; then
+    say_stopped "the sweep died of SIG$(kill -l $((status - 128)) 2>/dev/null || echo $((status - 128)))"
+fi
 echo "slurm-array.sh: $(date -u +%FT%TZ) shard $task/$shards: sweep exit $status"
+# A stopped shard is unfinished whatever the sweep returned; it is resumed
+# by running the task again.
+[ -z "$said_stopped" ] || exit 143
 # Exit 1 (a check failed) and 3 (a target could not conclude) are results,
 # written to the shard's directory, so the task succeeded and the merge
 # may run; anything else (2: an invalid invocation) fails the task.
