@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ops::ControlFlow;
 
 use serde_json::Value;
-use witness_model::audit::CallRecord;
+use witness_model::audit::{CallRecord, Op};
 
 use super::calls::Runner;
 use crate::plan::harvest::Pool;
@@ -263,7 +263,10 @@ pub(super) fn retries(
         });
         if let Some(candidate) = fresh {
             out.push(candidate.clone());
-        } else if mine.last().is_some_and(|last| made_since(last, calls)) {
+        } else if mine.len() < MAX_CALLS_PER_TOOL
+            && resolve(step, results, pool).is_ok()
+            && mine.last().is_some_and(|last| made_since(last, calls))
+        {
             out.push(step.clone());
         }
     }
@@ -271,24 +274,54 @@ pub(super) fn retries(
 }
 
 /// Whether a value `failed` was sent has since been made: a later call of
-/// another tool succeeded, changed a store, and was given the same value
-/// (`get_project(project: "witness")` answered `Unknown project`, then
-/// `register_project(name: "witness")` registered it). The same arguments
-/// then ask about something that exists.
+/// another tool succeeded, created something in a store, and was given the
+/// same value as a name of the same kind of thing: under the same
+/// parameter, or as the `name`, `id`, `slug`, `key` or `title` of a tool
+/// about that thing (`get_project(project: "witness")` answered `Unknown
+/// project`, then `register_project(slug: "witness")` registered it). The
+/// same arguments then ask about something that exists. Content (a note's
+/// text) names nothing.
 fn made_since(failed: &CallRecord, calls: &[CallRecord]) -> bool {
-    let sent: Vec<&Value> = failed
+    let sent: Vec<(&str, &Value)> = failed
         .arguments
         .iter()
-        .map(|a| &a.value)
-        .filter(|v| v.as_str().is_some_and(|s| !s.is_empty()))
+        .filter(|a| !crate::plan::synth::is_content(&a.name.to_ascii_lowercase()))
+        .filter(|a| a.value.as_str().is_some_and(|s| !s.is_empty()))
+        .map(|a| (a.name.as_str(), &a.value))
         .collect();
     calls.iter().any(|c| {
         c.id > failed.id
             && c.tool != failed.tool
             && c.succeeded()
-            && !c.effects.is_empty()
-            && c.arguments.iter().any(|a| sent.contains(&&a.value))
+            && c.effects.iter().any(|e| e.op == Op::Create)
+            && c.arguments.iter().any(|a| {
+                sent.iter().any(|(name, value)| {
+                    **value == a.value && names_one_kind(name, &a.name, &c.tool)
+                })
+            })
     })
+}
+
+/// Whether parameter `made` of the creator `tool` names the kind of thing
+/// parameter `asked` names: the same parameter, or a generic name of a
+/// tool whose noun is the thing (`slug` of `register_project` for
+/// `project` or `project_id`).
+fn names_one_kind(asked: &str, made: &str, tool: &str) -> bool {
+    use crate::plan::{cues::words, harvest::singular};
+    if asked == made {
+        return true;
+    }
+    const GENERIC: [&str; 5] = ["name", "id", "slug", "key", "title"];
+    let mut thing = words(asked);
+    if thing.len() > 1 && thing.last().is_some_and(|w| GENERIC.contains(&w.as_str())) {
+        thing.pop();
+    }
+    let noun = words(tool).pop();
+    GENERIC.contains(&made.to_ascii_lowercase().as_str())
+        && thing
+            .last()
+            .zip(noun)
+            .is_some_and(|(thing, noun)| singular(thing) == singular(&noun))
 }
 
 /// `step` with every value the schema suggested (`Pinned`) open to what
@@ -390,7 +423,34 @@ mod tests {
         assert!(retries(&before, std::slice::from_ref(&get), &BTreeMap::new(), &pool).is_empty());
         // Nothing made since: nothing to ask again.
         let alone = [made(1, &get, CallStatus::ToolError)];
-        assert!(retries(&alone, &[get], &BTreeMap::new(), &pool).is_empty());
+        assert!(retries(&alone, std::slice::from_ref(&get), &BTreeMap::new(), &pool).is_empty());
+        // The same value made as another kind of thing, as content, or
+        // only updated: not what was missing.
+        let creator = |tool: &str, param: &str, op: Op| {
+            let mut call = made(3, &auto(tool, param), CallStatus::Ok);
+            call.effects = vec![fakes::effect("fs", "x/witness", op)];
+            call
+        };
+        for other in [
+            creator("add_note", "title", Op::Create),
+            creator("add_project", "text", Op::Create),
+            creator("ignore_project", "slug", Op::Update),
+        ] {
+            let calls = [made(1, &get, CallStatus::ToolError), other.clone()];
+            assert!(
+                retries(&calls, std::slice::from_ref(&get), &BTreeMap::new(), &pool).is_empty(),
+                "{} {:?}",
+                other.tool,
+                other.arguments
+            );
+        }
+        // A tool whose budget is spent is not asked again.
+        let mut spent: Vec<CallRecord> = (1..=4)
+            .map(|id| made(id, &get, CallStatus::ToolError))
+            .collect();
+        spent.push(creator("register_project", "slug", Op::Create));
+        spent[4].id = 5;
+        assert!(retries(&spent, &[get], &BTreeMap::new(), &pool).is_empty());
     }
 
     #[test]
