@@ -335,6 +335,9 @@ impl Plan {
                 retry_at = Some(harvest + main.len());
             }
             if late_phase(&tool.name) == BRINGS_BACK {
+                // With no remover or ender before it, the retries come
+                // before the replacing forms too, as they do otherwise.
+                retry_at.get_or_insert(harvest + main.len());
                 main.append(&mut replacing);
             }
             let step = planned_step(tool);
@@ -2083,6 +2086,10 @@ mod tests {
             ]
         );
         // The retry pass comes before the removers.
+        assert_eq!(plan.retry_at, Some(2));
+        // With no remover, before the replacing form all the same.
+        let plan = Plan::synthesized(&[tools[0].clone(), tools[1].clone(), tools[3].clone()]);
+        assert!(plan.steps[2].cues.existing_target);
         assert_eq!(plan.retry_at, Some(2));
     }
 
