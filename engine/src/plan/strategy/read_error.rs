@@ -1004,25 +1004,17 @@ fn not_found(
     // A file's name was not found as a thing the error names in other
     // words: the server may name that thing by the file's stem (a project
     // kept as `garden-guide.json` is the project `garden-guide`).
-    let said = error.to_lowercase();
-    let about_files = ["file", "path", "director", "folder", "no such"]
-        .iter()
-        .any(|w| said.contains(w));
     if let Some(text) = target.value.as_str()
-        && NOT_FOUND.iter().any(|p| said.contains(p))
-        && !about_files
-        && !text.contains('/')
-        && let Some(stem) = std::path::Path::new(text)
-            .extension()
-            .and_then(|_| std::path::Path::new(text).file_stem())
-            .and_then(|s| s.to_str())
-            .filter(|s| !s.is_empty() && !s.starts_with('.'))
+        && !speaks_of_files(error)
+        && let Some(stem) = file_stem(text)
         && !was_sent(&Value::String(stem.to_owned()))
     {
+        // The stem is a name the file suggests, not the file: it is sent
+        // as chosen here, claiming no store object.
         let mut retry = step.clone();
         retry.set(
             &target.name,
-            keep_provenance(target, Value::String(stem.to_owned())),
+            ArgSpec::Pinned(Value::String(stem.to_owned())),
         );
         return Some(Retry {
             step: retry,
@@ -1033,7 +1025,28 @@ fn not_found(
             then: Vec::new(),
         });
     }
-    let next = next_object(pool, step, &target.name, &target.value, &sent_before)?;
+    // A name the server joined to a folder of the store and did not find
+    // there: another entry of that folder, by its name.
+    if let Some(text) = target.value.as_str()
+        && let Some(entry) = joined_entry(pool, error, text, &sent_before)
+    {
+        let mut retry = step.clone();
+        retry.set(&target.name, ArgSpec::Chosen(Box::new(entry)));
+        return Some(Retry {
+            step: retry,
+            reading: format!(
+                "another entry of the folder the server looked in for {}: the one sent was not found",
+                target.name
+            ),
+            then: Vec::new(),
+        });
+    }
+    // Of a kind read from words, never what another argument of the same
+    // call already names (a merge of a project into itself).
+    let elsewhere =
+        |v: &Value| sent_before(v) || sent.iter().any(|a| a.name != target.name && a.value == *v);
+    let next = next_object(pool, step, &target.name, &target.value, &sent_before)
+        .or_else(|| of_missing_kind(pool, error, &target.name, &target.value, &elsewhere))?;
     // A relative path that was not found: the next object, relative too.
     let relative = target
         .value
@@ -1056,6 +1069,209 @@ fn not_found(
         reading: format!("the next real {}: the one sent was not found", target.name),
         then: Vec::new(),
     })
+}
+
+/// The entry of a store's folder to send in place of `sent`, which the
+/// server joined to that folder and did not find there (`Repository path
+/// does not exist: /s/repos/witness` for `repo_name: "witness"`): the
+/// folder's first entry not sent before and not hidden, a folder for a
+/// name without a file's extension, a file for one with, by its name.
+fn joined_entry(
+    pool: &Pool,
+    error: &str,
+    sent: &str,
+    sent_before: &dyn Fn(&Value) -> bool,
+) -> Option<Harvested> {
+    if sent.is_empty() || sent.contains('/') {
+        return None;
+    }
+    let suffix = format!("/{sent}");
+    let folder = error.match_indices(&suffix).find_map(|(at, _)| {
+        let after = error[at + suffix.len()..].chars().next();
+        if after.is_some_and(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '/')) {
+            return None;
+        }
+        let start = error[..at]
+            .rfind(|c: char| c.is_whitespace() || matches!(c, '\'' | '"' | '`' | '(' | '['))
+            .map_or(0, |i| i + 1);
+        let folder = &error[start..at];
+        pool.items()
+            .any(|h| {
+                matches!(h.shape, Some(PathKind::Dir | PathKind::Root))
+                    && h.value.as_str() == Some(folder)
+            })
+            .then_some(folder)
+    })?;
+    let wanted = if file_stem(sent).is_some() {
+        PathKind::File
+    } else {
+        PathKind::Dir
+    };
+    let entries = || {
+        pool.items().filter_map(|h| {
+            let path = std::path::Path::new(h.value.as_str()?);
+            let name = path.file_name()?.to_str()?;
+            let inside = path.parent().is_some_and(|p| p.as_os_str() == folder);
+            (inside
+                && !name.starts_with('.')
+                && matches!(h.source, Source::Store(_))
+                && !sent_before(&Value::String(name.to_owned())))
+            .then_some((h, name))
+        })
+    };
+    let (h, name) = entries()
+        .find(|(h, _)| h.shape == Some(wanted))
+        .or_else(|| entries().next())?;
+    Some(Harvested {
+        value: Value::String(name.to_owned()),
+        ..h.clone()
+    })
+}
+
+/// Generic words a kind of thing is named by, never the kind itself.
+const GENERIC_KEYS: [&str; 7] = ["id", "name", "slug", "key", "title", "uuid", "[]"];
+
+/// The kind of thing an error says it did not find: the word before the
+/// value it quotes or before `not found` (`Category "x" not found`,
+/// `Repository not found: x`, `Task id 5 does not exist`), or the word
+/// after `unknown` or `no such` (`Unknown project 'x'`). `sent` is taken
+/// out first, and so is what stands in parentheses.
+fn missing_kind(error: &str, sent: &str) -> Option<String> {
+    let mut text = error.to_lowercase();
+    if !sent.is_empty() {
+        text = text.replace(&sent.to_lowercase(), " ");
+    }
+    let mut plain = String::with_capacity(text.len());
+    let mut depth = 0usize;
+    for c in text.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            _ if depth == 0 => plain.push(c),
+            _ => {}
+        }
+    }
+    let words: Vec<&str> = plain
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let noun = |w: &&str| {
+        w.len() >= 3
+            && !GENERIC_KEYS.contains(w)
+            // A path is the form the thing was looked for in, not its kind
+            // (`Repository path does not exist`).
+            && !["the", "was", "with", "error", "named", "value", "given", "path"].contains(w)
+    };
+    for (i, pair) in words.windows(2).enumerate() {
+        let before = match pair {
+            ["not", "found" | "exist" | "exists"] => Some(i),
+            ["does" | "doesn" | "did", "not"] => Some(i),
+            _ => None,
+        };
+        if let Some(end) = before {
+            let found = words[..end]
+                .iter()
+                .rev()
+                .take(3)
+                .find(|w| noun(w) && !["does", "doesn", "did", "is"].contains(*w));
+            if let Some(kind) = found {
+                return Some((*kind).to_owned());
+            }
+        }
+        let after = matches!(pair, ["no", "such"])
+            .then_some(i + 2)
+            .or_else(|| (pair[0] == "unknown").then_some(i + 1));
+        if let Some(start) = after
+            && let Some(kind) = words.get(start).filter(|w| noun(w))
+        {
+            return Some((*kind).to_owned());
+        }
+    }
+    None
+}
+
+/// Whether `word` names the kind `kind`: the same word, singular or
+/// plural, or one a short form of the other (`repo`, `repository`).
+fn is_kind(word: &str, kind: &str) -> bool {
+    use crate::plan::harvest::singular;
+    let (a, b) = (singular(word), singular(kind));
+    let (short, long) = if a.len() <= b.len() {
+        (&a, &b)
+    } else {
+        (&b, &a)
+    };
+    a == b || (short.len() >= 4 && long.starts_with(short.as_str()))
+}
+
+/// A real object of the kind the error says it did not find, or failing
+/// that of the kind the parameter names by its last word
+/// (`target_category`): a value found under that kind's own key, or the
+/// name or id of a collection of such things or of an answer about them
+/// (`list_categories` → `[{"name": "orders"}]`).
+fn of_missing_kind<'p>(
+    pool: &'p Pool,
+    error: &str,
+    param: &str,
+    like: &Value,
+    sent_before: &dyn Fn(&Value) -> bool,
+) -> Option<&'p Harvested> {
+    let sent = like
+        .as_str()
+        .map_or_else(|| like.to_string(), str::to_owned);
+    let from_param = || {
+        crate::plan::cues::words(param)
+            .into_iter()
+            .rev()
+            .find(|w| w.len() >= 3 && !GENERIC_KEYS.contains(&w.as_str()))
+    };
+    let kind = missing_kind(error, &sent).or_else(from_param)?;
+    pool.items().find(|h| {
+        let named = is_kind(&h.key, &kind)
+            || (GENERIC_KEYS.contains(&h.key.as_str())
+                && (h.collection.as_deref().is_some_and(|c| is_kind(c, &kind))
+                    || crate::plan::cues::words(&h.tool)
+                        .last()
+                        .is_some_and(|noun| is_kind(noun, &kind))));
+        named
+            && h.value.is_string() == like.is_string()
+            && h.value.is_number() == like.is_number()
+            && !matches!(h.source, Source::Plan)
+            && !sent_before(&h.value)
+    })
+}
+
+/// Whether an error speaks of files, paths or folders (whole words: a
+/// `profile` is not a file), so that what it did not find is a file.
+fn speaks_of_files(error: &str) -> bool {
+    const WORDS: [&str; 9] = [
+        "file",
+        "files",
+        "path",
+        "paths",
+        "dir",
+        "directory",
+        "directories",
+        "folder",
+        "folders",
+    ];
+    error
+        .to_lowercase()
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .any(|w| WORDS.contains(&w))
+}
+
+/// The stem of a file's name (`garden-guide` for `garden-guide.json`): a
+/// single name (no `/`) with an extension of one to five letters or digits,
+/// at least one a letter, so that a version (`v1.2`) or a number is none.
+fn file_stem(text: &str) -> Option<&str> {
+    if text.contains('/') {
+        return None;
+    }
+    let (stem, extension) = text.rsplit_once('.')?;
+    let file_like = (1..=5).contains(&extension.len())
+        && extension.chars().all(|c| c.is_ascii_alphanumeric())
+        && extension.chars().any(|c| c.is_ascii_alphabetic());
+    (file_like && !stem.is_empty() && !stem.starts_with('.')).then_some(stem)
 }
 
 /// A call that sent no argument at all and failed, of a tool whose schema
@@ -1702,6 +1918,195 @@ mod tests {
             &[],
         );
         assert!(retry.is_none_or(|r| !r.reading.contains("extension")));
+        // Sent as the store's file, the stem claims no store object.
+        let st = step("merge_projects", &[("source", json!("garden-guide.json"))]);
+        let args = sent_vault_file("source", "garden-guide.json");
+        let args = [Argument {
+            value: json!("garden-guide.json"),
+            ..args[0].clone()
+        }];
+        let retry = answer(&st, &args, error, None, &pool, &[]).unwrap();
+        assert!(
+            matches!(spec(&retry, "source"), ArgSpec::Pinned(v) if *v == json!("garden-guide"))
+        );
+        // Words are whole words: a profile is not a file, and "no such"
+        // may speak of a project.
+        for error in [
+            "Profile \"garden-guide.json\" not found",
+            "No such project: garden-guide.json",
+        ] {
+            let retry = answer(&st, &args, error, None, &pool, &[]).unwrap();
+            assert!(retry.reading.contains("extension"), "{error}");
+        }
+        let retry = answer(
+            &st,
+            &args,
+            "No such file: garden-guide.json",
+            None,
+            &pool,
+            &[],
+        );
+        assert!(retry.is_none_or(|r| !r.reading.contains("extension")));
+        // A version or a number has no file's extension.
+        for value in ["v1.2", "3.14", "release.2024"] {
+            let st = step("get_release", &[("version", json!(value))]);
+            let args = sent(&[("version", json!(value), Provenance::Harvested)]);
+            let error = format!("Release {value} not found");
+            let retry = answer(&st, &args, &error, None, &pool, &[]);
+            assert!(
+                retry.is_none_or(|r| !r.reading.contains("extension")),
+                "{value}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_kind_an_error_did_not_find_is_read_from_its_words() {
+        for (error, sent, kind) in [
+            (
+                "Error: Category \"witness\" not found",
+                "witness",
+                Some("category"),
+            ),
+            (
+                "Repository not found: witness-x",
+                "witness-x",
+                Some("repository"),
+            ),
+            (
+                "Repository path does not exist: /s/witness-x",
+                "witness-x",
+                Some("repository"),
+            ),
+            ("Initiative 3 (target) not found", "3", Some("initiative")),
+            ("Task id 5 does not exist", "5", Some("task")),
+            (
+                "Unknown project 'witness'. See PROJECTS.md.",
+                "witness",
+                Some("project"),
+            ),
+            ("no such table: witness", "witness", Some("table")),
+            (
+                "Chunk \"w\" not found in project \"shop\"",
+                "w",
+                Some("chunk"),
+            ),
+            ("Error: Commit not found", "c1", Some("commit")),
+            ("{\"found\": false}", "w", None),
+            ("Unknown error", "w", None),
+        ] {
+            assert_eq!(missing_kind(error, sent).as_deref(), kind, "{error}");
+        }
+    }
+
+    #[test]
+    fn not_found_gives_a_real_thing_of_the_kind_the_error_or_the_parameter_names() {
+        let mut pool = Pool::default();
+        pool.absorb(
+            "list_categories",
+            1,
+            &json!({"content": [{"type": "text", "text": "[{\"name\": \"orders\", \"chunks\": 1}]"}]}),
+        );
+        pool.absorb(
+            "list_repositories",
+            2,
+            &json!({"structuredContent": {"repositories": [{"name": "alpha"}]}}),
+        );
+        let st = step("move_chunk", &[("target_category", json!("witness"))]);
+        let args = sent(&[("target_category", json!("witness"), Provenance::Synthesized)]);
+        // Named by the error ...
+        let retry = answer(
+            &st,
+            &args,
+            "Category \"witness\" not found",
+            None,
+            &pool,
+            &[],
+        )
+        .unwrap();
+        let ArgSpec::Chosen(h) = spec(&retry, "target_category") else {
+            panic!("{:?}", retry.step.args)
+        };
+        assert_eq!(h.value, json!("orders"));
+        // ... or, where it names none, by the parameter's last word.
+        let retry = answer(&st, &args, "Error: \"witness\" not found", None, &pool, &[]).unwrap();
+        assert!(
+            matches!(spec(&retry, "target_category"), ArgSpec::Chosen(h) if h.value == json!("orders"))
+        );
+        // A short form of the kind's name is the kind.
+        let st = step("create_tag", &[("repo_name", json!("witness"))]);
+        let args = sent(&[("repo_name", json!("witness"), Provenance::Synthesized)]);
+        let retry = answer(
+            &st,
+            &args,
+            "Repository not found: witness",
+            None,
+            &pool,
+            &[],
+        )
+        .unwrap();
+        assert!(
+            matches!(spec(&retry, "repo_name"), ArgSpec::Chosen(h) if h.value == json!("alpha"))
+        );
+        // Never what another argument of the call names.
+        pool.absorb(
+            "list_projects",
+            3,
+            &json!({"structuredContent": {"projects": [{"name": "garden"}, {"name": "shop"}]}}),
+        );
+        let st = step(
+            "merge_projects",
+            &[("source", json!("garden")), ("target", json!("witness"))],
+        );
+        let args = sent(&[
+            ("source", json!("garden"), Provenance::Harvested),
+            ("target", json!("witness"), Provenance::Synthesized),
+        ]);
+        let retry = answer(
+            &st,
+            &args,
+            "Project \"witness\" not found",
+            None,
+            &pool,
+            &[],
+        )
+        .unwrap();
+        assert!(matches!(spec(&retry, "target"), ArgSpec::Chosen(h) if h.value == json!("shop")));
+        // Nothing of another kind stands in.
+        let st = step("get_commit", &[("commit_id", json!("witness"))]);
+        let args = sent(&[("commit_id", json!("witness"), Provenance::Synthesized)]);
+        assert!(answer(&st, &args, "Commit not found", None, &pool, &[]).is_none());
+    }
+
+    #[test]
+    fn a_name_joined_to_a_stores_folder_and_not_found_there_is_another_entry_of_it() {
+        let pool = store_pool(&[
+            ("/j/vault", PathKind::Root),
+            ("/j/vault/.cache", PathKind::Dir),
+            ("/j/vault/notes.txt", PathKind::File),
+            ("/j/vault/alpha", PathKind::Dir),
+            ("/j/vault/alpha/.git", PathKind::Dir),
+        ]);
+        let st = step("get_last_tag", &[("repo_name", json!("witness-x"))]);
+        let args = sent(&[("repo_name", json!("witness-x"), Provenance::Synthesized)]);
+        let error = "Error executing tool: Repository path does not exist: /j/vault/witness-x";
+        let retry = answer(&st, &args, error, None, &pool, &[]).unwrap();
+        let ArgSpec::Chosen(h) = spec(&retry, "repo_name") else {
+            panic!()
+        };
+        // A folder for a name with no extension, not the hidden one.
+        assert_eq!(h.value, json!("alpha"));
+        assert!(retry.reading.starts_with("another entry of the folder"));
+        // Sent before: the next entry.
+        let tried = [json!({"repo_name": "alpha"})];
+        let retry = answer(&st, &args, error, None, &pool, &tried).unwrap();
+        assert!(
+            matches!(spec(&retry, "repo_name"), ArgSpec::Chosen(h) if h.value == json!("notes.txt"))
+        );
+        // The value must end the path: a longer name is another thing.
+        let longer = "Repository path does not exist: /j/vault/witness-x2";
+        let retry = answer(&st, &args, longer, None, &pool, &[]);
+        assert!(retry.is_none_or(|r| !r.reading.starts_with("another entry")));
     }
 
     #[test]
