@@ -38,6 +38,11 @@
 //!
 //! The sets are deliberately short and tested one by one below; a phrase
 //! joins them only when it reads as a failure in any tool's answer.
+//!
+//! A success can also say it did nothing ([`nothing_done`]): `{"updated":
+//! 0}`, `{"status": "unchanged"}`, `Nothing to update`. Such a call is no
+//! failure, but a claim about what a change destroys cannot rest on it when
+//! no change was observed either.
 
 use serde_json::Value;
 
@@ -189,7 +194,8 @@ fn failing_object(value: &Value) -> Option<String> {
         return Some(shown());
     }
     if let Some(status) = object.get("status").and_then(Value::as_str)
-        && ["error", "failed", "failure"].contains(&status.to_ascii_lowercase().as_str())
+        && ["error", "failed", "failure", "not_found", "not found", "notfound"]
+            .contains(&status.to_ascii_lowercase().as_str())
     {
         return Some(shown());
     }
@@ -204,6 +210,105 @@ fn failing_object(value: &Value) -> Option<String> {
         return Some(shown());
     }
     None
+}
+
+/// Stems of the words an answer counts its changes with (`updated`,
+/// `rowsAffected`, `deleted_count`, `chunksRemoved`, `promoted`).
+const CHANGE_STEMS: [&str; 17] = [
+    "updat", "delet", "remov", "chang", "modif", "affect", "insert", "added", "creat", "writ",
+    "appli", "import", "merg", "moved", "archiv", "promot", "replac",
+];
+
+/// Statuses that say the call left everything as it was.
+const UNCHANGED_STATUSES: [&str; 6] = [
+    "unchanged",
+    "noop",
+    "no-op",
+    "no_op",
+    "no_change",
+    "nothing_to_do",
+];
+
+/// First lines that say nothing was changed.
+const NOTHING_PHRASES: [&str; 8] = [
+    "no changes",
+    "no change ",
+    "nothing to ",
+    "nothing was ",
+    "0 rows affected",
+    "0 row(s) affected",
+    "no rows affected",
+    "0 rows updated",
+];
+
+/// Whether an answer that succeeded says it changed nothing, with the text
+/// that says so: a JSON object (the structured content, or a text part
+/// that is wholly one) that counts its changes, every count zero or empty
+/// (`{"updated": 0}`, `{"promoted": 0, "discarded": 0}`), or whose status
+/// says so (`unchanged`, `noop`); or a short prose answer whose first line
+/// says so (`Nothing to update`, `0 rows affected`). An object with any
+/// count above zero, or none at all, says nothing of the kind.
+pub fn nothing_done(result: &Value) -> Option<String> {
+    if let Some(structured) = result.get("structuredContent")
+        && let Some(why) = unchanged_object(structured)
+    {
+        return Some(why);
+    }
+    let texts: Vec<&str> = result
+        .get("content")
+        .and_then(Value::as_array)
+        .map(|parts| {
+            parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect()
+        })
+        .unwrap_or_default();
+    for text in &texts {
+        let trimmed = text.trim();
+        if let Ok(parsed) = serde_json::from_str::<Value>(trimmed)
+            && let Some(why) = unchanged_object(&parsed)
+        {
+            return Some(why);
+        }
+    }
+    let total: usize = texts.iter().map(|t| t.chars().count()).sum();
+    if total == 0 || total > MAX_PROSE {
+        return None;
+    }
+    let first = texts.iter().map(|t| t.trim()).find(|t| !t.is_empty())?;
+    let line = first.lines().next().unwrap_or(first);
+    let lowered = format!("{} ", line.to_lowercase());
+    NOTHING_PHRASES
+        .iter()
+        .any(|p| lowered.contains(p))
+        .then(|| clip(line))
+}
+
+/// What a JSON object says about its changes: counted none, or a status
+/// of an unchanged state.
+fn unchanged_object(value: &Value) -> Option<String> {
+    let object = value.as_object()?;
+    if let Some(status) = object.get("status").and_then(Value::as_str)
+        && UNCHANGED_STATUSES.contains(&status.to_ascii_lowercase().as_str())
+    {
+        return Some(clip(&value.to_string()));
+    }
+    let counts: Vec<&Value> = object
+        .iter()
+        .filter(|(key, value)| {
+            let flat: String = key
+                .chars()
+                .filter(char::is_ascii_alphanumeric)
+                .collect::<String>()
+                .to_ascii_lowercase();
+            (value.is_number() || value.is_array())
+                && CHANGE_STEMS.iter().any(|stem| flat.contains(stem))
+        })
+        .map(|(_, value)| value)
+        .collect();
+    let none = |v: &&Value| v.as_f64() == Some(0.0) || v.as_array().is_some_and(Vec::is_empty);
+    (!counts.is_empty() && counts.iter().all(none)).then(|| clip(&value.to_string()))
 }
 
 fn non_empty(value: &Value) -> bool {
@@ -318,6 +423,7 @@ mod tests {
             r#"{"error": "View definition must be a SELECT query"}"#,
             r#"{"error": {"code": 404, "message": "no note"}}"#,
             r#"{"status": "error", "detail": "locked"}"#,
+            r#"{"status": "not_found"}"#,
             r#"{"errors": ["bad id"]}"#,
             r#"[{"error": "Semantic search is not enabled; use mode='keyword'"}]"#,
         ] {
@@ -344,6 +450,36 @@ mod tests {
         ] {
             assert!(!fails(text(body)), "{body}");
         }
+    }
+
+    #[test]
+    fn answers_that_count_no_changes_say_nothing_was_done() {
+        let done = |r: Value| nothing_done(&r).is_some();
+        for body in [
+            r#"{"project": "p", "field": "license", "updated": 0}"#,
+            r#"{"promoted": 0, "discarded": 0, "message": "Staging inbox empty."}"#,
+            r#"{"rowsAffected": 0}"#,
+            r#"{"moved": [], "ok": true}"#,
+            r#"{"status": "unchanged"}"#,
+        ] {
+            assert!(done(text(body)), "{body}");
+        }
+        assert!(done(json!({"structuredContent": {"deleted_count": 0}})));
+        for prose in ["Nothing to update.", "No changes made", "UPDATE: 0 rows affected"] {
+            assert!(done(text(prose)), "{prose}");
+        }
+        // A count above zero, no count at all, or a long answer: said nothing of the kind.
+        for body in [
+            r#"{"updated": 1}"#,
+            r#"{"updated": 0, "created": 2}"#,
+            r#"{"id": 3, "title": "kept"}"#,
+            r#"{"updated_at": "2026-01-01"}"#,
+            r#"{"status": "ok"}"#,
+            "Workspace set to /w",
+        ] {
+            assert!(!done(text(body)), "{body}");
+        }
+        assert!(!done(text(&format!("Nothing to do here.\n{}", "x".repeat(2000)))));
     }
 
     #[test]

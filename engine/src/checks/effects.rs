@@ -4,7 +4,8 @@
 use witness_model::audit::{CallForm, CallRecord, EvidenceOriginalWrite, Verdict};
 
 use super::{
-    Outcome, Subject, acted_on_existing, effects_where, evidence_of, form_unmet, unexercised,
+    Outcome, Subject, acted_on_existing, effects_where, evidence_of, form_unmet, said_nothing_done,
+    unexercised,
 };
 
 /// EFF-01: a tool declared read-only changed nothing.
@@ -117,12 +118,14 @@ pub(super) fn destructive(subject: &Subject<'_>) -> Outcome {
     // A claim to destroy nothing, on a tool asked to change, overwrite,
     // move or remove things, rests only on such a call that did its job on
     // something that existed: a delete of a name that was never there
-    // destroys nothing whatever the tool would do.
+    // destroys nothing whatever the tool would do, and an update that
+    // answered it changed nothing (`"updated": 0`) while no change was
+    // observed shows nothing of what a change destroys.
     if denies
         && let Some(why) = form_unmet(
             calls,
             |c| c.form == Some(CallForm::Change),
-            |c| c.succeeded() && acted_on_existing(c),
+            |c| c.succeeded() && acted_on_existing(c) && said_nothing_done(c).is_none(),
             "the call asked to change or remove something that existed",
         )
     {

@@ -326,12 +326,24 @@ pub(crate) fn form_unmet(
     Some(format!(
         "{what} never did its job (call {}, {}{said})",
         last.id,
-        if last.succeeded() {
+        if let Some(text) = said_nothing_done(last) {
+            format!("answered that it changed nothing: {text}")
+        } else if last.succeeded() {
             "answered ok but acted on nothing that existed".to_owned()
         } else {
             last.outcome.status.phrase().to_owned()
         }
     ))
+}
+
+/// What a call's answer says when it succeeded, changed nothing that was
+/// observed, and said it changed nothing (`{"updated": 0}`): such a call
+/// did not do a change's job.
+pub(crate) fn said_nothing_done(call: &CallRecord) -> Option<String> {
+    if !call.succeeded() || !call.effects.is_empty() {
+        return None;
+    }
+    witness_model::answer::nothing_done(call.response.as_ref()?)
 }
 
 /// Whether `call` acted on something that existed: an argument (or part
@@ -876,11 +888,54 @@ mod tests {
             verdict(&checks, "EFF-02", "delete_note"),
             Verdict::Untestable
         );
-        // A delete of a real note that did its job and destroyed nothing passes.
-        let real = shaped(
+        // A change of a real note that answered it changed nothing, and
+        // changed nothing observed, did not do its job.
+        let mut idle = shaped(
             call(3, "delete_note", CallStatus::Ok, Provenance::Store, &[]),
             CallForm::Change,
         );
+        idle.response = Some(json!({"content": [{"type": "text", "text": "{\"deleted\": 0}"}]}));
+        let checks = evaluate(
+            &tools,
+            &[missing.clone(), idle],
+            &[],
+            false,
+            &[],
+            None,
+            Controls::default(),
+        );
+        assert_eq!(
+            verdict(&checks, "EFF-02", "delete_note"),
+            Verdict::Untestable
+        );
+        assert!(
+            reason(&checks, "EFF-02", "delete_note")
+                .contains("answered that it changed nothing: {\"deleted\":0}"),
+            "{}",
+            reason(&checks, "EFF-02", "delete_note")
+        );
+        // One that answered ok and said nothing of the kind did its job as
+        // far as anyone can tell, and so did one that only marked the note
+        // deleted (an update that lost nothing): both pass.
+        let quiet = shaped(
+            call(5, "delete_note", CallStatus::Ok, Provenance::Store, &[]),
+            CallForm::Change,
+        );
+        let checks = evaluate(
+            &tools,
+            &[missing.clone(), quiet],
+            &[],
+            false,
+            &[],
+            None,
+            Controls::default(),
+        );
+        assert_eq!(verdict(&checks, "EFF-02", "delete_note"), Verdict::Pass);
+        let mut real = shaped(
+            call(4, "delete_note", CallStatus::Ok, Provenance::Store, &[("notes/n1", "update")]),
+            CallForm::Change,
+        );
+        real.effects[0].overwrite = Some(false);
         let checks = evaluate(
             &tools,
             &[missing, real],

@@ -86,6 +86,7 @@ pub fn answer(
         // relative. Provide a project or prefix the path with 'project/'`
         // is answered by the relative path, not by an invented project.
         .or_else(|| form(step, sent, &lowered, pool))
+        .or_else(|| under_folder(step, sent, error, pool, tried))
         .or_else(|| required(step, sent, &lowered, schema, properties))
         .or_else(|| validator_missing(step, sent, error))
         .or_else(|| listed(step, sent, error, tried))
@@ -621,7 +622,14 @@ fn plain_of(sub: &Value, tool: &str) -> Value {
 }
 
 /// Words after which a text lists the values it accepts.
-const LIST_MARKERS: [&str; 15] = [
+const LIST_MARKERS: [&str; 20] = [
+    // Servers answer in their authors' languages too: Spanish, Portuguese,
+    // French and German words for valid, available and allowed.
+    "válid",
+    "valide",
+    "disponible",
+    "permitid",
+    "gültig",
     "one of",
     "valid:",
     "valid ",
@@ -643,7 +651,7 @@ const LIST_MARKERS: [&str; 15] = [
 /// projects: main, work` → `main`, `work`. Quotes, brackets and a closing
 /// period are dropped; a list ends at the end of its line or sentence.
 pub fn listed_values(error: &str) -> Vec<String> {
-    let lowered = error.to_lowercase();
+    let lowered = same_length_lowercase(error);
     // A marker starts a word: `Invalid type` holds no `valid `.
     let starts_word = |at: usize| {
         lowered[..at]
@@ -667,9 +675,26 @@ pub fn listed_values(error: &str) -> Vec<String> {
     places.sort_unstable();
     places
         .into_iter()
-        .map(|(at, marker)| values_after(&error[at + marker.len()..]))
+        .filter_map(|(at, marker)| error.get(at + marker.len()..))
+        .map(values_after)
         .find(|values| !values.is_empty())
         .unwrap_or_default()
+}
+
+/// `text` lowercased character by character wherever that keeps its
+/// length in bytes (`İ` stays as it is), so that an offset found in the
+/// result is one of `text`.
+fn same_length_lowercase(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            let lower: String = c.to_lowercase().collect();
+            if lower.len() == c.len_utf8() {
+                lower
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// The values listed at the start of `rest`, the text after a marker.
@@ -809,6 +834,78 @@ fn form(step: &PlanStep, sent: &[Argument], lowered: &str, pool: &Pool) -> Optio
         } else {
             "absolute paths".into()
         },
+        then: Vec::new(),
+    })
+}
+
+/// The folder an error says the call may act only under (`Can only
+/// delete files under captures/`), as it writes it: a relative name ending
+/// in `/` right after `under`, `in`, `inside`, `within` or `beneath`.
+fn named_folder(error: &str) -> Option<&str> {
+    let words: Vec<&str> = error.split_whitespace().collect();
+    words.windows(2).find_map(|pair| {
+        let before = pair[0].to_ascii_lowercase();
+        if !["under", "in", "inside", "within", "beneath"].contains(&before.as_str()) {
+            return None;
+        }
+        let folder = pair[1].trim_matches(|c: char| matches!(c, '\'' | '"' | '`' | ',' | ';' | ':' | '(' | ')'));
+        let folder = folder.strip_suffix('.').unwrap_or(folder);
+        let plain = folder
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'));
+        (plain && folder.len() >= 2 && folder.ends_with('/') && !folder.starts_with('/'))
+            .then_some(folder)
+    })
+}
+
+/// The call may act only under a folder the error names: the first path
+/// the store or the answers hold inside it, not sent before, given to the
+/// call's path parameter as the error writes it (relative to the store).
+fn under_folder(
+    step: &PlanStep,
+    sent: &[Argument],
+    error: &str,
+    pool: &Pool,
+    tried: &[Value],
+) -> Option<Retry> {
+    let folder = named_folder(error)?;
+    let takes_path = |name: &str| step.cues.path_kind(name).is_some();
+    let param = sent
+        .iter()
+        .find(|a| a.value.is_string() && takes_path(&a.name))
+        .map(|a| a.name.clone())
+        .or_else(|| {
+            step.args
+                .iter()
+                .map(|(name, _)| name)
+                .find(|name| takes_path(name))
+                .cloned()
+        })?;
+    let was_sent = |v: &str| {
+        sent.iter().any(|a| a.name == param && a.value.as_str() == Some(v))
+            || tried
+                .iter()
+                .any(|t| t.get(&param).and_then(Value::as_str) == Some(v))
+    };
+    let (found, relative) = pool.items().find_map(|h| {
+        let text = h.value.as_str()?;
+        let relative = super::store_objects::relative_to_root(pool, text)
+            .unwrap_or_else(|| text.to_owned());
+        let inside = relative.len() > folder.len() && relative.starts_with(folder);
+        (inside && h.shape != Some(PathKind::Dir) && !was_sent(text) && !was_sent(&relative))
+            .then_some((h, relative))
+    })?;
+    let mut retry = step.clone();
+    retry.set(
+        &param,
+        ArgSpec::Chosen(Box::new(Harvested {
+            value: Value::String(relative),
+            ..found.clone()
+        })),
+    );
+    Some(Retry {
+        step: retry,
+        reading: format!("{param} under {folder}, where the error said the call acts"),
         then: Vec::new(),
     })
 }
@@ -1045,8 +1142,14 @@ fn not_found(
     // call already names (a merge of a project into itself).
     let elsewhere =
         |v: &Value| sent_before(v) || sent.iter().any(|a| a.name != target.name && a.value == *v);
-    let next = next_object(pool, step, &target.name, &target.value, &sent_before)
-        .or_else(|| of_missing_kind(pool, error, &target.name, &target.value, &elsewhere))?;
+    // A parameter that takes a path has its own rule (the next path of
+    // its shape); words name the kinds of other things.
+    let takes_path = step.cues.path_kind(&target.name).is_some();
+    let next = next_object(pool, step, &target.name, &target.value, &sent_before).or_else(|| {
+        (!takes_path)
+            .then(|| of_missing_kind(pool, error, &target.name, &target.value, &elsewhere))
+            .flatten()
+    })?;
     // A relative path that was not found: the next object, relative too.
     let relative = target
         .value
@@ -1222,7 +1325,7 @@ fn of_missing_kind<'p>(
         crate::plan::cues::words(param)
             .into_iter()
             .rev()
-            .find(|w| w.len() >= 3 && !GENERIC_KEYS.contains(&w.as_str()))
+            .find(|w| w.len() >= 3 && !GENERIC_KEYS.contains(&w.as_str()) && w != "path")
     };
     let kind = missing_kind(error, &sent).or_else(from_param)?;
     pool.items().find(|h| {
@@ -1775,6 +1878,17 @@ mod tests {
             listed_values("Invalid commit type: witness. Valid types: feat, fix, docs"),
             ["feat", "fix", "docs"]
         );
+        // In another language.
+        assert_eq!(
+            listed_values(
+                "Operación no soportada: 'witness'. Operaciones válidas: 'merge', 'extract', 'split_by'"
+            ),
+            ["merge", "extract", "split_by"]
+        );
+        // A text whose lowercase is longer than itself is read, not sliced
+        // inside a character.
+        let _ = listed_values("İ valid:éa, b");
+        assert_eq!(listed_values("İİ. Allowed: x, y"), ["x", "y"]);
         let st = step(
             "add_task",
             &[("project", json!("witness")), ("title", json!("t"))],
@@ -2107,6 +2221,37 @@ mod tests {
         let longer = "Repository path does not exist: /j/vault/witness-x2";
         let retry = answer(&st, &args, longer, None, &pool, &[]);
         assert!(retry.is_none_or(|r| !r.reading.starts_with("another entry")));
+    }
+
+    #[test]
+    fn a_call_told_it_acts_only_under_a_folder_is_given_a_path_inside_it() {
+        assert_eq!(
+            named_folder("Can only delete files under captures/. Got: /v/a.md"),
+            Some("captures/")
+        );
+        assert_eq!(named_folder("Must be in 'inbox/notes/'"), Some("inbox/notes/"));
+        assert_eq!(named_folder("Not allowed under /etc/"), None, "an absolute folder");
+        assert_eq!(named_folder("Nothing under captures"), None, "no folder's slash");
+        let mut pool = store_pool(&[
+            ("/j/vault", PathKind::Root),
+            ("/j/vault/Daily/a.md", PathKind::File),
+            ("/j/vault/captures", PathKind::Dir),
+        ]);
+        pool.absorb(
+            "vault_capture",
+            4,
+            &json!({"structuredContent": {"status": "success", "path": "captures/2026-x.md"}}),
+        );
+        let st = step("vault_capture", &[("path", json!("/j/vault/Daily/a.md"))]);
+        let args = sent_vault_file("path", "Daily/a.md");
+        let error = "Can only delete files under captures/. Got: /j/vault/Daily/a.md";
+        let retry = answer(&st, &args, error, None, &pool, &[]).unwrap();
+        assert_eq!(retry.reading, "path under captures/, where the error said the call acts");
+        assert!(matches!(spec(&retry, "path"), ArgSpec::Chosen(h) if h.value == json!("captures/2026-x.md")));
+        // Sent before: nothing else lies there.
+        let tried = [json!({"path": "captures/2026-x.md"})];
+        let retry = answer(&st, &args, error, None, &pool, &tried);
+        assert!(retry.is_none_or(|r| !r.reading.contains("under captures/")));
     }
 
     #[test]
