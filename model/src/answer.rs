@@ -194,8 +194,15 @@ fn failing_object(value: &Value) -> Option<String> {
         return Some(shown());
     }
     if let Some(status) = object.get("status").and_then(Value::as_str)
-        && ["error", "failed", "failure", "not_found", "not found", "notfound"]
-            .contains(&status.to_ascii_lowercase().as_str())
+        && [
+            "error",
+            "failed",
+            "failure",
+            "not_found",
+            "not found",
+            "notfound",
+        ]
+        .contains(&status.to_ascii_lowercase().as_str())
     {
         return Some(shown());
     }
@@ -465,7 +472,11 @@ mod tests {
             assert!(done(text(body)), "{body}");
         }
         assert!(done(json!({"structuredContent": {"deleted_count": 0}})));
-        for prose in ["Nothing to update.", "No changes made", "UPDATE: 0 rows affected"] {
+        for prose in [
+            "Nothing to update.",
+            "No changes made",
+            "UPDATE: 0 rows affected",
+        ] {
             assert!(done(text(prose)), "{prose}");
         }
         // A count above zero, no count at all, or a long answer: said nothing of the kind.
@@ -479,7 +490,10 @@ mod tests {
         ] {
             assert!(!done(text(body)), "{body}");
         }
-        assert!(!done(text(&format!("Nothing to do here.\n{}", "x".repeat(2000)))));
+        assert!(!done(text(&format!(
+            "Nothing to do here.\n{}",
+            "x".repeat(2000)
+        ))));
     }
 
     #[test]

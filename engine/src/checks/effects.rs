@@ -58,7 +58,7 @@ pub(super) fn read_only(subject: &Subject<'_>) -> Outcome {
     if let Some(why) = form_unmet(
         calls,
         |c| c.form.is_some_and(CallForm::writes),
-        |c| c.succeeded(),
+        |c| c.succeeded() && said_nothing_done(c).is_none(),
         "the call asked to write",
     ) {
         return (
@@ -168,10 +168,30 @@ pub(super) fn idempotent(subject: &Subject<'_>) -> Outcome {
             evidence_of(calls, further),
         );
     }
-    if repeats.iter().any(|c| c.succeeded()) {
+    // A repeat of a call that answered it changed nothing, and changed
+    // nothing observed, repeats nothing: the claim rests on the others.
+    let original = |repeat: &CallRecord| calls.iter().find(|c| Some(c.id) == repeat.repeat_of);
+    let did_nothing = |repeat: &CallRecord| original(repeat).and_then(|o| said_nothing_done(o));
+    if repeats
+        .iter()
+        .any(|c| c.succeeded() && did_nothing(c).is_none())
+    {
         return (
             Verdict::Pass,
             "the identical repeat caused no further change".into(),
+            evidence_of(calls, vec![]),
+        );
+    }
+    if let Some(text) = repeats
+        .iter()
+        .filter(|c| c.succeeded())
+        .find_map(|c| did_nothing(c))
+    {
+        return (
+            Verdict::Untestable,
+            format!(
+                "declared idempotent, but the call repeated answered that it changed nothing the first time: {text}"
+            ),
             evidence_of(calls, vec![]),
         );
     }

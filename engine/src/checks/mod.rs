@@ -932,7 +932,13 @@ mod tests {
         );
         assert_eq!(verdict(&checks, "EFF-02", "delete_note"), Verdict::Pass);
         let mut real = shaped(
-            call(4, "delete_note", CallStatus::Ok, Provenance::Store, &[("notes/n1", "update")]),
+            call(
+                4,
+                "delete_note",
+                CallStatus::Ok,
+                Provenance::Store,
+                &[("notes/n1", "update")],
+            ),
             CallForm::Change,
         );
         real.effects[0].overwrite = Some(false);
@@ -1174,6 +1180,51 @@ mod tests {
             Controls::default(),
         );
         assert_eq!(verdict(&checks, "EFF-03", "save"), Verdict::Fail);
+    }
+
+    #[test]
+    fn a_call_that_answered_it_changed_nothing_supports_no_pass_of_a_claim_about_change() {
+        let said = |mut c: CallRecord, body: &str| {
+            c.response = Some(json!({"content": [{"type": "text", "text": body}]}));
+            c
+        };
+        // EFF-03: the repeat of a call that changed nothing repeats nothing.
+        let tools = [tool(
+            "save",
+            json!({"readOnlyHint": false, "idempotentHint": true}),
+        )];
+        let first = said(
+            call(1, "save", CallStatus::Ok, Provenance::Literal, &[]),
+            r#"{"saved": true, "updated": 0}"#,
+        );
+        let mut repeat = call(2, "save", CallStatus::Ok, Provenance::Literal, &[]);
+        repeat.repeat_of = Some(1);
+        let run = |calls: &[CallRecord]| {
+            evaluate(&tools, calls, &[], false, &[], None, Controls::default())
+        };
+        let checks = run(&[first.clone(), repeat.clone()]);
+        assert_eq!(verdict(&checks, "EFF-03", "save"), Verdict::Untestable);
+        assert!(reason(&checks, "EFF-03", "save").contains("updated"));
+        // Once the first call says nothing of the kind, the repeat counts.
+        let plain = said(first, r#"{"saved": true}"#);
+        assert_eq!(
+            verdict(&run(&[plain, repeat]), "EFF-03", "save"),
+            Verdict::Pass
+        );
+        // EFF-01: a writer-shaped call that said it wrote nothing.
+        let tools = [tool("write_index", json!({"readOnlyHint": true}))];
+        let idle = shaped(
+            said(
+                call(3, "write_index", CallStatus::Ok, Provenance::Store, &[]),
+                "Nothing to write: the index is current.",
+            ),
+            CallForm::Create,
+        );
+        let checks = evaluate(&tools, &[idle], &[], false, &[], None, Controls::default());
+        assert_eq!(
+            verdict(&checks, "EFF-01", "write_index"),
+            Verdict::Untestable
+        );
     }
 
     #[test]

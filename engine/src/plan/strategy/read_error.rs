@@ -848,7 +848,8 @@ fn named_folder(error: &str) -> Option<&str> {
         if !["under", "in", "inside", "within", "beneath"].contains(&before.as_str()) {
             return None;
         }
-        let folder = pair[1].trim_matches(|c: char| matches!(c, '\'' | '"' | '`' | ',' | ';' | ':' | '(' | ')'));
+        let folder = pair[1]
+            .trim_matches(|c: char| matches!(c, '\'' | '"' | '`' | ',' | ';' | ':' | '(' | ')'));
         let folder = folder.strip_suffix('.').unwrap_or(folder);
         let plain = folder
             .chars()
@@ -882,15 +883,16 @@ fn under_folder(
                 .cloned()
         })?;
     let was_sent = |v: &str| {
-        sent.iter().any(|a| a.name == param && a.value.as_str() == Some(v))
+        sent.iter()
+            .any(|a| a.name == param && a.value.as_str() == Some(v))
             || tried
                 .iter()
                 .any(|t| t.get(&param).and_then(Value::as_str) == Some(v))
     };
     let (found, relative) = pool.items().find_map(|h| {
         let text = h.value.as_str()?;
-        let relative = super::store_objects::relative_to_root(pool, text)
-            .unwrap_or_else(|| text.to_owned());
+        let relative =
+            super::store_objects::relative_to_root(pool, text).unwrap_or_else(|| text.to_owned());
         let inside = relative.len() > folder.len() && relative.starts_with(folder);
         (inside && h.shape != Some(PathKind::Dir) && !was_sent(text) && !was_sent(&relative))
             .then_some((h, relative))
@@ -1145,11 +1147,12 @@ fn not_found(
     // A parameter that takes a path has its own rule (the next path of
     // its shape); words name the kinds of other things.
     let takes_path = step.cues.path_kind(&target.name).is_some();
-    let next = next_object(pool, step, &target.name, &target.value, &sent_before).or_else(|| {
-        (!takes_path)
-            .then(|| of_missing_kind(pool, error, &target.name, &target.value, &elsewhere))
-            .flatten()
-    })?;
+    let next =
+        next_object(pool, step, &target.name, &target.value, &sent_before).or_else(|| {
+            (!takes_path)
+                .then(|| of_missing_kind(pool, error, &target.name, &target.value, &elsewhere))
+                .flatten()
+        })?;
     // A relative path that was not found: the next object, relative too.
     let relative = target
         .value
@@ -2229,9 +2232,20 @@ mod tests {
             named_folder("Can only delete files under captures/. Got: /v/a.md"),
             Some("captures/")
         );
-        assert_eq!(named_folder("Must be in 'inbox/notes/'"), Some("inbox/notes/"));
-        assert_eq!(named_folder("Not allowed under /etc/"), None, "an absolute folder");
-        assert_eq!(named_folder("Nothing under captures"), None, "no folder's slash");
+        assert_eq!(
+            named_folder("Must be in 'inbox/notes/'"),
+            Some("inbox/notes/")
+        );
+        assert_eq!(
+            named_folder("Not allowed under /etc/"),
+            None,
+            "an absolute folder"
+        );
+        assert_eq!(
+            named_folder("Nothing under captures"),
+            None,
+            "no folder's slash"
+        );
         let mut pool = store_pool(&[
             ("/j/vault", PathKind::Root),
             ("/j/vault/Daily/a.md", PathKind::File),
@@ -2246,8 +2260,13 @@ mod tests {
         let args = sent_vault_file("path", "Daily/a.md");
         let error = "Can only delete files under captures/. Got: /j/vault/Daily/a.md";
         let retry = answer(&st, &args, error, None, &pool, &[]).unwrap();
-        assert_eq!(retry.reading, "path under captures/, where the error said the call acts");
-        assert!(matches!(spec(&retry, "path"), ArgSpec::Chosen(h) if h.value == json!("captures/2026-x.md")));
+        assert_eq!(
+            retry.reading,
+            "path under captures/, where the error said the call acts"
+        );
+        assert!(
+            matches!(spec(&retry, "path"), ArgSpec::Chosen(h) if h.value == json!("captures/2026-x.md"))
+        );
         // Sent before: nothing else lies there.
         let tried = [json!({"path": "captures/2026-x.md"})];
         let retry = answer(&st, &args, error, None, &pool, &tried);
