@@ -259,7 +259,7 @@ pub(crate) fn takes_boolean(sub: &Value) -> bool {
         })
 }
 
-const REQUIRED_PHRASES: [&str; 13] = [
+const REQUIRED_PHRASES: [&str; 21] = [
     "required",
     "requires",
     "needs ",
@@ -273,6 +273,16 @@ const REQUIRED_PHRASES: [&str; 13] = [
     "must be provided",
     "must be specified",
     "please provide",
+    // Spanish and Portuguese (`La operación 'extract' requiere
+    // 'input_path'`), French and German.
+    "requiere",
+    "requerido",
+    "requer",
+    "obligatorio",
+    "obrigatório",
+    "falta",
+    "obligatoire",
+    "erforderlich",
 ];
 
 fn required(
@@ -2224,6 +2234,17 @@ mod tests {
         let longer = "Repository path does not exist: /j/vault/witness-x2";
         let retry = answer(&st, &args, longer, None, &pool, &[]);
         assert!(retry.is_none_or(|r| !r.reading.starts_with("another entry")));
+    }
+
+    #[test]
+    fn a_field_said_to_be_required_in_another_language_is_given() {
+        let schema = json!({"type": "object", "properties": {
+            "operation": {"type": "string"}, "input_path": {"type": "string"}}});
+        let st = step("pdf_manipulate", &[("operation", json!("extract"))]);
+        let args = sent(&[("operation", json!("extract"), Provenance::Synthesized)]);
+        let error = "La operación 'extract' requiere 'input_path'";
+        let retry = answer(&st, &args, error, Some(&schema), &Pool::default(), &[]).unwrap();
+        assert_eq!(retry.reading, "the field input_path it said was required");
     }
 
     #[test]
