@@ -201,9 +201,17 @@ fn mcp_server_git_audited_by_the_planner_alone_fails_no_check() {
             .any(|(o, op)| o.starts_with("ref/refs/heads/") && op == "create"),
         "{branch:?}"
     );
+    // `git_add` was given the edited file once the unchanged one staged
+    // nothing, so `git_commit` committed it on main; switching to the
+    // branch made before that commit moves HEAD and brings the branch's
+    // notes.txt back into the index and the worktree.
     assert_eq!(
         ops(&report, "git_checkout"),
-        [("HEAD".to_owned(), "update".to_owned())]
+        [
+            ("HEAD".to_owned(), "update".to_owned()),
+            ("index/notes.txt".to_owned(), "update".to_owned()),
+            ("worktree/notes.txt".to_owned(), "update".to_owned())
+        ]
     );
     assert!(ops(&report, "git_status").is_empty());
 }

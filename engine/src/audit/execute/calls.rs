@@ -252,6 +252,17 @@ impl<'a> Runner<'a> {
             self.call(&repeat)?;
         }
         self.events_after(step_no)?;
+        if status == CallStatus::Ok
+            && let Some(retry) = self.idle_retry(step, first)
+        {
+            // It did nothing on what it was given: the next real object.
+            self.answers = Some(ErrorAnswer {
+                call: first,
+                reading: retry.reading,
+            });
+            self.step(&retry.step)?;
+            return ControlFlow::Continue(());
+        }
         if status.is_refusal()
             && let Some(setup) = self.named_first(step, first)
         {
@@ -384,6 +395,35 @@ impl<'a> Runner<'a> {
             &self.pool,
             &tried,
         )?;
+        let now = resolve(&retry.step, &self.results, &self.pool).ok()?;
+        (!tried.contains(&now.arguments)).then_some(retry)
+    }
+
+    /// The retry of call `id` of `step`, which succeeded, changed nothing
+    /// observed and answered that it changed nothing
+    /// ([`crate::plan::strategy::read_error::idle`]), within the tool's
+    /// budget and sending something not sent before. A plan file's steps
+    /// are never retried.
+    fn idle_retry(
+        &self,
+        step: &PlanStep,
+        id: u32,
+    ) -> Option<crate::plan::strategy::read_error::Retry> {
+        if step.cues.tool.is_empty()
+            || self.calls_of(&step.tool) >= super::passes::MAX_CALLS_PER_TOOL
+        {
+            return None;
+        }
+        let calls = &self.draft.report.calls;
+        let record = calls.iter().find(|c| c.id == id)?;
+        crate::checks::said_nothing_done(record)?;
+        let tried: Vec<Value> = calls
+            .iter()
+            .filter(|c| c.tool == step.tool && c.repeat_of.is_none() && c.page_of.is_none())
+            .map(|c| sent_object(&c.arguments))
+            .collect();
+        let retry =
+            crate::plan::strategy::read_error::idle(step, &record.arguments, &self.pool, &tried)?;
         let now = resolve(&retry.step, &self.results, &self.pool).ok()?;
         (!tried.contains(&now.arguments)).then_some(retry)
     }

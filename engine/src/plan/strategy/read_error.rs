@@ -115,6 +115,76 @@ pub fn answer(
         })
 }
 
+/// The retry of a call that answered it changed nothing and was seen to
+/// change nothing (`No changes were staged: the given paths had nothing
+/// new to stage`): the next real object of the kind its first real
+/// argument named (a store's file, a harvested id), one not sent before.
+/// Such a call did not fail, but it did not do its job either, and the
+/// object it was given is what made it idle as often as not (a file with
+/// nothing to stage, a project with no rows to update).
+pub fn idle(step: &PlanStep, sent: &[Argument], pool: &Pool, tried: &[Value]) -> Option<Retry> {
+    // Each real argument in turn, a one-item list by its item (`files:
+    // ["a.txt"]`); a store's root is where the call acts, not what it
+    // acts on.
+    sent.iter()
+        .filter(|a| a.source.is_real() || a.parts.iter().any(|p| p.object.is_some()))
+        .filter(|a| step.cues.path_kind(&a.name) != Some(PathKind::Root))
+        .find_map(|target| {
+            let (item, listed) = match &target.value {
+                Value::Array(items) if items.len() == 1 => (&items[0], true),
+                value => (value, false),
+            };
+            if !(item.is_string() || item.is_number()) {
+                return None;
+            }
+            let sent_as = |v: &Value| {
+                let v = if listed {
+                    Value::Array(vec![v.clone()])
+                } else {
+                    v.clone()
+                };
+                v == target.value || tried.iter().any(|t| t.get(&target.name) == Some(&v))
+            };
+            let sent_before = |v: &Value| {
+                sent_as(v)
+                    || v.as_str()
+                        .and_then(|t| super::store_objects::relative_to_root(pool, t))
+                        .is_some_and(|r| sent_as(&Value::String(r)))
+            };
+            let next = next_object(pool, step, &target.name, item, &sent_before)?;
+            // In the form the idle value was sent in: relative stays relative.
+            let relative = item
+                .as_str()
+                .is_some_and(|v| super::store_objects::absolute_under_root(pool, v).is_some());
+            let value = match next.value.as_str() {
+                Some(text) if relative => super::store_objects::relative_to_root(pool, text)
+                    .map_or_else(|| next.value.clone(), Value::String),
+                _ => next.value.clone(),
+            };
+            let value = if listed {
+                Value::Array(vec![value])
+            } else {
+                value
+            };
+            let mut retry = step.clone();
+            retry.set(
+                &target.name,
+                ArgSpec::Chosen(Box::new(Harvested {
+                    value,
+                    ..next.clone()
+                })),
+            );
+            Some(Retry {
+                step: retry,
+                reading: format!(
+                    "the next real {}: the call said it changed nothing on the one sent",
+                    target.name
+                ),
+                then: Vec::new(),
+            })
+        })
+}
+
 /// What a failed call's error says: the server's message, and the text
 /// of its answer when it answered (an error in the answer, a tool error),
 /// whole rather than clipped.
@@ -2245,6 +2315,50 @@ mod tests {
         let error = "La operación 'extract' requiere 'input_path'";
         let retry = answer(&st, &args, error, Some(&schema), &Pool::default(), &[]).unwrap();
         assert_eq!(retry.reading, "the field input_path it said was required");
+    }
+
+    #[test]
+    fn a_call_that_said_it_changed_nothing_is_given_the_next_real_object() {
+        let pool = store_pool(&[
+            ("/j/vault", PathKind::Root),
+            ("/j/vault/more.txt", PathKind::File),
+            ("/j/vault/notes.txt", PathKind::File),
+        ]);
+        let st = step("git_add", &[("file", json!("/j/vault/more.txt"))]);
+        let args = sent_vault_file("file", "more.txt");
+        let retry = idle(&st, &args, &pool, &[]).unwrap();
+        assert!(
+            matches!(spec(&retry, "file"), ArgSpec::Chosen(h) if h.value == json!("/j/vault/notes.txt"))
+        );
+        assert_eq!(
+            retry.reading,
+            "the next real file: the call said it changed nothing on the one sent"
+        );
+        // Nothing real was sent, or nothing else is there: no retry.
+        let invented = sent(&[("file", json!("witness.txt"), Provenance::Synthesized)]);
+        assert!(idle(&st, &invented, &pool, &[]).is_none());
+        let tried = [json!({"file": "/j/vault/notes.txt"})];
+        assert!(idle(&st, &args, &pool, &tried).is_none());
+        // A list of one file, beside the store's root: the next file, listed.
+        let st = step(
+            "git_add",
+            &[
+                ("repo_path", json!("/j/vault")),
+                ("files", json!(["more.txt"])),
+            ],
+        );
+        let mut args = sent(&[
+            ("repo_path", json!("/j/vault"), Provenance::Store),
+            ("files", json!(["more.txt"]), Provenance::Store),
+        ]);
+        args[1].object = Some(StoreObject {
+            store: "vault".into(),
+            object: "file/more.txt".into(),
+        });
+        let retry = idle(&st, &args, &pool, &[]).unwrap();
+        assert!(
+            matches!(spec(&retry, "files"), ArgSpec::Chosen(h) if h.value == json!(["notes.txt"]))
+        );
     }
 
     #[test]
