@@ -232,6 +232,17 @@ pub fn merge_field(
             let row: FieldRow = serde_json::from_str(line).map_err(|e| {
                 FieldError::Invalid(format!("--merge {}: {JSONL}: {e}", part.display()))
             })?;
+            // A server taken out of a part's document by hand (to merge its
+            // rerun instead) leaves its rows behind unless they go too:
+            // merged, they would count twice.
+            if !document.servers.iter().any(|s| s.id == row.server) {
+                return Err(FieldError::Invalid(format!(
+                    "--merge {}: {JSONL} has rows of {}, which its {DOCUMENT} does not list \
+                     (take a server out of a part from {DOCUMENT}, {JSONL}, {CSV} and audits/ alike)",
+                    part.display(),
+                    row.server
+                )));
+            }
             rows.push(row);
         }
         copy_audits(&part.join("audits"), &out.join("audits"))?;
@@ -872,13 +883,29 @@ mod tests {
             .filter(|r| r.server != "a")
             .collect();
         write_all(&failed, &doc, &rows).unwrap_or_else(|e| panic!("{e}"));
-        merge_field(&[failed, p2], Half::Development, &field, &merged)
+        merge_field(&[failed.clone(), p2.clone()], Half::Development, &field, &merged)
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
             std::fs::read(merged.join(DOCUMENT)).unwrap_or_default(),
             std::fs::read(one.join(DOCUMENT)).unwrap_or_default(),
             "the rerun of a takes the place of its failed run"
         );
+
+        // A server dropped from a part's document but not from its rows
+        // would count twice: refused, naming it.
+        let stale = root.path().join("stale");
+        part(&stale, &["a", "b"], "development");
+        let path = stale.join(DOCUMENT);
+        let mut doc: FieldDocument =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_default())
+                .unwrap_or_else(|e| panic!("{e}"));
+        doc.servers.retain(|s| s.id != "a");
+        std::fs::write(&path, serde_json::to_string(&doc).unwrap_or_default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let Err(e) = merge_field(&[stale, p2], Half::Development, &field, &merged) else {
+            panic!("a's rows counted twice");
+        };
+        assert!(e.to_string().contains("has rows of a, which its"), "{e}");
     }
 
     #[test]
