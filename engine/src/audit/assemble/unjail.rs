@@ -26,7 +26,7 @@ pub(super) fn unjail(report: AuditReport, root: &Path) -> AuditReport {
                 out = out.replace(root.as_str(), "{jail}");
             }
         }
-        out
+        clipped_root(&out, &roots).unwrap_or(out)
     });
     match serde_json::from_value::<AuditReport>(replaced) {
         Ok(mut clean) => {
@@ -35,6 +35,23 @@ pub(super) fn unjail(report: AuditReport, root: &Path) -> AuditReport {
         }
         Err(_) => report,
     }
+}
+
+/// A text clipped inside the root (`... mount point /tmp/mcp-witness-jail-ca2…`,
+/// a summary shortened before the report is unjailed) with that part
+/// written `{jail}…`: the clipped root differs on every run, and the text
+/// would too. Only a part that reaches into the root's own last component,
+/// so that no text merely ending in its parent (`/tmp/…`) is touched.
+fn clipped_root(text: &str, roots: &[String]) -> Option<String> {
+    let body = text.strip_suffix('…')?;
+    roots.iter().find_map(|root| {
+        let last = root.rfind('/').map_or(0, |i| i + 1);
+        (last + 1..root.len()).rev().find_map(|end| {
+            let part = root.get(..end)?;
+            let kept = body.strip_suffix(part)?;
+            Some(format!("{kept}{{jail}}…"))
+        })
+    })
 }
 
 /// The root as given and as resolved, longest first, so a resolved
@@ -123,6 +140,25 @@ mod tests {
             Some("cannot observe the stores: {jail}/stores")
         );
         assert_eq!(written.matches("{jail}").count(), 7, "{written}");
+    }
+
+    #[test]
+    fn a_text_clipped_inside_the_root_is_written_the_same_on_every_run() {
+        let roots = vec!["/tmp/mcp-witness-jail-ca21c9".to_owned()];
+        assert_eq!(
+            clipped_root("fatal: up to mount point /tmp/mcp-witness-jail-ca…", &roots).as_deref(),
+            Some("fatal: up to mount point {jail}…")
+        );
+        assert_eq!(
+            clipped_root("saved to /tmp/…", &roots),
+            None,
+            "only the parent"
+        );
+        assert_eq!(
+            clipped_root("mount point /tmp/mcp-witness-jail-ca", &roots),
+            None,
+            "not clipped"
+        );
     }
 
     #[test]
