@@ -883,8 +883,13 @@ mod tests {
             .filter(|r| r.server != "a")
             .collect();
         write_all(&failed, &doc, &rows).unwrap_or_else(|e| panic!("{e}"));
-        merge_field(&[failed.clone(), p2.clone()], Half::Development, &field, &merged)
-            .unwrap_or_else(|e| panic!("{e}"));
+        merge_field(
+            &[failed.clone(), p2.clone()],
+            Half::Development,
+            &field,
+            &merged,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
             std::fs::read(merged.join(DOCUMENT)).unwrap_or_default(),
             std::fs::read(one.join(DOCUMENT)).unwrap_or_default(),
