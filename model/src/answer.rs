@@ -219,12 +219,17 @@ fn failing_object(value: &Value) -> Option<String> {
     None
 }
 
-/// Stems of the words an answer counts its changes with (`updated`,
-/// `rowsAffected`, `deleted_count`, `chunksRemoved`, `promoted`).
-const CHANGE_STEMS: [&str; 17] = [
-    "updat", "delet", "remov", "chang", "modif", "affect", "insert", "added", "creat", "writ",
-    "appli", "import", "merg", "moved", "archiv", "promot", "replac",
+/// The words an answer counts its changes with, as whole words of a key
+/// (`updated`, `rowsAffected`, `deleted_count`, `chunksRemoved`).
+const CHANGE_WORDS: [&str; 17] = [
+    "updated", "deleted", "removed", "changed", "modified", "affected", "inserted", "added",
+    "created", "written", "applied", "imported", "merged", "moved", "archived", "promoted",
+    "replaced",
 ];
+
+/// Words of a key that make it a time or a name, not a count (`created_at`,
+/// `updated_by`).
+const NOT_COUNTS: [&str; 6] = ["at", "time", "date", "by", "id", "on"];
 
 /// Statuses that say the call left everything as it was.
 const UNCHANGED_STATUSES: [&str; 6] = [
@@ -236,25 +241,28 @@ const UNCHANGED_STATUSES: [&str; 6] = [
     "nothing_to_do",
 ];
 
-/// First lines that say nothing was changed.
-const NOTHING_PHRASES: [&str; 8] = [
+/// Openings of a first line that say nothing was changed.
+const NOTHING_OPENINGS: [&str; 5] = [
     "no changes",
     "no change ",
     "nothing to ",
     "nothing was ",
-    "0 rows affected",
-    "0 row(s) affected",
     "no rows affected",
-    "0 rows updated",
 ];
+
+/// Counts a line may give anywhere, as words of their own (`UPDATE: 0
+/// rows affected`, never `10 rows affected`).
+const NOTHING_COUNTS: [&str; 3] = ["0 rows affected", "0 row(s) affected", "0 rows updated"];
 
 /// Whether an answer that succeeded says it changed nothing, with the text
 /// that says so: a JSON object (the structured content, or a text part
 /// that is wholly one) that counts its changes, every count zero or empty
 /// (`{"updated": 0}`, `{"promoted": 0, "discarded": 0}`), or whose status
 /// says so (`unchanged`, `noop`); or a short prose answer whose first line
-/// says so (`Nothing to update`, `0 rows affected`). An object with any
-/// count above zero, or none at all, says nothing of the kind.
+/// opens by saying so (`Nothing to update`) or counts no rows (`UPDATE: 0
+/// rows affected`). An object that says it did anything (a participle
+/// such as `indexed` or `saved` that is above zero, true or a non-empty
+/// list), or counts nothing at all, says nothing of the kind.
 pub fn nothing_done(result: &Value) -> Option<String> {
     if let Some(structured) = result.get("structuredContent")
         && let Some(why) = unchanged_object(structured)
@@ -267,6 +275,7 @@ pub fn nothing_done(result: &Value) -> Option<String> {
         .map(|parts| {
             parts
                 .iter()
+                .filter(|p| p.get("type").and_then(Value::as_str) == Some("text"))
                 .filter_map(|p| p.get("text").and_then(Value::as_str))
                 .collect()
         })
@@ -285,11 +294,44 @@ pub fn nothing_done(result: &Value) -> Option<String> {
     }
     let first = texts.iter().map(|t| t.trim()).find(|t| !t.is_empty())?;
     let line = first.lines().next().unwrap_or(first);
-    let lowered = format!("{} ", line.to_lowercase());
-    NOTHING_PHRASES
-        .iter()
-        .any(|p| lowered.contains(p))
-        .then(|| clip(line))
+    let words = line.trim_start_matches(|c: char| !c.is_alphanumeric());
+    let lowered = format!("{} ", words.to_lowercase());
+    let opens = NOTHING_OPENINGS.iter().any(|p| lowered.starts_with(p));
+    let counts = NOTHING_COUNTS.iter().any(|p| {
+        lowered.match_indices(p).any(|(at, _)| {
+            lowered[..at]
+                .chars()
+                .next_back()
+                .is_none_or(|c| !c.is_alphanumeric())
+        })
+    });
+    (opens || counts).then(|| clip(line))
+}
+
+/// The words of a key, lowercased: `rowsAffected` → `rows`, `affected`;
+/// `deleted_count` → `deleted`, `count`.
+fn key_words(key: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut previous_lower = false;
+    for c in key.chars() {
+        if !c.is_alphanumeric() {
+            if !word.is_empty() {
+                words.push(std::mem::take(&mut word));
+            }
+            previous_lower = false;
+            continue;
+        }
+        if c.is_uppercase() && previous_lower && !word.is_empty() {
+            words.push(std::mem::take(&mut word));
+        }
+        previous_lower = c.is_lowercase();
+        word.extend(c.to_lowercase());
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    words
 }
 
 /// What a JSON object says about its changes: counted none, or a status
@@ -301,21 +343,26 @@ fn unchanged_object(value: &Value) -> Option<String> {
     {
         return Some(clip(&value.to_string()));
     }
-    let counts: Vec<&Value> = object
-        .iter()
-        .filter(|(key, value)| {
-            let flat: String = key
-                .chars()
-                .filter(char::is_ascii_alphanumeric)
-                .collect::<String>()
-                .to_ascii_lowercase();
-            (value.is_number() || value.is_array())
-                && CHANGE_STEMS.iter().any(|stem| flat.contains(stem))
-        })
-        .map(|(_, value)| value)
-        .collect();
-    let none = |v: &&Value| v.as_f64() == Some(0.0) || v.as_array().is_some_and(Vec::is_empty);
-    (!counts.is_empty() && counts.iter().all(none)).then(|| clip(&value.to_string()))
+    let mut counted = false;
+    for (key, value) in object {
+        let words = key_words(key);
+        if words.iter().any(|w| NOT_COUNTS.contains(&w.as_str())) {
+            continue;
+        }
+        let did_something = match value {
+            Value::Number(n) => n.as_f64().is_some_and(|n| n > 0.0),
+            Value::Bool(b) => *b,
+            Value::Array(items) => !items.is_empty(),
+            _ => continue,
+        };
+        let change_word = words.iter().any(|w| CHANGE_WORDS.contains(&w.as_str()));
+        let participle = words.iter().any(|w| w.len() > 3 && w.ends_with("ed"));
+        if (change_word || participle) && did_something {
+            return None;
+        }
+        counted |= change_word && !value.is_boolean();
+    }
+    counted.then(|| clip(&value.to_string()))
 }
 
 fn non_empty(value: &Value) -> bool {
@@ -476,8 +523,23 @@ mod tests {
             "Nothing to update.",
             "No changes made",
             "UPDATE: 0 rows affected",
+            "✅ No changes",
         ] {
             assert!(done(text(prose)), "{prose}");
+        }
+        // Whole words, not parts of others; a participle that did something
+        // says something was done; a phrase inside a name says nothing.
+        for body in [
+            r#"{"id": "m1", "importance": 0}"#,
+            r#"{"applications": [], "modifiers": []}"#,
+            r#"{"indexed": 5, "removed": 0}"#,
+            r#"{"upserted": 3, "inserted": 0}"#,
+            r#"{"saved": true, "updated": 0}"#,
+            r#"{"created_at": 0, "updated_by": 0}"#,
+            "UPDATE: 10 rows affected",
+            "Created task 'nothing to lose'",
+        ] {
+            assert!(!done(text(body)), "{body}");
         }
         // A count above zero, no count at all, or a long answer: said nothing of the kind.
         for body in [

@@ -171,7 +171,13 @@ pub(super) fn idempotent(subject: &Subject<'_>) -> Outcome {
     // A repeat of a call that answered it changed nothing, and changed
     // nothing observed, repeats nothing: the claim rests on the others.
     let original = |repeat: &CallRecord| calls.iter().find(|c| Some(c.id) == repeat.repeat_of);
-    let did_nothing = |repeat: &CallRecord| original(repeat).and_then(|o| said_nothing_done(o));
+    // Only a call asked to write can fail to: a read that found nothing
+    // did what it was asked.
+    let did_nothing = |repeat: &CallRecord| {
+        original(repeat)
+            .filter(|o| o.form.is_some_and(CallForm::writes))
+            .and_then(|o| said_nothing_done(o))
+    };
     if repeats
         .iter()
         .any(|c| c.succeeded() && did_nothing(c).is_none())

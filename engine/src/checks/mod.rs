@@ -1194,8 +1194,11 @@ mod tests {
             json!({"readOnlyHint": false, "idempotentHint": true}),
         )];
         let first = said(
-            call(1, "save", CallStatus::Ok, Provenance::Literal, &[]),
-            r#"{"saved": true, "updated": 0}"#,
+            shaped(
+                call(1, "save", CallStatus::Ok, Provenance::Literal, &[]),
+                CallForm::Change,
+            ),
+            r#"{"ok": true, "updated": 0}"#,
         );
         let mut repeat = call(2, "save", CallStatus::Ok, Provenance::Literal, &[]);
         repeat.repeat_of = Some(1);
@@ -1205,6 +1208,13 @@ mod tests {
         let checks = run(&[first.clone(), repeat.clone()]);
         assert_eq!(verdict(&checks, "EFF-03", "save"), Verdict::Untestable);
         assert!(reason(&checks, "EFF-03", "save").contains("updated"));
+        // A read that found nothing did what it was asked: its repeat counts.
+        let mut read = first.clone();
+        read.form = Some(CallForm::Read);
+        assert_eq!(
+            verdict(&run(&[read, repeat.clone()]), "EFF-03", "save"),
+            Verdict::Pass
+        );
         // Once the first call says nothing of the kind, the repeat counts.
         let plain = said(first, r#"{"saved": true}"#);
         assert_eq!(

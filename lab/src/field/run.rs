@@ -235,9 +235,13 @@ pub fn merge_field(
             // A server taken out of a part's document by hand (to merge its
             // rerun instead) leaves its rows behind unless they go too:
             // merged, they would count twice.
-            if !document.servers.iter().any(|s| s.id == row.server) {
+            if !document
+                .servers
+                .iter()
+                .any(|s| s.id == row.server && s.error.is_none())
+            {
                 return Err(FieldError::Invalid(format!(
-                    "--merge {}: {JSONL} has rows of {}, which its {DOCUMENT} does not list \
+                    "--merge {}: {JSONL} has rows of {}, which its {DOCUMENT} does not list as run \
                      (take a server out of a part from {DOCUMENT}, {JSONL}, {CSV} and audits/ alike)",
                     part.display(),
                     row.server
@@ -245,7 +249,6 @@ pub fn merge_field(
             }
             rows.push(row);
         }
-        copy_audits(&part.join("audits"), &out.join("audits"))?;
         for server in document.servers {
             match servers.iter().position(|s| s.id == server.id) {
                 // A server that did not run (it has no rows) is a place
@@ -261,6 +264,10 @@ pub fn merge_field(
                 None => servers.push(server),
             }
         }
+    }
+    // Every part read and found consistent before anything is written.
+    for part in parts {
+        copy_audits(&part.join("audits"), &out.join("audits"))?;
     }
     servers.sort_by(|a, b| a.id.cmp(&b.id));
     let order = |id: &str| servers.iter().position(|s| s.id == id);

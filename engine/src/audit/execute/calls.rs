@@ -416,6 +416,9 @@ impl<'a> Runner<'a> {
         }
         let calls = &self.draft.report.calls;
         let record = calls.iter().find(|c| c.id == id)?;
+        // Any form: a reader-shaped call of a tool that converts or
+        // indexes (`"files_changed": 0` over an empty folder) is as idle
+        // as a writer's, and the next object costs one call of its budget.
         crate::checks::said_nothing_done(record)?;
         let tried: Vec<Value> = calls
             .iter()

@@ -444,6 +444,20 @@ mod tests {
                 other.arguments
             );
         }
+        // Content on both sides names nothing: a note's text is no project.
+        let write = auto("write_note", "content");
+        let mut wrote = made(3, &auto("save_note", "content"), CallStatus::Ok);
+        wrote.effects = vec![fakes::effect("fs", "notes/witness.md", Op::Create)];
+        let calls = [made(1, &write, CallStatus::ToolError), wrote];
+        assert!(
+            retries(
+                &calls,
+                std::slice::from_ref(&write),
+                &BTreeMap::new(),
+                &pool
+            )
+            .is_empty()
+        );
         // A tool whose budget is spent is not asked again.
         let mut spent: Vec<CallRecord> = (1..=4)
             .map(|id| made(id, &get, CallStatus::ToolError))

@@ -739,6 +739,14 @@ pub fn listed_values(error: &str) -> Vec<String> {
             .next_back()
             .is_none_or(|c| !c.is_alphanumeric())
     };
+    // `no válido`, `non valide`, `nicht gültig`, `not available`: the word
+    // before says the opposite, and what follows is the value refused.
+    let negated = |at: usize| {
+        lowered[..at]
+            .split_whitespace()
+            .next_back()
+            .is_some_and(|w| ["no", "non", "not", "nicht", "não", "pas", "kein", "ne"].contains(&w))
+    };
     // Every place a marker starts a word, first to last: the first that is
     // followed by a list wins (`would not be a valid note:` then `status
     // 'x' is not one of: a, b` reads the second).
@@ -748,7 +756,8 @@ pub fn listed_values(error: &str) -> Vec<String> {
             lowered
                 .match_indices(m)
                 .map(|(at, _)| at)
-                .filter(|at| starts_word(*at))
+                // `is not one of: a, b` still lists the valid ones.
+                .filter(|at| starts_word(*at) && (*m == "one of" || !negated(*at)))
                 .map(move |at| (at, *m))
         })
         .collect();
@@ -949,8 +958,22 @@ fn under_folder(
     pool: &Pool,
     tried: &[Value],
 ) -> Option<Retry> {
+    // Only where the error limits the call (`can only`, `must be`,
+    // `allowed`): a folder named in passing limits nothing.
+    let lowered = error.to_lowercase();
+    if !["only", "must", "allowed", "restricted", "limited"]
+        .iter()
+        .any(|w| lowered.contains(w))
+    {
+        return None;
+    }
     let folder = named_folder(error)?;
-    let takes_path = |name: &str| step.cues.path_kind(name).is_some();
+    // A store's root is where the call acts, never what it acts on.
+    let takes_path = |name: &str| {
+        step.cues
+            .path_kind(name)
+            .is_some_and(|kind| kind != PathKind::Root)
+    };
     let param = sent
         .iter()
         .find(|a| a.value.is_string() && takes_path(&a.name))
@@ -1261,7 +1284,8 @@ fn not_found(
 /// server joined to that folder and did not find there (`Repository path
 /// does not exist: /s/repos/witness` for `repo_name: "witness"`): the
 /// folder's first entry not sent before and not hidden, a folder for a
-/// name without a file's extension, a file for one with, by its name.
+/// name without a file's extension, a file for one with (else any
+/// entry), by its name.
 fn joined_entry(
     pool: &Pool,
     error: &str,
@@ -1277,10 +1301,14 @@ fn joined_entry(
         if after.is_some_and(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '/')) {
             return None;
         }
+        // After the character that opens the path, whatever its width (a
+        // no-break space is two bytes).
         let start = error[..at]
-            .rfind(|c: char| c.is_whitespace() || matches!(c, '\'' | '"' | '`' | '(' | '['))
-            .map_or(0, |i| i + 1);
-        let folder = &error[start..at];
+            .char_indices()
+            .rev()
+            .find(|(_, c)| c.is_whitespace() || matches!(c, '\'' | '"' | '`' | '(' | '[' | '«'))
+            .map_or(0, |(i, c)| i + c.len_utf8());
+        let folder = error.get(start..at)?;
         pool.items()
             .any(|h| {
                 matches!(h.shape, Some(PathKind::Dir | PathKind::Root))
@@ -1346,7 +1374,11 @@ fn missing_kind(error: &str, sent: &str) -> Option<String> {
             && !GENERIC_KEYS.contains(w)
             // A path is the form the thing was looked for in, not its kind
             // (`Repository path does not exist`).
-            && !["the", "was", "with", "error", "named", "value", "given", "path"].contains(w)
+            && ![
+                "the", "was", "with", "error", "named", "value", "given", "path", "resource",
+                "item", "record", "entry", "object", "element", "data", "requested",
+            ]
+            .contains(w)
     };
     for (i, pair) in words.windows(2).enumerate() {
         let before = match pair {
@@ -1410,20 +1442,26 @@ fn of_missing_kind<'p>(
             .rev()
             .find(|w| w.len() >= 3 && !GENERIC_KEYS.contains(&w.as_str()) && w != "path")
     };
-    let kind = missing_kind(error, &sent).or_else(from_param)?;
-    pool.items().find(|h| {
-        let named = is_kind(&h.key, &kind)
-            || (GENERIC_KEYS.contains(&h.key.as_str())
-                && (h.collection.as_deref().is_some_and(|c| is_kind(c, &kind))
-                    || crate::plan::cues::words(&h.tool)
-                        .last()
-                        .is_some_and(|noun| is_kind(noun, &kind))));
-        named
-            && h.value.is_string() == like.is_string()
-            && h.value.is_number() == like.is_number()
-            && !matches!(h.source, Source::Plan)
-            && !sent_before(&h.value)
-    })
+    let of_kind = |kind: &str| {
+        pool.items().find(|h| {
+            let named = is_kind(&h.key, kind)
+                || (GENERIC_KEYS.contains(&h.key.as_str())
+                    && (h.collection.as_deref().is_some_and(|c| is_kind(c, kind))
+                        || crate::plan::cues::words(&h.tool)
+                            .last()
+                            .is_some_and(|noun| is_kind(noun, kind))));
+            named
+                && h.value.is_string() == like.is_string()
+                && h.value.is_number() == like.is_number()
+                && !matches!(h.source, Source::Plan)
+                && !sent_before(&h.value)
+        })
+    };
+    // The error's kind first; where the pool holds none of it, the
+    // parameter's.
+    missing_kind(error, &sent)
+        .and_then(|kind| of_kind(&kind))
+        .or_else(|| from_param().and_then(|kind| of_kind(&kind)))
 }
 
 /// Whether an error speaks of files, paths or folders (whole words: a
@@ -1968,6 +2006,11 @@ mod tests {
             ),
             ["merge", "extract", "split_by"]
         );
+        // A list word after a negation names the value refused.
+        assert_eq!(
+            listed_values("Valor no válido: 'x'. Valores válidos: a, b"),
+            ["a", "b"]
+        );
         // A text whose lowercase is longer than itself is read, not sliced
         // inside a character.
         let _ = listed_values("İ valid:éa, b");
@@ -2190,6 +2233,7 @@ mod tests {
             ),
             ("Error: Commit not found", "c1", Some("commit")),
             ("{\"found\": false}", "w", None),
+            ("The requested resource was not found", "w", None),
             ("Unknown error", "w", None),
         ] {
             assert_eq!(missing_kind(error, sent).as_deref(), kind, "{error}");
@@ -2227,6 +2271,13 @@ mod tests {
         assert_eq!(h.value, json!("orders"));
         // ... or, where it names none, by the parameter's last word.
         let retry = answer(&st, &args, "Error: \"witness\" not found", None, &pool, &[]).unwrap();
+        assert!(
+            matches!(spec(&retry, "target_category"), ArgSpec::Chosen(h) if h.value == json!("orders"))
+        );
+        // A kind the pool holds nothing of gives way to the parameter's.
+        let st = step("move_chunk", &[("target_category", json!("witness"))]);
+        let args = sent(&[("target_category", json!("witness"), Provenance::Synthesized)]);
+        let retry = answer(&st, &args, "Bucket \"witness\" not found", None, &pool, &[]).unwrap();
         assert!(
             matches!(spec(&retry, "target_category"), ArgSpec::Chosen(h) if h.value == json!("orders"))
         );
@@ -2299,6 +2350,13 @@ mod tests {
         let retry = answer(&st, &args, error, None, &pool, &tried).unwrap();
         assert!(
             matches!(spec(&retry, "repo_name"), ArgSpec::Chosen(h) if h.value == json!("notes.txt"))
+        );
+        // A path opened by a character wider than a byte is read, not
+        // sliced inside it.
+        let spaced = "Repository\u{a0}/j/vault/witness-x\u{a0}does not exist";
+        let retry = answer(&st, &args, spaced, None, &pool, &[]).unwrap();
+        assert!(
+            matches!(spec(&retry, "repo_name"), ArgSpec::Chosen(h) if h.value == json!("alpha"))
         );
         // The value must end the path: a longer name is another thing.
         let longer = "Repository path does not exist: /j/vault/witness-x2";
@@ -2405,6 +2463,15 @@ mod tests {
         // Sent before: nothing else lies there.
         let tried = [json!({"path": "captures/2026-x.md"})];
         let retry = answer(&st, &args, error, None, &pool, &tried);
+        assert!(retry.is_none_or(|r| !r.reading.contains("under captures/")));
+        // A folder named in passing limits nothing.
+        let passing = "Field 'title' is required (in captures/)";
+        let retry = answer(&st, &args, passing, None, &pool, &[]);
+        assert!(retry.is_none_or(|r| !r.reading.contains("under captures/")));
+        // A store's root parameter is never the one replaced.
+        let st = step("capture", &[("root", json!("/j/vault"))]);
+        let args = sent(&[("root", json!("/j/vault"), Provenance::Store)]);
+        let retry = answer(&st, &args, error, None, &pool, &[]);
         assert!(retry.is_none_or(|r| !r.reading.contains("under captures/")));
     }
 
