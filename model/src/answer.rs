@@ -139,17 +139,7 @@ pub fn failure(result: &Value, sent: &Value) -> Option<String> {
     {
         return Some(why);
     }
-    let texts: Vec<&str> = result
-        .get("content")
-        .and_then(Value::as_array)
-        .map(|parts| {
-            parts
-                .iter()
-                .filter(|p| p.get("type").and_then(Value::as_str) == Some("text"))
-                .filter_map(|p| p.get("text").and_then(Value::as_str))
-                .collect()
-        })
-        .unwrap_or_default();
+    let texts = text_parts(result);
     for text in &texts {
         let trimmed = text.trim();
         if !(trimmed.starts_with('{') || trimmed.starts_with('[')) {
@@ -269,17 +259,7 @@ pub fn nothing_done(result: &Value) -> Option<String> {
     {
         return Some(why);
     }
-    let texts: Vec<&str> = result
-        .get("content")
-        .and_then(Value::as_array)
-        .map(|parts| {
-            parts
-                .iter()
-                .filter(|p| p.get("type").and_then(Value::as_str) == Some("text"))
-                .filter_map(|p| p.get("text").and_then(Value::as_str))
-                .collect()
-        })
-        .unwrap_or_default();
+    let texts = text_parts(result);
     for text in &texts {
         let trimmed = text.trim();
         if let Ok(parsed) = serde_json::from_str::<Value>(trimmed)
@@ -363,6 +343,21 @@ fn unchanged_object(value: &Value) -> Option<String> {
         counted |= change_word && !value.is_boolean();
     }
     counted.then(|| clip(&value.to_string()))
+}
+
+/// The text parts of a result's content, in order.
+fn text_parts(result: &Value) -> Vec<&str> {
+    result
+        .get("content")
+        .and_then(Value::as_array)
+        .map(|parts| {
+            parts
+                .iter()
+                .filter(|p| p.get("type").and_then(Value::as_str) == Some("text"))
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 fn non_empty(value: &Value) -> bool {
