@@ -152,15 +152,7 @@ pub fn idle(step: &PlanStep, sent: &[Argument], pool: &Pool, tried: &[Value]) ->
                         .is_some_and(|r| sent_as(&Value::String(r)))
             };
             let next = next_object(pool, step, &target.name, item, &sent_before)?;
-            // In the form the idle value was sent in: relative stays relative.
-            let relative = item
-                .as_str()
-                .is_some_and(|v| super::store_objects::absolute_under_root(pool, v).is_some());
-            let value = match next.value.as_str() {
-                Some(text) if relative => super::store_objects::relative_to_root(pool, text)
-                    .map_or_else(|| next.value.clone(), Value::String),
-                _ => next.value.clone(),
-            };
+            let value = in_form_of(pool, item, &next.value);
             let value = if listed {
                 Value::Array(vec![value])
             } else {
@@ -1256,21 +1248,10 @@ fn not_found(
                 .then(|| of_missing_kind(pool, error, &target.name, &target.value, &elsewhere))
                 .flatten()
         })?;
-    // A relative path that was not found: the next object, relative too.
-    let relative = target
-        .value
-        .as_str()
-        .is_some_and(|v| super::store_objects::absolute_under_root(pool, v).is_some());
-    let spec = match next.value.as_str() {
-        Some(text) if relative => match super::store_objects::relative_to_root(pool, text) {
-            Some(r) => ArgSpec::Chosen(Box::new(Harvested {
-                value: Value::String(r),
-                ..next.clone()
-            })),
-            None => ArgSpec::Chosen(Box::new(next.clone())),
-        },
-        _ => ArgSpec::Chosen(Box::new(next.clone())),
-    };
+    let spec = ArgSpec::Chosen(Box::new(Harvested {
+        value: in_form_of(pool, &target.value, &next.value),
+        ..next.clone()
+    }));
     let mut retry = step.clone();
     retry.set(&target.name, spec);
     Some(Retry {
@@ -1462,6 +1443,20 @@ fn of_missing_kind<'p>(
     missing_kind(error, &sent)
         .and_then(|kind| of_kind(&kind))
         .or_else(|| from_param().and_then(|kind| of_kind(&kind)))
+}
+
+/// `next` in the form `sent` was in: a relative path stays relative (the
+/// next object of a relative path that was not found, or that did
+/// nothing, is sent relative too).
+fn in_form_of(pool: &Pool, sent: &Value, next: &Value) -> Value {
+    let relative = sent
+        .as_str()
+        .is_some_and(|v| super::store_objects::absolute_under_root(pool, v).is_some());
+    match next.as_str() {
+        Some(text) if relative => super::store_objects::relative_to_root(pool, text)
+            .map_or_else(|| next.clone(), Value::String),
+        _ => next.clone(),
+    }
 }
 
 /// Whether an error speaks of files, paths or folders (whole words: a
