@@ -103,6 +103,20 @@ fn processes_under(dir: &Path) -> Vec<String> {
     found
 }
 
+/// Whether a `psql` whose command line holds `marker` is running.
+fn psql_running(marker: &str) -> bool {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| std::fs::read(entry.path().join("cmdline")).ok())
+        .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
+        .any(|cmdline| {
+            let program = cmdline.split(' ').next().unwrap_or_default();
+            program.ends_with("psql") && cmdline.contains(marker)
+        })
+}
+
 /// Sockets under `dir`: those bound there that the kernel lists (a jail on
 /// the auditor's own tmpfs is out of this process's sight, its sockets are
 /// not), and any socket file left in what this process sees.
@@ -214,9 +228,15 @@ fn an_audit_ended_by_sigterm_leaves_no_cluster_process_or_socket() {
     let s = scratch();
     let plan = "[[call]]\ntool = \"pause\"\nargs.seconds = \"60\"\n";
     let mut child = audit_command(&s, plan).spawn().expect("spawns");
-    // Wait for the call under way: the cluster is up and a backend sleeps.
+    // Wait for the call under way: the cluster is up and the server's psql
+    // sleeps in it. A cluster and its socket alone are there while the
+    // seed is still being restored, and a signal then ends the audit
+    // before it starts (seen on a loaded machine).
     let deadline = Instant::now() + Duration::from_secs(60);
-    while processes_under(s.dir.path()).len() < 2 || sockets_under(s.dir.path()).is_empty() {
+    while processes_under(s.dir.path()).len() < 2
+        || sockets_under(s.dir.path()).is_empty()
+        || !psql_running("seconds=60")
+    {
         assert!(Instant::now() < deadline, "the cluster never came up");
         assert!(
             child.try_wait().ok().flatten().is_none(),
