@@ -296,3 +296,52 @@ fn an_output_writers_overwrite_form_replaces_a_file_that_exists() {
     );
     assert_eq!(code, 1, "{text}");
 }
+
+/// The overwrite form of a tool that reads one file and saves another
+/// writes its output over a file other than its input: the input itself is
+/// refused (`save to original must be incremental`), and the file the
+/// create form made is what a second run silently replaces, from another
+/// input (the same input would write the same bytes, and no change shows).
+#[test]
+fn an_overwrite_that_reads_a_file_saves_over_another() {
+    let (code, text, report) = audit("inplace", &["memo.pdf", "scan.pdf"]);
+    let calls = calls_of(&report, "compress_pdf");
+    assert!(calls.len() >= 2, "create, then overwrite: {text}");
+    let made = &argument(calls[0], "output")["value"];
+    let replaced: Vec<&Value> = calls[1..]
+        .iter()
+        .map(|c| &argument(c, "output")["value"])
+        .collect();
+    assert!(
+        replaced.contains(&made),
+        "the create form's own output is replaced: {:#}",
+        report["calls"]
+    );
+    for call in &calls {
+        assert_ne!(
+            argument(call, "output")["value"],
+            argument(call, "input_path")["value"],
+            "never saved over its own input: {:#}",
+            report["calls"]
+        );
+    }
+    assert_eq!(verdict(&report, "EFF-02", "compress_pdf"), "fail", "{text}");
+    assert_eq!(code, 1, "{text}");
+}
+
+/// The identical repeat of a call that wrote a file comes in a later
+/// second: a tool that stamps the time into what it writes is caught every
+/// time, not only when its repeat happens to cross a second.
+#[test]
+fn the_repeat_of_a_file_write_comes_in_a_later_second() {
+    for _ in 0..3 {
+        let (code, text, report) = audit("stamp", &[]);
+        assert_eq!(
+            verdict(&report, "EFF-03", "save_state"),
+            "fail",
+            "{text}: {:#}",
+            report["calls"]
+        );
+        assert_eq!(code, 1, "{text}");
+    }
+}

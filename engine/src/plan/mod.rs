@@ -1047,6 +1047,7 @@ pub fn resolve(
     cohere_with_files(step, pool, &mut object, &mut recorded);
     cohere_with_asked(step, pool, &mut object, &mut recorded);
     distinct_ends(step, pool, &mut object, &mut recorded);
+    distinct_output(step, pool, &mut object, &mut recorded);
     names::name_files(&step.cues, &mut object, &mut recorded, pool);
     // A free-form object of a tool that names a store's table is filled
     // with that table's columns, as a user would fill it (see `rows`).
@@ -1221,6 +1222,125 @@ fn distinct_ends(
             real = Some(argument.value.clone());
         }
         taken.push(argument.value.clone());
+    }
+}
+
+/// A form asked to replace a file writes its output over a file other
+/// than the one it reads: `pdf_compress {"input_path": "logo.png",
+/// "output": "logo.png"}` is refused (`save to original must be
+/// incremental`) or edits in place, and never shows the silent replace of
+/// an earlier output that the overwrite form asks about. Such an output
+/// takes the latest file this tool made earlier in the audit (its own kind
+/// of output, and there), else another file of the store or the plan with
+/// the extension the output had.
+fn distinct_output(
+    step: &PlanStep,
+    pool: &Pool,
+    object: &mut Map<String, Value>,
+    recorded: &mut [Argument],
+) {
+    if !step.cues.existing_target {
+        return;
+    }
+    let normal = |v: &str| {
+        strategy::store_objects::relative_to_root(pool, v).unwrap_or_else(|| v.to_owned())
+    };
+    for i in 0..recorded.len() {
+        let name = recorded[i].name.clone();
+        if !step.cues.output_place(&name) || !filled_at_call(step, &name) {
+            continue;
+        }
+        let Some(output) = recorded[i].value.as_str().map(normal) else {
+            continue;
+        };
+        let read: Vec<String> = recorded
+            .iter()
+            .enumerate()
+            .filter(|(j, a)| *j != i && step.cues.path_kind(&a.name).is_some())
+            .filter_map(|(_, a)| a.value.as_str().map(normal))
+            .collect();
+        if !read.contains(&output) {
+            continue;
+        }
+        let extension = |v: &str| {
+            std::path::Path::new(v)
+                .extension()
+                .map(|e| e.to_string_lossy().to_lowercase())
+        };
+        let free = |h: &&Harvested| {
+            h.shape == Some(PathKind::File)
+                && h.value.as_str().is_some_and(|v| !read.contains(&normal(v)))
+        };
+        let own = pool
+            .items()
+            .rev()
+            .filter(free)
+            .find(|h| h.source == Source::Plan && h.tool == step.tool);
+        let same_kind = || {
+            pool.items().filter(free).find(|h| {
+                h.value.as_str().and_then(extension) == extension(&output)
+                    && extension(&output).is_some()
+            })
+        };
+        let Some(h) = own.or_else(same_kind) else {
+            continue;
+        };
+        take_pooled_path(&mut recorded[i], h, object, pool);
+        // Replacing its own earlier output from the input that made it
+        // would write the same bytes, and a replace that changes nothing
+        // is not seen: the input is another file of its kind where the
+        // store or the plan holds one.
+        let first = pool.asked_for(h).to_vec();
+        let output = h.value.as_str().map(normal);
+        for (j, input) in recorded.iter_mut().enumerate() {
+            if j == i
+                || !filled_at_call(step, &input.name)
+                || step.cues.path_kind(&input.name) != Some(PathKind::File)
+            {
+                continue;
+            }
+            let Some(now) = input.value.as_str().map(normal) else {
+                continue;
+            };
+            let same_as_first = first
+                .iter()
+                .any(|(k, v)| *k == input.name && v.as_str().map(normal).as_ref() == Some(&now));
+            if !same_as_first {
+                continue;
+            }
+            let other = pool.items().find(|o| {
+                o.shape == Some(PathKind::File)
+                    && o.value.as_str().map(normal).is_some_and(|v| {
+                        v != now
+                            && Some(&v) != output.as_ref()
+                            && extension(&v) == extension(&now)
+                            && extension(&now).is_some()
+                    })
+            });
+            if let Some(o) = other {
+                take_pooled_path(input, o, object, pool);
+            }
+        }
+    }
+}
+
+/// As [`take_pooled`], for a path: sent relative to its store's root
+/// where the server was seen to want store paths so.
+fn take_pooled_path(
+    argument: &mut Argument,
+    h: &Harvested,
+    object: &mut Map<String, Value>,
+    pool: &Pool,
+) {
+    take_pooled(argument, h, object);
+    if pool.relative_paths()
+        && let Some(relative) = h
+            .value
+            .as_str()
+            .and_then(|v| strategy::store_objects::relative_to_root(pool, v))
+    {
+        argument.value = Value::String(relative);
+        object.insert(argument.name.clone(), argument.value.clone());
     }
 }
 
@@ -2248,6 +2368,51 @@ mod tests {
             sheet.value
         );
         assert_eq!(sheet.source, Provenance::Store);
+    }
+
+    #[test]
+    fn an_overwrite_writes_its_output_over_a_file_it_does_not_read() {
+        use witness_jail::{JailedStore, StoreKind, StoreSpec};
+        let schema = json!({"type": "object", "properties": {
+            "input_path": {"type": "string"}, "output": {"type": "string"}},
+            "required": ["input_path", "output"]});
+        let tools = [tool("compress_pdf", Value::Null, schema)];
+        let plan = Plan::synthesized(&tools);
+        let overwrite = plan
+            .steps
+            .iter()
+            .find(|s| s.tool == "compress_pdf" && s.cues.existing_target)
+            .cloned()
+            .unwrap_or_else(|| panic!("no overwrite form: {:?}", plan.steps));
+        let store = JailedStore {
+            spec: StoreSpec {
+                name: "docs".into(),
+                kind: StoreKind::Fs,
+                source: "/src".into(),
+                shown: None,
+                clock_columns: Vec::new(),
+            },
+            path: "/jail/stores/docs/tree".into(),
+            existed: true,
+        };
+        let (seeds, roots) = seeds::seeds(&[store], &[("docs", "file/scan.pdf")]);
+        let mut pool = Pool::default();
+        pool.seed(seeds, roots);
+        let paths = |pool: &Pool| {
+            let resolved =
+                resolve(&overwrite, &BTreeMap::new(), pool).unwrap_or_else(|e| panic!("{e}"));
+            (
+                argument(&resolved, "input_path").value,
+                argument(&resolved, "output").value,
+            )
+        };
+        // One file held: nothing else exists to replace, so it stays.
+        let scan = json!("/jail/stores/docs/tree/scan.pdf");
+        assert_eq!(paths(&pool), (scan.clone(), scan.clone()));
+        // The create form's output exists now: the overwrite replaces it.
+        let made = json!("/jail/stores/docs/tree/witness-compress_pdf.pdf");
+        pool.created("compress_pdf", 2, "output", &made, Some(PathKind::File));
+        assert_eq!(paths(&pool), (scan, made));
     }
 
     #[test]

@@ -244,6 +244,9 @@ impl<'a> Runner<'a> {
             self.follow_pages(&call, first)?;
         }
         if self.repeats(step, &expect, status) {
+            if self.wrote_files(first) {
+                wait_for_the_next_second();
+            }
             let repeat = Call {
                 repeat_of: Some(first),
                 expect: &[],
@@ -448,6 +451,21 @@ impl<'a> Runner<'a> {
             [only] if !only.contains(['#', ',']) => Some(only.to_owned()),
             _ => None,
         }
+    }
+
+    /// Whether call `id` changed anything outside a database store: a file,
+    /// a repository, the jail's own files.
+    fn wrote_files(&self, id: u32) -> bool {
+        let report = &self.draft.report;
+        let Some(call) = report.calls.iter().find(|c| c.id == id) else {
+            return false;
+        };
+        call.effects.iter().any(|e| {
+            !report
+                .stores
+                .iter()
+                .any(|s| s.name == e.store && matches!(s.kind.as_str(), "sqlite" | "postgres"))
+        })
     }
 
     /// Whether a step's first call is repeated identically: after a success
@@ -1010,6 +1028,23 @@ fn next_frame(session: &Session) -> u64 {
         .frames
         .last()
         .map_or(1, |f| f.seq + 1)
+}
+
+/// Waits until the wall clock is past the next whole second. File formats
+/// and version control stamp a write's time to the second (a document's
+/// modified time, a backup named for the second, a commit's date), so an
+/// identical repeat within the same second as its original writes the
+/// same bytes, and a tool that adds or replaces something on every call
+/// passes for idempotent. Only a repeat after an original that wrote
+/// files waits, so an audit of a database store pays nothing for it.
+fn wait_for_the_next_second() {
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let rest = Duration::from_secs(1)
+        .saturating_sub(Duration::from_nanos(u64::from(since.subsec_nanos())));
+    // A margin past the boundary: a server's clock read is not ours.
+    std::thread::sleep(rest + Duration::from_millis(20));
 }
 
 #[cfg(test)]
