@@ -243,6 +243,20 @@ fn value_for(schema: &Value, root: &Value, name: &str, depth: usize, budget: &mu
             None => Value::Null,
         };
     }
+    // A structure the description shows (`cells: List of {"cell": "A1",
+    // "value": ...}`, `agg: e.g. {"amount": "sum"}`) is the server's own
+    // example of what it parses; an empty default or `{}` says nothing.
+    let structured = matches!(type_of(object), "object" | "array");
+    let said = object.get("default").is_none_or(is_empty_structure)
+        && object.get("const").is_none()
+        && object.get("enum").is_none();
+    if structured
+        && said
+        && let Some(shown) = json_example(description(schema), type_of(object))
+        && budget.afford(&shown)
+    {
+        return shown;
+    }
     let fixed = object.get("const").or_else(|| {
         object
             .get("enum")
@@ -426,6 +440,50 @@ fn example(schema: &Value) -> Option<&Value> {
         .and_then(Value::as_array)
         .and_then(|e| e.first())
         .or_else(|| schema.get("example"))
+}
+
+fn is_empty_structure(value: &Value) -> bool {
+    match value {
+        Value::Object(map) => map.is_empty(),
+        Value::Array(items) => items.is_empty(),
+        _ => false,
+    }
+}
+
+/// The first JSON object or array written in `text` that parses, as a
+/// value of JSON type `wanted` (`object` or `array`): an object where a
+/// list is asked for is taken as its one element (`List of {...}`). A
+/// placeholder for a value (`...`, `…`) is read as a string, and a trailing
+/// `, ...` in a list or object as nothing more.
+pub fn json_example(text: &str, wanted: &str) -> Option<Value> {
+    let text = text
+        .replace(", ...]", "]")
+        .replace(", ...}", "}")
+        .replace(", …]", "]")
+        .replace(", …}", "}")
+        .replace("...", "\"witness\"")
+        .replace('…', "\"witness\"");
+    let starts = text
+        .char_indices()
+        .filter(|(_, c)| *c == '{' || *c == '[')
+        .map(|(i, _)| i)
+        .take(8);
+    for at in starts {
+        let mut stream = serde_json::Deserializer::from_str(&text[at..]).into_iter::<Value>();
+        let Some(Ok(value)) = stream.next() else {
+            continue;
+        };
+        if is_empty_structure(&value) {
+            continue;
+        }
+        return match (wanted, value) {
+            ("array", Value::Array(items)) => Some(Value::Array(items)),
+            ("array", Value::Object(map)) => Some(Value::Array(vec![Value::Object(map)])),
+            ("object", Value::Object(map)) => Some(Value::Object(map)),
+            _ => None,
+        };
+    }
+    None
 }
 
 fn description(schema: &Value) -> &str {
@@ -857,6 +915,58 @@ fn percent_decoded(fragment: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_structure_the_description_shows_is_sent_as_shown() {
+        assert_eq!(
+            json_example(
+                r#"List of {"cell": "A1", "value": ...} or {"cell": "B1", "formula": "=A1*2"}."#,
+                "array"
+            ),
+            Some(json!([{"cell": "A1", "value": "witness"}]))
+        );
+        assert_eq!(
+            json_example(
+                r#"Mapping of column name to function, e.g. {"amount": "sum"}."#,
+                "object"
+            ),
+            Some(json!({"amount": "sum"}))
+        );
+        assert_eq!(
+            json_example(r#"Rows, e.g. [{"id": 1}, ...]"#, "array"),
+            Some(json!([{"id": 1}]))
+        );
+        // Braces that are no JSON, an empty one, a list where a mapping is asked.
+        assert_eq!(
+            json_example("Format: [{id, text, metadata}, ...]", "array"),
+            None
+        );
+        assert_eq!(json_example("Defaults to {} when left out", "object"), None);
+        assert_eq!(json_example(r#"e.g. ["a", "b"]"#, "object"), None);
+        let schema = json!({"type": "object", "properties": {
+            "cells": {"type": "array", "items": {"type": "object", "additionalProperties": true},
+                "description": "List of {\"cell\": \"A1\", \"value\": ...}"},
+            "fields": {"type": "object", "default": {},
+                "description": "e.g. {\"name\": \"Ada\"}"},
+            "style": {"type": "object", "default": {"bold": true},
+                "description": "e.g. {\"italic\": true}"}},
+            "required": ["cells", "fields", "style"]});
+        let args: std::collections::BTreeMap<String, Value> =
+            arguments_for(Some(&schema), "write_cells")
+                .into_iter()
+                .collect();
+        assert_eq!(args["cells"], json!([{"cell": "A1", "value": "witness"}]));
+        assert_eq!(
+            args["fields"],
+            json!({"name": "Ada"}),
+            "an empty default says nothing"
+        );
+        assert_eq!(
+            args["style"],
+            json!({"bold": true}),
+            "a default that says something stays"
+        );
+    }
 
     #[test]
     fn required_properties_only_in_declared_order() {

@@ -664,8 +664,24 @@ pub(crate) fn one_property(schema: &Value, name: &str, sub: &Value, tool: &str) 
     Some(match value {
         Value::Null => plain_of(sub, tool),
         Value::String(v) if v.is_empty() => Value::String(crate::plan::synth::fresh_name(tool)),
+        Value::Array(v) if v.is_empty() => one_item(sub, tool),
         v => v,
     })
+}
+
+/// A list of one element of the kind `sub`'s items take: a list an error
+/// says is required is not satisfied by the empty one its default was
+/// (`La operación 'merge' requiere una lista de archivos en 'files'`,
+/// answered again after `"files": []`). The element is filled at call
+/// time like any other, so `files` gets a file of the store.
+fn one_item(sub: &Value, tool: &str) -> Value {
+    let item = match sub.get("items") {
+        Some(items) if items.get("type").is_some() || items.get("anyOf").is_some() => {
+            plain_of(items, tool)
+        }
+        _ => Value::String(crate::plan::synth::fresh_name(tool)),
+    };
+    Value::Array(vec![item])
 }
 
 /// A plain non-null value of a type `sub` takes (`type`, or the
@@ -687,7 +703,7 @@ fn plain_of(sub: &Value, tool: &str) -> Value {
     match types.into_iter().find(|t| *t != "null") {
         Some("integer" | "number") => Value::from(1),
         Some("boolean") => Value::Bool(true),
-        Some("array") => Value::Array(Vec::new()),
+        Some("array") => one_item(sub, tool),
         Some("object") => Value::Object(Map::new()),
         _ => Value::String(crate::plan::synth::fresh_name(tool)),
     }
@@ -2368,6 +2384,33 @@ mod tests {
         let error = "La operación 'extract' requiere 'input_path'";
         let retry = answer(&st, &args, error, Some(&schema), &Pool::default(), &[]).unwrap();
         assert_eq!(retry.reading, "the field input_path it said was required");
+    }
+
+    #[test]
+    fn a_list_said_to_be_required_is_given_one_element_not_its_empty_default() {
+        let schema = json!({"type": "object", "properties": {
+            "operation": {"type": "string"},
+            "files": {"type": "array", "items": {}, "default": []},
+            "ids": {"type": "array", "items": {"type": "integer"}, "default": []}}});
+        let st = step("pdf_manipulate", &[("operation", json!("merge"))]);
+        let args = sent(&[("operation", json!("merge"), Provenance::Synthesized)]);
+        let error = "La operación 'merge' requiere una lista de archivos en 'files'";
+        let retry = answer(&st, &args, error, Some(&schema), &Pool::default(), &[]).unwrap();
+        assert!(
+            matches!(spec(&retry, "files"), ArgSpec::Auto(Value::Array(v)) if v.len() == 1 && v[0].is_string()),
+            "{:?}",
+            spec(&retry, "files")
+        );
+        let retry = answer(
+            &st,
+            &args,
+            "ids is required",
+            Some(&schema),
+            &Pool::default(),
+            &[],
+        )
+        .unwrap();
+        assert!(matches!(spec(&retry, "ids"), ArgSpec::Auto(v) if *v == json!([1])));
     }
 
     #[test]
