@@ -1417,12 +1417,25 @@ fn fill(cues: &ToolCues, name: &str, fallback: &Value, pool: &Pool) -> Filled {
                     parts: Vec::new(),
                 }
             }
-            None => Filled {
-                value: fallback.clone(),
-                source: Provenance::Synthesized,
-                from: None,
-                object: None,
-                parts: Vec::new(),
+            None => match strategy::search_terms::is_search_param(cues, name)
+                .then(|| strategy::search_terms::term(pool))
+                .flatten()
+                .filter(|_| fallback.is_string())
+            {
+                Some((word, object)) => Filled {
+                    value: Value::String(word),
+                    source: Provenance::Store,
+                    from: None,
+                    object: Some(object),
+                    parts: Vec::new(),
+                },
+                None => Filled {
+                    value: fallback.clone(),
+                    source: Provenance::Synthesized,
+                    from: None,
+                    object: None,
+                    parts: Vec::new(),
+                },
             },
         };
     }

@@ -18,6 +18,8 @@
 //!   `force`, `dry_run: false`, an `output` given) is also asked so.
 //! - [`store_objects`]: the store's objects in the forms servers accept
 //!   (relative paths, bare names), and only objects that still exist.
+//! - [`search_terms`]: a search is sent a word of a name the store held,
+//!   not the audit's own word, which no search finds.
 
 pub mod change_fields;
 pub mod file_text;
@@ -25,6 +27,7 @@ pub mod named_first;
 pub mod operations;
 pub mod read_error;
 pub mod scope;
+pub mod search_terms;
 pub mod store_objects;
 pub mod switches;
 
