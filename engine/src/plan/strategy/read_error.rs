@@ -321,7 +321,7 @@ pub(crate) fn takes_boolean(sub: &Value) -> bool {
         })
 }
 
-const REQUIRED_PHRASES: [&str; 21] = [
+const REQUIRED_PHRASES: [&str; 22] = [
     "required",
     "requires",
     "needs ",
@@ -339,6 +339,8 @@ const REQUIRED_PHRASES: [&str; 21] = [
     // 'input_path'`), French and German.
     "requiere",
     "requerido",
+    // `Debe especificarse dataset_csv o dataset_json`.
+    "especific",
     "requer",
     "obligatorio",
     "obrigatório",
@@ -2382,6 +2384,9 @@ mod tests {
         let st = step("pdf_manipulate", &[("operation", json!("extract"))]);
         let args = sent(&[("operation", json!("extract"), Provenance::Synthesized)]);
         let error = "La operación 'extract' requiere 'input_path'";
+        let retry = answer(&st, &args, error, Some(&schema), &Pool::default(), &[]).unwrap();
+        assert_eq!(retry.reading, "the field input_path it said was required");
+        let error = "Debe especificarse input_path o files.";
         let retry = answer(&st, &args, error, Some(&schema), &Pool::default(), &[]).unwrap();
         assert_eq!(retry.reading, "the field input_path it said was required");
     }
