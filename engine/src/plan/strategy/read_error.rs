@@ -362,7 +362,10 @@ fn required(
     let (name, sub) = properties?
         .iter()
         .find(|(name, _)| !sent.iter().any(|a| a.name == **name) && names_param(lowered, name))?;
-    let value = one_property(schema?, name, sub, &step.tool)?;
+    let mut value = one_property(schema?, name, sub, &step.tool)?;
+    if value.as_array().is_some_and(Vec::is_empty) {
+        value = one_item(sub, &step.tool);
+    }
     let mut retry = step.clone();
     retry.set(name, given(step, name, value));
     Some(Retry {
@@ -666,7 +669,6 @@ pub(crate) fn one_property(schema: &Value, name: &str, sub: &Value, tool: &str) 
     Some(match value {
         Value::Null => plain_of(sub, tool),
         Value::String(v) if v.is_empty() => Value::String(crate::plan::synth::fresh_name(tool)),
-        Value::Array(v) if v.is_empty() => one_item(sub, tool),
         v => v,
     })
 }
@@ -677,10 +679,20 @@ pub(crate) fn one_property(schema: &Value, name: &str, sub: &Value, tool: &str) 
 /// answered again after `"files": []`). The element is filled at call
 /// time like any other, so `files` gets a file of the store.
 fn one_item(sub: &Value, tool: &str) -> Value {
+    let typed = |items: &Value| {
+        ["type", "anyOf", "oneOf"]
+            .iter()
+            .any(|k| items.get(k).is_some())
+    };
+    let shaped = |items: &Value| {
+        ["properties", "additionalProperties"]
+            .iter()
+            .any(|k| items.get(k).is_some())
+    };
     let item = match sub.get("items") {
-        Some(items) if items.get("type").is_some() || items.get("anyOf").is_some() => {
-            plain_of(items, tool)
-        }
+        Some(items) if typed(items) => plain_of(items, tool),
+        // A mapping's schema that names no type is still a mapping.
+        Some(items) if shaped(items) => Value::Object(Map::new()),
         _ => Value::String(crate::plan::synth::fresh_name(tool)),
     };
     Value::Array(vec![item])
@@ -705,7 +717,7 @@ fn plain_of(sub: &Value, tool: &str) -> Value {
     match types.into_iter().find(|t| *t != "null") {
         Some("integer" | "number") => Value::from(1),
         Some("boolean") => Value::Bool(true),
-        Some("array") => one_item(sub, tool),
+        Some("array") => Value::Array(Vec::new()),
         Some("object") => Value::Object(Map::new()),
         _ => Value::String(crate::plan::synth::fresh_name(tool)),
     }
@@ -2416,6 +2428,30 @@ mod tests {
         )
         .unwrap();
         assert!(matches!(spec(&retry, "ids"), ArgSpec::Auto(v) if *v == json!([1])));
+        // A list of mappings whose item schema names no type.
+        let schema = json!({"type": "object", "properties": {
+            "action": {"type": "string"},
+            "overrides": {"type": "array", "default": [],
+                "items": {"additionalProperties": {"type": "string"}}}}});
+        let st = step("vault_init", &[("action", json!("migrate"))]);
+        let args = sent(&[("action", json!("migrate"), Provenance::Synthesized)]);
+        let retry = answer(
+            &st,
+            &args,
+            "overrides is required",
+            Some(&schema),
+            &Pool::default(),
+            &[],
+        )
+        .unwrap();
+        assert!(matches!(spec(&retry, "overrides"), ArgSpec::Auto(v) if *v == json!([{}])));
+        // Only where an error asks for the list: a form's field keeps its
+        // empty default, which the server may well take.
+        let sub = &schema["properties"]["overrides"];
+        assert_eq!(
+            one_property(&schema, "overrides", sub, "vault_init"),
+            Some(json!([]))
+        );
     }
 
     #[test]
