@@ -84,7 +84,7 @@ impl Harvested {
 
     /// Whether a path names something hidden (a component starting with
     /// `.`, such as `.git/HEAD`): offered only when nothing else is.
-    fn hidden(&self) -> bool {
+    pub(crate) fn hidden(&self) -> bool {
         let Source::Store(object) = &self.source else {
             return false;
         };

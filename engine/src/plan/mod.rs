@@ -1267,8 +1267,12 @@ fn distinct_output(
                 .extension()
                 .map(|e| e.to_string_lossy().to_lowercase())
         };
+        // Only what the store held or the plan made, never a hidden file
+        // (`.obsidian/app.json` is the store's machinery).
         let free = |h: &&Harvested| {
             h.shape == Some(PathKind::File)
+                && h.source != Source::Answer
+                && !h.hidden()
                 && h.value.as_str().is_some_and(|v| !read.contains(&normal(v)))
         };
         let own = pool
@@ -1310,6 +1314,8 @@ fn distinct_output(
             }
             let other = pool.items().find(|o| {
                 o.shape == Some(PathKind::File)
+                    && o.source != Source::Answer
+                    && !o.hidden()
                     && o.value.as_str().map(normal).is_some_and(|v| {
                         v != now
                             && Some(&v) != output.as_ref()
@@ -2425,7 +2431,32 @@ mod tests {
         // The create form's output exists now: the overwrite replaces it.
         let made = json!("/jail/stores/docs/tree/witness-compress_pdf.pdf");
         pool.created("compress_pdf", 2, "output", &made, Some(PathKind::File));
-        assert_eq!(paths(&pool), (scan, made));
+        assert_eq!(paths(&pool), (scan.clone(), made.clone()));
+        // Made from scan.pdf, it is replaced from another PDF the store
+        // holds: the same input would write the same bytes.
+        pool.seed(
+            vec![harvest::Harvested::seeded_path(
+                "/jail/stores/docs/tree/memo.pdf".into(),
+                PathKind::File,
+                witness_model::audit::StoreObject {
+                    store: "docs".into(),
+                    object: "file/memo.pdf".into(),
+                },
+            )],
+            Vec::new(),
+        );
+        pool.absorb_answer(
+            "compress_pdf",
+            2,
+            &json!({"content": [{"type": "text", "text": "ok"}]}),
+            &[],
+            &[],
+            &[("input_path".into(), scan.clone())],
+        );
+        assert_eq!(
+            paths(&pool),
+            (json!("/jail/stores/docs/tree/memo.pdf"), made)
+        );
     }
 
     #[test]

@@ -249,7 +249,8 @@ fn value_for(schema: &Value, root: &Value, name: &str, depth: usize, budget: &mu
     let structured = matches!(type_of(object), "object" | "array");
     let said = object.get("default").is_none_or(is_empty_structure)
         && object.get("const").is_none()
-        && object.get("enum").is_none();
+        && object.get("enum").is_none()
+        && example(schema).is_none();
     if structured
         && said
         && let Some(shown) = json_example(description(schema), type_of(object))
@@ -450,40 +451,37 @@ fn is_empty_structure(value: &Value) -> bool {
     }
 }
 
-/// The first JSON object or array written in `text` that parses, as a
-/// value of JSON type `wanted` (`object` or `array`): an object where a
-/// list is asked for is taken as its one element (`List of {...}`). A
-/// placeholder for a value (`...`, `…`) is read as a string, and a trailing
-/// `, ...` in a list or object as nothing more.
+/// The JSON object or array a description writes, as a value of JSON type
+/// `wanted` (`object` or `array`): the one that opens at the text's first
+/// `{` or `[`, only, so that a fragment nested in an example that does not
+/// parse is never taken for the whole. An object where a list is asked
+/// for is taken as its one element (`List of {...}`). A placeholder for a
+/// value (`...`, `…`, quoted or bare) is read as a string, and a trailing
+/// `, ...` in a list or object as nothing more; an ellipsis inside a
+/// string (`"see the docs..."`) spoils the example, which is then not
+/// used.
 pub fn json_example(text: &str, wanted: &str) -> Option<Value> {
     let text = text
         .replace(", ...]", "]")
         .replace(", ...}", "}")
         .replace(", …]", "]")
         .replace(", …}", "}")
+        .replace("\"...\"", "\"witness\"")
+        .replace("\"…\"", "\"witness\"")
         .replace("...", "\"witness\"")
         .replace('…', "\"witness\"");
-    let starts = text
-        .char_indices()
-        .filter(|(_, c)| *c == '{' || *c == '[')
-        .map(|(i, _)| i)
-        .take(8);
-    for at in starts {
-        let mut stream = serde_json::Deserializer::from_str(&text[at..]).into_iter::<Value>();
-        let Some(Ok(value)) = stream.next() else {
-            continue;
-        };
-        if is_empty_structure(&value) {
-            continue;
-        }
-        return match (wanted, value) {
-            ("array", Value::Array(items)) => Some(Value::Array(items)),
-            ("array", Value::Object(map)) => Some(Value::Array(vec![Value::Object(map)])),
-            ("object", Value::Object(map)) => Some(Value::Object(map)),
-            _ => None,
-        };
+    let at = text.find(['{', '['])?;
+    let mut stream = serde_json::Deserializer::from_str(&text[at..]).into_iter::<Value>();
+    let value = stream.next()?.ok()?;
+    if is_empty_structure(&value) {
+        return None;
     }
-    None
+    match (wanted, value) {
+        ("array", Value::Array(items)) => Some(Value::Array(items)),
+        ("array", Value::Object(map)) => Some(Value::Array(vec![Value::Object(map)])),
+        ("object", Value::Object(map)) => Some(Value::Object(map)),
+        _ => None,
+    }
 }
 
 fn description(schema: &Value) -> &str {
@@ -943,6 +941,18 @@ mod tests {
         );
         assert_eq!(json_example("Defaults to {} when left out", "object"), None);
         assert_eq!(json_example(r#"e.g. ["a", "b"]"#, "object"), None);
+        // A nested object is never taken for an example that did not parse.
+        assert_eq!(
+            json_example(
+                r#"e.g. {"where": {"status": "open"}, "note": "see docs..."}"#,
+                "object"
+            ),
+            None
+        );
+        assert_eq!(
+            json_example(r#"List of {"name": "..."}"#, "array"),
+            Some(json!([{"name": "witness"}]))
+        );
         let schema = json!({"type": "object", "properties": {
             "cells": {"type": "array", "items": {"type": "object", "additionalProperties": true},
                 "description": "List of {\"cell\": \"A1\", \"value\": ...}"},

@@ -321,7 +321,7 @@ pub(crate) fn takes_boolean(sub: &Value) -> bool {
         })
 }
 
-const REQUIRED_PHRASES: [&str; 22] = [
+const REQUIRED_PHRASES: [&str; 23] = [
     "required",
     "requires",
     "needs ",
@@ -339,8 +339,11 @@ const REQUIRED_PHRASES: [&str; 22] = [
     // 'input_path'`), French and German.
     "requiere",
     "requerido",
-    // `Debe especificarse dataset_csv o dataset_json`.
-    "especific",
+    // `Debe especificarse dataset_csv o dataset_json`, `especifique`;
+    // never `especificado`, which says a thing was given (`la hoja
+    // especificada no existe`).
+    "especificar",
+    "especifique",
     "requer",
     "obligatorio",
     "obrigatório",
@@ -362,9 +365,10 @@ fn required(
     let (name, sub) = properties?
         .iter()
         .find(|(name, _)| !sent.iter().any(|a| a.name == **name) && names_param(lowered, name))?;
-    let mut value = one_property(schema?, name, sub, &step.tool)?;
+    let schema = schema?;
+    let mut value = one_property(schema, name, sub, &step.tool)?;
     if value.as_array().is_some_and(Vec::is_empty) {
-        value = one_item(sub, &step.tool);
+        value = one_item(schema, sub, &step.tool);
     }
     let mut retry = step.clone();
     retry.set(name, given(step, name, value));
@@ -678,9 +682,9 @@ pub(crate) fn one_property(schema: &Value, name: &str, sub: &Value, tool: &str) 
 /// (`La operación 'merge' requiere una lista de archivos en 'files'`,
 /// answered again after `"files": []`). The element is filled at call
 /// time like any other, so `files` gets a file of the store.
-fn one_item(sub: &Value, tool: &str) -> Value {
-    let typed = |items: &Value| {
-        ["type", "anyOf", "oneOf"]
+fn one_item(schema: &Value, sub: &Value, tool: &str) -> Value {
+    let said = |items: &Value| {
+        ["type", "anyOf", "oneOf", "enum", "const", "$ref"]
             .iter()
             .any(|k| items.get(k).is_some())
     };
@@ -690,7 +694,11 @@ fn one_item(sub: &Value, tool: &str) -> Value {
             .any(|k| items.get(k).is_some())
     };
     let item = match sub.get("items") {
-        Some(items) if typed(items) => plain_of(items, tool),
+        // As the schema's generator makes one: an enum's first value, a
+        // reference followed.
+        Some(items) if said(items) => {
+            one_property(schema, "item", items, tool).unwrap_or_else(|| plain_of(items, tool))
+        }
         // A mapping's schema that names no type is still a mapping.
         Some(items) if shaped(items) => Value::Object(Map::new()),
         _ => Value::String(crate::plan::synth::fresh_name(tool)),
@@ -2401,6 +2409,12 @@ mod tests {
         let error = "Debe especificarse input_path o files.";
         let retry = answer(&st, &args, error, Some(&schema), &Pool::default(), &[]).unwrap();
         assert_eq!(retry.reading, "the field input_path it said was required");
+        let error = "La ruta especificada no existe (input_path)";
+        assert!(
+            answer(&st, &args, error, Some(&schema), &Pool::default(), &[])
+                .is_none_or(|r| !r.reading.contains("required")),
+            "a path that was given and not found asks for no field"
+        );
     }
 
     #[test]
@@ -2445,6 +2459,24 @@ mod tests {
         )
         .unwrap();
         assert!(matches!(spec(&retry, "overrides"), ArgSpec::Auto(v) if *v == json!([{}])));
+        // Items of an enum, or behind a reference, as the schema says.
+        let refs = json!({"type": "object",
+            "$defs": {"Mode": {"type": "string", "enum": ["fast", "slow"]}},
+            "properties": {
+                "modes": {"type": "array", "default": [], "items": {"$ref": "#/$defs/Mode"}},
+                "kinds": {"type": "array", "default": [],
+                    "items": {"type": "string", "enum": ["a", "b"]}}}});
+        let run = step("run", &[]);
+        let asked = |error: &str, name: &str| {
+            answer(&run, &[], error, Some(&refs), &Pool::default(), &[])
+                .map(|r| spec(&r, name).clone())
+        };
+        assert!(
+            matches!(asked("modes is required", "modes"), Some(ArgSpec::Auto(v)) if v == json!(["fast"]))
+        );
+        assert!(
+            matches!(asked("kinds is required", "kinds"), Some(ArgSpec::Auto(v)) if v == json!(["a"]))
+        );
         // Only where an error asks for the list: a form's field keeps its
         // empty default, which the server may well take.
         let sub = &schema["properties"]["overrides"];

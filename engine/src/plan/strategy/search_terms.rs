@@ -1,14 +1,18 @@
-//! **A search for something the store holds.** A tool that searches (a
-//! `query`, `q`, `keyword`, `pattern` or `search_term` parameter of a tool
-//! named to search, find, grep or recall) was sent the audit's own word,
+//! **A search for something the store holds.** A tool that searches was
+//! sent the audit's own word,
 //! `witness`, and every one of them on the field study's development half
 //! answered that it found nothing: `{"results": [], "count": 0}`, `No
 //! matches found`. A search that finds nothing lists no id, path or title
 //! for the calls after it to take, and a search that writes (an index, a
 //! cache, a usage count) on what it finds never writes.
 //!
-//! So a search parameter left to the planner is sent a word of a name the
-//! store held before the first call: a note's title, else a file's name,
+//! So a search parameter left to the planner (`query`, `q`, `search`,
+//! `search_query`, `search_term`, `search_text`, `term`, `keyword`,
+//! `pattern`, `query_text`; `query`, `term`, `keyword` and `pattern` only
+//! of a tool whose name has a word of searching in it: search, find,
+//! grep, query, lookup, recall, retrieve, match, locate; never of a tool
+//! named to change, remove or write) is sent a word of a name the store
+//! held before the first call: a note's title, else a file's name,
 //! the first word of four letters or more in the baseline's order that
 //! names no generic part of a store (`readme`, `index`, `config`). Only
 //! names, never contents, as for every value seeded from a store (a
@@ -51,10 +55,18 @@ const GENERIC: [&str; 14] = [
 ];
 
 /// Whether `param` of the tool `cues` describes holds what the tool
-/// searches for. A parameter named for SQL is SQL, not a word.
+/// searches for. A parameter named for SQL is SQL, not a word; and a tool
+/// whose name says it changes, removes or writes things is no search,
+/// whatever its parameter is called (`search_replace {"search": ...}`):
+/// its word would be no object it acts on, and a claim that it destroys
+/// nothing rests only on calls that acted on something that existed.
 pub fn is_search_param(cues: &ToolCues, param: &str) -> bool {
     let flat = flat(param);
-    if !SEARCH_PARAMS.contains(&flat.as_str()) || cues.sql_kind(param).is_some() {
+    if !SEARCH_PARAMS.contains(&flat.as_str())
+        || cues.sql_kind(param).is_some()
+        || cues.changes()
+        || cues.overwrites()
+    {
         return false;
     }
     // `query` and `pattern` belong to many tools; a search's own names
@@ -138,6 +150,11 @@ mod tests {
             "a tool that does not search"
         );
         assert!(!is_search_param(&cues("search_notes"), "path"));
+        assert!(
+            !is_search_param(&cues("search_replace"), "search"),
+            "a tool that replaces: its word would pass for an object it acted on"
+        );
+        assert!(!is_search_param(&cues("delete_matching"), "pattern"));
 
         let mut pool = Pool::default();
         assert_eq!(term(&pool), None, "an empty store leaves the audit's word");

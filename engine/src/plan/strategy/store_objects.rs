@@ -150,7 +150,7 @@ pub fn forget_deleted(pool: &mut Pool, effects: &[Effect]) {
     if deleted.is_empty() {
         return;
     }
-    let gone_paths: Vec<String> = pool
+    let mut gone_paths: Vec<String> = pool
         .items()
         .filter_map(|h| match &h.source {
             Source::Store(o) if deleted.contains(&(o.store.as_str(), o.object.as_str())) => {
@@ -159,6 +159,27 @@ pub fn forget_deleted(pool: &mut Pool, effects: &[Effect]) {
             _ => None,
         })
         .collect();
+    // A file the plan made, deleted since, is no file to replace: its
+    // path under its own store's root, by the deleted object's id.
+    let roots: Vec<(String, String)> = pool
+        .items()
+        .filter(|h| h.shape == Some(PathKind::Root))
+        .filter_map(|h| match &h.source {
+            Source::Store(o) => Some((o.store.clone(), h.value.as_str()?.to_owned())),
+            _ => None,
+        })
+        .collect();
+    for (store, object) in &deleted {
+        let Some(rest) = object
+            .strip_prefix("file/")
+            .or_else(|| object.strip_prefix("dir/"))
+        else {
+            continue;
+        };
+        for (_, root) in roots.iter().filter(|(s, _)| s == store) {
+            gone_paths.push(Path::new(root).join(rest).to_string_lossy().into_owned());
+        }
+    }
     pool.retain(|h| match &h.source {
         Source::Store(o) => !deleted.iter().any(|(store, object)| {
             *store == o.store && (o.object == *object || under(&o.object, object))
@@ -308,6 +329,22 @@ mod tests {
         other.store = "cache".into();
         forget_deleted(&mut pool, &[other]);
         assert_eq!(file(&pool), Some(json!("/j/vault/b.md")));
+        // A file the plan made, deleted since, is offered no more either.
+        pool.created(
+            "save_note",
+            4,
+            "path",
+            &json!("/j/vault/made.md"),
+            Some(PathKind::File),
+        );
+        let made = |pool: &Pool| pool.items().any(|h| h.value == json!("/j/vault/made.md"));
+        assert!(made(&pool));
+        let mut elsewhere = effect("file/made.md");
+        elsewhere.store = "cache".into();
+        forget_deleted(&mut pool, &[elsewhere]);
+        assert!(made(&pool), "another store's file of the same name");
+        forget_deleted(&mut pool, &[effect("file/made.md")]);
+        assert!(!made(&pool));
     }
 
     #[test]
