@@ -2331,6 +2331,20 @@ mod tests {
     /// A directory store holding a workbook with sheets Q1 and Q2 and a
     /// SQLite file with two sections, as the observers name them.
     fn content_pool() -> Pool {
+        docs_pool(&[
+            ("docs", "file/budget.xlsx"),
+            ("docs", "xlsx/budget.xlsx#Q1!A1"),
+            ("docs", "xlsx/budget.xlsx#Q1!B2"),
+            ("docs", "xlsx/budget.xlsx#Q2!A1"),
+            ("docs", "file/app.db"),
+            ("docs", "sqlite/app.db#sections/1"),
+            ("docs", "sqlite/app.db#sections/2"),
+        ])
+    }
+
+    /// A directory store `docs` at `/jail/stores/docs/tree` whose baseline
+    /// names `present`.
+    fn docs_pool(present: &[(&str, &str)]) -> Pool {
         use witness_jail::{JailedStore, StoreKind, StoreSpec};
         let store = JailedStore {
             spec: StoreSpec {
@@ -2343,16 +2357,7 @@ mod tests {
             path: "/jail/stores/docs/tree".into(),
             existed: true,
         };
-        let present = [
-            ("docs", "file/budget.xlsx"),
-            ("docs", "xlsx/budget.xlsx#Q1!A1"),
-            ("docs", "xlsx/budget.xlsx#Q1!B2"),
-            ("docs", "xlsx/budget.xlsx#Q2!A1"),
-            ("docs", "file/app.db"),
-            ("docs", "sqlite/app.db#sections/1"),
-            ("docs", "sqlite/app.db#sections/2"),
-        ];
-        let (seeds, roots) = seeds::seeds(&[store], &present);
+        let (seeds, roots) = seeds::seeds(&[store], present);
         let mut pool = Pool::default();
         pool.seed(seeds, roots);
         pool
@@ -2391,7 +2396,6 @@ mod tests {
 
     #[test]
     fn an_overwrite_writes_its_output_over_a_file_it_does_not_read() {
-        use witness_jail::{JailedStore, StoreKind, StoreSpec};
         let schema = json!({"type": "object", "properties": {
             "input_path": {"type": "string"}, "output": {"type": "string"}},
             "required": ["input_path", "output"]});
@@ -2403,20 +2407,7 @@ mod tests {
             .find(|s| s.tool == "compress_pdf" && s.cues.existing_target)
             .cloned()
             .unwrap_or_else(|| panic!("no overwrite form: {:?}", plan.steps));
-        let store = JailedStore {
-            spec: StoreSpec {
-                name: "docs".into(),
-                kind: StoreKind::Fs,
-                source: "/src".into(),
-                shown: None,
-                clock_columns: Vec::new(),
-            },
-            path: "/jail/stores/docs/tree".into(),
-            existed: true,
-        };
-        let (seeds, roots) = seeds::seeds(&[store], &[("docs", "file/scan.pdf")]);
-        let mut pool = Pool::default();
-        pool.seed(seeds, roots);
+        let mut pool = docs_pool(&[("docs", "file/scan.pdf")]);
         let paths = |pool: &Pool| {
             let resolved =
                 resolve(&overwrite, &BTreeMap::new(), pool).unwrap_or_else(|e| panic!("{e}"));
