@@ -12,7 +12,8 @@
 //!   itself; its `-wal`, `-shm` and `-journal` companions are part of it,
 //!   not files of their own.
 //! - **JSON lines** (two or more lines, each one JSON object; or one line of
-//!   the memory server's shape): the lines, keyed as the JSON-lines store
+//!   the memory server's shape, or in a file named `.jsonl`, `.ndjson` or
+//!   `.jsonlines`, whose name says what its next line will make it): the lines, keyed as the JSON-lines store
 //!   keys them (the same reader, [`crate::jsonl`]), by the memory server's
 //!   shape when every line has it, else by an evident key field, else by
 //!   each line's content; never by position.
@@ -105,6 +106,10 @@ pub(crate) struct Hints<'a> {
     /// The file is named `.md` or `.markdown`: markdown has no magic either,
     /// so only such a file is read as one (if it is UTF-8).
     pub(crate) markdown_name: bool,
+    /// The file is named `.jsonl`, `.ndjson` or `.jsonlines`: its one line
+    /// is JSON lines too, so the line the second one joins keeps its id
+    /// rather than reading as a document's pointers deleted.
+    pub(crate) lines_name: bool,
     /// Most bytes a workbook's zip may unpack to.
     pub(crate) max_unpacked: u64,
     pub(crate) deadline: Instant,
@@ -116,6 +121,15 @@ impl Hints<'_> {
         std::path::Path::new(name)
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("csv"))
+    }
+
+    /// Whether a file named `name` says it holds JSON lines.
+    pub(crate) fn is_lines_name(name: &std::ffi::OsStr) -> bool {
+        std::path::Path::new(name).extension().is_some_and(|e| {
+            ["jsonl", "ndjson", "jsonlines"]
+                .iter()
+                .any(|x| e.eq_ignore_ascii_case(x))
+        })
     }
 }
 
@@ -220,9 +234,12 @@ pub(crate) fn read(bytes: &[u8], hints: &Hints<'_>) -> Read {
     }
     let kept = previous
         .and_then(|p| p.strategy.as_ref())
-        .filter(|s| jsonl::evident_strategy(bytes).is_some() && jsonl::still_fits(bytes, s))
+        .filter(|s| {
+            jsonl::evident_strategy(bytes, hints.lines_name).is_some()
+                && jsonl::still_fits(bytes, s)
+        })
         .cloned();
-    if let Some(strategy) = kept.or_else(|| jsonl::evident_strategy(bytes)) {
+    if let Some(strategy) = kept.or_else(|| jsonl::evident_strategy(bytes, hints.lines_name)) {
         let snapshot = jsonl::snapshot_of(bytes, &strategy);
         return Read::View(View {
             kind: Kind::Jsonl,
@@ -427,6 +444,7 @@ mod tests {
             previous,
             csv_name: false,
             markdown_name: false,
+            lines_name: false,
             max_unpacked: u64::MAX,
             deadline,
         }

@@ -1296,6 +1296,7 @@ fn hash_and_read(
         markdown_name: path
             .file_name()
             .is_some_and(crate::markdown::is_markdown_name),
+        lines_name: path.file_name().is_some_and(content::Hints::is_lines_name),
         max_unpacked: max_bytes,
         deadline,
     };
@@ -2208,6 +2209,36 @@ mod content_tests {
             next(&mut observer),
             [("jsonl/log.jsonl#record/b".into(), Op::Delete, true)]
         );
+    }
+
+    /// An append-only log named `.jsonl` that held one line: its second
+    /// line is a create, never the first line read as a JSON document and
+    /// then deleted (a false destructive finding on a logging server).
+    #[test]
+    fn a_one_line_log_named_jsonl_gains_a_line_as_one_create() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("audit.jsonl");
+        fs::write(&path, b"{\"ts\":\"t1\",\"tool\":\"list_tasks\"}\n").unwrap();
+        let mut observer = FsObserver::new(dir.path()).with_content_views();
+        observer.observe(false).unwrap();
+        fs::write(
+            &path,
+            b"{\"ts\":\"t1\",\"tool\":\"list_tasks\"}\n{\"ts\":\"t2\",\"tool\":\"list_tasks\"}\n",
+        )
+        .unwrap();
+        let found = next(&mut observer);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!((found[0].1, found[0].2), (Op::Create, false), "{found:?}");
+        assert!(found[0].0.starts_with("jsonl/audit.jsonl#"), "{found:?}");
+        // The same line in a file not named for lines is a JSON document.
+        let other = dir.path().join("state.json");
+        fs::write(&other, b"{\"ts\":\"t1\"}\n").unwrap();
+        let found = next(&mut observer);
+        assert!(
+            found.contains(&("json/state.json#".into(), Op::Create, false)),
+            "{found:?}"
+        );
+        assert!(found.iter().all(|c| !c.0.starts_with("jsonl/")), "{found:?}");
     }
 
     fn database(path: &Path) -> rusqlite::Connection {

@@ -472,11 +472,12 @@ pub(crate) fn evident_key<'a>(
 
 /// How to key the lines of `bytes`, when `bytes` reads as JSON lines: every
 /// non-blank line a JSON object, and more than one of them (one alone is a
-/// JSON document, but for the memory server's shape). The
+/// JSON document, but for the memory server's shape or in a file whose name
+/// says JSON lines, `named_lines`). The
 /// memory server's shape when every line has it, else a key field when one
 /// is evident ([`evident_key`]), else the lines' content. `None` when the
 /// bytes are not JSON lines.
-pub(crate) fn evident_strategy(bytes: &[u8]) -> Option<KeyStrategy> {
+pub(crate) fn evident_strategy(bytes: &[u8], named_lines: bool) -> Option<KeyStrategy> {
     let bytes = bytes.strip_prefix(UTF8_BOM).unwrap_or(bytes);
     let mut objects = Vec::new();
     for line in bytes.split(|&b| b == b'\n') {
@@ -492,9 +493,10 @@ pub(crate) fn evident_strategy(bytes: &[u8]) -> Option<KeyStrategy> {
     match objects.len() {
         0 => return None,
         // One object is a JSON document, unless it has the memory server's
-        // shape: its next line would make it JSON lines, and ids that
-        // change kind with the second record would read as a rewrite.
-        1 if !memory => return None,
+        // shape or the file's name says JSON lines: its next line would
+        // make it JSON lines, and ids that change kind with the second
+        // record would read as a rewrite.
+        1 if !memory && !named_lines => return None,
         _ => {}
     }
     if memory {
