@@ -15,7 +15,8 @@
 //!   part that is wholly a JSON object (or an array of such objects, every
 //!   one failing), with `isError: true`, `success`,
 //!   `ok` or `succeeded` set to `false`, a `status` of `error`, `failed` or
-//!   `failure`, or a non-empty `error` (unless the same object also says
+//!   `failure`, `found: false` (the object named is not there), or a
+//!   non-empty `error` (unless the same object also says
 //!   `success`/`ok: true`), or a non-empty `errors` list beside no `data`.
 //! - **Prose that opens with a failure**: the first line of a short answer
 //!   (at most [`MAX_PROSE`] characters of text in all: a long answer is
@@ -181,6 +182,12 @@ fn failing_object(value: &Value) -> Option<String> {
         .iter()
         .any(|k| flag(k) == Some(false))
     {
+        return Some(shown());
+    }
+    // `{"found": false}`: the object the call names is not there, so the
+    // call met nothing it could act on or read (a feedback on an invented
+    // memory id answers so, with isError false).
+    if !says_success && flag("found") == Some(false) {
         return Some(shown());
     }
     if let Some(status) = object.get("status").and_then(Value::as_str)
@@ -473,6 +480,8 @@ mod tests {
             r#"{"error": {"code": 404, "message": "no note"}}"#,
             r#"{"status": "error", "detail": "locked"}"#,
             r#"{"status": "not_found"}"#,
+            r#"{"found": false}"#,
+            r#"{"found": false, "id": "witness-1", "results": []}"#,
             r#"{"errors": ["bad id"]}"#,
             r#"[{"error": "Semantic search is not enabled; use mode='keyword'"}]"#,
         ] {
@@ -493,6 +502,8 @@ mod tests {
             r#"{"error": "", "id": 3}"#,
             r#"{"data": {"x": 1}, "errors": ["partial"]}"#,
             r#"{"status": "done"}"#,
+            r#"{"found": true, "memory": {"id": "m1"}}"#,
+            r#"{"success": true, "found": false, "created": "m2"}"#,
             r#"{"entities": [{"name": "error", "observations": []}]}"#,
             r#"[{"error": "locked", "id": 1}, {"id": 2, "title": "kept"}]"#,
             r#"[]"#,

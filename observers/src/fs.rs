@@ -2238,7 +2238,10 @@ mod content_tests {
             found.contains(&("json/state.json#".into(), Op::Create, false)),
             "{found:?}"
         );
-        assert!(found.iter().all(|c| !c.0.starts_with("jsonl/")), "{found:?}");
+        assert!(
+            found.iter().all(|c| !c.0.starts_with("jsonl/")),
+            "{found:?}"
+        );
     }
 
     fn database(path: &Path) -> rusqlite::Connection {
@@ -2437,6 +2440,7 @@ mod content_tests {
             changes,
             [
                 ("file/book.xlsx".into(), Op::Update),
+                ("xlsx/book.xlsx#Tasks!".into(), Op::Delete),
                 ("xlsx/book.xlsx#Tasks!A1".into(), Op::Delete),
                 ("xlsx/book.xlsx#Tasks!B1".into(), Op::Delete),
             ]

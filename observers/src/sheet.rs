@@ -12,6 +12,13 @@
 //!   never its bounding box; `<sheet>!<A1>`.
 //! - **ods** (a zip whose `mimetype` entry is an OpenDocument spreadsheet):
 //!   read with calamine; `<sheet>!<A1>`.
+//! - In a workbook, each **sheet** is an object of its own, `<sheet>!`, so a
+//!   sheet added with no cells yet (or one emptied and removed) is seen; and
+//!   each **picture** it embeds (an `xl/media/` or `Pictures/` entry of the
+//!   zip) is `media/<digest>`, one field per copy, so an inserted image is
+//!   a create, a second copy of it an additive update, and a removed one a
+//!   delete. Picture ids are by content: a writer that renumbers the zip's
+//!   media entries on save (openpyxl does) moved nothing.
 //! - **csv** (a file named `.csv`, since CSV has no magic, that parses
 //!   under RFC 4180's quoting rules, which [`csv_cells`] holds it to):
 //!   `<A1>`. A file that does not parse is a file.
@@ -22,7 +29,7 @@
 //! number it is (its display format is a style, not a value). A cleared cell
 //! (absent, or empty text) is no object, so clearing one is its delete;
 //! styles, column widths and the zip's own metadata are not values and
-//! change nothing. In an xlsx workbook a formula cell is its formula
+//! change nothing (but see sheets and pictures below). In an xlsx workbook a formula cell is its formula
 //! (`f:SUM(B2:B5)`), not the result cached beside it: the result follows
 //! from other cells, whose own changes are seen, and a writer that saves
 //! without results (openpyxl drops them) removed nothing.
@@ -131,13 +138,14 @@ pub(crate) fn workbook_cells(
     max_unpacked: u64,
     deadline: Instant,
 ) -> Cells {
-    unpacked_within(bytes, max_unpacked, deadline)?;
+    let pictures = unpacked_within(bytes, max_unpacked, deadline)?;
     let mut cells = Collect::new(deadline);
     match book {
         Book::Xlsx => {
             let unreadable = |_: XlsxError| "not readable as an xlsx workbook".to_owned();
             let mut workbook = Xlsx::new(Cursor::new(bytes)).map_err(unreadable)?;
             for sheet in workbook.sheet_names() {
+                cells.sheet(&sheet);
                 let mut reader = match workbook.worksheet_cells_reader(&sheet) {
                     Ok(reader) => reader,
                     // A chart sheet has no cells.
@@ -169,6 +177,7 @@ pub(crate) fn workbook_cells(
             let unreadable = |_| "not readable as an ods workbook".to_owned();
             let mut workbook: Ods<_> = Ods::new(Cursor::new(bytes)).map_err(unreadable)?;
             for sheet in workbook.sheet_names() {
+                cells.sheet(&sheet);
                 let range = workbook.worksheet_range(&sheet).map_err(unreadable)?;
                 let (top, left) = range.start().unwrap_or((0, 0));
                 let prefix = format!("{sheet}!");
@@ -182,12 +191,48 @@ pub(crate) fn workbook_cells(
             }
         }
     }
-    Ok(cells.finish())
+    let mut objects = cells.finish();
+    objects.extend(picture_objects(&pictures));
+    Ok(objects)
+}
+
+/// Where a workbook's zip keeps the pictures it embeds: xlsx, then ods.
+const PICTURE_FOLDERS: [&str; 2] = ["xl/media/", "Pictures/"];
+
+/// The pictures of a workbook as objects: `media/<digest>` (the first 16
+/// hex digits of the content's blake3), one field per copy, so that a
+/// second copy of the same picture is a field added.
+fn picture_objects(digests: &[String]) -> BTreeMap<String, ObjectState> {
+    let mut copies: BTreeMap<&str, usize> = BTreeMap::new();
+    for digest in digests {
+        *copies.entry(digest.as_str()).or_default() += 1;
+    }
+    copies
+        .into_iter()
+        .map(|(digest, count)| {
+            let fields: BTreeMap<String, String> = (1..=count)
+                .map(|copy| (format!("copy {copy}"), digest.to_owned()))
+                .collect();
+            let short = digest.get(..16).unwrap_or(digest);
+            let state = ObjectState {
+                digest: digest_hex(format!("{digest}*{count}").as_bytes()),
+                size: count as u64,
+                fields,
+                head: None,
+            };
+            (format!("media/{short}"), state)
+        })
+        .collect()
 }
 
 /// Unpacks every entry once, counting, so that what calamine will unpack
-/// is known to fit before it does.
-fn unpacked_within(bytes: &[u8], max_unpacked: u64, deadline: Instant) -> Result<(), String> {
+/// is known to fit before it does; returns the digest of every picture
+/// entry ([`PICTURE_FOLDERS`]) met on the way.
+fn unpacked_within(
+    bytes: &[u8],
+    max_unpacked: u64,
+    deadline: Instant,
+) -> Result<Vec<String>, String> {
     let mut archive = zip::ZipArchive::new(Cursor::new(bytes))
         .map_err(|_| "not readable as a zip archive".to_owned())?;
     let mut total = 0u64;
@@ -196,6 +241,7 @@ fn unpacked_within(bytes: &[u8], max_unpacked: u64, deadline: Instant) -> Result
             "unpacks to more than {max_unpacked} bytes (--max-observe-bytes, at most {MAX_UNPACKED_BYTES})"
         )
     };
+    let mut pictures = Vec::new();
     for i in 0..archive.len() {
         let entry = archive
             .by_index(i)
@@ -204,8 +250,21 @@ fn unpacked_within(bytes: &[u8], max_unpacked: u64, deadline: Instant) -> Result
         if entry.size() > room {
             return Err(over());
         }
-        let read = io::copy(&mut entry.take(room.saturating_add(1)), &mut io::sink())
-            .map_err(|_| "not readable as a zip archive".to_owned())?;
+        let name = entry.name_raw();
+        let picture = PICTURE_FOLDERS
+            .iter()
+            .any(|folder| name.starts_with(folder.as_bytes()) && name.len() > folder.len());
+        let unreadable = |_| "not readable as a zip archive".to_owned();
+        let read = if picture {
+            let mut hasher = blake3::Hasher::new();
+            let read = io::copy(&mut entry.take(room.saturating_add(1)), &mut hasher)
+                .map_err(unreadable)?;
+            pictures.push(hasher.finalize().to_hex().to_string());
+            read
+        } else {
+            io::copy(&mut entry.take(room.saturating_add(1)), &mut io::sink())
+                .map_err(unreadable)?
+        };
         total = total.saturating_add(read);
         if total > max_unpacked {
             return Err(over());
@@ -214,7 +273,7 @@ fn unpacked_within(bytes: &[u8], max_unpacked: u64, deadline: Instant) -> Result
             return Err(late());
         }
     }
-    Ok(())
+    Ok(pictures)
 }
 
 /// Reads `text` as CSV under RFC 4180's quoting, one object per non-empty
@@ -334,6 +393,12 @@ impl Collect {
         push_cell_name(&mut id, row, col);
         self.objects.push((id, cell_state(&self.typed)));
         Ok(())
+    }
+
+    /// Adds the sheet itself, `<sheet>!`: present whether or not it has
+    /// cells.
+    fn sheet(&mut self, name: &str) {
+        self.objects.push((format!("{name}!"), cell_state("sheet")));
     }
 
     /// The cells by id; of two at one place (a file may say so), the last.
@@ -554,6 +619,117 @@ pub(crate) mod tests {
         zip_of(&parts, packing)
     }
 
+    /// `book` unpacked and packed again with `parts` put in: each replaces
+    /// the part of its name, or is added.
+    fn with_parts(book: &[u8], parts: &[(&str, String)]) -> Vec<u8> {
+        let mut archive = zip::ZipArchive::new(Cursor::new(book)).unwrap();
+        let mut all: Vec<(String, String)> = Vec::new();
+        for i in 0..archive.len() {
+            let mut entry = archive.by_index(i).unwrap();
+            let name = entry.name().unwrap().into_owned();
+            let mut text = String::new();
+            entry.read_to_string(&mut text).unwrap();
+            all.push((name, text));
+        }
+        for (name, text) in parts {
+            match all.iter_mut().find(|(n, _)| n == name) {
+                Some(part) => part.1 = text.clone(),
+                None => all.push(((*name).to_owned(), text.clone())),
+            }
+        }
+        let borrowed: Vec<(&str, String)> =
+            all.iter().map(|(n, t)| (n.as_str(), t.clone())).collect();
+        zip_of(&borrowed, PLAIN)
+    }
+
+    /// `book` (of [`xlsx`]) with a second sheet, `Notes`, that has no cells.
+    fn with_empty_sheet(book: &[u8]) -> Vec<u8> {
+        let main = "http://schemas.openxmlformats.org/spreadsheetml/2006/main";
+        let rel = "http://schemas.openxmlformats.org/officeDocument/2006/relationships";
+        let mut archive = zip::ZipArchive::new(Cursor::new(book)).unwrap();
+        let read = |archive: &mut zip::ZipArchive<Cursor<&[u8]>>, name: &str| {
+            let mut text = String::new();
+            archive
+                .by_name(name)
+                .unwrap()
+                .read_to_string(&mut text)
+                .unwrap();
+            text
+        };
+        let types = read(&mut archive, "[Content_Types].xml").replace(
+            "</Types>",
+            r#"<Override PartName="/xl/worksheets/sheet2.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/></Types>"#,
+        );
+        let workbook = read(&mut archive, "xl/workbook.xml").replace(
+            "</sheets>",
+            r#"<sheet name="Notes" sheetId="2" r:id="rId3"/></sheets>"#,
+        );
+        let rels = read(&mut archive, "xl/_rels/workbook.xml.rels").replace(
+            "</Relationships>",
+            &format!(
+                r#"<Relationship Id="rId3" Type="{rel}/worksheet" Target="worksheets/sheet2.xml"/></Relationships>"#
+            ),
+        );
+        let empty = format!(
+            r#"<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="{main}"><sheetData/></worksheet>"#
+        );
+        with_parts(
+            book,
+            &[
+                ("[Content_Types].xml", types),
+                ("xl/workbook.xml", workbook),
+                ("xl/_rels/workbook.xml.rels", rels),
+                ("xl/worksheets/sheet2.xml", empty),
+            ],
+        )
+    }
+
+    #[test]
+    fn a_sheet_added_with_no_cells_is_an_object_of_its_own() {
+        let book = xlsx(&[&["id"], &["1"]], PLAIN);
+        let before = cells(&book);
+        let after = cells(&with_empty_sheet(&book));
+        let added: Vec<&str> = after
+            .keys()
+            .filter(|k| !before.contains_key(*k))
+            .map(String::as_str)
+            .collect();
+        assert_eq!(added, ["Notes!"]);
+        assert!(before.iter().all(|(k, v)| after.get(k) == Some(v)));
+    }
+
+    #[test]
+    fn a_picture_is_one_object_by_content_and_a_second_copy_a_field_added() {
+        let book = xlsx(&[&["id"], &["1"]], PLAIN);
+        let logo = "\u{89}PNG logo bytes".to_owned();
+        let one = cells(&with_parts(&book, &[("xl/media/image1.png", logo.clone())]));
+        let pictures: Vec<&String> = one.keys().filter(|k| k.starts_with("media/")).collect();
+        assert_eq!(pictures.len(), 1, "{one:?}");
+        let id = pictures[0].clone();
+        assert_eq!(one[&id].fields.len(), 1);
+        // Renumbered on a re-save: the same picture, nothing changed.
+        let renamed = cells(&with_parts(&book, &[("xl/media/image7.png", logo.clone())]));
+        assert_eq!(one, renamed);
+        // A second copy: the same object with one field more, none changed.
+        let two = cells(&with_parts(
+            &book,
+            &[
+                ("xl/media/image1.png", logo.clone()),
+                ("xl/media/image2.png", logo),
+            ],
+        ));
+        assert_eq!(two[&id].fields.len(), 2);
+        assert!(
+            one[&id]
+                .fields
+                .iter()
+                .all(|(k, v)| two[&id].fields.get(k) == Some(v))
+        );
+        // A part named like the folder but outside it is no picture.
+        let other = cells(&with_parts(&book, &[("xl/mediafile.xml", "x".into())]));
+        assert!(other.keys().all(|k| !k.starts_with("media/")));
+    }
+
     const MANIFEST: &str = r#"<?xml version="1.0" encoding="UTF-8"?><manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0" manifest:version="1.2"><manifest:file-entry manifest:full-path="/" manifest:media-type="application/vnd.oasis.opendocument.spreadsheet"/><manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml"/></manifest:manifest>"#;
 
     /// A minimal ods of one sheet named `Tasks`.
@@ -616,7 +792,9 @@ pub(crate) mod tests {
             let found = cells(&book);
             assert_eq!(
                 ids(&found),
-                ["Tasks!A1", "Tasks!A2", "Tasks!A3", "Tasks!B1", "Tasks!B2"]
+                [
+                    "Tasks!", "Tasks!A1", "Tasks!A2", "Tasks!A3", "Tasks!B1", "Tasks!B2"
+                ]
             );
             assert_eq!(found["Tasks!A2"], cell_state("n:1"));
             assert_eq!(found["Tasks!B2"], cell_state("s:write"));
