@@ -605,10 +605,15 @@ pub fn satisfiable(step: &PlanStep, pool: &Pool) -> bool {
 /// else is a real value when one fits at call time, else the synthesized one.
 fn planned_step(tool: &ToolEntry) -> PlanStep {
     let cues = ToolCues::of(tool);
-    let described = tool.input_schema.as_ref().and_then(|schema| {
-        synth::with_parameter_docs(schema, tool.description.as_deref().unwrap_or(""))
-    });
+    let description = tool.description.as_deref().unwrap_or("");
+    let described = tool
+        .input_schema
+        .as_ref()
+        .and_then(|schema| synth::with_parameter_docs(schema, description));
     let schema = described.as_ref().or(tool.input_schema.as_ref());
+    let chosen = schema
+        .and_then(|schema| strategy::written_choices::with_written_choices(schema, description));
+    let schema = chosen.as_ref().or(schema);
     let pinned = synth::pinned(schema);
     let mut args: Vec<(String, ArgSpec)> = synth::arguments_for(schema, &tool.name)
         .into_iter()

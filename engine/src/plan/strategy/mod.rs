@@ -20,6 +20,8 @@
 //!   (relative paths, bare names), and only objects that still exist.
 //! - [`search_terms`]: a search is sent a word of a name the store held,
 //!   not the audit's own word, which no search finds.
+//! - [`written_choices`]: a parameter whose valid values are written in
+//!   prose (`type: fact|decision`) is sent the first of them.
 
 pub mod change_fields;
 pub mod file_text;
@@ -30,6 +32,7 @@ pub mod scope;
 pub mod search_terms;
 pub mod store_objects;
 pub mod switches;
+pub mod written_choices;
 
 /// The lowercase words of `text`, split at anything not a letter, digit or
 /// underscore.

@@ -236,45 +236,6 @@ fn flag(
     })
 }
 
-/// The choices a text writes for a parameter as `name=a|b|c` (`add_memory
-/// needs kind=fact|concept|note`), when `name` is one of the schema's: at
-/// least two, each one plain word.
-pub fn assigned_choices(error: &str, name: &str) -> Vec<String> {
-    let pattern = format!("{name}=");
-    let mut at = 0;
-    while let Some(found) = error[at..].find(&pattern) {
-        let start = at + found;
-        at = start + pattern.len();
-        // The name must start a word: `subkind=` is not `kind=`.
-        if error[..start]
-            .chars()
-            .next_back()
-            .is_some_and(|c| c.is_alphanumeric() || c == '_')
-        {
-            continue;
-        }
-        let rest = &error[at..];
-        let end = rest
-            .find(|c: char| c.is_whitespace() || ",;)]}\"'`".contains(c))
-            .unwrap_or(rest.len());
-        let choices: Vec<String> = rest[..end]
-            .trim_end_matches('.')
-            .split('|')
-            .map(str::to_owned)
-            .collect();
-        let plain = |c: &String| {
-            !c.is_empty()
-                && c.len() <= 64
-                && c.chars()
-                    .all(|ch| ch.is_alphanumeric() || "_-.".contains(ch))
-        };
-        if choices.len() >= 2 && choices.iter().all(plain) {
-            return choices;
-        }
-    }
-    Vec::new()
-}
-
 fn assigned_choice(
     step: &PlanStep,
     sent: &[Argument],
@@ -283,7 +244,7 @@ fn assigned_choice(
     tried: &[Value],
 ) -> Option<Retry> {
     for (name, sub) in properties? {
-        let choices = assigned_choices(error, name);
+        let choices = super::written_choices::assigned_choices(error, name);
         let was_sent = |v: &str| {
             sent.iter()
                 .any(|a| a.name == *name && a.value.as_str() == Some(v))
@@ -1763,6 +1724,32 @@ mod tests {
     }
 
     #[test]
+    fn choices_written_after_a_parameter_are_tried() {
+        let schema = json!({"type": "object", "required": ["text"], "properties": {
+            "text": {"type": "string"}, "kind": {"type": "string"}}});
+        let step = PlanStep {
+            tool: "add_memory".into(),
+            args: vec![("text".into(), ArgSpec::Synthesized(json!("witness")))],
+            ..PlanStep::default()
+        };
+        let retry = answer(
+            &step,
+            &[],
+            "Error saving memory: add_memory needs kind=fact|concept (got none).",
+            Some(&schema),
+            &Pool::default(),
+            &[],
+        )
+        .expect("a retry");
+        assert!(
+            retry
+                .step
+                .args
+                .contains(&("kind".into(), ArgSpec::Pinned(json!("fact"))))
+        );
+    }
+
+    #[test]
     fn a_flag_the_error_names_is_set_and_only_a_boolean_of_the_schema() {
         let schema = json!({"properties": {"path": {"type": "string"},
             "force": {"type": "boolean"}, "confirm": {"type": "string"}}});
@@ -1966,42 +1953,6 @@ mod tests {
                 &tried
             )
             .is_none()
-        );
-    }
-
-    #[test]
-    fn choices_written_after_a_parameter_are_read() {
-        assert_eq!(
-            assigned_choices(
-                "Error saving memory: add_memory needs kind=fact|concept|note (got none).",
-                "kind"
-            ),
-            ["fact", "concept", "note"]
-        );
-        assert!(assigned_choices("subkind=a|b", "kind").is_empty());
-        assert!(assigned_choices("kind=a only", "kind").is_empty());
-        assert!(assigned_choices("no assignment here", "kind").is_empty());
-        let schema = json!({"type": "object", "required": ["text"], "properties": {
-            "text": {"type": "string"}, "kind": {"type": "string"}}});
-        let step = PlanStep {
-            tool: "add_memory".into(),
-            args: vec![("text".into(), ArgSpec::Synthesized(json!("witness")))],
-            ..PlanStep::default()
-        };
-        let retry = answer(
-            &step,
-            &[],
-            "add_memory needs kind=fact|concept",
-            Some(&schema),
-            &Pool::default(),
-            &[],
-        )
-        .expect("a retry");
-        assert!(
-            retry
-                .step
-                .args
-                .contains(&("kind".into(), ArgSpec::Pinned(json!("fact"))))
         );
     }
 

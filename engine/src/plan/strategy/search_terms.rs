@@ -14,7 +14,9 @@
 //! named to change, remove or write) is sent a word of a name the store
 //! held before the first call: a note's title, else a file's name,
 //! the first word of four letters or more in the baseline's order that
-//! names no generic part of a store (`readme`, `index`, `config`). Only
+//! names no generic part of a store (`readme`, `index`, `config`) and is
+//! no part of an id (a part mixing letters and digits, any part of a name
+//! written in hex digits: `bccf31a2-0f4e-...`). Only
 //! names, never contents, as for every value seeded from a store (a
 //! column's value may be a credential). A search parameter the schema or
 //! the description gives a value for keeps it, and a store with no such
@@ -103,8 +105,15 @@ pub fn term(pool: &Pool) -> Option<(String, StoreObject)> {
         if hidden || name.starts_with('.') {
             continue;
         }
+        // A part that mixes letters and digits (`0bccf3a1`, `v2`) is an
+        // id, and so is every letter run of a name made of hex digits
+        // (`bccf-31a2-...`): no search finds its letters as a word.
+        if hex_id(name) {
+            continue;
+        }
         let word = name
-            .split(|c: char| !c.is_alphabetic())
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| w.chars().all(char::is_alphabetic))
             .map(str::to_lowercase)
             .find(|w| w.chars().count() >= 4 && !GENERIC.contains(&w.as_str()));
         if let Some(word) = word {
@@ -112,6 +121,15 @@ pub fn term(pool: &Pool) -> Option<(String, StoreObject)> {
         }
     }
     None
+}
+
+/// Whether `name` is an id written in hex digits: eight or more of them,
+/// at least one a digit, with nothing else but `-` and `_`.
+fn hex_id(name: &str) -> bool {
+    let hex = name.chars().filter(char::is_ascii_hexdigit).count();
+    hex >= 8
+        && name.chars().any(|c| c.is_ascii_digit())
+        && name.chars().all(|c| c.is_ascii_hexdigit() || c == '-' || c == '_')
 }
 
 #[cfg(test)]
@@ -169,5 +187,21 @@ mod tests {
         let (word, object) = term(&pool).unwrap_or_else(|| panic!("a word"));
         assert_eq!(word, "garden");
         assert_eq!(object.object, "file/Garden plan.md");
+    }
+
+    #[test]
+    fn an_id_in_a_name_is_no_word() {
+        let mut pool = Pool::default();
+        pool.seed(
+            vec![
+                file("memories/bccf31a2-0f4e-4d1a-9c2b-7e5d3a1f0b6c.md"),
+                file("memories/0bccf3a1.md"),
+                file("memories/v2dcbaface.md"),
+                file("memories/Deploy rules.md"),
+            ],
+            Vec::new(),
+        );
+        let (word, _) = term(&pool).unwrap_or_else(|| panic!("a word"));
+        assert_eq!(word, "deploy");
     }
 }
