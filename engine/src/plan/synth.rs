@@ -484,6 +484,54 @@ pub fn json_example(text: &str, wanted: &str) -> Option<Value> {
     }
 }
 
+/// Words of a string parameter's description that say its text is JSON.
+const JSON_FORMS: [&str; 10] = [
+    "json string",
+    "json array",
+    "json object",
+    "json list",
+    "json-encoded",
+    "json encoded",
+    "json-formatted",
+    "json formatted",
+    "as json",
+    "in json",
+];
+
+/// For a string parameter whose text is JSON (its name says `json`:
+/// `items_json`, `jsonData`; or its description: `a JSON array of ...`),
+/// JSON text: the description's example when it shows one, else a list
+/// of one word when the description or name speaks of a list, else an
+/// object of one field. The audit's own word is no JSON, and a server
+/// that parses it answers only `Expecting value: line 1 column 1`.
+fn json_text(name: &str, described: &str) -> Option<String> {
+    let flat: String = name
+        .to_ascii_lowercase()
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .collect();
+    let lowered = described.to_lowercase();
+    if !flat.contains("json") && !JSON_FORMS.iter().any(|f| lowered.contains(f)) {
+        return None;
+    }
+    let wanted = match described.find(['{', '[']) {
+        Some(at) if described[at..].starts_with('[') => "array",
+        _ => "object",
+    };
+    let shown = json_example(described, wanted);
+    if let Some(shown) = shown {
+        return Some(shown.to_string());
+    }
+    let listed = ["array", "list", "items"]
+        .iter()
+        .any(|w| lowered.contains(w) || flat.contains(w));
+    Some(if listed {
+        r#"["witness"]"#.to_owned()
+    } else {
+        r#"{"name": "witness"}"#.to_owned()
+    })
+}
+
 fn description(schema: &Value) -> &str {
     schema
         .get("description")
@@ -715,6 +763,7 @@ fn string_candidates(object: &Map<String, Value>, name: &str, tool: &str) -> Vec
         .get("description")
         .and_then(Value::as_str)
         .unwrap_or("");
+    out.extend(json_text(name, described));
     out.extend(quoted_example(described));
     out.extend(templated(described).map(str::to_owned));
     let by_format = match object.get("format").and_then(Value::as_str) {
@@ -976,6 +1025,26 @@ mod tests {
             json!({"bold": true}),
             "a default that says something stays"
         );
+    }
+
+    #[test]
+    fn a_string_that_holds_json_is_sent_json_text() {
+        let schema = json!({"type": "object", "properties": {
+            "items_json": {"type": "string"},
+            "analysis": {"type": "string", "description": "The analysis as a JSON object"},
+            "rows": {"type": "string",
+                "description": "JSON array of rows, e.g. [{\"id\": 1}, ...]"},
+            "title": {"type": "string", "description": "Plain title, not JSON"}},
+            "required": ["items_json", "analysis", "rows", "title"]});
+        let args: std::collections::BTreeMap<String, Value> =
+            arguments_for(Some(&schema), "save_analysis")
+                .into_iter()
+                .collect();
+        let parsed = |k: &str| serde_json::from_str::<Value>(args[k].as_str().unwrap_or("")).ok();
+        assert_eq!(parsed("items_json"), Some(json!(["witness"])));
+        assert_eq!(parsed("analysis"), Some(json!({"name": "witness"})));
+        assert_eq!(parsed("rows"), Some(json!([{"id": 1}])));
+        assert_eq!(parsed("title"), None, "a mention of JSON is no form");
     }
 
     #[test]
