@@ -329,6 +329,27 @@ fn an_overwrite_that_reads_a_file_saves_over_another() {
     assert_eq!(code, 1, "{text}");
 }
 
+/// A value an error taught a tool's call (an operation the error listed)
+/// is what the tool's later forms send too: the overwrite form, built from
+/// the planned step, would send the invented operation the error refused,
+/// and the claim it is about would go untested.
+#[test]
+fn a_value_an_error_taught_is_sent_by_the_later_forms() {
+    let (code, text, report) = audit("taught", &["memo.pdf", "scan.pdf"]);
+    let calls = calls_of(&report, "pdf_tool");
+    let merged: Vec<&&Value> = calls
+        .iter()
+        .filter(|c| argument(c, "operation")["value"] == "merge")
+        .collect();
+    assert!(
+        merged.len() >= 2,
+        "the retry and the overwrite form both merge: {:#}",
+        report["calls"]
+    );
+    assert_eq!(verdict(&report, "EFF-02", "pdf_tool"), "fail", "{text}");
+    assert_eq!(code, 1, "{text}");
+}
+
 /// The identical repeat of a call that wrote a file comes in a later
 /// second: a tool that stamps the time into what it writes is caught every
 /// time, not only when its repeat happens to cross a second.

@@ -27,7 +27,7 @@ use super::super::draft::Draft;
 use super::restart::{MAX_FAILURE_RESTARTS, Relaunch};
 use crate::checks::paging::{Paging, next_cursor};
 use crate::plan::harvest::Pool;
-use crate::plan::{PlanStep, Resolved, resolve};
+use crate::plan::{ArgSpec, PlanStep, Resolved, resolve};
 use witness_jail::JailedStore;
 use witness_jail::observe::{
     Changes, ObservedSet, Previous, Settle, Window, idle_window, probe_effects,
@@ -76,6 +76,9 @@ pub(super) struct Runner<'a> {
     answers: Option<ErrorAnswer>,
     /// Tools an error named to call first, each called once.
     called_first: Vec<String>,
+    /// What errors taught each tool's calls, by tool: values a retry that
+    /// did its job was given for a parameter the audit had invented.
+    learned: BTreeMap<String, Vec<(String, Value)>>,
     /// How long the last call took, from its request to its settled moment:
     /// the next idle control's window.
     last_window: Option<Duration>,
@@ -135,6 +138,7 @@ impl<'a> Runner<'a> {
             retry_after: None,
             answers: None,
             called_first: Vec::new(),
+            learned: BTreeMap::new(),
             last_window: None,
             steps: BTreeMap::new(),
             context,
@@ -194,6 +198,8 @@ impl<'a> Runner<'a> {
             self.draft.interrupted(signal);
             return ControlFlow::Break(());
         }
+        let taught = self.taught(step);
+        let step = taught.as_ref().unwrap_or(step);
         self.steps_done += 1;
         let step_no = self.steps_done;
         let expect = self.expect.get(&step_no).cloned().unwrap_or_default();
@@ -292,6 +298,15 @@ impl<'a> Runner<'a> {
             self.answers = Some(answer.clone());
             let relative = answer.reading.contains("relative to the store");
             self.step(&retry.step)?;
+            if self
+                .draft
+                .report
+                .calls
+                .last()
+                .is_some_and(|c| c.tool == step.tool && c.outcome.status == CallStatus::Ok)
+            {
+                self.learn(step, &retry.step);
+            }
             // A store path refused absolute and taken relative: the server
             // keeps one form, so every later path goes relative.
             if relative
@@ -317,6 +332,55 @@ impl<'a> Runner<'a> {
             }
         }
         ControlFlow::Continue(())
+    }
+
+    /// Keeps what the retry `retry` of `step`, which did its job, was given
+    /// that the audit had invented for `step`: a value read from the error
+    /// (a flag, a choice, a listed value; [`ArgSpec::Pinned`]) for a
+    /// parameter that names no path or object. The tool's later forms
+    /// (its overwrite form, its switched form) are built from the planned
+    /// step, and would otherwise send the invented value the error had
+    /// already refused (an operation `witness` where the error listed
+    /// `merge`), so that a claim about the form went untested.
+    fn learn(&mut self, step: &PlanStep, retry: &PlanStep) {
+        let learned = self.learned.entry(step.tool.clone()).or_default();
+        for (name, spec) in &retry.args {
+            let ArgSpec::Pinned(value) = spec else {
+                continue;
+            };
+            let planned = step.args.iter().find(|(n, _)| n == name).map(|(_, s)| s);
+            if planned == Some(spec) || step.cues.path_kind(name).is_some() {
+                continue;
+            }
+            learned.retain(|(n, _)| n != name);
+            learned.push((name.clone(), value.clone()));
+        }
+    }
+
+    /// `step` with what errors taught its tool ([`Self::learn`]), where
+    /// the step still sends a value the audit invented (or leaves the
+    /// parameter out): a form's own choice (a pinned operation, a fresh
+    /// name, an object chosen) is kept. `None` when nothing applies. A
+    /// plan file's steps are its author's and are never changed.
+    fn taught(&self, step: &PlanStep) -> Option<PlanStep> {
+        if step.cues.tool.is_empty() {
+            return None;
+        }
+        let learned = self.learned.get(&step.tool)?;
+        let mut taught = step.clone();
+        let mut changed = false;
+        for (name, value) in learned {
+            let invented = match step.args.iter().find(|(n, _)| n == name) {
+                None => true,
+                Some((_, ArgSpec::Synthesized(_) | ArgSpec::Auto(_))) => true,
+                Some(_) => false,
+            };
+            if invented {
+                taught.set(name, ArgSpec::Pinned(value.clone()));
+                changed = true;
+            }
+        }
+        changed.then_some(taught)
     }
 
     /// The planned step of the tool failed call `failed` of `step` named to

@@ -129,7 +129,9 @@ fn hex_id(name: &str) -> bool {
     let hex = name.chars().filter(char::is_ascii_hexdigit).count();
     hex >= 8
         && name.chars().any(|c| c.is_ascii_digit())
-        && name.chars().all(|c| c.is_ascii_hexdigit() || c == '-' || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_hexdigit() || c == '-' || c == '_')
 }
 
 #[cfg(test)]
