@@ -187,7 +187,17 @@ fn failing_object(value: &Value) -> Option<String> {
     // `{"found": false}`: the object the call names is not there, so the
     // call met nothing it could act on or read (a feedback on an invented
     // memory id answers so, with isError false).
-    if !says_success && flag("found") == Some(false) {
+    // Not when it also gives something (an upsert's `created`, a list of
+    // suggestions): then it says what it did instead.
+    let gives = object.iter().any(|(key, member)| {
+        key != "found"
+            && (matches!(member, Value::Array(a) if !a.is_empty())
+                || matches!(member, Value::Object(o) if !o.is_empty())
+                || key_words(key)
+                    .iter()
+                    .any(|w| CHANGE_WORDS.contains(&w.as_str())))
+    });
+    if !says_success && !gives && flag("found") == Some(false) {
         return Some(shown());
     }
     if let Some(status) = object.get("status").and_then(Value::as_str)
@@ -503,6 +513,8 @@ mod tests {
             r#"{"data": {"x": 1}, "errors": ["partial"]}"#,
             r#"{"status": "done"}"#,
             r#"{"found": true, "memory": {"id": "m1"}}"#,
+            r#"{"found": false, "created": "m2"}"#,
+            r#"{"found": false, "suggestions": ["garden"]}"#,
             r#"{"success": true, "found": false, "created": "m2"}"#,
             r#"{"entities": [{"name": "error", "observations": []}]}"#,
             r#"[{"error": "locked", "id": 1}, {"id": 2, "title": "kept"}]"#,

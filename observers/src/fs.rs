@@ -2230,6 +2230,19 @@ mod content_tests {
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!((found[0].1, found[0].2), (Op::Create, false), "{found:?}");
         assert!(found[0].0.starts_with("jsonl/audit.jsonl#"), "{found:?}");
+        // A first line with an id field, and a second without one: the
+        // first line keeps its id all the same.
+        let keyed = dir.path().join("events.ndjson");
+        fs::write(&keyed, b"{\"id\":\"e1\",\"kind\":\"open\"}\n").unwrap();
+        next(&mut observer);
+        fs::write(
+            &keyed,
+            b"{\"id\":\"e1\",\"kind\":\"open\"}\n{\"kind\":\"tick\"}\n",
+        )
+        .unwrap();
+        let found = next(&mut observer);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!((found[0].1, found[0].2), (Op::Create, false), "{found:?}");
         // The same line in a file not named for lines is a JSON document.
         let other = dir.path().join("state.json");
         fs::write(&other, b"{\"ts\":\"t1\"}\n").unwrap();

@@ -502,6 +502,12 @@ pub(crate) fn evident_strategy(bytes: &[u8], named_lines: bool) -> Option<KeyStr
     if memory {
         return Some(KeyStrategy::Memory);
     }
+    // One record is unique in any field: a key taken from it could be
+    // missing from the next line, and the first line's id would change
+    // with it. A one-line file named for lines is keyed by content.
+    if objects.len() == 1 {
+        return Some(KeyStrategy::Content);
+    }
     Some(match evident_key(objects.iter()) {
         Some(field) => KeyStrategy::Fields {
             prefix: DEFAULT_PREFIX.to_owned(),

@@ -115,6 +115,19 @@ pub struct Pool {
     asked: std::collections::BTreeMap<u32, Vec<(String, Value)>>,
 }
 
+/// Whether a parameter's name says it names an object or a place (an id,
+/// a name, a key, a title, a path, a file, a folder, an address): what
+/// the store or the answers fill, never a value read from prose.
+pub(crate) fn names_an_object(param: &str) -> bool {
+    const OBJECT_WORDS: [&str; 14] = [
+        "id", "ids", "name", "key", "uuid", "slug", "title", "path", "file", "dir", "folder",
+        "uri", "url", "filename",
+    ];
+    crate::plan::cues::words(param)
+        .iter()
+        .any(|w| OBJECT_WORDS.contains(&w.as_str()))
+}
+
 /// Keys whose values are identifiers worth reusing.
 fn id_shaped(key: &str) -> bool {
     matches!(key, "id" | "name" | "key" | "uri" | "path")

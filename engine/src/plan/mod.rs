@@ -611,8 +611,14 @@ fn planned_step(tool: &ToolEntry) -> PlanStep {
         .as_ref()
         .and_then(|schema| synth::with_parameter_docs(schema, description));
     let schema = described.as_ref().or(tool.input_schema.as_ref());
-    let chosen = schema
-        .and_then(|schema| strategy::written_choices::with_written_choices(schema, description));
+    let chosen = schema.and_then(|schema| {
+        strategy::written_choices::with_written_choices(schema, description, |name| {
+            cues.path_kind(name).is_some()
+                || cues.new_name(name)
+                || cues.sql_kind(name).is_some()
+                || harvest::names_an_object(name)
+        })
+    });
     let schema = chosen.as_ref().or(schema);
     let pinned = synth::pinned(schema);
     let mut args: Vec<(String, ArgSpec)> = synth::arguments_for(schema, &tool.name)
@@ -1404,6 +1410,12 @@ struct Filled {
     from: Option<Origin>,
     object: Option<witness_model::audit::StoreObject>,
     parts: Vec<ArgumentPart>,
+}
+
+/// Whether an `Auto` argument `name` would be filled with a real value
+/// (the store's, an answer's, the plan's) if the call were made now.
+pub(crate) fn fills_real(cues: &ToolCues, name: &str, fallback: &Value, pool: &Pool) -> bool {
+    fill(cues, name, fallback, pool).source.is_real()
 }
 
 /// Replaces every scalar of `fallback` that a real value fits (by the key

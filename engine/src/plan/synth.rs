@@ -505,6 +505,26 @@ const JSON_FORMS: [&str; 10] = [
 /// object of one field. The audit's own word is no JSON, and a server
 /// that parses it answers only `Expecting value: line 1 column 1`.
 fn json_text(name: &str, described: &str) -> Option<String> {
+    // A place to read or write JSON (`json_path`, `output_json`,
+    // `jsonl_file`) is a path, which its own rules fill.
+    const PLACE_WORDS: [&str; 10] = [
+        "path",
+        "file",
+        "filename",
+        "dir",
+        "folder",
+        "output",
+        "out",
+        "dest",
+        "destination",
+        "jsonl",
+    ];
+    if crate::plan::cues::words(name)
+        .iter()
+        .any(|w| PLACE_WORDS.contains(&w.as_str()))
+    {
+        return None;
+    }
     let flat: String = name
         .to_ascii_lowercase()
         .chars()
@@ -1045,6 +1065,16 @@ mod tests {
         assert_eq!(parsed("analysis"), Some(json!({"name": "witness"})));
         assert_eq!(parsed("rows"), Some(json!([{"id": 1}])));
         assert_eq!(parsed("title"), None, "a mention of JSON is no form");
+        let places = json!({"type": "object", "properties": {
+            "json_path": {"type": "string", "description": "Where to save as JSON"},
+            "output_json": {"type": "string"}},
+            "required": ["json_path", "output_json"]});
+        for (name, value) in arguments_for(Some(&places), "export") {
+            assert!(
+                serde_json::from_str::<Value>(value.as_str().unwrap_or("")).is_err(),
+                "{name} is a place, not JSON text: {value}"
+            );
+        }
     }
 
     #[test]

@@ -87,6 +87,23 @@ pub(super) struct Runner<'a> {
     pub(super) context: Context<'a>,
 }
 
+/// Whether a value a retry was given for `name` may be sent by the tool's
+/// later forms: a flag thrown to the side its name says writes (`force`,
+/// `confirm`: never a rehearsal switch such as `dry_run`, which would stop
+/// the later forms from writing at all, nor a flag whose name says
+/// neither), or a word chosen for a parameter that names no path and no
+/// object (an operation, a mode, a kind: never an id, a name or a file,
+/// which the store fills and which may be gone by then).
+fn teachable(cues: &crate::plan::cues::ToolCues, name: &str, value: &Value) -> bool {
+    match value {
+        Value::Bool(b) => crate::plan::strategy::switches::writing_side(name) == Some(*b),
+        Value::String(_) => {
+            cues.path_kind(name).is_none() && !crate::plan::harvest::names_an_object(name)
+        }
+        _ => false,
+    }
+}
+
 /// The control window before an identical repeat: twice the longer of the
 /// original's duration and `--settle-ms`, within
 /// [`witness_jail::observe::MAX_IDLE_WINDOW`]. Repeats are one per tool
@@ -297,13 +314,16 @@ impl<'a> Runner<'a> {
             };
             self.answers = Some(answer.clone());
             let relative = answer.reading.contains("relative to the store");
+            let before = self.draft.report.calls.len();
             self.step(&retry.step)?;
+            // The retry's own call, not a retry of it, did its job.
             if self
                 .draft
                 .report
                 .calls
-                .last()
-                .is_some_and(|c| c.tool == step.tool && c.outcome.status == CallStatus::Ok)
+                .get(before..)
+                .and_then(|made| made.iter().find(|c| c.tool == step.tool))
+                .is_some_and(|c| c.outcome.status == CallStatus::Ok)
             {
                 self.learn(step, &retry.step);
             }
@@ -336,8 +356,8 @@ impl<'a> Runner<'a> {
 
     /// Keeps what the retry `retry` of `step`, which did its job, was given
     /// that the audit had invented for `step`: a value read from the error
-    /// (a flag, a choice, a listed value; [`ArgSpec::Pinned`]) for a
-    /// parameter that names no path or object. The tool's later forms
+    /// (a flag, a choice, a listed value; [`ArgSpec::Pinned`]) that
+    /// [`teachable`] allows. The tool's later forms
     /// (its overwrite form, its switched form) are built from the planned
     /// step, and would otherwise send the invented value the error had
     /// already refused (an operation `witness` where the error listed
@@ -349,7 +369,7 @@ impl<'a> Runner<'a> {
                 continue;
             };
             let planned = step.args.iter().find(|(n, _)| n == name).map(|(_, s)| s);
-            if planned == Some(spec) || step.cues.path_kind(name).is_some() {
+            if planned == Some(spec) || !teachable(&step.cues, name, value) {
                 continue;
             }
             learned.retain(|(n, _)| n != name);
@@ -370,9 +390,13 @@ impl<'a> Runner<'a> {
         let mut taught = step.clone();
         let mut changed = false;
         for (name, value) in learned {
+            // An `Auto` value that the pool fills at call time is real,
+            // and stays.
             let invented = match step.args.iter().find(|(n, _)| n == name) {
-                None => true,
-                Some((_, ArgSpec::Synthesized(_) | ArgSpec::Auto(_))) => true,
+                None | Some((_, ArgSpec::Synthesized(_))) => true,
+                Some((_, ArgSpec::Auto(fallback))) => {
+                    !crate::plan::fills_real(&step.cues, name, fallback, &self.pool)
+                }
                 Some(_) => false,
             };
             if invented {
@@ -1117,6 +1141,31 @@ mod tests {
 
     use super::*;
     use crate::audit::fakes;
+
+    #[test]
+    fn only_writing_flags_and_words_for_no_object_are_taught() {
+        let tool: ToolEntry = serde_json::from_value(json!({
+            "name": "pdf_tool", "description": "", "hints": {}, "class": "unknown",
+            "has_output_schema": false, "input_schema": {"type": "object", "properties": {
+                "input_path": {"type": "string"}}},
+        }))
+        .expect("a tool entry");
+        let cues = crate::plan::cues::ToolCues::of(&tool);
+        assert!(teachable(&cues, "operation", &json!("merge")));
+        assert!(teachable(&cues, "force", &json!(true)));
+        assert!(!teachable(&cues, "force", &json!(false)));
+        assert!(
+            !teachable(&cues, "dry_run", &json!(true)),
+            "a rehearsal would stop the later forms writing"
+        );
+        assert!(
+            !teachable(&cues, "verbose", &json!(true)),
+            "a flag of no side"
+        );
+        assert!(!teachable(&cues, "project_id", &json!("garden")));
+        assert!(!teachable(&cues, "input_path", &json!("a.pdf")));
+        assert!(!teachable(&cues, "count", &json!(3)));
+    }
 
     #[test]
     fn outcomes_are_told_apart_and_a_servers_message_is_clipped() {

@@ -26,6 +26,11 @@ use serde_json::Value;
 /// `name: a|b|c`: at least two, each one plain word. The name must start
 /// a word (`subkind=` is not `kind=`).
 pub fn assigned_choices(text: &str, name: &str) -> Vec<String> {
+    // An empty name would be found everywhere and never move on.
+    if name.is_empty() {
+        return Vec::new();
+    }
+    let text = head(text);
     let mut at = 0;
     while let Some(found) = text[at..].find(name) {
         let start = at + found;
@@ -57,6 +62,7 @@ pub fn assigned_choices(text: &str, name: &str) -> Vec<String> {
 /// in it (a parameter's own description: `fact|decision`, `One of
 /// low|medium|high.`).
 pub fn listed_choices(text: &str) -> Vec<String> {
+    let text = head(text);
     let mut at = 0;
     while let Some(found) = text[at..].find('|') {
         let bar = at + found;
@@ -74,6 +80,9 @@ pub fn listed_choices(text: &str) -> Vec<String> {
             .chars()
             .next_back()
             .is_none_or(|c| c.is_whitespace() || c == ':');
+        if !alone_before {
+            continue;
+        }
         let run = &text[start..];
         let end = run
             .find(|c: char| c.is_whitespace() || ",;)]}\"'`".contains(c))
@@ -82,13 +91,35 @@ pub fn listed_choices(text: &str) -> Vec<String> {
             .chars()
             .next()
             .is_none_or(|c| c.is_whitespace() || ",;".contains(c));
+        if !alone_after {
+            // Every bar of this run is inside it: on past its end.
+            at = start + end.max(1);
+            while !text.is_char_boundary(at) {
+                at += 1;
+            }
+            continue;
+        }
         let choices = piped_word(run);
-        if alone_before && alone_after && choices.len() >= 2 {
+        if choices.len() >= 2 {
             return choices;
         }
     }
     Vec::new()
 }
+
+/// The first [`MAX_READ`] bytes of `text` (at a character's boundary):
+/// choices are written near a parameter's name, and a description of any
+/// length is then read in time linear in this bound.
+fn head(text: &str) -> &str {
+    let mut end = text.len().min(MAX_READ);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// Most bytes of a description read for choices.
+const MAX_READ: usize = 16 * 1024;
 
 fn is_plain(c: char) -> bool {
     c.is_alphanumeric() || "_-.".contains(c)
@@ -114,13 +145,23 @@ fn piped_word(text: &str) -> Vec<String> {
 }
 
 /// `schema` with each top-level string property that offers no value of
-/// its own given the first choice written for it, by the tool's
-/// `description` or its own, as its example. `None` when nothing was
-/// added.
-pub fn with_written_choices(schema: &Value, description: &str) -> Option<Value> {
+/// its own, and that `names_a_place_or_thing` does not claim, given the
+/// first choice written for it, by the tool's `description` or its own,
+/// as its example. `None` when nothing was added.
+pub fn with_written_choices(
+    schema: &Value,
+    description: &str,
+    names_a_place_or_thing: impl Fn(&str) -> bool,
+) -> Option<Value> {
     let properties = schema.get("properties")?.as_object()?;
     let mut chosen: Vec<(String, String)> = Vec::new();
     for (name, sub) in properties {
+        // A path, a fresh name, SQL or an object's id has rules of its
+        // own: a choice written beside it is an example of a kind, not a
+        // value to send in place of a real or fresh one.
+        if names_a_place_or_thing(name) {
+            continue;
+        }
         let offers = ["enum", "const", "examples", "example"]
             .iter()
             .any(|k| sub.get(*k).is_some())
@@ -200,6 +241,11 @@ mod tests {
         assert!(assigned_choices("kind=a only", "kind").is_empty());
         assert!(assigned_choices("no assignment here", "kind").is_empty());
         assert!(assigned_choices("path: /a|/b", "path").is_empty());
+        assert!(
+            assigned_choices("type: a|b", "").is_empty(),
+            "an empty name"
+        );
+        assert!(assigned_choices("", "type").is_empty());
         assert!(assigned_choices("type: the kind of memory", "type").is_empty());
     }
 
@@ -213,6 +259,10 @@ mod tests {
         assert!(listed_choices("a regex such as ^(a|b)$ or a | b").is_empty());
         assert!(listed_choices("see (a|b) or x|y$").is_empty());
         assert!(listed_choices("no choices").is_empty());
+        // A long run of bars with no choice list alone is read in time.
+        let long = "a|".repeat(200_000) + "$";
+        assert!(listed_choices(&long).is_empty());
+        assert!(assigned_choices(&"k=k".repeat(100_000), "k").is_empty());
     }
 
     #[test]
@@ -229,13 +279,19 @@ mod tests {
             }
         });
         let described = "Write. type: episode|fact; mode: a|b; ns: one|two";
-        let out = with_written_choices(&schema, described).expect("choices added");
+        let out = with_written_choices(&schema, described, |_| false).expect("choices added");
         assert_eq!(out["properties"]["type"]["examples"], json!(["episode"]));
         assert_eq!(out["properties"]["level"]["examples"], json!(["low"]));
         assert!(out["properties"]["mode"].get("examples").is_none());
         assert!(out["properties"]["ns"].get("examples").is_none());
         assert!(out["properties"]["count"].get("examples").is_none());
         let plain = json!({"type": "object", "properties": {"type": {"type": "string"}}});
-        assert_eq!(with_written_choices(&plain, "Write a memory."), None);
+        assert_eq!(
+            with_written_choices(&plain, "Write a memory.", |_| false),
+            None
+        );
+        let claimed = with_written_choices(&schema, described, |n| n == "type")
+            .expect("the others still get theirs");
+        assert!(claimed["properties"]["type"].get("examples").is_none());
     }
 }
