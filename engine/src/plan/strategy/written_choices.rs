@@ -84,9 +84,7 @@ pub fn listed_choices(text: &str) -> Vec<String> {
             continue;
         }
         let run = &text[start..];
-        let end = run
-            .find(|c: char| c.is_whitespace() || ",;)]}\"'`".contains(c))
-            .unwrap_or(run.len());
+        let end = run_end(run);
         let alone_after = run[end..]
             .chars()
             .next()
@@ -125,13 +123,17 @@ fn is_plain(c: char) -> bool {
     c.is_alphanumeric() || "_-.".contains(c)
 }
 
+/// Where a run of choices that starts `text` ends: at a space, or at
+/// punctuation that closes or separates (`,;)]}` and quotes).
+fn run_end(text: &str) -> usize {
+    text.find(|c: char| c.is_whitespace() || ",;)]}\"'`".contains(c))
+        .unwrap_or(text.len())
+}
+
 /// `a|b|c` at the start of `text`, up to a space or punctuation, split at
 /// the bars: empty unless every part is a plain word.
 fn piped_word(text: &str) -> Vec<String> {
-    let end = text
-        .find(|c: char| c.is_whitespace() || ",;)]}\"'`".contains(c))
-        .unwrap_or(text.len());
-    let choices: Vec<String> = text[..end]
+    let choices: Vec<String> = text[..run_end(text)]
         .trim_end_matches('.')
         .split('|')
         .map(str::to_owned)
