@@ -20,11 +20,15 @@
 //!   (relative paths, bare names), and only objects that still exist.
 //! - [`search_terms`]: a search is sent a word of a name the store held,
 //!   not the audit's own word, which no search finds.
+//! - [`local_urls`]: a URL parameter of a tool about a kind of file is
+//!   sent the store's file of that kind as a `file://` URL, which the
+//!   jail, with no network, can reach.
 //! - [`written_choices`]: a parameter whose valid values are written in
 //!   prose (`type: fact|decision`) is sent the first of them.
 
 pub mod change_fields;
 pub mod file_text;
+pub mod local_urls;
 pub mod named_first;
 pub mod operations;
 pub mod read_error;
