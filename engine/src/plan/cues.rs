@@ -479,10 +479,16 @@ impl ToolCues {
         self.file_types()
     }
 
-    /// The file extensions its text asks for (a workbook tool asks for
-    /// `.xlsx`), most wanted first; empty when it names no kind of file.
+    /// The file extensions its name and text ask for (a workbook tool asks
+    /// for `.xlsx`), most wanted first; empty when it names no kind of
+    /// file. The kind its name says comes first, then the kinds its text
+    /// says in the order it says them: `read_pdf` whose text mentions the
+    /// images it extracts wants a PDF, and `edit_pptx` whose text says
+    /// "not for PDFs" a deck.
     pub fn file_types(&self) -> Vec<&'static str> {
-        types_named(&words(&self.text))
+        let mut named = words(&self.tool);
+        named.extend(words(&self.text));
+        types_named(&named)
     }
 
     /// Whether its text says the table it writes into is made when it does
@@ -507,14 +513,17 @@ impl ToolCues {
     }
 }
 
-/// The extensions the kinds of file in `words` name, most wanted first.
+/// The extensions the kinds of file in `words` name, in the order the
+/// words name them, each kind's own extensions most wanted first.
 fn types_named(words: &[String]) -> Vec<&'static str> {
     let mut out: Vec<&'static str> = Vec::new();
-    for (word, extensions) in FILE_TYPES {
-        if words.iter().any(|w| w == word || w == &format!("{word}s")) {
-            for ext in extensions {
-                if !out.contains(ext) {
-                    out.push(ext);
+    for w in words {
+        for (word, extensions) in FILE_TYPES {
+            if w == word || w.strip_suffix('s') == Some(word) {
+                for ext in extensions {
+                    if !out.contains(ext) {
+                        out.push(ext);
+                    }
                 }
             }
         }
@@ -859,6 +868,32 @@ mod tests {
         assert_eq!(
             sheet.file_types_for("image_path"),
             ["png", "jpg", "jpeg", "gif"]
+        );
+    }
+
+    #[test]
+    fn the_kind_a_name_says_comes_before_the_kinds_its_text_mentions() {
+        let read = tool(
+            "read_pdf",
+            json!({}),
+            "Reads PDF text and embedded images for agent vision",
+        );
+        assert_eq!(read.file_types_for("path")[0], "pdf");
+        let deck = tool(
+            "edit_pptx",
+            json!({}),
+            "Modifies a deck in place. Do not use for PDFs",
+        );
+        assert_eq!(deck.file_types_for("input_path")[0], "pptx");
+        // No kind in the name: the text's, in the order it says them.
+        let extract = tool(
+            "extract_structured",
+            json!({}),
+            "Extracts tables from PDF pages to Markdown",
+        );
+        assert_eq!(
+            extract.file_types_for("input_path"),
+            ["pdf", "md", "markdown"]
         );
     }
 

@@ -555,12 +555,6 @@ impl Pool {
                     | (PathKind::File, Some(PathKind::File))
             )
         };
-        let made = || {
-            self.items
-                .iter()
-                .rev()
-                .find(|h| h.source == Source::Plan && fits(h))
-        };
         // A file of the kind the tool names first (a workbook tool gets
         // the store's `.xlsx`, not the `.csv` beside it), then any.
         let wanted = if kind == PathKind::File {
@@ -568,12 +562,30 @@ impl Pool {
         } else {
             Vec::new()
         };
-        let of_kind = |h: &Harvested| {
-            h.value
+        // How wanted its kind is: the place of its extension among the
+        // wanted ones (a PDF tool's `.pdf` before the `.png` its text also
+        // mentions), none when it is of no wanted kind.
+        let rank = |h: &Harvested| {
+            let ext = h
+                .value
                 .as_str()
                 .and_then(|v| std::path::Path::new(v).extension())
-                .and_then(|e| e.to_str())
-                .is_some_and(|e| wanted.iter().any(|w| w.eq_ignore_ascii_case(e)))
+                .and_then(|e| e.to_str())?;
+            wanted.iter().position(|w| w.eq_ignore_ascii_case(ext))
+        };
+        let of_kind = |h: &Harvested| rank(h).is_some();
+        let made_fit = |h: &&Harvested| h.source == Source::Plan && fits(h);
+        let made = || {
+            // The newest the plan made of the kind wanted most, else the
+            // newest it made.
+            self.items
+                .iter()
+                .rev()
+                .filter(made_fit)
+                .filter_map(|h| Some((rank(h)?, h)))
+                .min_by_key(|(r, _)| *r)
+                .map(|(_, h)| h)
+                .or_else(|| self.items.iter().rev().find(made_fit))
         };
         let held = || {
             let stored = |hidden: bool| {
@@ -583,7 +595,9 @@ impl Pool {
                 self.items
                     .iter()
                     .filter(store_fit)
-                    .find(|h| of_kind(h))
+                    .filter_map(|h| Some((rank(h)?, h)))
+                    .min_by_key(|(r, _)| *r)
+                    .map(|(_, h)| h)
                     .or_else(|| self.items.iter().find(store_fit))
             };
             // The root first for a directory: it is the one every server
@@ -601,7 +615,8 @@ impl Pool {
         } else {
             (made(), held())
         };
-        if typed(first) {
+        let better = |a: Option<&Harvested>, b: Option<&Harvested>| matches!((a.and_then(rank), b.and_then(rank)), (Some(x), Some(y)) if y < x);
+        if typed(first) && !better(first, second) {
             first
         } else if typed(second) {
             second
@@ -684,6 +699,12 @@ impl Pool {
         let newest = |pred: &dyn Fn(&Harvested) -> bool| {
             self.items.iter().rev().find(|h| kind_fits(h) && pred(h))
         };
+        // Each end of a pair (`id_a`, `note2`) is a thing of the kind the
+        // rest of its name says; which other thing the second end takes is
+        // the planner's (two ends of one call are two things).
+        if let Some(stem) = paired_stem(param) {
+            return self.find(tool, &stem, kind_fits);
+        }
         // The existing one a rename, copy or move starts from
         // (`source_sheet`, `from_branch`, `old_name`) is one of the kind
         // its name says, or, for a bare `old_name`, of the tool's kind.
@@ -794,6 +815,24 @@ impl Pool {
                 })
             {
                 return Some(h);
+            }
+            // A bare `id` of a tool whose last word is what it does to a
+            // thing (`memory_link`): an id from a tool about a thing its
+            // other words name (`memory_write`), its own kind first.
+            if param == "id" {
+                let mut words = crate::plan::cues::words(tool);
+                words.pop();
+                for word in words.iter().filter(|w| w.len() >= 3) {
+                    let word = singular(word);
+                    let about = |h: &Harvested| {
+                        crate::plan::cues::words(&h.tool)
+                            .iter()
+                            .any(|w| singular(w) == word)
+                    };
+                    if let Some(h) = newest(&|h| h.key == "id" && about(h)) {
+                        return Some(h);
+                    }
+                }
             }
             // A bare `name` with no answer about the tool's noun: a name the
             // store held (an entity's), which at least exists.
@@ -935,6 +974,37 @@ fn names_a_kind(collection: &str) -> bool {
 /// change starts from (`source_sheet` → `sheet`, `fromBranch` → `branch`,
 /// `old_name` → `name`); `None` for any other name. A destination
 /// (`target_sheet`, `new_name`) is not one: a copy's target is new.
+/// What one of a pair of parameters names (`id_a` and `id_b`, `note1` and
+/// `note2`, `first_id` and `second_id`): the two ends of a link or a
+/// comparison, each a thing of the kind the rest of the name says (`id`,
+/// `note`, `id`).
+pub(crate) fn paired_stem(param: &str) -> Option<String> {
+    let mut words = crate::plan::cues::words(param);
+    let last = words.pop()?;
+    if words.is_empty() {
+        // `note1`: one word, a digit ending it.
+        let stem = last.strip_suffix(['1', '2'])?;
+        return (stem.len() >= 2 && stem.chars().all(|c| c.is_ascii_alphabetic()))
+            .then(|| stem.to_owned());
+    }
+    if matches!(last.as_str(), "a" | "b" | "1" | "2") {
+        return Some(words.join("_"));
+    }
+    if let Some(stem) = last.strip_suffix(['1', '2'])
+        && stem.len() >= 2
+        && stem.chars().all(|c| c.is_ascii_alphabetic())
+    {
+        words.push(stem.to_owned());
+        return Some(words.join("_"));
+    }
+    if matches!(words[0].as_str(), "first" | "second") {
+        words.remove(0);
+        words.push(last);
+        return Some(words.join("_"));
+    }
+    None
+}
+
 pub(crate) fn existing_one(param: &str) -> Option<String> {
     let words = crate::plan::cues::words(param);
     let (first, rest) = words.split_first()?;
@@ -1317,6 +1387,85 @@ mod tests {
             cues("read_json", "Returns JSON").file_types(),
             Vec::<&str>::new(),
             "json describes answers, not files"
+        );
+    }
+
+    #[test]
+    fn each_end_of_a_pair_is_a_thing_of_the_kind_the_rest_of_its_name_says() {
+        assert_eq!(paired_stem("id_a").as_deref(), Some("id"));
+        assert_eq!(paired_stem("idB").as_deref(), Some("id"));
+        assert_eq!(paired_stem("note1").as_deref(), Some("note"));
+        assert_eq!(paired_stem("note_id_2").as_deref(), Some("note_id"));
+        assert_eq!(paired_stem("second_id").as_deref(), Some("id"));
+        assert_eq!(paired_stem("sha256"), None);
+        assert_eq!(paired_stem("id"), None);
+        assert_eq!(paired_stem("vitamin_b12"), None);
+        let mut pool = Pool::default();
+        pool.absorb(
+            "memory_write",
+            3,
+            &json!({"structuredContent": {"id": "20261207_abc", "type": "fact"}}),
+        );
+        // `memory_link` is about memories: the id `memory_write` answered.
+        for end in ["id_a", "id_b"] {
+            assert_eq!(
+                pool.candidate("memory_link", end).map(|h| h.value.clone()),
+                Some(json!("20261207_abc")),
+                "{end}"
+            );
+        }
+        assert!(pool.candidate("tag_link", "id_a").is_none());
+    }
+
+    #[test]
+    fn the_kind_a_tool_wants_most_wins_over_the_stores_order_and_the_newest() {
+        let at = |object: &str| StoreObject {
+            store: "docs".into(),
+            object: object.into(),
+        };
+        let mut pool = Pool::default();
+        pool.seed(
+            vec![
+                Harvested::seeded_path("/d/README.md".into(), PathKind::File, at("file/README.md")),
+                Harvested::seeded_path("/d/logo.png".into(), PathKind::File, at("file/logo.png")),
+                Harvested::seeded_path("/d/scan.pdf".into(), PathKind::File, at("file/scan.pdf")),
+            ],
+            vec!["/d".into()],
+        );
+        let cues = |tool: &str, description: &str| ToolCues {
+            tool: tool.into(),
+            store_first: true,
+            text: format!("{tool} {description}").to_lowercase(),
+            ..ToolCues::default()
+        };
+        let path = |pool: &Pool, c: &ToolCues| {
+            pool.candidate_like(c, "input_path", &json!("x"))
+                .map(|h| h.value.clone())
+        };
+        // The PNG and the Markdown file come first in the store, and the
+        // text names images and Markdown too: the PDF the name says wins.
+        assert_eq!(
+            path(
+                &pool,
+                &cues("read_pdf", "Reads PDF text and embedded images")
+            ),
+            Some(json!("/d/scan.pdf"))
+        );
+        assert_eq!(
+            path(&pool, &cues("extract_structured", "PDF pages to Markdown")),
+            Some(json!("/d/scan.pdf"))
+        );
+        // The store holds no deck, the plan made one and then a PDF: a
+        // deck editor whose text mentions PDFs edits the deck.
+        for (step, made) in [(4, "/d/witness.pptx"), (5, "/d/witness.pdf")] {
+            pool.created("make", step, "out_path", &json!(made), Some(PathKind::File));
+        }
+        assert_eq!(
+            path(
+                &pool,
+                &cues("edit_pptx", "Edits a deck. Do not use for PDFs")
+            ),
+            Some(json!("/d/witness.pptx"))
         );
     }
 

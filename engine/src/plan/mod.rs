@@ -1202,7 +1202,9 @@ fn distinct_ends(
     recorded: &mut [Argument],
 ) {
     let id_named = |name: &str| {
-        let flat = cues::flat(name);
+        // Each end of a pair (`id_a`, `id_b`) as its stem says.
+        let stem = harvest::paired_stem(name);
+        let flat = cues::flat(stem.as_deref().unwrap_or(name));
         flat.ends_with("id") && step.cues.path_kind(name).is_none()
     };
     let mut taken: Vec<Value> = Vec::new();
@@ -1429,6 +1431,21 @@ fn fill(cues: &ToolCues, name: &str, fallback: &Value, pool: &Pool) -> Filled {
         let found = (!cues.new_name(name))
             .then(|| pool.candidate_like(cues, name, fallback))
             .flatten();
+        // A web address, found or invented, reaches nothing from the jail:
+        // a document tool's URL is the store's document instead.
+        let web = |v: &Value| v.as_str().is_some_and(|v| v.starts_with("http"));
+        if found.is_none_or(|h| web(&h.value))
+            && let Some((url, file)) = strategy::local_urls::file_url(cues, name, fallback, pool)
+        {
+            let (source, from, object) = provenance_of(file);
+            return Filled {
+                value: Value::String(url),
+                source,
+                from,
+                object,
+                parts: Vec::new(),
+            };
+        }
         return match found {
             Some(h) => {
                 let (source, from, object) = provenance_of(h);
@@ -2487,6 +2504,34 @@ mod tests {
         assert_ne!(
             a.value, b.value,
             "two sections, not one depending on itself"
+        );
+    }
+
+    #[test]
+    fn the_two_ends_of_a_link_are_two_memories_the_answers_gave() {
+        let schema = json!({"type": "object", "properties": {
+            "id_a": {"type": "string"}, "id_b": {"type": "string"}},
+            "required": ["id_a", "id_b"]});
+        let tools = [tool("memory_link", Value::Null, schema)];
+        let plan = Plan::synthesized(&tools);
+        let mut pool = harvest::Pool::default();
+        for (step, id) in [(1, "m-1"), (2, "m-2")] {
+            pool.absorb(
+                "memory_write",
+                step,
+                &json!({"structuredContent": {"memories": [{"id": id}]}}),
+            );
+        }
+        let resolved = resolve(&step_for(&plan, "memory_link"), &BTreeMap::new(), &pool)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let (a, b) = (argument(&resolved, "id_a"), argument(&resolved, "id_b"));
+        assert_eq!(a.source, Provenance::Harvested);
+        assert_eq!(b.source, Provenance::Harvested);
+        assert_eq!(a.value, json!("m-2"));
+        assert_eq!(
+            b.value,
+            json!("m-1"),
+            "two memories, not one linked to itself"
         );
     }
 
