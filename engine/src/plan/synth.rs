@@ -141,6 +141,28 @@ pub fn with_parameter_docs(schema: &Value, description: &str) -> Option<Value> {
             added.insert(name.clone(), Value::String(doc));
         }
     }
+    // A map the tool's text shows (`Set cells by coordinate, e.g. {"A1":
+    // "Title", "B2": 42}`) is the example of the one free-form map among
+    // its parameters: sent empty, such a map does nothing or is refused
+    // (`updates must not be empty`).
+    let free_maps: Vec<&String> = properties
+        .iter()
+        .filter(|(name, sub)| {
+            sub.as_object().map(type_of) == Some("object")
+                && sub.get("properties").is_none()
+                && !added.contains_key(*name)
+                && sub
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .is_none_or(|d| d.trim().is_empty())
+        })
+        .map(|(name, _)| name)
+        .collect();
+    if let [only] = free_maps.as_slice()
+        && let Some(shown) = json_example(description, "object")
+    {
+        added.insert((*only).clone(), Value::String(format!("e.g. {shown}")));
+    }
     if added.is_empty() {
         return None;
     }
@@ -1376,5 +1398,27 @@ mod tests {
         for name in ["profile", "other", "missing", "broken"] {
             assert_eq!(args[name], Value::Null, "{name}");
         }
+    }
+
+    #[test]
+    fn the_one_free_map_is_sent_the_map_the_tools_text_shows() {
+        let schema = json!({"type": "object", "properties": {
+            "file_path": {"type": "string"},
+            "updates": {"type": "object", "additionalProperties": {"type": "string"}},
+            "sheet": {"type": "string"}},
+            "required": ["file_path", "updates"]});
+        let text = r#"Set individual cells by coordinate, e.g. {"A1": "Title", "B2": 42}."#;
+        let described = with_parameter_docs(&schema, text).unwrap_or_else(|| panic!("no docs"));
+        let args = arguments_for(Some(&described), "update_cells");
+        let updates = args
+            .iter()
+            .find(|(k, _)| k == "updates")
+            .map(|(_, v)| v.clone());
+        assert_eq!(updates, Some(json!({"A1": "Title", "B2": 42})));
+        // Two free maps: whose example it is cannot be told.
+        let two = json!({"type": "object", "properties": {
+            "updates": {"type": "object"}, "styles": {"type": "object"}},
+            "required": ["updates", "styles"]});
+        assert!(with_parameter_docs(&two, text).is_none());
     }
 }
