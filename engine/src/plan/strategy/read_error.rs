@@ -21,6 +21,11 @@
 //!   or to be provided (`requires exactly one of index or drift_id`), that
 //!   the call left out: given, from the store or the answers where one
 //!   fits;
+//! - a place inside a parameter a validator says holds the wrong type or
+//!   nothing (zod's `"path": ["edits", 0], "expected": "object"`,
+//!   pydantic's `edits.0` / `Input should be a valid dictionary`): a value
+//!   of that type there, so a server that lists no schema teaches its
+//!   shape a level at a time;
 //! - valid values the text lists (`Available projects: main`, `must be one
 //!   of a, b`, `valid values: ...`; a marker with no list after it, as in
 //!   `not a valid note:`, gives way to the next): the first the call did
@@ -89,6 +94,7 @@ pub fn answer(
         .or_else(|| under_folder(step, sent, error, pool, tried))
         .or_else(|| required(step, sent, &lowered, schema, properties))
         .or_else(|| validator_missing(step, sent, error))
+        .or_else(|| validator_shape(step, sent, error))
         .or_else(|| listed(step, sent, error, tried))
         .or_else(|| exists(step, sent, error, &lowered, pool))
         .or_else(|| extension(step, sent, error, pool, tried))
@@ -385,6 +391,195 @@ pub fn missing_fields(error: &str) -> Vec<(String, String)> {
         }
     }
     out
+}
+
+/// One place a schema validator found a value of the wrong type: where in
+/// the arguments (`["edits", 0]`), and the JSON type it expected there.
+#[derive(Debug, PartialEq)]
+pub struct WrongType {
+    pub at: Vec<Value>,
+    pub expected: String,
+}
+
+/// The places inside the arguments a validator's message says hold a value
+/// of the wrong type or none: zod's issues (`"path": ["edits", 0],
+/// "expected": "object"`) and pydantic's lines (`edits.0` then `Input
+/// should be a valid dictionary [type=dict_type, ...]`). Only places below
+/// a parameter, or a parameter sent with the wrong type: a parameter left
+/// out is [`missing_fields`]'s.
+pub fn wrong_types(error: &str) -> Vec<WrongType> {
+    let mut out: Vec<WrongType> = Vec::new();
+    if let Some(start) = error.find('[') {
+        let mut stream = serde_json::Deserializer::from_str(&error[start..]).into_iter::<Value>();
+        if let Some(Ok(Value::Array(issues))) = stream.next() {
+            for issue in issues {
+                let at = issue
+                    .get("path")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default();
+                let expected = issue.get("expected").and_then(Value::as_str);
+                let typed = issue.get("code").and_then(Value::as_str) == Some("invalid_type");
+                if let Some(expected) = expected
+                    && typed
+                    && at.first().is_some_and(Value::is_string)
+                {
+                    out.push(WrongType {
+                        at,
+                        expected: expected.to_owned(),
+                    });
+                }
+            }
+        }
+    }
+    let lines: Vec<&str> = error.lines().collect();
+    for pair in lines.windows(2) {
+        let place = pair[0].trim();
+        let said = pair[1].trim_start();
+        let expected = [
+            ("Field required", "string"),
+            ("Input should be a valid dictionary", "object"),
+            ("Input should be a valid list", "array"),
+            ("Input should be a valid string", "string"),
+            ("Input should be a valid integer", "integer"),
+            ("Input should be a valid number", "number"),
+            ("Input should be a valid boolean", "boolean"),
+        ]
+        .iter()
+        .find(|(words, _)| said.starts_with(words))
+        .map(|(_, t)| *t);
+        let shaped = !place.is_empty()
+            && place
+                .chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '.');
+        let Some(expected) = expected.filter(|_| shaped) else {
+            continue;
+        };
+        let at: Vec<Value> = place
+            .split('.')
+            .map(|part| match part.parse::<u64>() {
+                Ok(i) => Value::from(i),
+                Err(_) => Value::String(part.to_owned()),
+            })
+            .collect();
+        if at.first().is_some_and(Value::is_string) {
+            out.push(WrongType {
+                at,
+                expected: expected.to_owned(),
+            });
+        }
+    }
+    out
+}
+
+/// A value of JSON type `expected` for a place the call got wrong: a list
+/// holds one word, so that what its items must be is the validator's next
+/// answer.
+fn of_type(expected: &str) -> Value {
+    match expected {
+        "array" | "list" | "tuple" => Value::Array(vec![Value::String("witness".into())]),
+        "number" | "integer" | "int" | "float" => Value::from(1),
+        "boolean" | "bool" => Value::Bool(true),
+        "object" | "dict" | "record" | "map" => Value::Object(Map::new()),
+        _ => Value::String("witness".into()),
+    }
+}
+
+/// Puts `leaf` at `at` inside `value`, making the lists and objects on the
+/// way where the value held something else.
+fn put_at(value: &mut Value, at: &[Value], leaf: Value) {
+    let Some((first, rest)) = at.split_first() else {
+        *value = leaf;
+        return;
+    };
+    match first {
+        Value::Number(n) => {
+            let Some(i) = n.as_u64().and_then(|i| usize::try_from(i).ok()) else {
+                return;
+            };
+            // An index past a handful is no argument an audit makes.
+            if i > 16 {
+                return;
+            }
+            if !value.is_array() {
+                *value = Value::Array(Vec::new());
+            }
+            if let Value::Array(items) = value {
+                while items.len() <= i {
+                    items.push(Value::Null);
+                }
+                put_at(&mut items[i], rest, leaf);
+            }
+        }
+        Value::String(key) => {
+            if !value.is_object() {
+                *value = Value::Object(Map::new());
+            }
+            if let Value::Object(map) = value {
+                put_at(map.entry(key.clone()).or_insert(Value::Null), rest, leaf);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The retry of a call whose validator said where inside its arguments a
+/// value was of the wrong type or missing (`edits[0]`: expected object,
+/// received string): the same arguments with a value of that type there.
+/// A server that lists no schema is taught its shape a level at a time.
+fn validator_shape(step: &PlanStep, sent: &[Argument], error: &str) -> Option<Retry> {
+    let mut changed: Vec<(String, Value)> = Vec::new();
+    let mut places: Vec<String> = Vec::new();
+    for wrong in wrong_types(error) {
+        let Some(name) = wrong.at.first().and_then(Value::as_str) else {
+            continue;
+        };
+        let current = changed
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+            .or_else(|| {
+                sent.iter()
+                    .find(|a| a.name == name)
+                    .map(|a| a.value.clone())
+            });
+        // A parameter left out altogether is `validator_missing`'s.
+        let Some(mut value) = current else {
+            continue;
+        };
+        let before = value.clone();
+        put_at(&mut value, &wrong.at[1..], of_type(&wrong.expected));
+        if value == before {
+            continue;
+        }
+        places.push(
+            wrong
+                .at
+                .iter()
+                .map(|p| match p {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                })
+                .collect::<Vec<_>>()
+                .join("."),
+        );
+        match changed.iter_mut().find(|(n, _)| n == name) {
+            Some((_, v)) => *v = value,
+            None => changed.push((name.to_owned(), value)),
+        }
+    }
+    if changed.is_empty() {
+        return None;
+    }
+    let mut retry = step.clone();
+    for (name, value) in changed {
+        retry.set(&name, ArgSpec::Auto(value));
+    }
+    Some(Retry {
+        step: retry,
+        reading: format!("the type its validator expected at {}", places.join(", ")),
+        then: Vec::new(),
+    })
 }
 
 fn validator_missing(step: &PlanStep, sent: &[Argument], error: &str) -> Option<Retry> {
@@ -2583,6 +2778,51 @@ mod tests {
         let retry = answer(&st, &[], zod, Some(&json!({})), &Pool::default(), &[]).unwrap();
         assert_eq!(spec(&retry, "path"), &ArgSpec::Auto(json!("witness")));
         assert!(missing_fields("Error: nothing [1, 2] here").is_empty());
+    }
+
+    #[test]
+    fn a_validator_teaches_the_shape_inside_a_parameter_a_level_at_a_time() {
+        // A server that lists no schema: its validator says what edits are.
+        let item = r#"Error: Invalid arguments for edit_file: [
+  {
+    "expected": "object",
+    "code": "invalid_type",
+    "path": [ "edits", 0 ],
+    "message": "Invalid input: expected object, received string"
+  }
+]"#;
+        let st = step("edit_file", &[]);
+        let args = sent(&[
+            ("path", json!("/j/a.md"), Provenance::Store),
+            ("edits", json!(["witness"]), Provenance::Synthesized),
+        ]);
+        let retry = answer(&st, &args, item, Some(&json!({})), &Pool::default(), &[]).unwrap();
+        assert_eq!(spec(&retry, "edits"), &ArgSpec::Auto(json!([{}])));
+        assert!(
+            retry.step.args.iter().all(|(n, _)| n != "path"),
+            "path kept as planned"
+        );
+        let fields = r#"Error: [
+  {"expected": "string", "code": "invalid_type", "path": ["edits", 0, "oldText"],
+   "message": "Invalid input: expected string, received undefined"},
+  {"expected": "string", "code": "invalid_type", "path": ["edits", 0, "newText"],
+   "message": "Invalid input: expected string, received undefined"}
+]"#;
+        let args = sent(&[("edits", json!([{}]), Provenance::Synthesized)]);
+        let retry = answer(&st, &args, fields, Some(&json!({})), &Pool::default(), &[]).unwrap();
+        assert_eq!(
+            spec(&retry, "edits"),
+            &ArgSpec::Auto(json!([{"oldText": "witness", "newText": "witness"}]))
+        );
+        // pydantic says the same in lines.
+        let pydantic = "1 validation error for edit\nedits.0\n  Input should be a valid dictionary [type=dict_type, input_value='witness', input_type=str]";
+        assert_eq!(
+            wrong_types(pydantic),
+            [WrongType {
+                at: vec![json!("edits"), json!(0)],
+                expected: "object".into()
+            }]
+        );
     }
 
     #[test]
