@@ -145,23 +145,30 @@ pub fn with_parameter_docs(schema: &Value, description: &str) -> Option<Value> {
     // "Title", "B2": 42}`) is the example of the one free-form map among
     // its parameters: sent empty, such a map does nothing or is refused
     // (`updates must not be empty`).
-    let free_maps: Vec<&String> = properties
+    // Its own words (`Mapping of cell coordinate to value.`) are kept
+    // before the example.
+    let said_of = |name: &str, sub: &Value| -> String {
+        added
+            .get(name)
+            .and_then(Value::as_str)
+            .or_else(|| sub.get("description").and_then(Value::as_str))
+            .unwrap_or("")
+            .trim()
+            .to_owned()
+    };
+    let free_maps: Vec<(String, String)> = properties
         .iter()
-        .filter(|(name, sub)| {
-            sub.as_object().map(type_of) == Some("object")
-                && sub.get("properties").is_none()
-                && !added.contains_key(*name)
-                && sub
-                    .get("description")
-                    .and_then(Value::as_str)
-                    .is_none_or(|d| d.trim().is_empty())
+        .filter(|(_, sub)| {
+            sub.as_object().map(type_of) == Some("object") && sub.get("properties").is_none()
         })
-        .map(|(name, _)| name)
+        .map(|(name, sub)| (name.clone(), said_of(name, sub)))
         .collect();
-    if let [only] = free_maps.as_slice()
+    if let [(only, said)] = free_maps.as_slice()
+        && json_example(said, "object").is_none()
         && let Some(shown) = json_example(description, "object")
     {
-        added.insert((*only).clone(), Value::String(format!("e.g. {shown}")));
+        let doc = format!("{said} e.g. {shown}").trim().to_owned();
+        added.insert(only.clone(), Value::String(doc));
     }
     if added.is_empty() {
         return None;
@@ -1407,7 +1414,9 @@ mod tests {
             "updates": {"type": "object", "additionalProperties": {"type": "string"}},
             "sheet": {"type": "string"}},
             "required": ["file_path", "updates"]});
-        let text = r#"Set individual cells by coordinate, e.g. {"A1": "Title", "B2": 42}."#;
+        let text = r#"Set individual cells by coordinate, e.g. {"A1": "Title", "B2": 42}.
+
+        @param updates: Mapping of cell coordinate to value."#;
         let described = with_parameter_docs(&schema, text).unwrap_or_else(|| panic!("no docs"));
         let args = arguments_for(Some(&described), "update_cells");
         let updates = args
@@ -1419,6 +1428,7 @@ mod tests {
         let two = json!({"type": "object", "properties": {
             "updates": {"type": "object"}, "styles": {"type": "object"}},
             "required": ["updates", "styles"]});
-        assert!(with_parameter_docs(&two, text).is_none());
+        let shown_only = r#"Set cells, e.g. {"A1": "Title"}."#;
+        assert!(with_parameter_docs(&two, shown_only).is_none());
     }
 }
