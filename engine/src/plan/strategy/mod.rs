@@ -13,6 +13,9 @@
 //!   own form.
 //! - [`named_first`]: the tool an error says to call first is called
 //!   first, and the failed step asked again.
+//! - [`front_matter`]: fields an error says a note lacks (`missing
+//!   required field: title`) are given in the front matter its text opens
+//!   with.
 //! - [`file_text`]: text an edit is to find is a line of the file it edits.
 //! - [`switches`]: a tool that writes only when asked (`save_to_file`,
 //!   `force`, `dry_run: false`, an `output` given) is also asked so.
@@ -28,6 +31,7 @@
 
 pub mod change_fields;
 pub mod file_text;
+pub mod front_matter;
 pub mod local_urls;
 pub mod named_first;
 pub mod operations;

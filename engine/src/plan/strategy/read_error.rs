@@ -95,6 +95,7 @@ pub fn answer(
         .or_else(|| required(step, sent, &lowered, schema, properties))
         .or_else(|| validator_missing(step, sent, error))
         .or_else(|| validator_shape(step, sent, error))
+        .or_else(|| front_matter(step, sent, error, properties))
         .or_else(|| listed(step, sent, error, tried))
         .or_else(|| exists(step, sent, error, &lowered, pool))
         .or_else(|| extension(step, sent, error, pool, tried))
@@ -391,6 +392,29 @@ pub fn missing_fields(error: &str) -> Vec<(String, String)> {
         }
     }
     out
+}
+
+/// The retry of a note refused for fields its front matter lacks (see
+/// [`super::front_matter`]).
+fn front_matter(
+    step: &PlanStep,
+    sent: &[Argument],
+    error: &str,
+    properties: Option<&Map<String, Value>>,
+) -> Option<Retry> {
+    let fields = super::front_matter::missing(error);
+    let is_param = |f: &str| properties.is_some_and(|p| p.contains_key(f));
+    let (name, value) = super::front_matter::with_fields(sent, &fields, &is_param)?;
+    let mut retry = step.clone();
+    retry.set(&name, ArgSpec::Pinned(value));
+    Some(Retry {
+        step: retry,
+        reading: format!(
+            "the front matter field(s) it asked for: {}",
+            fields.join(", ")
+        ),
+        then: Vec::new(),
+    })
 }
 
 /// One place a schema validator found a value of the wrong type: where in
