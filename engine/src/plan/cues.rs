@@ -452,12 +452,19 @@ const FILE_TYPES: [(&str, &[&str]); 16] = [
 impl ToolCues {
     /// The file extensions parameter `param` asks for: those its own name
     /// says (`image_path` of a workbook tool wants an image), else the
-    /// tool's ([`Self::file_types`]).
+    /// tool's ([`Self::file_types`]), where a place it writes to asks for
+    /// the kind the tool's name says it makes (`convert_to_pdf`'s
+    /// `output`: a PDF) first.
     pub fn file_types_for(&self, param: &str) -> Vec<&'static str> {
         let own = types_named(&words(param));
         if !own.is_empty() {
             return own;
         }
+        let flat = flat(param);
+        let output = self.output_place(param)
+            || ["out", "dest", "target", "save", "export", "to"]
+                .iter()
+                .any(|w| flat.starts_with(w));
         // A converter names both kinds, what it reads first
         // (`pdf_to_excel`, `csv_excel_convert`): its input is the first,
         // its output the last.
@@ -469,26 +476,59 @@ impl ToolCues {
         if let (Some(first), Some(last)) = (named.first(), named.last())
             && first != last
         {
-            let flat = flat(param);
-            let output = self.output_place(param)
-                || ["out", "dest", "target", "save", "export", "to"]
-                    .iter()
-                    .any(|w| flat.starts_with(w));
             return if output { last.clone() } else { first.clone() };
+        }
+        let made = self.made_types();
+        if output && !made.is_empty() {
+            let mut out = made;
+            for ext in self.file_types() {
+                if !out.contains(&ext) {
+                    out.push(ext);
+                }
+            }
+            return out;
         }
         self.file_types()
     }
 
+    /// The kinds the tool's name says it makes: those after `to`, `as` or
+    /// `into` (`convert_to_pdf`, `save_as_docx`).
+    fn made_types(&self) -> Vec<&'static str> {
+        let name = words(&self.tool);
+        let after = name
+            .iter()
+            .position(|w| matches!(w.as_str(), "to" | "as" | "into"))
+            .map_or(&[][..], |at| &name[at + 1..]);
+        types_named(after)
+    }
+
     /// The file extensions its name and text ask for (a workbook tool asks
     /// for `.xlsx`), most wanted first; empty when it names no kind of
-    /// file. The kind its name says comes first, then the kinds its text
-    /// says in the order it says them: `read_pdf` whose text mentions the
-    /// images it extracts wants a PDF, and `edit_pptx` whose text says
-    /// "not for PDFs" a deck.
+    /// file. The kind its name says it reads comes first, then the kinds
+    /// its text says in the order it says them, and last the kind its name
+    /// says it makes: `read_pdf` whose text mentions the images it
+    /// extracts wants a PDF, `edit_pptx` whose text says "not for PDFs" a
+    /// deck, and `convert_to_pdf` ("Converts DOCX or XLSX to PDF") reads a
+    /// document, not a PDF.
     pub fn file_types(&self) -> Vec<&'static str> {
-        let mut named = words(&self.tool);
-        named.extend(words(&self.text));
-        types_named(&named)
+        let name = words(&self.tool);
+        let made = self.made_types();
+        let mut out: Vec<&'static str> = Vec::new();
+        let read_first = types_named(&name).into_iter().filter(|e| !made.contains(e));
+        for ext in read_first
+            .chain(types_named(&words(&self.text)))
+            .chain(made.iter().copied())
+        {
+            if !out.contains(&ext) {
+                out.push(ext);
+            }
+        }
+        // What it makes is what it reads last, after every other kind.
+        if !made.is_empty() && out.len() > made.len() {
+            out.retain(|e| !made.contains(e));
+            out.extend(made);
+        }
+        out
     }
 
     /// Whether its text says the table it writes into is made when it does
@@ -587,7 +627,7 @@ const PREPOSITIONS: [&str; 8] = ["to", "for", "in", "into", "on", "from", "of", 
 /// Verbs that may stand before the noun in a tool name (`delete_entities`,
 /// `git_checkout`, `describe_table`, `register_project`): what follows is
 /// the thing the tool is about.
-fn is_verb(word: &str) -> bool {
+pub(crate) fn is_verb(word: &str) -> bool {
     [
         "get", "read", "list", "delete", "remove", "drop", "describe", "show", "open", "search",
         "move", "edit", "update", "alter", "export", "query", "checkout", "reset", "commit",
@@ -895,6 +935,14 @@ mod tests {
             extract.file_types_for("input_path"),
             ["pdf", "md", "markdown"]
         );
+        // A converter reads the other kinds and makes the one its name
+        // says after `to`.
+        let convert = tool("convert_to_pdf", json!({}), "Converts DOCX or XLSX to PDF");
+        assert_eq!(
+            convert.file_types_for("input_file"),
+            ["docx", "xlsx", "xlsm", "xls", "pdf"]
+        );
+        assert_eq!(convert.file_types_for("output")[0], "pdf");
     }
 
     #[test]

@@ -615,7 +615,13 @@ impl Pool {
         } else {
             (made(), held())
         };
-        let better = |a: Option<&Harvested>, b: Option<&Harvested>| matches!((a.and_then(rank), b.and_then(rank)), (Some(x), Some(y)) if y < x);
+        // For a tool handed the store's files first, a file the plan made
+        // of a kind wanted more (the deck a deck editor edits, where the
+        // store has none) wins; a writer keeps the plan's own.
+        let better = |a: Option<&Harvested>, b: Option<&Harvested>| {
+            cues.store_first
+                && matches!((a.and_then(rank), b.and_then(rank)), (Some(x), Some(y)) if y < x)
+        };
         if typed(first) && !better(first, second) {
             first
         } else if typed(second) {
@@ -702,8 +708,11 @@ impl Pool {
         // Each end of a pair (`id_a`, `note2`) is a thing of the kind the
         // rest of its name says; which other thing the second end takes is
         // the planner's (two ends of one call are two things).
-        if let Some(stem) = paired_stem(param) {
-            return self.find(tool, &stem, kind_fits);
+        if let Some(stem) = paired_stem(param)
+            && let Some(h) =
+                newest(&|h| h.key == param).or_else(|| self.find(tool, &stem, kind_fits))
+        {
+            return Some(h);
         }
         // The existing one a rename, copy or move starts from
         // (`source_sheet`, `from_branch`, `old_name`) is one of the kind
@@ -822,7 +831,11 @@ impl Pool {
             if param == "id" {
                 let mut words = crate::plan::cues::words(tool);
                 words.pop();
-                for word in words.iter().filter(|w| w.len() >= 3) {
+                // `delete_memory`'s other word is what it does, not a thing.
+                let things = words
+                    .iter()
+                    .filter(|w| w.len() >= 3 && !crate::plan::cues::is_verb(w));
+                for word in things {
                     let word = singular(word);
                     let about = |h: &Harvested| {
                         crate::plan::cues::words(&h.tool)
@@ -970,10 +983,6 @@ fn names_a_kind(collection: &str) -> bool {
 
 /// `entityName` → (`entity`, `name`), `table_name` → (`table`, `name`),
 /// `noteId` → (`note`, `id`): the thing a parameter names and by what.
-/// The one word left of a parameter named for the existing thing a
-/// change starts from (`source_sheet` → `sheet`, `fromBranch` → `branch`,
-/// `old_name` → `name`); `None` for any other name. A destination
-/// (`target_sheet`, `new_name`) is not one: a copy's target is new.
 /// What one of a pair of parameters names (`id_a` and `id_b`, `note1` and
 /// `note2`, `first_id` and `second_id`): the two ends of a link or a
 /// comparison, each a thing of the kind the rest of the name says (`id`,
@@ -997,7 +1006,8 @@ pub(crate) fn paired_stem(param: &str) -> Option<String> {
         words.push(stem.to_owned());
         return Some(words.join("_"));
     }
-    if matches!(words[0].as_str(), "first" | "second") {
+    // `first_id`, `second_key`; not `first_name`, a person's.
+    if matches!(words[0].as_str(), "first" | "second") && matches!(last.as_str(), "id" | "key") {
         words.remove(0);
         words.push(last);
         return Some(words.join("_"));
@@ -1005,6 +1015,10 @@ pub(crate) fn paired_stem(param: &str) -> Option<String> {
     None
 }
 
+/// The one word left of a parameter named for the existing thing a
+/// change starts from (`source_sheet` → `sheet`, `fromBranch` → `branch`,
+/// `old_name` → `name`); `None` for any other name. A destination
+/// (`target_sheet`, `new_name`) is not one: a copy's target is new.
 pub(crate) fn existing_one(param: &str) -> Option<String> {
     let words = crate::plan::cues::words(param);
     let (first, rest) = words.split_first()?;
@@ -1415,6 +1429,16 @@ mod tests {
             );
         }
         assert!(pool.candidate("tag_link", "id_a").is_none());
+        assert_eq!(paired_stem("first_name"), None, "a person's, not a pair's");
+        assert_eq!(paired_stem("first_id").as_deref(), Some("id"));
+        // A verb is no thing: `delete_link` takes no id from `delete_*`.
+        let mut deletes = Pool::default();
+        deletes.absorb(
+            "delete_config",
+            1,
+            &json!({"structuredContent": {"id": "cfg-1"}}),
+        );
+        assert!(deletes.candidate("delete_link", "id").is_none());
     }
 
     #[test]

@@ -1202,10 +1202,10 @@ fn distinct_ends(
     recorded: &mut [Argument],
 ) {
     let id_named = |name: &str| {
-        // Each end of a pair (`id_a`, `id_b`) as its stem says.
-        let stem = harvest::paired_stem(name);
-        let flat = cues::flat(stem.as_deref().unwrap_or(name));
-        flat.ends_with("id") && step.cues.path_kind(name).is_none()
+        // Each end of a pair (`id_a`, `note2`) is one of two things.
+        let paired = harvest::paired_stem(name).is_some();
+        let flat = cues::flat(name);
+        (paired || flat.ends_with("id")) && step.cues.path_kind(name).is_none()
     };
     let mut taken: Vec<Value> = Vec::new();
     let mut real: Option<Value> = None;

@@ -163,9 +163,17 @@ pub fn with_parameter_docs(schema: &Value, description: &str) -> Option<Value> {
         })
         .map(|(name, sub)| (name.clone(), said_of(name, sub)))
         .collect();
+    // An example of the whole call (`{"file_path": ..., "updates": ...}`)
+    // or of an answer is no example of the map: it names the tool's own
+    // parameters.
+    let of_the_map = |shown: &Value| {
+        shown
+            .as_object()
+            .is_some_and(|m| !m.keys().any(|k| properties.contains_key(k)))
+    };
     if let [(only, said)] = free_maps.as_slice()
         && json_example(said, "object").is_none()
-        && let Some(shown) = json_example(description, "object")
+        && let Some(shown) = json_example(description, "object").filter(of_the_map)
     {
         let doc = format!("{said} e.g. {shown}").trim().to_owned();
         added.insert(only.clone(), Value::String(doc));
@@ -1428,6 +1436,11 @@ mod tests {
         let two = json!({"type": "object", "properties": {
             "updates": {"type": "object"}, "styles": {"type": "object"}},
             "required": ["updates", "styles"]});
+        let whole = r#"Example: {"file_path": "a.xlsx", "updates": {"A1": 1}}"#;
+        assert!(
+            with_parameter_docs(&schema, whole).is_none(),
+            "a whole call"
+        );
         let shown_only = r#"Set cells, e.g. {"A1": "Title"}."#;
         assert!(with_parameter_docs(&two, shown_only).is_none());
     }

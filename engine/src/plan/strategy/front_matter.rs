@@ -22,26 +22,38 @@ use witness_model::audit::Argument;
 use crate::plan::cues::flat;
 
 /// Names of parameters that hold a note's whole text, flattened.
-const BODY_PARAMS: [&str; 8] = [
-    "content",
-    "body",
-    "text",
-    "markdown",
-    "note",
-    "notecontent",
-    "data",
-    "source",
-];
+const BODY_PARAMS: [&str; 6] = ["content", "body", "text", "markdown", "note", "notecontent"];
+
+/// At most this many fields are read from one error, and at most
+/// [`MAX_CUES`] of its cue words looked at: server text is untrusted.
+const MAX_FIELDS: usize = 16;
+const MAX_CUES: usize = 64;
+
+/// The byte offsets of `word` (ASCII, lowercase) in `text`, ignoring ASCII
+/// case: each a char boundary of `text` itself, whatever else it holds.
+fn ascii_positions<'t>(text: &'t str, word: &'t str) -> impl Iterator<Item = usize> + 't {
+    let needle = word.as_bytes();
+    text.as_bytes()
+        .windows(needle.len())
+        .enumerate()
+        .filter(move |(_, w)| w.eq_ignore_ascii_case(needle))
+        .map(|(i, _)| i)
+        .take(MAX_CUES)
+}
 
 /// The fields `error` says a note's front matter lacks, in the order it
-/// names them; empty when it speaks of no front matter or required field.
+/// names them; empty when it speaks of no front matter, or of required
+/// fields of something that is no note.
 pub fn missing(error: &str) -> Vec<String> {
     let lowered = error.to_lowercase();
-    let about_fields = lowered.contains("frontmatter")
-        || lowered.contains("front matter")
-        || lowered.contains("front-matter")
-        || lowered.contains("required field");
-    if !about_fields {
+    let front = ["frontmatter", "front matter", "front-matter"]
+        .iter()
+        .any(|w| lowered.contains(w));
+    let of_note = lowered.contains("required field")
+        && ["note", "markdown", ".md", "page", "document"]
+            .iter()
+            .any(|w| lowered.contains(w));
+    if !(front || of_note) {
         return Vec::new();
     }
     let mut out: Vec<String> = Vec::new();
@@ -53,17 +65,17 @@ pub fn missing(error: &str) -> Vec<String> {
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
             && !["field", "fields", "a", "the", "include", "includes"].contains(&word);
-        if named && !out.iter().any(|w| w == word) {
+        if named && out.len() < MAX_FIELDS && !out.iter().any(|w| w == word) {
             out.push(word.to_owned());
         }
     };
-    // `field: title`, `fields: title, tags`.
-    for (at, _) in lowered.match_indices("field") {
-        let rest = &error[at..];
-        let rest = rest.trim_start_matches(|c: char| c.is_alphabetic());
-        if let Some(list) = rest.strip_prefix(':') {
-            let end = list.find(['\n', ';', '.']).unwrap_or(list.len());
-            for word in list[..end].split(',') {
+    // `field: title`, `fields: title, tags`: up to the end of the line.
+    for at in ascii_positions(error, "field") {
+        let line = error[at..].split(['\n', ';']).next().unwrap_or("");
+        let after = line.trim_start_matches(|c: char| c.is_ascii_alphabetic());
+        if let Some(list) = after.strip_prefix(':') {
+            let list = list.split('.').next().unwrap_or("");
+            for word in list.split(',').take(MAX_FIELDS) {
                 add(word.trim());
             }
         }
@@ -71,10 +83,13 @@ pub fn missing(error: &str) -> Vec<String> {
     // `include 'name' field`, `'name' is required`, `missing 'name'`: a
     // quoted word with such words beside it (not a JSON answer's keys).
     for quote in ['\'', '`'] {
-        let mut at = 0;
-        let spans: Vec<usize> = error.match_indices(quote).map(|(i, _)| i).collect();
-        while at + 1 < spans.len() {
-            let (open, close) = (spans[at], spans[at + 1]);
+        let spans: Vec<usize> = error
+            .match_indices(quote)
+            .map(|(i, _)| i)
+            .take(2 * MAX_CUES)
+            .collect();
+        for pair in spans.chunks_exact(2) {
+            let (open, close) = (pair[0], pair[1]);
             // Read from the text's own slices: lowercasing may move byte
             // offsets in text that is not ASCII.
             let before: String = error[..open].chars().rev().take(24).collect();
@@ -92,7 +107,6 @@ pub fn missing(error: &str) -> Vec<String> {
             if cued {
                 add(&error[open + 1..close]);
             }
-            at += 2;
         }
     }
     out
@@ -120,7 +134,13 @@ pub fn with_fields(
     {
         Some((block, rest)) => (
             block.lines().map(str::to_owned).collect::<Vec<_>>(),
-            rest.trim_start_matches(['-', '\n']).to_owned(),
+            // What follows the closing `---`: its own line's end, then the
+            // body as it was.
+            rest.trim_start_matches('-')
+                .strip_prefix('\n')
+                .unwrap_or(rest)
+                .trim_start_matches('\n')
+                .to_owned(),
         ),
         None => (Vec::new(), text.to_owned()),
     };
@@ -183,11 +203,27 @@ mod tests {
             missing("File 'a.md' not found").is_empty(),
             "no front matter"
         );
+        assert!(
+            missing("missing required field: email").is_empty(),
+            "a required field of something that is no note"
+        );
+        // Text that lowercases to other byte lengths is read, not sliced
+        // apart.
+        let odd = "\u{212A}\u{212A}\u{130}\u{130} note: missing required field: title";
+        assert_eq!(missing(odd), ["title"]);
+        // Untrusted text: a bounded number of fields.
+        let many = format!(
+            "note: missing required field: {}",
+            vec!["f"; 500].join(", ")
+        );
+        assert!(missing(&many).len() <= MAX_FIELDS);
     }
 
     #[test]
     fn the_note_is_sent_again_opening_with_the_fields() {
-        let fields = missing("missing required field: title\nmissing required field: tags");
+        let fields = missing(
+            "a.md is not a valid note:\nmissing required field: title\nmissing required field: tags",
+        );
         let (name, value) = with_fields(&sent("content", "witness"), &fields, &|_| false)
             .unwrap_or_else(|| panic!("none"));
         assert_eq!(name, "content");
@@ -196,12 +232,12 @@ mod tests {
             json!("---\ntitle: witness\ntags: [witness]\n---\n\nwitness")
         );
         // A block it already has is added to, not doubled.
-        let kept = "---\ntitle: Mine\n---\n\nbody";
+        let kept = "---\ntitle: Mine\n---\n- item";
         let (_, value) = with_fields(&sent("content", kept), &fields, &|_| false)
             .unwrap_or_else(|| panic!("none"));
         assert_eq!(
             value,
-            json!("---\ntitle: Mine\ntags: [witness]\n---\n\nbody")
+            json!("---\ntitle: Mine\ntags: [witness]\n---\n\n- item")
         );
         // A field that is a parameter is the schema's to fill.
         assert!(with_fields(&sent("content", "x"), &["title".into()], &|f| f == "title").is_none());

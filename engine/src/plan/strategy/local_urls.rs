@@ -29,6 +29,33 @@ pub fn names_url(name: &str) -> bool {
         || matches!(flat.as_str(), "href" | "link")
 }
 
+/// Whether URL parameter `name` is one the tool reads from: not where it
+/// writes, sends or calls back (`output_url`, `upload_url`,
+/// `webhook_url`, `redirect_uri`), which pointed at the store's file would
+/// have an honest exporter overwrite it.
+fn reads_from(cues: &ToolCues, name: &str) -> bool {
+    const ELSEWHERE: [&str; 14] = [
+        "out",
+        "output",
+        "dest",
+        "destination",
+        "target",
+        "save",
+        "export",
+        "upload",
+        "webhook",
+        "callback",
+        "redirect",
+        "notify",
+        "post",
+        "endpoint",
+    ];
+    let words = crate::plan::cues::words(name);
+    !cues.new_name(name)
+        && !cues.output_place(name)
+        && !words.iter().any(|w| ELSEWHERE.contains(&w.as_str()))
+}
+
 /// The `file://` URL of the store's file that parameter `name` of the tool
 /// points at, and the file it names; `None` where the tool names no kind of
 /// file, the parameter is no URL, the value it would be sent is not a web
@@ -42,7 +69,7 @@ pub fn file_url<'p>(
     let invented = fallback
         .as_str()
         .is_some_and(|v| v.starts_with("https://") || v.starts_with("http://"));
-    if !invented || !names_url(name) {
+    if !invented || !names_url(name) || !reads_from(cues, name) {
         return None;
     }
     let wanted = cues.file_types_for(name);
@@ -118,5 +145,21 @@ mod tests {
         // A workbook tool, and the store holds no workbook.
         let sheet = cues("open_workbook", "Open an Excel workbook by URL");
         assert!(file_url(&sheet, "url", &web, &pool).is_none());
+        // Where a document tool writes or calls back is never the store's
+        // file: an honest exporter would overwrite it.
+        let export = cues("export_pdf", "Export a PDF to a URL");
+        for elsewhere in [
+            "output_url",
+            "webhook_url",
+            "callbackUrl",
+            "redirect_uri",
+            "upload_url",
+        ] {
+            assert!(
+                file_url(&export, elsewhere, &web, &pool).is_none(),
+                "{elsewhere}"
+            );
+        }
+        assert!(file_url(&export, "source_url", &web, &pool).is_some());
     }
 }

@@ -425,6 +425,12 @@ pub struct WrongType {
     pub expected: String,
 }
 
+/// At most this many of a validator's issues are read, each at most this
+/// deep: its text is the server's, and an argument an audit makes is
+/// small.
+const MAX_ISSUES: usize = 16;
+const MAX_DEPTH: usize = 8;
+
 /// The places inside the arguments a validator's message says hold a value
 /// of the wrong type or none: zod's issues (`"path": ["edits", 0],
 /// "expected": "object"`) and pydantic's lines (`edits.0` then `Input
@@ -436,7 +442,7 @@ pub fn wrong_types(error: &str) -> Vec<WrongType> {
     if let Some(start) = error.find('[') {
         let mut stream = serde_json::Deserializer::from_str(&error[start..]).into_iter::<Value>();
         if let Some(Ok(Value::Array(issues))) = stream.next() {
-            for issue in issues {
+            for issue in issues.into_iter().take(MAX_ISSUES) {
                 let at = issue
                     .get("path")
                     .and_then(Value::as_array)
@@ -446,6 +452,7 @@ pub fn wrong_types(error: &str) -> Vec<WrongType> {
                 let typed = issue.get("code").and_then(Value::as_str) == Some("invalid_type");
                 if let Some(expected) = expected
                     && typed
+                    && at.len() <= MAX_DEPTH
                     && at.first().is_some_and(Value::is_string)
                 {
                     out.push(WrongType {
@@ -458,6 +465,9 @@ pub fn wrong_types(error: &str) -> Vec<WrongType> {
     }
     let lines: Vec<&str> = error.lines().collect();
     for pair in lines.windows(2) {
+        if out.len() >= MAX_ISSUES {
+            break;
+        }
         let place = pair[0].trim();
         let said = pair[1].trim_start();
         let expected = [
@@ -473,6 +483,8 @@ pub fn wrong_types(error: &str) -> Vec<WrongType> {
         .find(|(words, _)| said.starts_with(words))
         .map(|(_, t)| *t);
         let shaped = !place.is_empty()
+            && place.len() <= 256
+            && place.split('.').count() <= MAX_DEPTH
             && place
                 .chars()
                 .all(|c| c.is_alphanumeric() || c == '_' || c == '.');
@@ -499,13 +511,16 @@ pub fn wrong_types(error: &str) -> Vec<WrongType> {
 /// A value of JSON type `expected` for a place the call got wrong: a list
 /// holds one word, so that what its items must be is the validator's next
 /// answer.
-fn of_type(expected: &str) -> Value {
+/// A text under a key is the audit's word with the key's name
+/// (`witness-newText`), so that two fields of one item never hold the same
+/// text (an edit that replaced a text with itself would change nothing).
+fn of_type(expected: &str, key: Option<&str>) -> Value {
     match expected {
         "array" | "list" | "tuple" => Value::Array(vec![Value::String("witness".into())]),
         "number" | "integer" | "int" | "float" => Value::from(1),
         "boolean" | "bool" => Value::Bool(true),
         "object" | "dict" | "record" | "map" => Value::Object(Map::new()),
-        _ => Value::String("witness".into()),
+        _ => Value::String(key.map_or_else(|| "witness".into(), |k| format!("witness-{k}"))),
     }
 }
 
@@ -572,7 +587,12 @@ fn validator_shape(step: &PlanStep, sent: &[Argument], error: &str) -> Option<Re
             continue;
         };
         let before = value.clone();
-        put_at(&mut value, &wrong.at[1..], of_type(&wrong.expected));
+        let key = wrong
+            .at
+            .last()
+            .and_then(Value::as_str)
+            .filter(|_| wrong.at.len() > 1);
+        put_at(&mut value, &wrong.at[1..], of_type(&wrong.expected, key));
         if value == before {
             continue;
         }
@@ -2805,6 +2825,29 @@ mod tests {
     }
 
     #[test]
+    fn a_validators_report_is_read_within_bounds() {
+        let deep: Vec<Value> = std::iter::once(json!("edits"))
+            .chain((0..50_000).map(|_| json!("a")))
+            .collect();
+        let issue = json!([{"expected": "string", "code": "invalid_type", "path": deep}]);
+        assert!(
+            wrong_types(&format!("Error: {issue}")).is_empty(),
+            "too deep"
+        );
+        let many: Vec<Value> = (0..1000)
+            .map(
+                |i| json!({"expected": "string", "code": "invalid_type", "path": ["edits", i % 8]}),
+            )
+            .collect();
+        assert!(wrong_types(&format!("Error: {}", Value::Array(many))).len() <= MAX_ISSUES);
+        let dotted = format!(
+            "{}\n  Field required [type=missing]",
+            vec!["a"; 40_000].join(".")
+        );
+        assert!(wrong_types(&dotted).is_empty());
+    }
+
+    #[test]
     fn a_validator_teaches_the_shape_inside_a_parameter_a_level_at_a_time() {
         // A server that lists no schema: its validator says what edits are.
         let item = r#"Error: Invalid arguments for edit_file: [
@@ -2836,7 +2879,7 @@ mod tests {
         let retry = answer(&st, &args, fields, Some(&json!({})), &Pool::default(), &[]).unwrap();
         assert_eq!(
             spec(&retry, "edits"),
-            &ArgSpec::Auto(json!([{"oldText": "witness", "newText": "witness"}]))
+            &ArgSpec::Auto(json!([{"oldText": "witness-oldText", "newText": "witness-newText"}]))
         );
         // pydantic says the same in lines.
         let pydantic = "1 validation error for edit\nedits.0\n  Input should be a valid dictionary [type=dict_type, input_value='witness', input_type=str]";
