@@ -8,16 +8,21 @@
 //! never the original). Nested edit lists (`edits: [{oldText, newText}]`)
 //! are filled the same way.
 //!
-//! The text that replaces it keeps the line and adds to it (`# Ideas
-//! (edited by witness)`), so the same call asked again finds its text
-//! again and edits again: a claim that the edit is idempotent is tested on
-//! a repeat that could change something, where a replacement without the
-//! line had answered the repeat with `old_text not found` (the development
-//! half's fourth round: two servers' edit tools).
+//! The text that replaces it keeps the line, after something put before
+//! it (`(edited by witness) # Ideas`), so the same call asked again finds
+//! its text again and edits again: a claim that the edit is idempotent is
+//! tested on a repeat that could change something, where a replacement
+//! without the line had answered the repeat with `old_text not found` (the
+//! development half's fourth round: two servers' edit tools). Before, not
+//! after: a line kept as the start of its replacement made an edit of a
+//! file's or a block's last line read as an append, which takes nothing
+//! away, so a find-and-replace tool's non-destructive claim passed on the
+//! audit's own edit whatever the tool does with text it replaces (the
+//! tenth round: a filesystem server's `edit_file`).
 //!
 //! Example: `edit_note {"path": "Ideas.md", "old_text": "witness",
 //! "new_text": "replaced by witness-edit_note"}` is sent with `"old_text":
-//! "# Ideas", "new_text": "# Ideas (edited by witness)"`, and the edit
+//! "# Ideas", "new_text": "(edited by witness) # Ideas"`, and the edit
 //! changes the note each time it is asked.
 
 use std::path::{Path, PathBuf};
@@ -67,9 +72,10 @@ fn replaces_text(key: &str) -> bool {
     REPLACE_PARAMS.contains(&flat(key).as_str())
 }
 
-/// What replaces `line`: the line kept, with something added.
+/// What replaces `line`: the line kept, with something put before it, so
+/// that what it replaced is no longer where it began.
 fn edited(line: &str) -> String {
-    format!("{line} (edited by witness)")
+    format!("(edited by witness) {line}")
 }
 
 /// Gives every synthesized text-to-find of `resolved` a line of the file
@@ -217,7 +223,7 @@ mod tests {
         assert!(fill(&mut resolved, &cues, &pool));
         assert_eq!(
             resolved.arguments["edits"],
-            json!([{"oldText": "# Ideas", "newText": "# Ideas (edited by witness)"}])
+            json!([{"oldText": "# Ideas", "newText": "(edited by witness) # Ideas"}])
         );
         // At the top level too; the replacement keeps the line, so the same
         // edit asked again finds it again.

@@ -161,6 +161,48 @@ pub fn with_fields(
     Some((body.name.clone(), Value::String(note)))
 }
 
+/// The note's text sent again with the first of `choices` for a field of
+/// its front matter that `error` refuses by name (`status 'witness' is not
+/// one of: draft, active`), with that field; `None` when the note has no
+/// block, the error names none of its fields, or lists no value.
+pub fn with_choice(
+    sent: &[Argument],
+    error: &str,
+    choices: &[String],
+    is_param: &dyn Fn(&str) -> bool,
+) -> Option<(String, Value, String)> {
+    let first = choices.first()?;
+    let body = sent
+        .iter()
+        .find(|a| a.value.is_string() && BODY_PARAMS.contains(&flat(&a.name).as_str()))?;
+    let text = body.value.as_str()?;
+    let (block, rest) = text.strip_prefix("---\n")?.split_once("\n---")?;
+    let words = super::text_words(error);
+    let mut refused: Option<String> = None;
+    let lines: Vec<String> = block
+        .lines()
+        .map(|line| {
+            let Some((key, value)) = line.split_once(':') else {
+                return line.to_owned();
+            };
+            let key = key.trim();
+            let named = refused.is_none()
+                && !is_param(key)
+                && words.iter().any(|w| w == &key.to_lowercase())
+                && value.trim() != first;
+            if named {
+                refused = Some(key.to_owned());
+                format!("{key}: {first}")
+            } else {
+                line.to_owned()
+            }
+        })
+        .collect();
+    let field = refused?;
+    let note = format!("---\n{}\n---{rest}", lines.join("\n"));
+    Some((body.name.clone(), Value::String(note), field))
+}
+
 /// The audit's value for front matter field `field`.
 fn value_for(field: &str) -> &'static str {
     let lowered = field.to_ascii_lowercase();
@@ -217,6 +259,31 @@ mod tests {
             vec!["f"; 500].join(", ")
         );
         assert!(missing(&many).len() <= MAX_FIELDS);
+    }
+
+    #[test]
+    fn a_field_refused_with_its_choices_takes_the_first() {
+        let note = "---\ntitle: witness\nstatus: witness\n---\n\nwitness";
+        let error = "a.md is not a valid note:\n- status 'witness' is not one of: draft, active";
+        let choices = vec!["draft".to_owned(), "active".to_owned()];
+        let (name, value, field) = with_choice(&sent("content", note), error, &choices, &|_| false)
+            .unwrap_or_else(|| panic!("none"));
+        assert_eq!((name.as_str(), field.as_str()), ("content", "status"));
+        assert_eq!(
+            value,
+            json!("---\ntitle: witness\nstatus: draft\n---\n\nwitness")
+        );
+        // A note with no block, or an error naming none of its fields.
+        assert!(with_choice(&sent("content", "witness"), error, &choices, &|_| false).is_none());
+        assert!(
+            with_choice(
+                &sent("content", note),
+                "kind is one of: a, b",
+                &choices,
+                &|_| false
+            )
+            .is_none()
+        );
     }
 
     #[test]

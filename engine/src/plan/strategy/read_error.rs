@@ -402,8 +402,22 @@ fn front_matter(
     error: &str,
     properties: Option<&Map<String, Value>>,
 ) -> Option<Retry> {
-    let fields = super::front_matter::missing(error);
     let is_param = |f: &str| properties.is_some_and(|p| p.contains_key(f));
+    // A field the note's block holds, refused with its choices listed
+    // (`status 'witness' is not one of: draft, active`): the first.
+    let choices = listed_values(error);
+    if let Some((name, value, field)) =
+        super::front_matter::with_choice(sent, error, &choices, &is_param)
+    {
+        let mut retry = step.clone();
+        retry.set(&name, ArgSpec::Pinned(value));
+        return Some(Retry {
+            step: retry,
+            reading: format!("a value it listed for the front matter field {field}"),
+            then: Vec::new(),
+        });
+    }
+    let fields = super::front_matter::missing(error);
     let (name, value) = super::front_matter::with_fields(sent, &fields, &is_param)?;
     let mut retry = step.clone();
     retry.set(&name, ArgSpec::Pinned(value));
