@@ -23,6 +23,7 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::{FileTypeExt, PermissionsExt, symlink};
 use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawDir, SeekFrom};
 use rustix::io::Errno;
@@ -99,17 +100,43 @@ fn copy_dir(root: &Path, dir: &Path, to: &Path, warnings: &mut Vec<String>) -> i
 /// type the file system did not give, which are `lstat`ed) are kept, by
 /// name, and only they are sorted, so the warnings and the order of the
 /// changes are the copy's. Subdirectories are opened relative to their
-/// parent's descriptor, never following a link.
+/// parent's descriptor, never following a link. Two walkers share the
+/// directories (the kernel's listing is most of the cost, and runs on two
+/// cores where they are free); the warnings are put in the copy's order
+/// when both are done.
 pub fn adjust_view(from: &Path, view: &Path) -> io::Result<Vec<String>> {
     let root = from.canonicalize()?;
     let top = open_dir(rustix::fs::CWD, &root)?;
-    let mut walk = ViewWalk {
+    let walk = ViewWalk {
         root: &root,
-        buffer: Vec::with_capacity(DIR_BUFFER),
-        warnings: Vec::new(),
+        state: Mutex::new(WalkState {
+            waiting: vec![DirJob {
+                id: 0,
+                at: DirAt::Open(top),
+                dir: root.clone(),
+                view: view.to_path_buf(),
+            }],
+            running: 0,
+            walked: vec![None],
+            failed: None,
+        }),
+        changed: Condvar::new(),
     };
-    walk.adjust_dir(&top, &root, view)?;
-    Ok(walk.warnings)
+    std::thread::scope(|scope| {
+        // Two walkers where a thread can be had (the kernel's listing of
+        // the directories is most of the work), else this one alone. The
+        // helper shares this thread's mount namespace and so sees the view.
+        let helper = std::thread::Builder::new()
+            .name("view-walk".into())
+            .spawn_scoped(scope, || walk.work());
+        walk.work();
+        if let Ok(helper) = helper
+            && let Err(panic) = helper.join()
+        {
+            std::panic::resume_unwind(panic);
+        }
+    });
+    walk.warnings()
 }
 
 /// Bytes of directory entries one `getdents` reads: a directory of a
@@ -120,37 +147,159 @@ const DIR_BUFFER: usize = 32 * 1024;
 /// The most the buffer grows to before an entry is taken as unreadable.
 const DIR_BUFFER_MAX: usize = 1 << 20;
 
-/// One walk of an original for its view.
+/// One walk of an original for its view, shared by its walkers.
 struct ViewWalk<'a> {
     /// The original, canonical.
     root: &'a Path,
-    /// The `getdents` buffer, reused for every directory (each is read
-    /// whole before the walk goes down).
-    buffer: Vec<u8>,
-    warnings: Vec<String>,
+    state: Mutex<WalkState>,
+    /// Signalled when a directory is walked or the walk failed.
+    changed: Condvar,
+}
+
+struct WalkState {
+    /// Directories to walk.
+    waiting: Vec<DirJob>,
+    /// How many directories are being walked.
+    running: usize,
+    /// What each directory held that the warnings need, by its id (the
+    /// original's own directory is 0); `None` until it is walked.
+    walked: Vec<Option<Walked>>,
+    /// The first error; the walk stops at it.
+    failed: Option<io::Error>,
+}
+
+/// One directory of the original to walk, and its place in the view.
+struct DirJob {
+    id: usize,
+    at: DirAt,
+    /// Its path in the original (for links' judgement and the warnings).
+    dir: PathBuf,
+    view: PathBuf,
+}
+
+/// How a directory to walk is reached.
+enum DirAt {
+    /// Open already (the original's own directory).
+    Open(OwnedFd),
+    /// By name in its parent, opened when it is walked (so only the
+    /// directories being walked and the parents of those waiting are open).
+    Child(Arc<OwnedFd>, OsString),
+}
+
+/// A directory walked: its warnings and subdirectories, in name order.
+struct Walked {
+    items: Vec<Item>,
+    /// The id of its first subdirectory; the others follow it.
+    first_child: usize,
+}
+
+enum Item {
+    Warning(String),
+    /// Its `k`-th subdirectory walked.
+    Child(usize),
 }
 
 impl ViewWalk<'_> {
-    /// Adjusts the view's directory `view` to what the copy of the
-    /// original's directory `dir` (open as `fd`) would hold.
-    fn adjust_dir(&mut self, fd: &OwnedFd, dir: &Path, view: &Path) -> io::Result<()> {
-        let mut notable = notable_entries(fd, &mut self.buffer)?;
+    fn lock(&self) -> MutexGuard<'_, WalkState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Walks waiting directories until none is left or the walk failed.
+    fn work(&self) {
+        let mut buffer = Vec::with_capacity(DIR_BUFFER);
+        let mut state = self.lock();
+        while state.failed.is_none() {
+            let Some(job) = state.waiting.pop() else {
+                if state.running == 0 {
+                    break;
+                }
+                state = self
+                    .changed
+                    .wait(state)
+                    .unwrap_or_else(PoisonError::into_inner);
+                continue;
+            };
+            state.running += 1;
+            drop(state);
+            let id = job.id;
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                self.adjust_dir(job, &mut buffer)
+            }));
+            state = self.lock();
+            state.running -= 1;
+            let outcome = match outcome {
+                Ok(outcome) => outcome,
+                Err(panic) => {
+                    // The other walker must not wait for this one: it stops,
+                    // and the panic goes on to the scope that joins them.
+                    state
+                        .failed
+                        .get_or_insert_with(|| io::Error::other("a walker of the view panicked"));
+                    drop(state);
+                    self.changed.notify_all();
+                    std::panic::resume_unwind(panic);
+                }
+            };
+            match outcome {
+                Ok((items, children)) => {
+                    let first_child = state.walked.len();
+                    state
+                        .walked
+                        .resize_with(first_child + children.len(), || None);
+                    for (k, mut child) in children.into_iter().enumerate() {
+                        child.id = first_child + k;
+                        state.waiting.push(child);
+                    }
+                    if let Some(slot) = state.walked.get_mut(id) {
+                        *slot = Some(Walked { items, first_child });
+                    }
+                }
+                Err(e) => {
+                    state.failed.get_or_insert(e);
+                }
+            }
+            self.changed.notify_all();
+        }
+        drop(state);
+        self.changed.notify_all();
+    }
+
+    /// Adjusts the view's directory `job.view` to what the copy of the
+    /// original's directory `job.dir` would hold. Returns its warnings and
+    /// subdirectories in name order, and the subdirectories to walk.
+    fn adjust_dir(
+        &self,
+        job: DirJob,
+        buffer: &mut Vec<u8>,
+    ) -> io::Result<(Vec<Item>, Vec<DirJob>)> {
+        let fd = match job.at {
+            DirAt::Open(fd) => fd,
+            DirAt::Child(parent, name) => open_dir(&*parent, &name)?,
+        };
+        let fd = Arc::new(fd);
+        let mut notable = notable_entries(&fd, buffer)?;
         // By name, as the copy goes, so warnings come in its order (names
         // are unique within a directory: unstable sorting is the same).
         notable.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let (mut items, mut children) = (Vec::new(), Vec::new());
         for (name, kind) in notable {
-            let path = dir.join(&name);
-            let target = view.join(&name);
+            let path = job.dir.join(&name);
+            let target = job.view.join(&name);
             match kind {
                 FileType::Directory => {
                     // Not in the view: a file system mounted there (not crossed).
                     if target.is_dir() {
-                        let child = open_dir(fd, &name)?;
-                        self.adjust_dir(&child, &path, &target)?;
+                        items.push(Item::Child(children.len()));
+                        children.push(DirJob {
+                            id: 0,
+                            at: DirAt::Child(Arc::clone(&fd), name),
+                            dir: path,
+                            view: target,
+                        });
                     }
                 }
                 FileType::Symlink => {
-                    let text = read_link_at(fd, &name)?;
+                    let text = read_link_at(&fd, &name)?;
                     let inside = inside_target(self.root, &path, &text);
                     if inside.as_deref() == Some(text.as_path()) {
                         continue;
@@ -158,19 +307,54 @@ impl ViewWalk<'_> {
                     // Rewritten or made dangling, as the copy would have it.
                     remove_from_view(&target)?;
                     let shown = shown(self.root, &path);
-                    make_link(inside, &text, &target, &shown, &mut self.warnings)?;
+                    if let Some(warning) = make_link(inside, &text, &target, &shown)? {
+                        items.push(Item::Warning(warning));
+                    }
                 }
                 special => {
                     remove_from_view(&target)?;
-                    self.warnings.push(format!(
+                    items.push(Item::Warning(format!(
                         "{}: a {} is never opened; it was left out of the jail",
                         shown(self.root, &path),
                         special_name(special)
-                    ));
+                    )));
                 }
             }
         }
-        Ok(())
+        Ok((items, children))
+    }
+
+    /// The warnings of the whole walk, depth first and by name within each
+    /// directory, as the copy gives them; or the walk's error.
+    fn warnings(self) -> io::Result<Vec<String>> {
+        let mut state = self
+            .state
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(error) = state.failed {
+            return Err(error);
+        }
+        let mut warnings = Vec::new();
+        // (directory id, its next item)
+        let mut stack = vec![(0, 0)];
+        while let Some((id, at)) = stack.pop() {
+            let Some(Some(walked)) = state.walked.get_mut(id) else {
+                continue;
+            };
+            let first_child = walked.first_child;
+            match walked.items.get_mut(at) {
+                None => {}
+                Some(Item::Warning(warning)) => {
+                    warnings.push(std::mem::take(warning));
+                    stack.push((id, at + 1));
+                }
+                Some(Item::Child(k)) => {
+                    stack.push((id, at + 1));
+                    stack.push((first_child + *k, 0));
+                }
+            }
+        }
+        Ok(warnings)
     }
 }
 
@@ -288,36 +472,35 @@ fn copy_link(
     warnings: &mut Vec<String>,
 ) -> io::Result<()> {
     let text = fs::read_link(link)?;
-    make_link(
+    warnings.extend(make_link(
         inside_target(root, link, &text),
         &text,
         target,
         shown,
-        warnings,
-    )
+    )?);
+    Ok(())
 }
 
 /// Makes at `target` the link a link with text `text` is copied as: `kept`
 /// (what [`inside_target`] gave) when it leads inside the store, else a
-/// dangling link, with its warning.
+/// dangling link, and returns that one's warning.
 fn make_link(
     kept: Option<PathBuf>,
     text: &Path,
     target: &Path,
     shown: &str,
-    warnings: &mut Vec<String>,
-) -> io::Result<()> {
+) -> io::Result<Option<String>> {
     match kept {
-        Some(kept) => symlink(kept, target),
+        Some(kept) => symlink(kept, target).map(|()| None),
         None => {
             let mut dangling = target.file_name().unwrap_or_default().to_os_string();
             dangling.push(OUTSIDE_SUFFIX);
-            warnings.push(format!(
+            let warning = format!(
                 "{shown}: a link that leaves the store (to {}); copied as a dangling link to {}",
                 text.display(),
                 Path::new(&dangling).display()
-            ));
-            symlink(dangling, target)
+            );
+            symlink(dangling, target).map(|()| Some(warning))
         }
     }
 }
@@ -832,5 +1015,69 @@ mod tests {
             ]
         );
         assert!(buffer.capacity() > 64);
+    }
+
+    #[test]
+    fn two_walkers_give_the_copys_warnings_in_the_copys_order() {
+        let outside = tempdir();
+        let secret = outside.path().join("real.txt");
+        assert!(fs::write(&secret, b"the original").is_ok());
+        let store = tempdir();
+        let root = store.path();
+        // Wide and deep enough for both walkers to take directories.
+        for top in 0..30 {
+            for sub in 0..4 {
+                let dir = root.join(format!("t{top:02}/s{sub}"));
+                assert!(fs::create_dir_all(&dir).is_ok());
+                for n in 0..20 {
+                    assert!(fs::write(dir.join(format!("f{n:02}")), b"x").is_ok());
+                }
+                if (top + sub) % 3 == 0 {
+                    assert!(symlink(&secret, dir.join("out")).is_ok());
+                }
+                if (top + sub) % 4 == 0 {
+                    mkfifo(&dir.join("pipe"));
+                }
+            }
+            assert!(symlink("../..", root.join(format!("t{top:02}/up"))).is_ok());
+        }
+        let jail = tempdir();
+        let copy = jail.path().join("copy");
+        let copied = copy_tree(root, &copy).unwrap_or_default();
+        let view = jail.path().join("view");
+        verbatim(root, &view);
+        let viewed = match adjust_view(root, &view) {
+            Ok(warnings) => warnings,
+            Err(e) => panic!("adjust: {e}"),
+        };
+        assert_eq!(listing(&view), listing(&copy));
+        let entry = |w: &String| w.split(':').next().unwrap_or_default().to_owned();
+        let (copied, viewed): (Vec<String>, Vec<String>) = (
+            copied.iter().map(entry).collect(),
+            viewed.iter().map(entry).collect(),
+        );
+        assert_eq!(viewed, copied);
+        assert!(viewed.len() > 60, "{viewed:?}");
+        assert_eq!(fs::read(&secret).ok(), Some(b"the original".to_vec()));
+    }
+
+    #[test]
+    fn a_walk_that_fails_in_one_directory_fails_whole_and_does_not_hang() {
+        let store = tempdir();
+        let root = store.path();
+        for top in 0..40 {
+            let dir = root.join(format!("t{top:02}"));
+            assert!(fs::create_dir_all(&dir).is_ok());
+            assert!(fs::write(dir.join("f"), b"x").is_ok());
+        }
+        mkfifo(&root.join("t17/pipe"));
+        let jail = tempdir();
+        let view = jail.path().join("view");
+        verbatim(root, &view);
+        // Where the FIFO is to be taken out, the view holds a directory
+        // that cannot be removed as a file.
+        assert!(fs::remove_file(view.join("t17/pipe")).is_ok());
+        assert!(fs::create_dir_all(view.join("t17/pipe/x")).is_ok());
+        assert!(adjust_view(root, &view).is_err());
     }
 }
