@@ -6,6 +6,7 @@ Usage: python3 bench/run.py [--out bench/bench.json] [--work DIR]
                             [--main-bin PATH] [--quick] [--only WORKLOAD]
 
 Needs a release build (`cargo build --release --workspace --bins --examples`),
+looked for where cargo puts it (`$CARGO_TARGET_DIR`, else `target/`),
 `sqlite3`, `b3sum`, `find`/`xargs` and GNU `time` (/usr/bin/time).
 
 The cold jail (issue 42): a jail of a 10^5-file tree and of a 1 GiB SQLite
@@ -48,9 +49,12 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BIN = os.path.join(ROOT, "target", "release", "mcp-witness")
-OBSERVE = os.path.join(ROOT, "target", "release", "examples", "observe")
-COLD_JAIL = os.path.join(ROOT, "target", "release", "examples", "cold_jail")
+# Where cargo builds: $CARGO_TARGET_DIR when set (relative to where cargo
+# runs, as cargo reads it), else the workspace's target/.
+TARGET = os.path.abspath(os.environ.get("CARGO_TARGET_DIR") or os.path.join(ROOT, "target"))
+BIN = os.path.join(TARGET, "release", "mcp-witness")
+OBSERVE = os.path.join(TARGET, "release", "examples", "observe")
+COLD_JAIL = os.path.join(TARGET, "release", "examples", "cold_jail")
 SERVER = os.path.join(ROOT, "bench", "server.py")
 
 TARGETS = {
@@ -340,12 +344,14 @@ def honest(main_bin, repeats):
     return out
 
 
-def stale_build():
-    """The first source file newer than the release binaries, if any: a
-    bench of an old build would time code that is no longer there."""
-    built = min(os.path.getmtime(p) if os.path.exists(p) else 0 for p in (BIN, OBSERVE, COLD_JAIL))
+def stale_build(binaries):
+    """The first source file newer than the release `binaries` this run
+    uses, if any: a bench of an old build would time code that is no
+    longer there."""
+    built = min(os.path.getmtime(p) if os.path.exists(p) else 0 for p in binaries)
     for top, dirs, files in os.walk(ROOT):
-        dirs[:] = [d for d in dirs if d not in ("target", ".git", "node_modules")]
+        dirs[:] = [d for d in dirs if d not in ("target", ".git", "node_modules")
+                   and os.path.join(top, d) != TARGET]
         for name in files:
             path = os.path.join(top, name)
             if name.endswith(".rs") or name == "Cargo.toml":
@@ -365,7 +371,12 @@ def main():
     for tool in ("sqlite3", "b3sum", "find", "xargs"):
         if shutil.which(tool) is None:
             sys.exit(f"bench: {tool} is needed")
-    newer = stale_build()
+    # Only the binaries this run uses: `--only cold-jail` needs the
+    # cold_jail example alone.
+    used = {COLD_JAIL} if args.only == "cold-jail" else {BIN, OBSERVE}
+    if args.only is None:
+        used.add(COLD_JAIL)
+    newer = stale_build(sorted(used))
     if newer:
         sys.exit(f"bench: {newer} is newer than the release build; "
                  "run cargo build --release --workspace --bins --examples")

@@ -338,4 +338,85 @@ mod tests {
         let used = disk_use(dir.path());
         assert!((10_000..1 << 20).contains(&used), "{used}");
     }
+
+    /// The view itself, where this process may mount (root): a tree with a
+    /// link that leaves the store and a FIFO deep inside, viewed in a mount
+    /// namespace of the test thread's own. The link is dangling in the view
+    /// and the FIFO gone from it; the original keeps both.
+    #[test]
+    fn a_mounted_view_of_a_tree_neutralises_a_deep_escaping_link_and_fifo() {
+        let handle = std::thread::spawn(|| {
+            // SAFETY: only this thread's mount namespace (and with it its
+            // file-system context, CLONE_FS) is unshared, never the
+            // descriptor table, so no descriptor of another thread is
+            // touched.
+            let unshared =
+                unsafe { rustix::thread::unshare_unsafe(rustix::thread::UnshareFlags::NEWNS) };
+            if let Err(e) = unshared {
+                println!("skipped: no mount namespace of the test's own ({e})");
+                return;
+            }
+            // Nothing mounted here reaches the host's namespace.
+            let private = rustix::mount::mount_change(
+                "/",
+                rustix::mount::MountPropagationFlags::PRIVATE
+                    | rustix::mount::MountPropagationFlags::REC,
+            );
+            assert!(private.is_ok(), "{private:?}");
+            let Ok(dir) = tempfile::tempdir() else {
+                panic!("tempdir");
+            };
+            let secret = dir.path().join("secret.txt");
+            assert!(std::fs::write(&secret, b"the original").is_ok());
+            let source = dir.path().join("store");
+            let deep = Path::new("a/b/c/d/e/f/g/h");
+            assert!(std::fs::create_dir_all(source.join(deep)).is_ok());
+            for n in 0..200 {
+                assert!(std::fs::write(source.join(deep).join(format!("f{n}")), b"x").is_ok());
+            }
+            assert!(std::os::unix::fs::symlink(&secret, source.join(deep).join("escape")).is_ok());
+            let fifo = rustix::fs::mkfifoat(
+                rustix::fs::CWD,
+                source.join(deep).join("pipe"),
+                Mode::from(0o600),
+            );
+            assert!(fifo.is_ok(), "{fifo:?}");
+            let (layers, target) = (dir.path().join("layers"), dir.path().join("view"));
+            let warnings = match view_tree(&layers, "s", &source, &target) {
+                Ok(warnings) => warnings,
+                Err(ViewError::Fallback(why)) => {
+                    println!("skipped: no view here ({why})");
+                    return;
+                }
+                Err(ViewError::Failed(e)) => panic!("the walk failed: {e}"),
+            };
+            let viewed = target.join(deep);
+            let link = std::fs::read_link(viewed.join("escape")).ok();
+            let pipe = std::fs::symlink_metadata(viewed.join("pipe")).is_err();
+            let file = std::fs::read(viewed.join("f7")).ok();
+            let written = std::fs::write(viewed.join("escape"), b"hostile").is_ok();
+            unmount(&target);
+            assert_eq!(link, Some(PathBuf::from("escape.mcp-witness-outside")));
+            assert!(pipe, "the FIFO is in the view");
+            assert_eq!(file, Some(b"x".to_vec()));
+            assert!(
+                written,
+                "a write through the dangling link lands in the view"
+            );
+            assert_eq!(warnings.len(), 2, "{warnings:?}");
+            // The original as it was.
+            assert_eq!(std::fs::read(&secret).ok(), Some(b"the original".to_vec()));
+            assert_eq!(
+                std::fs::read_link(source.join(deep).join("escape")).ok(),
+                Some(secret.clone())
+            );
+            assert!(
+                std::fs::symlink_metadata(source.join(deep).join("pipe"))
+                    .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_fifo(&m.file_type()))
+            );
+        });
+        if let Err(panic) = handle.join() {
+            std::panic::resume_unwind(panic);
+        }
+    }
 }
