@@ -124,9 +124,7 @@ pub fn with_fields(
     if fields.is_empty() {
         return None;
     }
-    let body = sent
-        .iter()
-        .find(|a| a.value.is_string() && BODY_PARAMS.contains(&flat(&a.name).as_str()))?;
+    let body = note_text(sent)?;
     let text = body.value.as_str()?;
     let (mut block, rest) = match text
         .strip_prefix("---\n")
@@ -172,9 +170,7 @@ pub fn with_choice(
     is_param: &dyn Fn(&str) -> bool,
 ) -> Option<(String, Value, String)> {
     let first = choices.first()?;
-    let body = sent
-        .iter()
-        .find(|a| a.value.is_string() && BODY_PARAMS.contains(&flat(&a.name).as_str()))?;
+    let body = note_text(sent)?;
     let text = body.value.as_str()?;
     let (block, rest) = text.strip_prefix("---\n")?.split_once("\n---")?;
     let words = super::text_words(error);
@@ -201,6 +197,12 @@ pub fn with_choice(
     let field = refused?;
     let note = format!("---\n{}\n---{rest}", lines.join("\n"));
     Some((body.name.clone(), Value::String(note), field))
+}
+
+/// The argument that holds the note's whole text, a string.
+fn note_text(sent: &[Argument]) -> Option<&Argument> {
+    sent.iter()
+        .find(|a| a.value.is_string() && BODY_PARAMS.contains(&flat(&a.name).as_str()))
 }
 
 /// The audit's value for front matter field `field`.
