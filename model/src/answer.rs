@@ -15,7 +15,7 @@
 //!   part that is wholly a JSON object (or an array of such objects, every
 //!   one failing), with `isError: true`, `success`,
 //!   `ok` or `succeeded` set to `false`, a `status` of `error`, `failed` or
-//!   `failure`, `found: false` (the object named is not there), or a
+//!   `failure` (or `false`, with a message or nothing else), `found: false` (the object named is not there), or a
 //!   non-empty `error` (unless the same object also says
 //!   `success`/`ok: true`), or a non-empty `errors` list beside no `data`.
 //! - **Prose that opens with a failure**: the first line of a short answer
@@ -200,6 +200,18 @@ fn failing_object(value: &Value) -> Option<String> {
     if !says_success && !gives && flag("found") == Some(false) {
         return Some(shown());
     }
+    // `{"status": false, "message": "unsupported file"}`: a boolean status
+    // that is false and says why (or says nothing else). A status that is
+    // false beside other data is a state the call read (a service that is
+    // not running), not its outcome.
+    if flag("status") == Some(false)
+        && (object.len() == 1
+            || STATUS_REASONS
+                .iter()
+                .any(|k| object.get(*k).is_some_and(non_empty)))
+    {
+        return Some(shown());
+    }
     if let Some(status) = object.get("status").and_then(Value::as_str)
         && [
             "error",
@@ -225,6 +237,9 @@ fn failing_object(value: &Value) -> Option<String> {
     }
     None
 }
+
+/// Keys beside a boolean `status: false` that say why the call failed.
+const STATUS_REASONS: [&str; 6] = ["message", "msg", "error", "reason", "detail", "details"];
 
 /// The words an answer counts its changes with, as whole words of a key
 /// (`updated`, `rowsAffected`, `deleted_count`, `chunksRemoved`).
@@ -490,6 +505,8 @@ mod tests {
             r#"{"error": {"code": 404, "message": "no note"}}"#,
             r#"{"status": "error", "detail": "locked"}"#,
             r#"{"status": "not_found"}"#,
+            r#"{"status": false, "message": "unsupported_file"}"#,
+            r#"{"status": false}"#,
             r#"{"found": false}"#,
             r#"{"found": false, "id": "witness-1", "results": []}"#,
             r#"{"errors": ["bad id"]}"#,
@@ -512,6 +529,8 @@ mod tests {
             r#"{"error": "", "id": 3}"#,
             r#"{"data": {"x": 1}, "errors": ["partial"]}"#,
             r#"{"status": "done"}"#,
+            r#"{"status": false, "name": "worker", "pid": null}"#,
+            r#"{"status": true, "message": "saved"}"#,
             r#"{"found": true, "memory": {"id": "m1"}}"#,
             r#"{"found": false, "created": "m2"}"#,
             r#"{"found": false, "suggestions": ["garden"]}"#,

@@ -85,6 +85,12 @@ pub const CREATE_WORDS: [&str; 11] = [
     "create", "add", "insert", "append", "new", "save", "write", "put", "mint", "make", "clone",
 ];
 
+/// Words in a name that say the tool moves or removes the thing it names.
+const RELOCATE_WORDS: [&str; 11] = [
+    "delete", "remove", "rm", "move", "mv", "rename", "drop", "destroy", "erase", "unlink",
+    "archive",
+];
+
 /// Words in a name that say the tool changes or removes what exists.
 pub const CHANGE_WORDS: [&str; 38] = [
     "delete",
@@ -167,6 +173,16 @@ const NEW_PLACE_PARAMS: [&str; 15] = [
     "savepath",
     "exportpath",
 ];
+
+/// Whether a flattened name is a folder's new place (`new_dir`,
+/// `destFolder`, `to_directory`): a move's destination, which must not be
+/// the folder it moves.
+fn new_folder_param(flat: &str) -> bool {
+    ["new", "dest", "destination", "to"].iter().any(|head| {
+        flat.strip_prefix(head)
+            .is_some_and(|rest| ["dir", "folder", "directory"].contains(&rest))
+    })
+}
 
 /// Bare parameter names of the place a creator writes to: new only when
 /// the creator makes files ([`ToolCues::makes_files`]).
@@ -313,7 +329,8 @@ impl ToolCues {
     /// Whether `key` names where something goes (`destination`): such a
     /// value is always fresh.
     pub fn new_place(&self, key: &str) -> bool {
-        NEW_PLACE_PARAMS.contains(&flat(key).as_str())
+        let flat = flat(key);
+        NEW_PLACE_PARAMS.contains(&flat.as_str()) || new_folder_param(&flat)
     }
 
     /// Whether `key` names where a tool writes what it produces (`output`,
@@ -427,6 +444,10 @@ impl ToolCues {
     }
 }
 
+/// Verbs whose object is what a tool takes out of the file it reads, not
+/// the file (`extract_images`, `export_csv`).
+const EXTRACTING_VERBS: [&str; 2] = ["extract", "export"];
+
 /// Words of a tool's text that name a kind of file, and the extensions of
 /// that kind, in order of preference. Only words that name a file format:
 /// `json`, which many tools say of their answers, is not one.
@@ -473,12 +494,26 @@ impl ToolCues {
             .map(|w| types_named(std::slice::from_ref(w)))
             .filter(|t| !t.is_empty())
             .collect();
+        let made = self.made_types();
+        // Unless the name says which it makes (`extract_images_from_pdf`
+        // reads the PDF it names last and makes the images it names first).
+        if !made.is_empty()
+            && !output
+            && let Some(read) = named
+                .iter()
+                .find(|kinds| !kinds.iter().any(|e| made.contains(e)))
+        {
+            return read.clone();
+        }
         if let (Some(first), Some(last)) = (named.first(), named.last())
             && first != last
         {
-            return if output { last.clone() } else { first.clone() };
+            return match (output, made.is_empty()) {
+                (true, true) => last.clone(),
+                (true, false) => made,
+                (false, _) => first.clone(),
+            };
         }
-        let made = self.made_types();
         if output && !made.is_empty() {
             let mut out = made;
             for ext in self.file_types() {
@@ -492,14 +527,34 @@ impl ToolCues {
     }
 
     /// The kinds the tool's name says it makes: those after `to`, `as` or
-    /// `into` (`convert_to_pdf`, `save_as_docx`).
+    /// `into` (`convert_to_pdf`, `save_as_docx`), and the thing an
+    /// extracting verb takes out when the name ends with it or goes on
+    /// with `from` (`extract_images` reads a workbook and makes images;
+    /// `extract_pdf_text` reads a PDF, its kind a modifier of `text`).
     fn made_types(&self) -> Vec<&'static str> {
         let name = words(&self.tool);
         let after = name
             .iter()
             .position(|w| matches!(w.as_str(), "to" | "as" | "into"))
             .map_or(&[][..], |at| &name[at + 1..]);
-        types_named(after)
+        let mut made = types_named(after);
+        for (at, verb) in name.iter().enumerate() {
+            if !EXTRACTING_VERBS.contains(&verb.as_str()) {
+                continue;
+            }
+            let Some(object) = name.get(at + 1) else {
+                continue;
+            };
+            let ends = name.get(at + 2).is_none_or(|next| next == "from");
+            if ends {
+                for ext in types_named(std::slice::from_ref(object)) {
+                    if !made.contains(&ext) {
+                        made.push(ext);
+                    }
+                }
+            }
+        }
+        made
     }
 
     /// The file extensions its name and text ask for (a workbook tool asks
@@ -591,6 +646,15 @@ impl ToolCues {
         words(&self.tool)
             .iter()
             .any(|w| CHANGE_WORDS.contains(&w.as_str()))
+    }
+
+    /// Whether its name says it moves, renames or removes what it is
+    /// pointed at (`move_folder`, `delete_directory`): the thing it is
+    /// given must be one the store holds below its root.
+    pub fn relocates(&self) -> bool {
+        words(&self.tool)
+            .iter()
+            .any(|w| RELOCATE_WORDS.contains(&w.as_str()))
     }
 
     /// Every form of SQL a parameter asks for, the first the one
@@ -943,6 +1007,28 @@ mod tests {
             ["docx", "xlsx", "xlsm", "xls", "pdf"]
         );
         assert_eq!(convert.file_types_for("output")[0], "pdf");
+    }
+
+    #[test]
+    fn an_extracting_verbs_object_is_what_the_tool_makes_not_what_it_reads() {
+        // Sent `logo.png`, a workbook tool answered `unsupported file`.
+        let images = tool(
+            "extract_images",
+            json!({}),
+            "Extract embedded images from an Excel workbook",
+        );
+        assert_eq!(images.file_types_for("file_path")[0], "xlsx");
+        assert_eq!(images.file_types_for("output_dir")[0], "png");
+        // With `from`, the kind after it is read.
+        let from = tool("extract_images_from_pdf", json!({}), "");
+        assert_eq!(from.file_types_for("path")[0], "pdf");
+        assert_eq!(from.file_types_for("output_dir")[0], "png");
+        // A kind that modifies the object is what the tool reads.
+        let text = tool("extract_pdf_text", json!({}), "Extract the text of a PDF");
+        assert_eq!(text.file_types_for("path"), ["pdf"]);
+        // A kind named alone is still wanted when nothing else is named.
+        let alone = tool("export_csv", json!({}), "Export the rows");
+        assert_eq!(alone.file_types_for("path"), ["csv"]);
     }
 
     #[test]

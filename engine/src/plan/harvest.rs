@@ -547,13 +547,18 @@ impl Pool {
     /// store paths, hidden ones (`.git/...`) come last, and the earliest
     /// in the snapshot's order wins.
     fn path(&self, cues: &ToolCues, param: &str, kind: PathKind) -> Option<&Harvested> {
+        // A folder a tool moves, renames or deletes is one below the
+        // store's root: servers refuse the root itself (`Invalid folder
+        // path: '.'. Pass a folder below the vault root`), and a call that
+        // is refused proves nothing about the claim.
+        let below_root = kind == PathKind::Dir && cues.relocates() && !cues.new_place(param);
         let fits = |h: &Harvested| {
             matches!(
                 (kind, h.shape),
                 (PathKind::Root, Some(PathKind::Root))
-                    | (PathKind::Dir, Some(PathKind::Dir | PathKind::Root))
+                    | (PathKind::Dir, Some(PathKind::Dir))
                     | (PathKind::File, Some(PathKind::File))
-            )
+            ) || (kind == PathKind::Dir && !below_root && h.shape == Some(PathKind::Root))
         };
         // A file of the kind the tool names first (a workbook tool gets
         // the store's `.xlsx`, not the `.csv` beside it), then any.
@@ -602,7 +607,7 @@ impl Pool {
             };
             // The root first for a directory: it is the one every server
             // that was given the store can reach.
-            let root = (kind == PathKind::Dir)
+            let root = (kind == PathKind::Dir && !below_root)
                 .then(|| self.items.iter().find(|h| h.shape == Some(PathKind::Root)))
                 .flatten();
             root.or_else(|| stored(false)).or_else(|| stored(true))
@@ -1402,6 +1407,45 @@ mod tests {
             Vec::<&str>::new(),
             "json describes answers, not files"
         );
+    }
+
+    #[test]
+    fn a_folder_a_tool_moves_or_deletes_is_one_below_the_stores_root() {
+        let at = |object: &str| StoreObject {
+            store: "vault".into(),
+            object: object.into(),
+        };
+        let mut pool = Pool::default();
+        pool.seed(
+            vec![
+                Harvested::seeded_path("/v".into(), PathKind::Root, at("")),
+                Harvested::seeded_path("/v/Daily".into(), PathKind::Dir, at("dir/Daily")),
+            ],
+            vec!["/v".into()],
+        );
+        let cues = |tool: &str| ToolCues {
+            tool: tool.into(),
+            store_first: true,
+            text: tool.to_owned(),
+            ..ToolCues::default()
+        };
+        let folder = |tool: &str, param: &str| {
+            pool.candidate_like(&cues(tool), param, &json!("x"))
+                .map(|h| h.value.clone())
+        };
+        // Refused as `Invalid folder path: '.'`, the root moved nothing.
+        assert_eq!(folder("move_folder", "old_dir"), Some(json!("/v/Daily")));
+        assert_eq!(
+            folder("delete_directory", "folder"),
+            Some(json!("/v/Daily"))
+        );
+        // A lister or a search still gets the root, which reaches all.
+        assert_eq!(folder("list_folder", "folder"), Some(json!("/v")));
+        // Where the folder goes is no folder the store holds.
+        assert!(cues("move_folder").new_place("new_dir"));
+        assert!(cues("move_folder").new_place("destFolder"));
+        assert!(!cues("move_folder").new_place("old_dir"));
+        assert!(!cues("move_folder").new_place("todo_dir"));
     }
 
     #[test]

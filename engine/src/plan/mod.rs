@@ -348,7 +348,7 @@ impl Plan {
                 tool.description.as_deref(),
             );
             // A tool that writes only when asked is also asked so.
-            let switched = strategy::switches::switched_form(&step, tool.input_schema.as_ref());
+            let switched = strategy::switches::switched_forms(&step, tool.input_schema.as_ref());
             let all = if each.is_empty() {
                 forms(step)
             } else {

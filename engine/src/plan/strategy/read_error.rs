@@ -1895,9 +1895,13 @@ fn next_object<'p>(
         });
     }
     let same = pool.items().find(|h| h.value == *like);
+    // A folder a tool moves or deletes is one below a store's root (see
+    // `Pool::path`).
+    let below_root =
+        shape == Some(PathKind::Dir) && step.cues.relocates() && !step.cues.new_place(param);
     pool.items().filter(fresh).find(|h| match (shape, h.shape) {
         (Some(PathKind::File), Some(s)) => s == PathKind::File,
-        (Some(_), Some(s)) => s != PathKind::File,
+        (Some(_), Some(s)) => s != PathKind::File && !(below_root && s == PathKind::Root),
         (Some(_), None) => false,
         (None, _) => same.map_or(h.key == param, |s| {
             s.key == h.key && s.collection == h.collection
@@ -2145,6 +2149,48 @@ mod tests {
                 .iter()
                 .any(|(n, s)| n == "path" && matches!(s, ArgSpec::Auto(_)))
         );
+    }
+
+    #[test]
+    fn a_folder_a_move_did_not_find_is_followed_by_one_below_the_root() {
+        use witness_model::audit::StoreObject;
+        let at = |object: &str| StoreObject {
+            store: "vault".into(),
+            object: object.into(),
+        };
+        let mut pool = Pool::default();
+        pool.seed(
+            vec![
+                Harvested::seeded_path("/j/vault".into(), PathKind::Root, at("")),
+                Harvested::seeded_path("/j/vault/Daily".into(), PathKind::Dir, at("dir/Daily")),
+            ],
+            vec!["/j/vault".into()],
+        );
+        let step = |tool: &str| PlanStep {
+            tool: tool.into(),
+            args: vec![("old_dir".into(), ArgSpec::Auto(json!("drafts")))],
+            cues: crate::plan::ToolCues {
+                tool: tool.into(),
+                ..crate::plan::ToolCues::default()
+            },
+        };
+        let sent = sent(&[("old_dir", json!("drafts"), Provenance::Synthesized)]);
+        let tried = [json!({"old_dir": "drafts"})];
+        let error = "Folder not found: 'drafts'. Find the path with list_folders.";
+        // The root (`.`) would be refused: `Pass a folder below the vault root`.
+        let retry =
+            answer(&step("move_folder"), &sent, error, None, &pool, &tried).expect("a retry");
+        let ArgSpec::Chosen(h) = &retry.step.args[0].1 else {
+            panic!("{:?}", retry.step.args)
+        };
+        assert_eq!(h.value, json!("Daily"));
+        // A tool that reads a folder may be given the root.
+        let read =
+            answer(&step("summarize_folder"), &sent, error, None, &pool, &tried).expect("a retry");
+        let ArgSpec::Chosen(h) = &read.step.args[0].1 else {
+            panic!("{:?}", read.step.args)
+        };
+        assert_eq!(h.value, json!("."));
     }
 
     #[test]
