@@ -118,14 +118,21 @@ pub(super) fn destructive(subject: &Subject<'_>) -> Outcome {
     // A claim to destroy nothing, on a tool asked to change, overwrite,
     // move or remove things, rests only on such a call that did its job on
     // something that existed: a delete of a name that was never there
-    // destroys nothing whatever the tool would do, and an update that
-    // answered it changed nothing (`"updated": 0`) while no change was
-    // observed shows nothing of what a change destroys.
+    // destroys nothing whatever the tool would do, an update that answered
+    // it changed nothing (`"updated": 0`) while no change was observed
+    // shows nothing of what a change destroys, and neither does a move or
+    // an update that answered ok and changed nothing the observers saw (a
+    // section moved to the place it had).
     if denies
         && let Some(why) = form_unmet(
             calls,
             |c| c.form == Some(CallForm::Change),
-            |c| c.succeeded() && acted_on_existing(c) && said_nothing_done(c).is_none(),
+            |c| {
+                c.succeeded()
+                    && acted_on_existing(c)
+                    && said_nothing_done(c).is_none()
+                    && !c.effects.is_empty()
+            },
             "the call asked to change or remove something that existed",
         )
     {

@@ -328,8 +328,10 @@ pub(crate) fn form_unmet(
         last.id,
         if let Some(text) = said_nothing_done(last) {
             format!("answered that it changed nothing: {text}")
-        } else if last.succeeded() {
+        } else if last.succeeded() && !acted_on_existing(last) {
             "answered ok but acted on nothing that existed".to_owned()
+        } else if last.succeeded() {
+            "answered ok but changed nothing that was observed".to_owned()
         } else {
             last.outcome.status.phrase().to_owned()
         }
@@ -914,9 +916,10 @@ mod tests {
             "{}",
             reason(&checks, "EFF-02", "delete_note")
         );
-        // One that answered ok and said nothing of the kind did its job as
-        // far as anyone can tell, and so did one that only marked the note
-        // deleted (an update that lost nothing): both pass.
+        // One that answered ok and changed nothing the observers saw did
+        // not do a change's job either: a delete that deleted nothing shows
+        // nothing of what a delete destroys. One that only marked the note
+        // deleted (an update that lost nothing) did, and passes.
         let quiet = shaped(
             call(5, "delete_note", CallStatus::Ok, Provenance::Store, &[]),
             CallForm::Change,
@@ -930,7 +933,16 @@ mod tests {
             None,
             Controls::default(),
         );
-        assert_eq!(verdict(&checks, "EFF-02", "delete_note"), Verdict::Pass);
+        assert_eq!(
+            verdict(&checks, "EFF-02", "delete_note"),
+            Verdict::Untestable
+        );
+        assert!(
+            reason(&checks, "EFF-02", "delete_note")
+                .contains("answered ok but changed nothing that was observed"),
+            "{}",
+            reason(&checks, "EFF-02", "delete_note")
+        );
         let mut real = shaped(
             call(
                 4,

@@ -491,7 +491,9 @@ impl<'a> Runner<'a> {
     }
 
     /// The retry of call `id` of `step`, which succeeded, changed nothing
-    /// observed and answered that it changed nothing
+    /// observed and answered that it changed nothing, or was the planner's
+    /// change form and changed nothing observed whatever it answered (a
+    /// section moved to the place it had): the next real object
     /// ([`crate::plan::strategy::read_error::idle`]), within the tool's
     /// budget and sending something not sent before. A plan file's steps
     /// are never retried.
@@ -510,14 +512,26 @@ impl<'a> Runner<'a> {
         // Any form: a reader-shaped call of a tool that converts or
         // indexes (`"files_changed": 0` over an empty folder) is as idle
         // as a writer's, and the next object costs one call of its budget.
-        crate::checks::said_nothing_done(record)?;
+        let said = crate::checks::said_nothing_done(record).is_some();
+        let silent = record.form == Some(CallForm::Change)
+            && record.succeeded()
+            && record.effects.is_empty();
+        if !said && !silent {
+            return None;
+        }
         let tried: Vec<Value> = calls
             .iter()
             .filter(|c| c.tool == step.tool && c.repeat_of.is_none() && c.page_of.is_none())
             .map(|c| sent_object(&c.arguments))
             .collect();
-        let retry =
+        let mut retry =
             crate::plan::strategy::read_error::idle(step, &record.arguments, &self.pool, &tried)?;
+        if !said {
+            retry.reading = retry.reading.replace(
+                "the call said it changed nothing",
+                "the call changed nothing observed",
+            );
+        }
         let now = resolve(&retry.step, &self.results, &self.pool).ok()?;
         (!tried.contains(&now.arguments)).then_some(retry)
     }

@@ -720,6 +720,50 @@ mod tests {
     }
 
     #[test]
+    fn a_change_that_answered_ok_and_changed_nothing_is_tried_on_the_next_real_object() {
+        // `move_section` answers ok whatever it is given, and changes the
+        // store only for a section that is not already last (`s2` is).
+        let store = Store::default();
+        store.write("sections/s1", "first");
+        store.write("sections/s2", "second");
+        let tools = vec![
+            fakes::listed("list_sections", READ(), &[]),
+            fakes::listed("move_section", ADD(), &["section_id"]),
+        ];
+        let handler: Handler = Box::new(|tool, args, store| match tool {
+            "list_sections" => Reply::Result(
+                json!({"structuredContent": {"sections": [{"id": "s1"}, {"id": "s2"}]}}),
+            ),
+            "move_section" => {
+                let id = args.get("section_id").and_then(Value::as_str).unwrap_or("");
+                if id == "s1" {
+                    store.write("sections/s1", "moved to last");
+                }
+                text("moved")
+            }
+            _ => tool_error(),
+        });
+        let report = execute(tools, handler, &store, fakes::options());
+        let moves: Vec<(&Value, usize)> = report
+            .calls
+            .iter()
+            .filter(|c| c.tool == "move_section")
+            .map(|c| (&c.arguments[0].value, c.effects.len()))
+            .collect();
+        // (Then a control call confirms what the second one changed.)
+        assert_eq!(moves[..2], [(&json!("s2"), 0), (&json!("s1"), 1)], "{moves:?}");
+        let retried = report
+            .calls
+            .iter()
+            .filter(|c| c.tool == "move_section")
+            .nth(1)
+            .and_then(|c| c.answers.as_ref())
+            .map(|a| a.reading.clone())
+            .unwrap_or_default();
+        assert!(retried.contains("changed nothing observed"), "{retried}");
+    }
+
+    #[test]
     fn a_failure_is_confirmed_before_the_removers_take_what_its_call_changed() {
         // `mark` claims to read and appends to task t/1 when it exists;
         // `remove_all` empties the store. Confirmed after the remover, the
