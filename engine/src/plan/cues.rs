@@ -444,9 +444,22 @@ impl ToolCues {
     }
 }
 
-/// Verbs whose object is what a tool takes out of the file it reads, not
-/// the file (`extract_images`, `export_csv`).
-const EXTRACTING_VERBS: [&str; 2] = ["extract", "export"];
+/// Whether `object`, after `verb` in a tool's name, is what the tool takes
+/// out of the file it reads rather than that file: pictures extracted
+/// (`extract_images`), a format exported to (`export_csv`, `export_pdf`).
+/// A document exported or a PDF extracted from is what the tool reads
+/// (`export_notebook`, `extract_pdf`).
+fn takes_out(verb: &str, object: &str) -> bool {
+    let kind = object.strip_suffix('s').unwrap_or(object);
+    match verb {
+        "extract" => matches!(kind, "image" | "png"),
+        "export" => !matches!(
+            kind,
+            "notebook" | "workbook" | "spreadsheet" | "excel" | "powerpoint"
+        ),
+        _ => false,
+    }
+}
 
 /// Words of a tool's text that name a kind of file, and the extensions of
 /// that kind, in order of preference. Only words that name a file format:
@@ -527,10 +540,11 @@ impl ToolCues {
     }
 
     /// The kinds the tool's name says it makes: those after `to`, `as` or
-    /// `into` (`convert_to_pdf`, `save_as_docx`), and the thing an
-    /// extracting verb takes out when the name ends with it or goes on
-    /// with `from` (`extract_images` reads a workbook and makes images;
-    /// `extract_pdf_text` reads a PDF, its kind a modifier of `text`).
+    /// `into` (`convert_to_pdf`, `save_as_docx`), and what an extracting
+    /// or exporting verb takes out ([`takes_out`]) when the name ends with
+    /// it or goes on with `from` (`extract_images` reads a workbook and
+    /// makes images; `extract_pdf_text` reads a PDF, its kind a modifier
+    /// of `text`).
     fn made_types(&self) -> Vec<&'static str> {
         let name = words(&self.tool);
         let after = name
@@ -539,14 +553,11 @@ impl ToolCues {
             .map_or(&[][..], |at| &name[at + 1..]);
         let mut made = types_named(after);
         for (at, verb) in name.iter().enumerate() {
-            if !EXTRACTING_VERBS.contains(&verb.as_str()) {
-                continue;
-            }
             let Some(object) = name.get(at + 1) else {
                 continue;
             };
             let ends = name.get(at + 2).is_none_or(|next| next == "from");
-            if ends {
+            if ends && takes_out(verb, object) {
                 for ext in types_named(std::slice::from_ref(object)) {
                     if !made.contains(&ext) {
                         made.push(ext);
@@ -1029,6 +1040,11 @@ mod tests {
         // A kind named alone is still wanted when nothing else is named.
         let alone = tool("export_csv", json!({}), "Export the rows");
         assert_eq!(alone.file_types_for("path"), ["csv"]);
+        // A document exported, or a PDF extracted from, is what is read.
+        let notebook = tool("export_notebook", json!({}), "Export a notebook to PDF");
+        assert_eq!(notebook.file_types_for("path")[0], "ipynb");
+        let pdf = tool("extract_pdf", json!({}), "Extract text and images");
+        assert_eq!(pdf.file_types_for("path")[0], "pdf");
     }
 
     #[test]

@@ -311,7 +311,7 @@ impl Plan {
         ordered.sort_by_key(|t| {
             let ends = takes_away(&t.name);
             (
-                late_phase(&t.name),
+                late_phase(&t.name).max(u8::from(relocates_by_path(t))),
                 ends && contains_others(t),
                 unannotated_phase(t, &listed),
                 needs_made(t, &made),
@@ -331,7 +331,7 @@ impl Plan {
         // replaced by a new one leaves `delete_sheet` no sheet to delete.
         let mut replacing: Vec<PlanStep> = Vec::new();
         for tool in ordered {
-            if retry_at.is_none() && takes_away(&tool.name) {
+            if retry_at.is_none() && (takes_away(&tool.name) || relocates_by_path(tool)) {
                 retry_at = Some(harvest + main.len());
             }
             if late_phase(&tool.name) == BRINGS_BACK {
@@ -843,6 +843,35 @@ fn reverts_by_name(name: &str) -> bool {
 /// pass and the first confirmations come, before anything is taken away.
 pub(crate) fn takes_away(name: &str) -> bool {
     removes_by_name(name) || ends_by_name(name)
+}
+
+/// Whether a tool moves or renames a thing the store holds by its path
+/// (`move_folder {old_dir, new_dir}`, `rename_file {path, new_path}`):
+/// after it, the thing is no longer where every other tool looks for it.
+/// Such a tool runs with the tools that end things ([`late_phase`] 1),
+/// after those that act on the thing in place: moved first, a folder
+/// left a link converter nothing to convert. A move of a thing named by
+/// an id (`move_task {task_id, section}`) keeps it where tools find it,
+/// and keeps its place.
+fn relocates_by_path(tool: &ToolEntry) -> bool {
+    let moves = cues::words(&tool.name)
+        .iter()
+        .any(|w| matches!(w.as_str(), "move" | "mv" | "rename"));
+    if !moves {
+        return false;
+    }
+    let cues = ToolCues::of(tool);
+    tool.input_schema
+        .as_ref()
+        .and_then(|s| s.get("required"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .any(|p| {
+            matches!(cues.path_kind(p), Some(PathKind::File | PathKind::Dir))
+                && !cues.new_place(p)
+        })
 }
 
 /// The last phase: tools that bring back what the removers took.
@@ -2644,6 +2673,32 @@ mod tests {
             ["delete_chunk", "delete_project"],
             "the container goes after what is in it"
         );
+    }
+
+    #[test]
+    fn a_move_of_a_thing_by_its_path_runs_after_the_tools_that_act_on_it_in_place() {
+        let folders = json!({"type": "object", "properties": {
+            "old_dir": {"type": "string"}, "new_dir": {"type": "string"}},
+            "required": ["old_dir", "new_dir"]});
+        let folder = json!({"type": "object", "properties": {"folder": {"type": "string"}},
+            "required": ["folder"]});
+        let task = json!({"type": "object", "properties": {
+            "task_id": {"type": "string"}, "section": {"type": "string"}},
+            "required": ["task_id", "section"]});
+        let tools = [
+            tool("move_folder", Value::Null, folders),
+            tool("convert_links", Value::Null, folder.clone()),
+            tool("move_task", Value::Null, task),
+            tool("tag_folder", Value::Null, folder),
+        ];
+        let plan = Plan::synthesized(&tools);
+        let order = names(&plan.steps[plan.harvest..]);
+        let at = |n: &str| order.iter().position(|o| *o == n).unwrap_or(usize::MAX);
+        // Moved first, the folder would leave the converter nothing to convert.
+        assert!(at("move_folder") > at("convert_links"), "{order:?}");
+        assert!(at("move_folder") > at("tag_folder"), "{order:?}");
+        // A task moved by its id is still where tools find it.
+        assert!(at("move_task") < at("tag_folder"), "{order:?}");
     }
 
     #[test]

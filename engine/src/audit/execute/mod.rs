@@ -751,7 +751,11 @@ mod tests {
             .map(|c| (&c.arguments[0].value, c.effects.len()))
             .collect();
         // (Then a control call confirms what the second one changed.)
-        assert_eq!(moves[..2], [(&json!("s2"), 0), (&json!("s1"), 1)], "{moves:?}");
+        assert_eq!(
+            moves[..2],
+            [(&json!("s2"), 0), (&json!("s1"), 1)],
+            "{moves:?}"
+        );
         let retried = report
             .calls
             .iter()
