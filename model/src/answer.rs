@@ -15,7 +15,7 @@
 //!   part that is wholly a JSON object (or an array of such objects, every
 //!   one failing), with `isError: true`, `success`,
 //!   `ok` or `succeeded` set to `false`, a `status` of `error`, `failed` or
-//!   `failure` (or `false`, with a message or nothing else), `found: false` (the object named is not there), or a
+//!   `failure` (or `false`, beside nothing but a message), `found: false` (the object named is not there), or a
 //!   non-empty `error` (unless the same object also says
 //!   `success`/`ok: true`), or a non-empty `errors` list beside no `data`.
 //! - **Prose that opens with a failure**: the first line of a short answer
@@ -201,14 +201,13 @@ fn failing_object(value: &Value) -> Option<String> {
         return Some(shown());
     }
     // `{"status": false, "message": "unsupported file"}`: a boolean status
-    // that is false and says why (or says nothing else). A status that is
-    // false beside other data is a state the call read (a service that is
-    // not running), not its outcome.
-    if flag("status") == Some(false)
-        && (object.len() == 1
-            || STATUS_REASONS
-                .iter()
-                .any(|k| object.get(*k).is_some_and(non_empty)))
+    // that is false and at most says why. A status that is false beside
+    // other data (a task's id, a service's name) is a state the call read
+    // or set (`{"id": "t1", "status": false, "message": "Task unchecked"}`),
+    // not its outcome, and so is one beside a success.
+    if !says_success
+        && flag("status") == Some(false)
+        && object.keys().all(|k| k == "status" || refusal_key(k))
     {
         return Some(shown());
     }
@@ -239,7 +238,29 @@ fn failing_object(value: &Value) -> Option<String> {
 }
 
 /// Keys beside a boolean `status: false` that say why the call failed.
-const STATUS_REASONS: [&str; 6] = ["message", "msg", "error", "reason", "detail", "details"];
+const STATUS_REASONS: [&str; 10] = [
+    "message",
+    "msg",
+    "error",
+    "errors",
+    "reason",
+    "detail",
+    "details",
+    "hint",
+    "code",
+    "error_code",
+];
+
+/// Whether a key beside a boolean `status: false` belongs to a refusal:
+/// why (`message`, `error`, `hint`), or what would have been taken
+/// (`supported_extensions`, `allowed_types`, `valid_values`).
+fn refusal_key(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    STATUS_REASONS.contains(&key.as_str())
+        || ["supported", "allowed", "valid", "accepted"]
+            .iter()
+            .any(|w| key.starts_with(w))
+}
 
 /// The words an answer counts its changes with, as whole words of a key
 /// (`updated`, `rowsAffected`, `deleted_count`, `chunksRemoved`).
@@ -507,6 +528,7 @@ mod tests {
             r#"{"status": "not_found"}"#,
             r#"{"status": false, "message": "unsupported_file"}"#,
             r#"{"status": false}"#,
+            r#"{"status": false, "error": "unsupported_file", "supported_extensions": [".xlsx"]}"#,
             r#"{"found": false}"#,
             r#"{"found": false, "id": "witness-1", "results": []}"#,
             r#"{"errors": ["bad id"]}"#,
@@ -530,6 +552,9 @@ mod tests {
             r#"{"data": {"x": 1}, "errors": ["partial"]}"#,
             r#"{"status": "done"}"#,
             r#"{"status": false, "name": "worker", "pid": null}"#,
+            r#"{"id": "t1", "status": false, "message": "Task unchecked"}"#,
+            r#"{"success": true, "status": false, "message": "marked as not done"}"#,
+            r#"{"name": "worker", "status": false, "details": {"port": 1}}"#,
             r#"{"status": true, "message": "saved"}"#,
             r#"{"found": true, "memory": {"id": "m1"}}"#,
             r#"{"found": false, "created": "m2"}"#,

@@ -175,8 +175,9 @@ const NEW_PLACE_PARAMS: [&str; 15] = [
 ];
 
 /// Whether a flattened name is a folder's new place (`new_dir`,
-/// `destFolder`, `to_directory`): a move's destination, which must not be
-/// the folder it moves.
+/// `destFolder`, `to_directory`): of a tool that moves things, the
+/// destination, which must not be the folder it moves. (Of another tool,
+/// `change_dir {new_dir}`, it is a folder that exists.)
 fn new_folder_param(flat: &str) -> bool {
     ["new", "dest", "destination", "to"].iter().any(|head| {
         flat.strip_prefix(head)
@@ -330,7 +331,7 @@ impl ToolCues {
     /// value is always fresh.
     pub fn new_place(&self, key: &str) -> bool {
         let flat = flat(key);
-        NEW_PLACE_PARAMS.contains(&flat.as_str()) || new_folder_param(&flat)
+        NEW_PLACE_PARAMS.contains(&flat.as_str()) || (self.relocates() && new_folder_param(&flat))
     }
 
     /// Whether `key` names where a tool writes what it produces (`output`,
@@ -448,7 +449,9 @@ impl ToolCues {
 /// out of the file it reads rather than that file: pictures extracted
 /// (`extract_images`), a format exported to (`export_csv`, `export_pdf`).
 /// A document exported or a PDF extracted from is what the tool reads
-/// (`export_notebook`, `extract_pdf`).
+/// (`export_notebook`, `extract_pdf`): after `export`, a format named by
+/// its extension (`export_xlsx`) is made, a document named by what it is
+/// (`export_workbook`) is read.
 fn takes_out(verb: &str, object: &str) -> bool {
     let kind = object.strip_suffix('s').unwrap_or(object);
     match verb {

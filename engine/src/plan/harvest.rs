@@ -610,7 +610,10 @@ impl Pool {
             let root = (kind == PathKind::Dir && !below_root)
                 .then(|| self.items.iter().find(|h| h.shape == Some(PathKind::Root)))
                 .flatten();
-            root.or_else(|| stored(false)).or_else(|| stored(true))
+            // A folder moved or deleted is never a hidden one (`.git`):
+            // the tools that need it would find it gone.
+            root.or_else(|| stored(false))
+                .or_else(|| (!below_root).then(|| stored(true)).flatten())
         };
         // A file of the kind asked for, made or held, before any other: a
         // workbook editor is not handed the document the plan just made.
@@ -1434,6 +1437,20 @@ mod tests {
                 .map(|h| h.value.clone())
         };
         // Refused as `Invalid folder path: '.'`, the root moved nothing.
+        let mut hidden_only = Pool::default();
+        hidden_only.seed(
+            vec![
+                Harvested::seeded_path("/v".into(), PathKind::Root, at("")),
+                Harvested::seeded_path("/v/.git".into(), PathKind::Dir, at("dir/.git")),
+            ],
+            vec!["/v".into()],
+        );
+        assert!(
+            hidden_only
+                .candidate_like(&cues("delete_directory"), "folder", &json!("x"))
+                .is_none(),
+            "never the repository's own folder"
+        );
         assert_eq!(folder("move_folder", "old_dir"), Some(json!("/v/Daily")));
         assert_eq!(
             folder("delete_directory", "folder"),
@@ -1446,6 +1463,10 @@ mod tests {
         assert!(cues("move_folder").new_place("destFolder"));
         assert!(!cues("move_folder").new_place("old_dir"));
         assert!(!cues("move_folder").new_place("todo_dir"));
+        assert!(
+            !cues("change_dir").new_place("new_dir"),
+            "a folder that exists"
+        );
     }
 
     #[test]

@@ -308,7 +308,7 @@ impl Plan {
                     > own.iter().filter(|n| **n == noun).count()
         };
         let mut ordered: Vec<&ToolEntry> = tools.iter().collect();
-        ordered.sort_by_key(|t| {
+        ordered.sort_by_cached_key(|t| {
             let ends = takes_away(&t.name);
             (
                 late_phase(&t.name).max(u8::from(relocates_by_path(t))),
@@ -348,7 +348,7 @@ impl Plan {
                 tool.description.as_deref(),
             );
             // A tool that writes only when asked is also asked so.
-            let switched = strategy::switches::switched_forms(&step, tool.input_schema.as_ref());
+            let switched = strategy::switches::switched_form(&step, tool.input_schema.as_ref());
             let all = if each.is_empty() {
                 forms(step)
             } else {
@@ -850,28 +850,51 @@ pub(crate) fn takes_away(name: &str) -> bool {
 /// after it, the thing is no longer where every other tool looks for it.
 /// Such a tool runs with the tools that end things ([`late_phase`] 1),
 /// after those that act on the thing in place: moved first, a folder
-/// left a link converter nothing to convert. A move of a thing named by
-/// an id (`move_task {task_id, section}`) keeps it where tools find it,
-/// and keeps its place.
+/// left a link converter nothing to convert. Only a tool named for no
+/// thing (`rename`) or for a thing kept by its path (a file, folder,
+/// note, page, document), with a parameter that names one that exists;
+/// a move of a thing named by an id (`move_task {task_id, folder_id}`,
+/// `move_email {uid, folder}`) keeps the thing where tools find it, and
+/// a rename inside a file (`rename_variable {file_path}`) keeps the file.
 fn relocates_by_path(tool: &ToolEntry) -> bool {
-    let moves = cues::words(&tool.name)
-        .iter()
-        .any(|w| matches!(w.as_str(), "move" | "mv" | "rename"));
-    if !moves {
-        return false;
-    }
-    let cues = ToolCues::of(tool);
-    tool.input_schema
+    let required: Vec<&str> = tool
+        .input_schema
         .as_ref()
         .and_then(|s| s.get("required"))
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
         .filter_map(Value::as_str)
-        .any(|p| {
-            matches!(cues.path_kind(p), Some(PathKind::File | PathKind::Dir))
-                && !cues.new_place(p)
-        })
+        .collect();
+    moves_by_path(&ToolCues::of(tool), required.into_iter())
+}
+
+/// [`relocates_by_path`] of the tool of `cues` given its parameters.
+pub(crate) fn moves_by_path<'a>(cues: &ToolCues, params: impl Iterator<Item = &'a str>) -> bool {
+    const PATH_NOUNS: [&str; 9] = [
+        "file",
+        "folder",
+        "directory",
+        "dir",
+        "note",
+        "page",
+        "document",
+        "doc",
+        "path",
+    ];
+    let moves = cues::words(&cues.tool)
+        .iter()
+        .any(|w| matches!(w.as_str(), "move" | "mv" | "rename"));
+    if !moves || !(cues.noun.is_empty() || PATH_NOUNS.contains(&cues.noun.as_str())) {
+        return false;
+    }
+    params.into_iter().any(|p| {
+        let flat = cues::flat(p);
+        matches!(cues.path_kind(p), Some(PathKind::File | PathKind::Dir))
+            && !cues.new_place(p)
+            && !flat.ends_with("id")
+            && !flat.ends_with("ids")
+    })
 }
 
 /// The last phase: tools that bring back what the removers took.
@@ -2685,10 +2708,14 @@ mod tests {
         let task = json!({"type": "object", "properties": {
             "task_id": {"type": "string"}, "section": {"type": "string"}},
             "required": ["task_id", "section"]});
+        let in_folder = json!({"type": "object", "properties": {
+            "task_id": {"type": "string"}, "folder_id": {"type": "string"}},
+            "required": ["task_id", "folder_id"]});
         let tools = [
             tool("move_folder", Value::Null, folders),
             tool("convert_links", Value::Null, folder.clone()),
             tool("move_task", Value::Null, task),
+            tool("move_item", Value::Null, in_folder),
             tool("tag_folder", Value::Null, folder),
         ];
         let plan = Plan::synthesized(&tools);
@@ -2697,8 +2724,10 @@ mod tests {
         // Moved first, the folder would leave the converter nothing to convert.
         assert!(at("move_folder") > at("convert_links"), "{order:?}");
         assert!(at("move_folder") > at("tag_folder"), "{order:?}");
-        // A task moved by its id is still where tools find it.
+        // A task moved by its id is still where tools find it, and so is
+        // one moved into a folder named by its id.
         assert!(at("move_task") < at("tag_folder"), "{order:?}");
+        assert!(at("move_item") < at("tag_folder"), "{order:?}");
     }
 
     #[test]

@@ -524,14 +524,13 @@ impl<'a> Runner<'a> {
             .filter(|c| c.tool == step.tool && c.repeat_of.is_none() && c.page_of.is_none())
             .map(|c| sent_object(&c.arguments))
             .collect();
-        let mut retry =
-            crate::plan::strategy::read_error::idle(step, &record.arguments, &self.pool, &tried)?;
-        if !said {
-            retry.reading = retry.reading.replace(
-                "the call said it changed nothing",
-                "the call changed nothing observed",
-            );
-        }
+        let retry = crate::plan::strategy::read_error::idle(
+            step,
+            &record.arguments,
+            &self.pool,
+            &tried,
+            said,
+        )?;
         let now = resolve(&retry.step, &self.results, &self.pool).ok()?;
         (!tried.contains(&now.arguments)).then_some(retry)
     }

@@ -40,9 +40,15 @@ impl Runner<'_> {
             }
             if confirm_at == Some(index) {
                 confirm_at = None;
-                let takes_away = steps[index..]
-                    .iter()
-                    .any(|s| crate::plan::takes_away(&s.tool));
+                // A move of a thing by its path takes it away from its
+                // place as a remover does.
+                let takes_away = steps[index..].iter().any(|s| {
+                    crate::plan::takes_away(&s.tool)
+                        || crate::plan::moves_by_path(
+                            &s.cues,
+                            s.args.iter().map(|(name, _)| name.as_str()),
+                        )
+                });
                 if self.context.confirm && takes_away {
                     self.confirm_failures()?;
                 }

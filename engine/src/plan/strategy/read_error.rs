@@ -124,12 +124,19 @@ pub fn answer(
 
 /// The retry of a call that answered it changed nothing and was seen to
 /// change nothing (`No changes were staged: the given paths had nothing
-/// new to stage`): the next real object of the kind its first real
+/// new to stage`), or of a change that answered ok and was seen to change
+/// nothing (`said` false): the next real object of the kind its first real
 /// argument named (a store's file, a harvested id), one not sent before.
 /// Such a call did not fail, but it did not do its job either, and the
 /// object it was given is what made it idle as often as not (a file with
 /// nothing to stage, a project with no rows to update).
-pub fn idle(step: &PlanStep, sent: &[Argument], pool: &Pool, tried: &[Value]) -> Option<Retry> {
+pub fn idle(
+    step: &PlanStep,
+    sent: &[Argument],
+    pool: &Pool,
+    tried: &[Value],
+    said: bool,
+) -> Option<Retry> {
     // Each real argument in turn, a one-item list by its item (`files:
     // ["a.txt"]`); a store's root is where the call acts, not what it
     // acts on.
@@ -176,8 +183,13 @@ pub fn idle(step: &PlanStep, sent: &[Argument], pool: &Pool, tried: &[Value]) ->
             Some(Retry {
                 step: retry,
                 reading: format!(
-                    "the next real {}: the call said it changed nothing on the one sent",
-                    target.name
+                    "the next real {}: the call {} on the one sent",
+                    target.name,
+                    if said {
+                        "said it changed nothing"
+                    } else {
+                        "changed nothing observed"
+                    }
                 ),
                 then: Vec::new(),
             })
@@ -1901,7 +1913,9 @@ fn next_object<'p>(
         shape == Some(PathKind::Dir) && step.cues.relocates() && !step.cues.new_place(param);
     pool.items().filter(fresh).find(|h| match (shape, h.shape) {
         (Some(PathKind::File), Some(s)) => s == PathKind::File,
-        (Some(_), Some(s)) => s != PathKind::File && !(below_root && s == PathKind::Root),
+        (Some(_), Some(s)) => {
+            s != PathKind::File && !(below_root && (s == PathKind::Root || h.hidden()))
+        }
         (Some(_), None) => false,
         (None, _) => same.map_or(h.key == param, |s| {
             s.key == h.key && s.collection == h.collection
@@ -2745,7 +2759,7 @@ mod tests {
         ]);
         let st = step("git_add", &[("file", json!("/j/vault/more.txt"))]);
         let args = sent_vault_file("file", "more.txt");
-        let retry = idle(&st, &args, &pool, &[]).unwrap();
+        let retry = idle(&st, &args, &pool, &[], true).unwrap();
         assert!(
             matches!(spec(&retry, "file"), ArgSpec::Chosen(h) if h.value == json!("/j/vault/notes.txt"))
         );
@@ -2755,9 +2769,9 @@ mod tests {
         );
         // Nothing real was sent, or nothing else is there: no retry.
         let invented = sent(&[("file", json!("witness.txt"), Provenance::Synthesized)]);
-        assert!(idle(&st, &invented, &pool, &[]).is_none());
+        assert!(idle(&st, &invented, &pool, &[], true).is_none());
         let tried = [json!({"file": "/j/vault/notes.txt"})];
-        assert!(idle(&st, &args, &pool, &tried).is_none());
+        assert!(idle(&st, &args, &pool, &tried, true).is_none());
         // A list of one file, beside the store's root: the next file, listed.
         let st = step(
             "git_add",
@@ -2774,7 +2788,7 @@ mod tests {
             store: "vault".into(),
             object: "file/more.txt".into(),
         });
-        let retry = idle(&st, &args, &pool, &[]).unwrap();
+        let retry = idle(&st, &args, &pool, &[], true).unwrap();
         assert!(
             matches!(spec(&retry, "files"), ArgSpec::Chosen(h) if h.value == json!(["notes.txt"]))
         );

@@ -9,10 +9,6 @@
 //! tool with such a switch is also asked with each switch thrown to its
 //! writing side and each output place given a fresh name, as a form of its
 //! own after the form as planned (which keeps testing the default).
-//! Where only switches were thrown, the tool chooses where it writes, and
-//! the form runs twice: the second run meets the file the first wrote (a
-//! second export replaces the first), the overwrite a claim that the tool
-//! destroys nothing is about.
 //!
 //! A name that negates (`no_save`, `skip_write`, `disable_overwrite`)
 //! writes on `false`; a switch whose default, or whose planned value, is
@@ -145,28 +141,6 @@ pub fn switched_form(step: &PlanStep, schema: Option<&Value>) -> Option<PlanStep
     thrown.then_some(form)
 }
 
-/// The switched form of `step` ([`switched_form`]), twice when the tool
-/// itself chooses where it writes (only switches were thrown, no output
-/// place named): the second run meets the file the first one wrote, the
-/// way a user's second export replaces the first. An exporter that
-/// overwrites its earlier output is tested on that overwrite; otherwise
-/// each claim about what it destroys would rest on a run that only ever
-/// made something new.
-pub fn switched_forms(step: &PlanStep, schema: Option<&Value>) -> Vec<PlanStep> {
-    let Some(form) = switched_form(step, schema) else {
-        return Vec::new();
-    };
-    let places_named = form
-        .args
-        .iter()
-        .any(|(name, spec)| matches!(spec, ArgSpec::Fresh(_)) && step.cues.output_place(name));
-    if places_named {
-        vec![form]
-    } else {
-        vec![form.clone(), form]
-    }
-}
-
 /// The boolean the step as planned sends for `name`, if it sends one.
 fn planned_bool(step: &PlanStep, name: &str) -> Option<bool> {
     step.args.iter().find_map(|(n, spec)| match spec {
@@ -246,39 +220,6 @@ mod tests {
         );
         assert_eq!(spec(&form, "pretty"), None, "not a switch that writes");
         assert_eq!(spec(&form, "project"), spec(&planned, "project"));
-    }
-
-    #[test]
-    fn a_switched_form_that_writes_where_the_tool_chooses_runs_twice() {
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "project": {"type": "string"},
-                "save_to_file": {"type": "boolean", "default": false}
-            },
-            "required": ["project"]
-        });
-        let planned = step(
-            "export_project",
-            vec![("project", ArgSpec::Auto(json!("garden")))],
-        );
-        // The second export replaces `garden.export.json`, which the first
-        // wrote: what a claim that it destroys nothing is about.
-        let forms = switched_forms(&planned, Some(&schema));
-        assert_eq!(forms.len(), 2);
-        assert_eq!(forms[0].args, forms[1].args);
-        // Given a fresh place of its own, the form runs once.
-        let placed = json!({
-            "type": "object",
-            "properties": {
-                "doc": {"type": "string"},
-                "output": {"type": "string"}
-            },
-            "required": ["doc"]
-        });
-        let preview = step("preview", vec![("doc", ArgSpec::Auto(json!("a.md")))]);
-        assert_eq!(switched_forms(&preview, Some(&placed)).len(), 1);
-        assert!(switched_forms(&preview, None).is_empty());
     }
 
     #[test]
