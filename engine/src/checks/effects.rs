@@ -4,8 +4,8 @@
 use witness_model::audit::{CallForm, CallRecord, EvidenceOriginalWrite, Verdict};
 
 use super::{
-    Outcome, Subject, acted_on_existing, effects_where, evidence_of, form_unmet, said_nothing_done,
-    unexercised,
+    Outcome, Subject, acted_on_existing, effects_where, evidence_of, form_unmet, named_a_thing,
+    said_nothing_done, unexercised,
 };
 
 /// EFF-01: a tool declared read-only changed nothing.
@@ -121,8 +121,10 @@ pub(super) fn destructive(subject: &Subject<'_>) -> Outcome {
     // destroys nothing whatever the tool would do, an update that answered
     // it changed nothing (`"updated": 0`) while no change was observed
     // shows nothing of what a change destroys, and neither does a move or
-    // an update that answered ok and changed nothing the observers saw (a
-    // section moved to the place it had).
+    // an update of a thing the store holds that answered ok and changed
+    // nothing the observers saw (a section moved to the place it had). A
+    // call handed only a store's root may keep what it was told in memory
+    // (`set_workspace`): no store shows that, and its answer stands.
     if denies
         && let Some(why) = form_unmet(
             calls,
@@ -131,7 +133,7 @@ pub(super) fn destructive(subject: &Subject<'_>) -> Outcome {
                 c.succeeded()
                     && acted_on_existing(c)
                     && said_nothing_done(c).is_none()
-                    && !c.effects.is_empty()
+                    && (!c.effects.is_empty() || !named_a_thing(c))
             },
             "the call asked to change or remove something that existed",
         )

@@ -348,6 +348,23 @@ pub(crate) fn said_nothing_done(call: &CallRecord) -> Option<String> {
     witness_model::answer::nothing_done(call.response.as_ref()?)
 }
 
+/// Whether `call` named a thing a store holds, not only a store's root:
+/// a real argument (or part) that is no root (a harvested id, a note's
+/// path, a row). A store's root is where a call acts, not what it acts
+/// on: a tool handed only the root (`set_workspace {path}`) may keep what
+/// it was told in memory, and no store shows it.
+pub(crate) fn named_a_thing(call: &CallRecord) -> bool {
+    let thing = |object: Option<&witness_model::audit::StoreObject>| {
+        object.is_none_or(|o| !o.object.is_empty())
+    };
+    call.arguments.iter().any(|a| {
+        (a.source.is_real() && thing(a.object.as_ref()))
+            || a.parts.iter().any(|p| {
+                p.from.is_some() || p.object.as_ref().is_some_and(|o| !o.object.is_empty())
+            })
+    })
+}
+
 /// Whether `call` acted on something that existed: an argument (or part
 /// of one) that is real (a person's, the server's own, the store's), or an
 /// observed change to an object that was there before it.
@@ -943,6 +960,30 @@ mod tests {
             "{}",
             reason(&checks, "EFF-02", "delete_note")
         );
+        // Handed only a store's root, a change may keep what it was told
+        // in memory (`set_workspace`): its answer stands, and it passes.
+        let workspace = [tool(
+            "set_workspace",
+            json!({"readOnlyHint": false, "destructiveHint": false}),
+        )];
+        let mut root = shaped(
+            call(6, "set_workspace", CallStatus::Ok, Provenance::Store, &[]),
+            CallForm::Change,
+        );
+        root.arguments[0].object = Some(witness_model::audit::StoreObject {
+            store: "files".into(),
+            object: String::new(),
+        });
+        let checks = evaluate(
+            &workspace,
+            &[root],
+            &[],
+            false,
+            &[],
+            None,
+            Controls::default(),
+        );
+        assert_eq!(verdict(&checks, "EFF-02", "set_workspace"), Verdict::Pass);
         let mut real = shaped(
             call(
                 4,

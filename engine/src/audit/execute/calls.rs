@@ -515,7 +515,8 @@ impl<'a> Runner<'a> {
         let said = crate::checks::said_nothing_done(record).is_some();
         let silent = record.form == Some(CallForm::Change)
             && record.succeeded()
-            && record.effects.is_empty();
+            && record.effects.is_empty()
+            && crate::checks::named_a_thing(record);
         if !said && !silent {
             return None;
         }
