@@ -712,6 +712,11 @@ fn listed_nouns(tools: &[ToolEntry]) -> Vec<(String, String)> {
 /// The things a tool's required parameters name, singular and lowercase:
 /// `projectName` and `project_id` both name `project`.
 fn required_stems(tool: &ToolEntry) -> Vec<String> {
+    required_params(tool).map(required_stem).collect()
+}
+
+/// The names of a tool's required parameters, as its schema lists them.
+fn required_params(tool: &ToolEntry) -> impl Iterator<Item = &str> {
     tool.input_schema
         .as_ref()
         .and_then(|s| s.get("required"))
@@ -719,8 +724,6 @@ fn required_stems(tool: &ToolEntry) -> Vec<String> {
         .into_iter()
         .flatten()
         .filter_map(Value::as_str)
-        .map(required_stem)
-        .collect()
 }
 
 /// The thing a parameter names, singular and lowercase: `projectName` and
@@ -857,16 +860,7 @@ pub(crate) fn takes_away(name: &str) -> bool {
 /// `move_email {uid, folder}`) keeps the thing where tools find it, and
 /// a rename inside a file (`rename_variable {file_path}`) keeps the file.
 fn relocates_by_path(tool: &ToolEntry) -> bool {
-    let required: Vec<&str> = tool
-        .input_schema
-        .as_ref()
-        .and_then(|s| s.get("required"))
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect();
-    moves_by_path(&ToolCues::of(tool), required.into_iter())
+    moves_by_path(&ToolCues::of(tool), required_params(tool))
 }
 
 /// [`relocates_by_path`] of the tool of `cues` given its parameters.
