@@ -113,6 +113,19 @@ pub struct Pool {
     /// arguments of the call (`project: "garden-guide"` for the
     /// `list_chunks` whose answer gave a chunk's id).
     asked: std::collections::BTreeMap<u32, Vec<(String, Value)>>,
+    /// The text of each answer absorbed, oldest first (at most
+    /// [`MAX_TEXTS`], each cut at [`MAX_TEXT`] bytes): where a value of
+    /// the shape an error shows by example is looked for
+    /// ([`super::strategy::example_shape`]).
+    texts: Vec<AnswerText>,
+}
+
+/// The text of one answer the pool absorbed, and whose it was.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AnswerText {
+    pub tool: String,
+    pub step: u32,
+    pub text: String,
 }
 
 /// Whether a parameter's name says it names an object or a place (an id,
@@ -164,6 +177,10 @@ const REVISION_NAMES: [&str; 9] = [
 
 const MAX_DEPTH: usize = 6;
 const MAX_ITEMS: usize = 50;
+/// Answers' texts kept, and the bytes kept of each: enough for the
+/// listings a plan sees, bounded against a server that answers megabytes.
+const MAX_TEXTS: usize = 64;
+const MAX_TEXT: usize = 16 * 1024;
 
 impl Pool {
     pub fn is_empty(&self) -> bool {
@@ -173,6 +190,11 @@ impl Pool {
     /// Every value, oldest first.
     pub(super) fn items(&self) -> std::slice::Iter<'_, Harvested> {
         self.items.iter()
+    }
+
+    /// The texts of the answers absorbed, oldest first.
+    pub fn texts(&self) -> &[AnswerText] {
+        &self.texts
     }
 
     /// Adds what the declared stores held before the first call.
@@ -325,6 +347,19 @@ impl Pool {
     /// Collects the id-shaped values of a successful call's result.
     pub fn absorb(&mut self, tool: &str, step: u32, result: &Value) {
         let view = result_view(result);
+        if let Some(text) = view.get("text").and_then(Value::as_str)
+            && self.texts.len() < MAX_TEXTS
+        {
+            let mut end = text.len().min(MAX_TEXT);
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            self.texts.push(AnswerText {
+                tool: tool.to_owned(),
+                step,
+                text: text[..end].to_owned(),
+            });
+        }
         // `structured` last, so that where both hold a value it is the one
         // found first (the newest): the typed result is the better citation.
         for root in ["json", "structured"] {

@@ -605,21 +605,8 @@ pub fn satisfiable(step: &PlanStep, pool: &Pool) -> bool {
 /// else is a real value when one fits at call time, else the synthesized one.
 fn planned_step(tool: &ToolEntry) -> PlanStep {
     let cues = ToolCues::of(tool);
-    let description = tool.description.as_deref().unwrap_or("");
-    let described = tool
-        .input_schema
-        .as_ref()
-        .and_then(|schema| synth::with_parameter_docs(schema, description));
-    let schema = described.as_ref().or(tool.input_schema.as_ref());
-    let chosen = schema.and_then(|schema| {
-        strategy::written_choices::with_written_choices(schema, description, |name| {
-            cues.path_kind(name).is_some()
-                || cues.new_name(name)
-                || cues.sql_kind(name).is_some()
-                || harvest::names_an_object(name)
-        })
-    });
-    let schema = chosen.as_ref().or(schema);
+    let documented = documented_schema(tool, &cues);
+    let schema = documented.as_ref().or(tool.input_schema.as_ref());
     let pinned = synth::pinned(schema);
     let mut args: Vec<(String, ArgSpec)> = synth::arguments_for(schema, &tool.name)
         .into_iter()
@@ -661,6 +648,29 @@ fn planned_step(tool: &ToolEntry) -> PlanStep {
         args,
         cues,
     }
+}
+
+/// `tool`'s input schema as the planner reads it: each parameter without a
+/// description given the line the tool's text writes about it (a
+/// docstring's `@param font_name: Font family (e.g. "Calibri")`), and the
+/// choices its text writes (`type: fact|decision`). `None` where the text
+/// adds nothing. The first plan and the retries after an error read the
+/// same schema, so a retry that fills an optional parameter sends the
+/// server's own example rather than an invented word.
+pub(crate) fn documented_schema(tool: &ToolEntry, cues: &ToolCues) -> Option<Value> {
+    let description = tool.description.as_deref().unwrap_or("");
+    let described = tool
+        .input_schema
+        .as_ref()
+        .and_then(|schema| synth::with_parameter_docs(schema, description));
+    let schema = described.as_ref().or(tool.input_schema.as_ref())?;
+    strategy::written_choices::with_written_choices(schema, description, |name| {
+        cues.path_kind(name).is_some()
+            || cues.new_name(name)
+            || cues.sql_kind(name).is_some()
+            || harvest::names_an_object(name)
+    })
+    .or(described)
 }
 
 /// The planner's step for `tool` as a synthesized plan would ask it: what

@@ -470,13 +470,13 @@ impl<'a> Runner<'a> {
         }
         let record = calls.iter().find(|c| c.id == failed)?;
         let tried: Vec<Value> = mine.iter().map(|c| sent_object(&c.arguments)).collect();
-        let schema = self
-            .draft
-            .report
-            .tools
-            .iter()
-            .find(|t| t.name == step.tool)
-            .and_then(|t| t.input_schema.as_ref());
+        let entry = self.draft.report.tools.iter().find(|t| t.name == step.tool);
+        // The schema as the plan read it: a parameter a retry adds gets the
+        // example the tool's text gives it, as a planned one does.
+        let documented = entry.and_then(|t| crate::plan::documented_schema(t, &step.cues));
+        let schema = documented
+            .as_ref()
+            .or_else(|| entry.and_then(|t| t.input_schema.as_ref()));
         let text = crate::plan::strategy::read_error::error_text(record);
         let retry = crate::plan::strategy::read_error::answer(
             step,

@@ -28,8 +28,12 @@
 //!   jail, with no network, can reach.
 //! - [`written_choices`]: a parameter whose valid values are written in
 //!   prose (`type: fact|decision`) is sent the first of them.
+//! - [`example_shape`]: a value an error shows by example (`must look like
+//!   'notes/a.md:12#ab12'`) is answered by a value of that shape the
+//!   server wrote in an earlier answer, else by the example.
 
 pub mod change_fields;
+pub mod example_shape;
 pub mod file_text;
 pub mod front_matter;
 pub mod local_urls;

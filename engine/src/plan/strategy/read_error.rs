@@ -97,6 +97,7 @@ pub fn answer(
         .or_else(|| validator_shape(step, sent, error))
         .or_else(|| front_matter(step, sent, error, properties))
         .or_else(|| listed(step, sent, error, tried))
+        .or_else(|| super::example_shape::retry(step, sent, error, pool, tried))
         .or_else(|| exists(step, sent, error, &lowered, pool))
         .or_else(|| extension(step, sent, error, pool, tried))
         .or_else(|| not_found(step, sent, error, &lowered, pool, tried))
@@ -895,11 +896,36 @@ pub(crate) fn one_property(schema: &Value, name: &str, sub: &Value, tool: &str) 
         .find(|(n, _)| n == name)
         .map(|(_, v)| v)?;
     // An empty default is what leaving the property out already meant: a
-    // plain value of a type the property takes instead.
+    // plain value of a type the property takes instead, the one its
+    // description shows where it shows one (an optional `font_name`
+    // documented `Font family (e.g. "Calibri")`, or a choice written in
+    // prose, put in `examples` by the planner; a `null` default hid both
+    // from the generator).
     Some(match value {
-        Value::Null => plain_of(sub, tool),
+        Value::Null => shown_value(sub).unwrap_or_else(|| plain_of(sub, tool)),
         Value::String(v) if v.is_empty() => Value::String(crate::plan::synth::fresh_name(tool)),
         v => v,
+    })
+}
+
+/// The string value `sub` shows for itself: its first `examples` entry,
+/// else the value its description quotes by example. Only for a property
+/// that takes a string.
+fn shown_value(sub: &Value) -> Option<Value> {
+    if !super::written_choices::takes_text(sub) {
+        return None;
+    }
+    let listed = sub
+        .get("examples")
+        .and_then(Value::as_array)
+        .and_then(|e| e.first())
+        .filter(|v| v.is_string())
+        .cloned();
+    listed.or_else(|| {
+        sub.get("description")
+            .and_then(Value::as_str)
+            .and_then(crate::plan::synth::quoted_example)
+            .map(Value::String)
     })
 }
 
@@ -1396,7 +1422,19 @@ fn no_fields(
             continue;
         }
         if let Some(value) = one_property(schema?, name, sub, &step.tool) {
-            retry.set(name, ArgSpec::Synthesized(value));
+            // A field that names a thing (`sheet_name`), given nothing by
+            // the schema, takes a real one where the store has it: an
+            // invented sheet fails the whole change.
+            let invented = value.as_str().is_some_and(|v| v.starts_with("witness"));
+            let spec = if invented
+                && crate::plan::harvest::names_an_object(name)
+                && !step.cues.new_name(name)
+            {
+                ArgSpec::Auto(value)
+            } else {
+                ArgSpec::Synthesized(value)
+            };
+            retry.set(name, spec);
             added.push(name.clone());
         }
     }
@@ -3216,6 +3254,42 @@ mod tests {
         assert!(
             answer(&st, &relative, "File not found: a.md", None, &pool, &tried).is_none(),
             "every file was tried"
+        );
+    }
+    #[test]
+    fn fields_added_to_a_change_take_what_their_descriptions_show() {
+        // Optional, `null` by default: the generator alone invents a word
+        // for each; the description's example, a prose choice the planner
+        // put in `examples`, and a real sheet are what the server takes.
+        let schema = json!({"type": "object", "properties": {
+            "file_path": {"type": "string"},
+            "sheet_name": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": null},
+            "font_name": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": null,
+                "description": "Font family (e.g. \"Calibri\")."},
+            "border_style": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": null,
+                "examples": ["thin"]}},
+            "required": ["file_path"]});
+        let step = step("format_cells", &[("file_path", json!("/j/book.xlsx"))]);
+        let sent = sent(&[("file_path", json!("/j/book.xlsx"), Provenance::Store)]);
+        let retry = answer(
+            &step,
+            &sent,
+            "No formatting specified: pass at least one style parameter.",
+            Some(&schema),
+            &Pool::default(),
+            &[],
+        )
+        .expect("a retry");
+        assert_eq!(
+            spec(&retry, "font_name"),
+            &ArgSpec::Synthesized(json!("Calibri"))
+        );
+        assert_eq!(
+            spec(&retry, "border_style"),
+            &ArgSpec::Synthesized(json!("thin"))
+        );
+        assert!(
+            matches!(spec(&retry, "sheet_name"), ArgSpec::Auto(v) if v == "witness-format_cells")
         );
     }
 }

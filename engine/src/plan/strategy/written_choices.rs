@@ -105,6 +105,38 @@ pub fn listed_choices(text: &str) -> Vec<String> {
     Vec::new()
 }
 
+/// The choices a parameter's own description is made of, written as a
+/// list in prose: `thin, medium, thick, or dotted.`, `left, center, right
+/// or justify`. At least three, each one plain word, and nothing else in
+/// the sentence, so a description that only mentions words (`Text color,
+/// RRGGBB hex`) is no list.
+pub fn prose_choices(text: &str) -> Vec<String> {
+    let sentence = head(text)
+        .trim()
+        .split(". ")
+        .next()
+        .unwrap_or("")
+        .trim_end_matches('.');
+    let items: Vec<&str> = sentence
+        .split(',')
+        .flat_map(|part| part.split(" or "))
+        .map(|item| {
+            let item = item.trim();
+            item.strip_prefix("or ").unwrap_or(item).trim()
+        })
+        .filter(|item| !item.is_empty())
+        .collect();
+    let plain = |item: &&str| {
+        item.chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '-')
+    };
+    if items.len() >= 3 && items.iter().all(plain) && sentence.contains(" or ") {
+        items.into_iter().map(str::to_owned).collect()
+    } else {
+        Vec::new()
+    }
+}
+
 /// The first [`MAX_READ`] bytes of `text` (at a character's boundary):
 /// choices are written near a parameter's name, and a description of any
 /// length is then read in time linear in this bound.
@@ -174,10 +206,15 @@ pub fn with_written_choices(
         let own = sub.get("description").and_then(Value::as_str).unwrap_or("");
         let choices = {
             let written = assigned_choices(description, name);
-            if written.is_empty() {
-                listed_choices(own)
-            } else {
+            if !written.is_empty() {
                 written
+            } else {
+                let piped = listed_choices(own);
+                if piped.is_empty() {
+                    prose_choices(own)
+                } else {
+                    piped
+                }
             }
         };
         if let Some(first) = choices.into_iter().next() {
@@ -199,7 +236,7 @@ pub fn with_written_choices(
 
 /// Whether a property takes a string: typed so, untyped, or a string
 /// among alternatives (`anyOf: [string, null]`).
-fn takes_text(sub: &Value) -> bool {
+pub(crate) fn takes_text(sub: &Value) -> bool {
     let string = |v: &Value| match v.get("type") {
         Some(Value::String(t)) => t == "string",
         Some(Value::Array(ts)) => ts.iter().any(|t| t == "string"),
@@ -295,5 +332,33 @@ mod tests {
         let claimed = with_written_choices(&schema, described, |n| n == "type")
             .expect("the others still get theirs");
         assert!(claimed["properties"]["type"].get("examples").is_none());
+    }
+    #[test]
+    fn a_description_that_is_a_list_in_prose_offers_its_first_word() {
+        assert_eq!(
+            prose_choices("thin, medium, thick, double, dashed, or dotted."),
+            vec!["thin", "medium", "thick", "double", "dashed", "dotted"]
+        );
+        assert_eq!(
+            prose_choices("top, center, or bottom"),
+            vec!["top", "center", "bottom"]
+        );
+        // Words mentioned in a sentence are no list, nor two words.
+        assert!(prose_choices("Text color, RRGGBB hex (e.g. \"FFFFFF\").").is_empty());
+        assert!(prose_choices("Target sheet. None = first sheet.").is_empty());
+        assert!(prose_choices("left or right").is_empty());
+        assert!(prose_choices("a, b, c").is_empty());
+    }
+
+    #[test]
+    fn a_prose_list_in_a_parameter_s_own_description_is_its_example() {
+        let schema = json!({"type": "object", "properties": {
+            "border_style": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": null,
+                "description": "thin, medium, thick, or dotted."}}});
+        let out = with_written_choices(&schema, "", |_| false).expect("a choice");
+        assert_eq!(
+            out["properties"]["border_style"]["examples"],
+            json!(["thin"])
+        );
     }
 }
