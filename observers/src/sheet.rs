@@ -12,6 +12,10 @@
 //!   never its bounding box; `<sheet>!<A1>`.
 //! - **ods** (a zip whose `mimetype` entry is an OpenDocument spreadsheet):
 //!   read with calamine; `<sheet>!<A1>`.
+//! - In an xlsx workbook, each **merged range** is an object of its own,
+//!   `<sheet>!<A1>:<C1>`: merging cells is its create (beside the values
+//!   the merge cleared), unmerging them its delete, though no value
+//!   changes.
 //! - In a workbook, each **sheet** is an object of its own, `<sheet>!`, so a
 //!   sheet added with no cells yet (or one emptied and removed) is seen; and
 //!   each **picture** it embeds (an `xl/media/` or `Pictures/` entry of the
@@ -170,6 +174,15 @@ pub(crate) fn workbook_cells(
                     if kept {
                         cells.add(&prefix, row, col)?;
                     }
+                }
+                drop(reader);
+                // A merged range is what a person sees of the sheet as
+                // much as a value is: merging and unmerging are changes.
+                let merged = workbook
+                    .merge_cells_by_sheet_name(&sheet)
+                    .map_err(unreadable)?;
+                for range in merged {
+                    cells.merged(&prefix, range.start, range.end)?;
                 }
             }
         }
@@ -392,6 +405,21 @@ impl Collect {
         id.push_str(prefix);
         push_cell_name(&mut id, row, col);
         self.objects.push((id, cell_state(&self.typed)));
+        Ok(())
+    }
+
+    /// Adds the merged range `<prefix><A1>:<C1>` from `start` to `end`
+    /// (row, column), whose content is that it is merged.
+    fn merged(&mut self, prefix: &str, start: (u32, u32), end: (u32, u32)) -> Result<(), String> {
+        if self.objects.len().is_multiple_of(CLOCK_EVERY) && Instant::now() > self.deadline {
+            return Err(late());
+        }
+        let mut id = String::with_capacity(prefix.len() + 24);
+        id.push_str(prefix);
+        push_cell_name(&mut id, start.0, start.1);
+        id.push(':');
+        push_cell_name(&mut id, end.0, end.1);
+        self.objects.push((id, cell_state("merged")));
         Ok(())
     }
 
@@ -695,6 +723,34 @@ pub(crate) mod tests {
             .map(String::as_str)
             .collect();
         assert_eq!(added, ["Notes!"]);
+        assert!(before.iter().all(|(k, v)| after.get(k) == Some(v)));
+    }
+
+    #[test]
+    fn a_merged_range_is_an_object_of_its_own_so_a_merge_and_an_unmerge_are_seen() {
+        let book = xlsx(&[&["Title", "", ""], &["1", "2", "3"]], PLAIN);
+        let sheet = {
+            let mut archive = zip::ZipArchive::new(Cursor::new(&book[..])).unwrap();
+            let mut entry = archive.by_name("xl/worksheets/sheet1.xml").unwrap();
+            let mut text = String::new();
+            entry.read_to_string(&mut text).unwrap();
+            text
+        };
+        let merged_xml = sheet.replace(
+            "</worksheet>",
+            r#"<mergeCells count="1"><mergeCell ref="A1:C1"/></mergeCells></worksheet>"#,
+        );
+        assert_ne!(merged_xml, sheet, "the sheet's XML ends as expected");
+        let merged = with_parts(&book, &[("xl/worksheets/sheet1.xml", merged_xml)]);
+        let before = cells(&book);
+        let after = cells(&merged);
+        let added: Vec<&str> = after
+            .keys()
+            .filter(|k| !before.contains_key(*k))
+            .map(String::as_str)
+            .collect();
+        assert_eq!(added, ["Tasks!A1:C1"]);
+        // Every value is as it was: the merge is the one change.
         assert!(before.iter().all(|(k, v)| after.get(k) == Some(v)));
     }
 

@@ -386,9 +386,11 @@ impl<'a> Runner<'a> {
         if step.cues.tool.is_empty() {
             return None;
         }
-        let learned = self.learned.get(&step.tool)?;
         let mut taught = step.clone();
-        let mut changed = false;
+        let mut changed = self.undo_as_done(&mut taught);
+        let Some(learned) = self.learned.get(&step.tool) else {
+            return changed.then_some(taught);
+        };
         for (name, value) in learned {
             // An `Auto` value that the pool fills at call time is real,
             // and stays.
@@ -405,6 +407,53 @@ impl<'a> Runner<'a> {
             }
         }
         changed.then_some(taught)
+    }
+
+    /// Gives an undo (`unmerge_cells`) the values its counterpart's last
+    /// call that did its job sent (`merge_cells`'s range), for each
+    /// parameter both have ([`crate::plan::strategy::undo_pairs`]). Whether
+    /// it changed `step`.
+    fn undo_as_done(&self, step: &mut PlanStep) -> bool {
+        let report = &self.draft.report;
+        let Some(done) = crate::plan::strategy::undo_pairs::counterpart(
+            &step.tool,
+            report.tools.iter().map(|t| t.name.as_str()),
+        ) else {
+            return false;
+        };
+        let Some(call) = report.calls.iter().rev().find(|c| {
+            c.tool == done
+                && c.repeat_of.is_none()
+                && c.page_of.is_none()
+                && c.succeeded()
+                && !c.effects.is_empty()
+        }) else {
+            return false;
+        };
+        let mut changed = false;
+        for argument in &call.arguments {
+            let Some((_, spec)) = step.args.iter().find(|(n, _)| *n == argument.name) else {
+                continue;
+            };
+            if matches!(spec, ArgSpec::Literal(_)) {
+                continue;
+            }
+            step.set(
+                &argument.name,
+                ArgSpec::Chosen(Box::new(crate::plan::harvest::Harvested {
+                    key: argument.name.clone(),
+                    value: argument.value.clone(),
+                    tool: call.tool.clone(),
+                    step: call.step,
+                    path: format!("arguments.{}", argument.name),
+                    collection: None,
+                    source: crate::plan::harvest::Source::Plan,
+                    shape: None,
+                })),
+            );
+            changed = true;
+        }
+        changed
     }
 
     /// The planned step of the tool failed call `failed` of `step` named to

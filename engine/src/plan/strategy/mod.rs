@@ -28,6 +28,8 @@
 //!   jail, with no network, can reach.
 //! - [`written_choices`]: a parameter whose valid values are written in
 //!   prose (`type: fact|decision`) is sent the first of them.
+//! - [`undo_pairs`]: an undo (`unmerge_cells`, `remove_dependency`) is
+//!   sent what its counterpart's call that did its job sent.
 //! - [`example_shape`]: a value an error shows by example (`must look like
 //!   'notes/a.md:12#ab12'`) is answered by a value of that shape the
 //!   server wrote in an earlier answer, else by the example.
@@ -44,6 +46,7 @@ pub mod scope;
 pub mod search_terms;
 pub mod store_objects;
 pub mod switches;
+pub mod undo_pairs;
 pub mod written_choices;
 
 /// The lowercase words of `text`, split at anything not a letter, digit or
