@@ -15,7 +15,7 @@
 //! - In an xlsx workbook, each **merged range** is an object of its own,
 //!   `<sheet>!<A1>:<C1>`: merging cells is its create (beside the values
 //!   the merge cleared), unmerging them its delete, though no value
-//!   changes.
+//!   changes. A sheet whose merges cannot be read is read without them.
 //! - In a workbook, each **sheet** is an object of its own, `<sheet>!`, so a
 //!   sheet added with no cells yet (or one emptied and removed) is seen; and
 //!   each **picture** it embeds (an `xl/media/` or `Pictures/` entry of the
@@ -178,10 +178,16 @@ pub(crate) fn workbook_cells(
                 drop(reader);
                 // A merged range is what a person sees of the sheet as
                 // much as a value is: merging and unmerging are changes.
-                let merged = workbook
-                    .merge_cells_by_sheet_name(&sheet)
-                    .map_err(unreadable)?;
-                for range in merged {
+                // A sheet whose merges cannot be read keeps its cells (the
+                // file view would make every cell look deleted), and a
+                // reader that panics on a reversed range costs only them.
+                if Instant::now() > cells.deadline {
+                    return Err(late());
+                }
+                let merged = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    workbook.merge_cells_by_sheet_name(&sheet)
+                }));
+                for range in merged.ok().and_then(Result::ok).unwrap_or_default() {
                     cells.merged(&prefix, range.start, range.end)?;
                 }
             }

@@ -113,7 +113,7 @@ pub struct Pool {
     /// arguments of the call (`project: "garden-guide"` for the
     /// `list_chunks` whose answer gave a chunk's id).
     asked: std::collections::BTreeMap<u32, Vec<(String, Value)>>,
-    /// The text of each answer absorbed, oldest first (at most
+    /// The text of each answer absorbed, oldest first (the newest
     /// [`MAX_TEXTS`], each cut at [`MAX_TEXT`] bytes): where a value of
     /// the shape an error shows by example is looked for
     /// ([`super::strategy::example_shape`]).
@@ -347,9 +347,11 @@ impl Pool {
     /// Collects the id-shaped values of a successful call's result.
     pub fn absorb(&mut self, tool: &str, step: u32, result: &Value) {
         let view = result_view(result);
-        if let Some(text) = view.get("text").and_then(Value::as_str)
-            && self.texts.len() < MAX_TEXTS
-        {
+        if let Some(text) = view.get("text").and_then(Value::as_str) {
+            // The newest are kept: what the server showed last.
+            if self.texts.len() >= MAX_TEXTS {
+                self.texts.remove(0);
+            }
             let mut end = text.len().min(MAX_TEXT);
             while !text.is_char_boundary(end) {
                 end -= 1;

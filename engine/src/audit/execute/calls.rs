@@ -414,6 +414,11 @@ impl<'a> Runner<'a> {
     /// parameter both have ([`crate::plan::strategy::undo_pairs`]). Whether
     /// it changed `step`.
     fn undo_as_done(&self, step: &mut PlanStep) -> bool {
+        // Only the undo's first call: its retries answer what its errors
+        // said, and must not be put back to the same values.
+        if self.calls_of(&step.tool) > 0 {
+            return false;
+        }
         let report = &self.draft.report;
         let Some(done) = crate::plan::strategy::undo_pairs::counterpart(
             &step.tool,
@@ -435,11 +440,15 @@ impl<'a> Runner<'a> {
             let Some((_, spec)) = step.args.iter().find(|(n, _)| *n == argument.name) else {
                 continue;
             };
-            if matches!(spec, ArgSpec::Literal(_)) {
+            // Only a value the planner would invent or fill from the pool:
+            // a fresh name (an output of its own), SQL, a value the schema
+            // pins and one chosen already keep theirs.
+            if !matches!(spec, ArgSpec::Auto(_) | ArgSpec::Synthesized(_)) {
                 continue;
             }
-            step.set(
-                &argument.name,
+            // Recorded as the counterpart had it: a value it invented
+            // stays invented, a real one names the call it came from.
+            let spec = if argument.source.is_real() {
                 ArgSpec::Chosen(Box::new(crate::plan::harvest::Harvested {
                     key: argument.name.clone(),
                     value: argument.value.clone(),
@@ -449,8 +458,11 @@ impl<'a> Runner<'a> {
                     collection: None,
                     source: crate::plan::harvest::Source::Plan,
                     shape: None,
-                })),
-            );
+                }))
+            } else {
+                ArgSpec::Synthesized(argument.value.clone())
+            };
+            step.set(&argument.name, spec);
             changed = true;
         }
         changed

@@ -7,8 +7,9 @@
 //! meets an object, although the server may have shown real values of
 //! that shape a few calls before (a search that answered `[user/LAYOUT.md:3#e329e124] ...`).
 //!
-//! So an error with an example (after `e.g.`, `for example`, `such as`,
-//! `look like`, `format:`, `in the form`) is answered, for the parameter
+//! So an error with an example (after `e.g.`, `eg.`, `for example`, `for
+//! instance`, `such as`, `look like`, `formatted as`, `in the form`) is
+//! answered, for the parameter
 //! it is about, by a value of the example's shape that an earlier answer
 //! of the server wrote, when one did: a real object, not the example's
 //! made-up one. The shape is the example's outline, each run of letters
@@ -35,8 +36,8 @@ use crate::plan::harvest::{Harvested, Pool, Source};
 use crate::plan::{ArgSpec, PlanStep};
 use witness_model::audit::Argument;
 
-/// Words that introduce an example of a value, lowercase.
-const MARKERS: [&str; 12] = [
+/// Words that introduce an example of a value, lowercase ASCII.
+const MARKERS: [&str; 10] = [
     "e.g.",
     "e.g ",
     "eg.",
@@ -45,14 +46,17 @@ const MARKERS: [&str; 12] = [
     "such as",
     "look like",
     "looks like",
-    "format:",
     "formatted as",
     "in the form",
-    "i.e.",
 ];
 
 /// The longest example taken: an id or a path, not a paragraph.
 const MAX_EXAMPLE: usize = 120;
+
+/// The bytes of an error read for examples, and the most examples taken:
+/// an error may be megabytes, its examples are near its start.
+const MAX_READ: usize = 4096;
+const MAX_EXAMPLES: usize = 4;
 
 /// One part of a value's outline.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -61,7 +65,7 @@ enum Part {
     Word,
     /// A run of digits.
     Number,
-    /// A file's extension (`md` after a `.` that ends the value or a part).
+    /// A file's extension: a run of at most five letters after a `.`.
     Extension(String),
     /// One or more folders (`user/notes/`), however deep.
     Folders,
@@ -70,16 +74,17 @@ enum Part {
 }
 
 /// The examples `error` shows after one of [`MARKERS`]: the quoted values
-/// of that sentence, else its first word. At most a few, first first.
+/// of that sentence, else its first word when it holds a digit or a mark
+/// (`2024-01-31`, not `those`). At most [`MAX_EXAMPLES`], first first.
 pub fn examples(error: &str) -> Vec<String> {
-    let lowered = error.to_lowercase();
-    // Markers are ASCII, so an offset in `lowered` is one in `error` only
-    // where lowering kept every byte; otherwise read the lowered text.
-    let text = if lowered.len() == error.len() {
-        error
-    } else {
-        &lowered
-    };
+    let mut end = error.len().min(MAX_READ);
+    while !error.is_char_boundary(end) {
+        end -= 1;
+    }
+    let error = &error[..end];
+    // ASCII lowering keeps every byte where it was: an offset found in
+    // `lowered` is one of `error`.
+    let lowered = error.to_ascii_lowercase();
     let mut found: Vec<String> = Vec::new();
     let mut places: Vec<(usize, &str)> = MARKERS
         .iter()
@@ -93,18 +98,24 @@ pub fn examples(error: &str) -> Vec<String> {
         .collect();
     places.sort_unstable();
     for (at, marker) in places {
-        let Some(rest) = text.get(at + marker.len()..) else {
+        if found.len() >= MAX_EXAMPLES {
+            break;
+        }
+        let Some(rest) = error.get(at + marker.len()..) else {
             continue;
         };
         let sentence = sentence_of(rest);
         let quoted = quoted_values(sentence);
         let values = if quoted.is_empty() {
-            first_word(sentence).into_iter().collect()
+            first_word(sentence)
+                .filter(|w| w.chars().any(|c| !c.is_alphabetic()))
+                .into_iter()
+                .collect()
         } else {
             quoted
         };
         for value in values {
-            if !found.contains(&value) {
+            if found.len() < MAX_EXAMPLES && !found.contains(&value) {
                 found.push(value);
             }
         }
@@ -116,6 +127,11 @@ pub fn examples(error: &str) -> Vec<String> {
 /// `)` followed by a space or the end (a period inside `a.md` is not one).
 fn sentence_of(rest: &str) -> &str {
     let line = rest.lines().next().unwrap_or("");
+    let mut cut = line.len().min(2 * MAX_EXAMPLE * MAX_EXAMPLES);
+    while !line.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let line = &line[..cut];
     let bytes = line.as_bytes();
     let end = (0..bytes.len())
         .find(|&i| {
@@ -175,18 +191,14 @@ fn shape(value: &str) -> Vec<Part> {
             }
             let run: String = chars[start..i].iter().collect();
             let after_dot = parts.last() == Some(&Part::Mark('.'));
-            let ends = i == chars.len() || !chars[i].is_alphanumeric();
-            let part = if after_dot
-                && ends
-                && run.len() <= 5
-                && run.chars().all(|c| c.is_ascii_alphabetic())
-            {
-                Part::Extension(run.to_ascii_lowercase())
-            } else if run.chars().all(|c| c.is_ascii_digit()) {
-                Part::Number
-            } else {
-                Part::Word
-            };
+            let part =
+                if after_dot && run.len() <= 5 && run.chars().all(|c| c.is_ascii_alphabetic()) {
+                    Part::Extension(run.to_ascii_lowercase())
+                } else if run.chars().all(|c| c.is_ascii_digit()) {
+                    Part::Number
+                } else {
+                    Part::Word
+                };
             parts.push(part);
         } else {
             parts.push(Part::Mark(chars[i]));
@@ -215,7 +227,8 @@ fn shape(value: &str) -> Vec<Part> {
 }
 
 /// Whether an outline is specific enough to look for in an answer's
-/// text: three parts or more, one of them a mark other than `-`.
+/// text: three parts or more, one of them folders or a mark other than
+/// `-` (`.`, `:`, `#`, `=`, `@`, ...).
 fn distinctive(outline: &[Part]) -> bool {
     outline.len() >= 3
         && outline
@@ -243,19 +256,26 @@ pub(crate) fn retry(
     pool: &Pool,
     tried: &[Value],
 ) -> Option<Retry> {
-    let examples = examples(error);
+    let ours = |v: &str| v.to_lowercase().contains("witness");
+    // An error that quotes what was sent (`Unsupported format: a.txt`)
+    // shows no example in it.
+    let examples: Vec<String> = examples(error)
+        .into_iter()
+        .filter(|e| !ours(e) && !sent.iter().any(|a| a.value.as_str() == Some(e.as_str())))
+        .collect();
     if examples.is_empty() {
         return None;
     }
     let targets = targets(sent, error);
     let target = *targets.first()?;
     let sent_before = |v: &str| {
-        target.value.as_str() == Some(v)
-            || tried
-                .iter()
-                .any(|t| t.get(&target.name).and_then(Value::as_str) == Some(v))
+        targets.iter().any(|t| {
+            t.value.as_str() == Some(v)
+                || tried
+                    .iter()
+                    .any(|sent| sent.get(&t.name).and_then(Value::as_str) == Some(v))
+        })
     };
-    let ours = |v: &str| v.to_lowercase().contains("witness");
     let outlines: Vec<Vec<Part>> = examples
         .iter()
         .map(|e| shape(e))
@@ -313,14 +333,23 @@ pub(crate) fn retry(
     })
 }
 
-/// The string arguments the error is about: the one it names; else those
-/// whose value it quotes, only those among them with a word of their name
-/// in the error where there are such (`Invalid color 'witness'` is about
-/// `font_color` and `fill_color`, not `sheet_name`, when all three were
-/// sent `witness`); else the only one sent.
+/// The string arguments the error is about: the one it names before its
+/// first example; else those whose value it quotes, only those among them
+/// with a word of their name in the error where there are such (`Invalid
+/// color 'witness'` is about `font_color` and `fill_color`, not
+/// `sheet_name`, when all three were sent `witness`); else the only
+/// argument sent, when it is a string.
 fn targets<'a>(sent: &'a [Argument], error: &str) -> Vec<&'a Argument> {
     let strings: Vec<&Argument> = sent.iter().filter(|a| a.value.is_string()).collect();
-    if let Some(named) = strings.iter().find(|a| names_param(error, &a.name)) {
+    // The parameter is named before its example (`color must be hex, e.g.
+    // 'FF0000'`), not in the example's own words.
+    let lowered = error.to_ascii_lowercase();
+    let before = MARKERS
+        .iter()
+        .filter_map(|m| lowered.find(m))
+        .min()
+        .map_or(error, |at| &error[..at]);
+    if let Some(named) = strings.iter().find(|a| names_param(before, &a.name)) {
         return vec![named];
     }
     let quoted: Vec<&Argument> = strings
@@ -345,7 +374,9 @@ fn targets<'a>(sent: &'a [Argument], error: &str) -> Vec<&'a Argument> {
     match (worded.is_empty(), quoted.is_empty()) {
         (false, _) => worded,
         (true, false) => quoted.into_iter().take(1).collect(),
-        (true, true) if strings.len() == 1 => strings,
+        // The only argument sent, when it is a string: an error about a
+        // number (`limit`, e.g. 10) is no string's.
+        (true, true) if strings.len() == 1 && sent.len() == 1 => strings,
         _ => Vec::new(),
     }
 }
@@ -411,6 +442,8 @@ mod tests {
             examples("bad date; give one such as 2024-01-31."),
             vec!["2024-01-31"]
         );
+        // A plain word after a marker is prose, not an example.
+        assert!(examples("ids such as those returned by list_notes").is_empty());
         // No marker, no example; a marker inside a word is none.
         assert!(examples("Memory file not found: AGENTS.md").is_empty());
         assert!(examples("unlike 'x'").is_empty());

@@ -8,19 +8,53 @@
 //! what it removes passes on a call that removed nothing.
 //!
 //! So a tool whose name is another tool's name with its verb undone (an
-//! `un` prefix: `unmerge`, `unlink`, `untrack`; or `remove`, `detach`,
-//! `disconnect`, `disable` for `add`, `attach`, `connect`, `enable`) is
-//! sent, for each parameter both tools have, the value the counterpart's
-//! last call that did its job sent (it answered ok and changed something
-//! observed). The values keep their provenance: the counterpart's call.
-//! Nothing changes while the counterpart has not done its job, and a plan
-//! file's steps are never touched.
+//! `un` before a verb of [`UNDONE_BY_UN`]: `unmerge`, `unlink`, `untrack`;
+//! or `remove`, `detach`, `disconnect`, `disable` for `add`, `attach`,
+//! `connect`, `enable`) is sent, on its first call, for each parameter
+//! both tools have that the planner would invent or fill from the pool,
+//! the value the counterpart's last call that did its job sent (it
+//! answered ok and changed something observed). A fresh name, SQL, a
+//! value the schema pins keep theirs, and so do the undo's retries. A
+//! value the counterpart invented is recorded as invented; a real one as
+//! taken from the counterpart's call. Nothing changes while the
+//! counterpart has not done its job, and a plan file's steps are never
+//! touched.
 //!
 //! Example: after `merge_cells {"sheet": "Q1", "cell_range": "A1:C1"}`
 //! merged the range, `unmerge_cells {"sheet": "Q1", "cell_range":
 //! "A1:B2"}` is sent `"cell_range": "A1:C1"`.
 
 use crate::plan::cues::words;
+
+/// Verbs that an `un` undoes (`unmerge`, `unpin`): a list, since `un`
+/// opens words that undo nothing of another tool (`unzip` reads what
+/// `zip` wrote; `unpack`, `unescape`).
+const UNDONE_BY_UN: [&str; 24] = [
+    "merge",
+    "link",
+    "pin",
+    "track",
+    "assign",
+    "lock",
+    "archive",
+    "star",
+    "watch",
+    "follow",
+    "share",
+    "publish",
+    "block",
+    "mute",
+    "register",
+    "subscribe",
+    "schedule",
+    "hide",
+    "mark",
+    "flag",
+    "tag",
+    "label",
+    "stage",
+    "favorite",
+];
 
 /// Verbs that undo another, and the verb they undo.
 const UNDOING: [(&str, &str); 4] = [
@@ -44,7 +78,7 @@ pub fn counterpart<'n>(tool: &str, names: impl IntoIterator<Item = &'n str>) -> 
                 .map(|(_, done)| (*done).to_owned())
                 .or_else(|| {
                     word.strip_prefix("un")
-                        .filter(|rest| rest.len() >= 3)
+                        .filter(|rest| UNDONE_BY_UN.contains(rest))
                         .map(str::to_owned)
                 })?;
             let mut words = mine.clone();
@@ -78,10 +112,15 @@ mod tests {
             "add_task",
             "remove_tag",
             "understand",
+            "zip_file",
+            "unzip_file",
         ];
         let of = |t: &str| counterpart(t, names.iter().copied());
         assert_eq!(of("unmerge_cells"), Some("merge_cells"));
-        assert_eq!(of("tf_remove_initiative_dep"), Some("tf_add_initiative_dep"));
+        assert_eq!(
+            of("tf_remove_initiative_dep"),
+            Some("tf_add_initiative_dep")
+        );
         assert_eq!(of("unpinNote"), Some("pinNote"));
         assert_eq!(of("detach_tag"), Some("attach_tag"));
         // No tool does what these undo: `add_tag` is not in the catalog,
@@ -90,5 +129,7 @@ mod tests {
         // A doing tool, and a word that only starts with `un`, have none.
         assert_eq!(of("merge_cells"), None);
         assert_eq!(of("understand"), None);
+        // `un` before a verb that undoes nothing of another tool.
+        assert_eq!(of("unzip_file"), None);
     }
 }
