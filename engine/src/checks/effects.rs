@@ -55,10 +55,18 @@ pub(super) fn read_only(subject: &Subject<'_>) -> Outcome {
     }
     // A reader named to write is held to its writer-shaped calls: a pass
     // on its reader-shaped ones says nothing about what the name offers.
+    // As for EFF-02, a change of a thing the store holds that answered ok
+    // and changed nothing observed (a delete of a line the server writes
+    // back at once) did not do a writer's job either; one handed only a
+    // store's root may keep what it was told in memory.
     if let Some(why) = form_unmet(
         calls,
         |c| c.form.is_some_and(CallForm::writes),
-        |c| c.succeeded() && said_nothing_done(c).is_none(),
+        |c| {
+            c.succeeded()
+                && said_nothing_done(c).is_none()
+                && (c.form != Some(CallForm::Change) || !c.effects.is_empty() || !named_a_thing(c))
+        },
         "the call asked to write",
     ) {
         return (

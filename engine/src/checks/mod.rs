@@ -960,6 +960,32 @@ mod tests {
             "{}",
             reason(&checks, "EFF-02", "delete_note")
         );
+        // The same holds for a claim to write nothing: the quiet delete
+        // showed nothing of what the tool writes.
+        let readonly = [tool("delete_note", json!({"readOnlyHint": true}))];
+        let quiet = shaped(
+            call(5, "delete_note", CallStatus::Ok, Provenance::Store, &[]),
+            CallForm::Change,
+        );
+        let checks = evaluate(
+            &readonly,
+            &[quiet],
+            &[],
+            false,
+            &[],
+            None,
+            Controls::default(),
+        );
+        assert_eq!(
+            verdict(&checks, "EFF-01", "delete_note"),
+            Verdict::Untestable
+        );
+        assert!(
+            reason(&checks, "EFF-01", "delete_note")
+                .contains("answered ok but changed nothing that was observed"),
+            "{}",
+            reason(&checks, "EFF-01", "delete_note")
+        );
         // Handed only a store's root, a change may keep what it was told
         // in memory (`set_workspace`): its answer stands, and it passes.
         let workspace = [tool(
@@ -976,7 +1002,7 @@ mod tests {
         });
         let checks = evaluate(
             &workspace,
-            &[root],
+            &[root.clone()],
             &[],
             false,
             &[],
@@ -984,6 +1010,17 @@ mod tests {
             Controls::default(),
         );
         assert_eq!(verdict(&checks, "EFF-02", "set_workspace"), Verdict::Pass);
+        let read_only_workspace = [tool("set_workspace", json!({"readOnlyHint": true}))];
+        let checks = evaluate(
+            &read_only_workspace,
+            &[root.clone()],
+            &[],
+            false,
+            &[],
+            None,
+            Controls::default(),
+        );
+        assert_eq!(verdict(&checks, "EFF-01", "set_workspace"), Verdict::Pass);
         let mut real = shaped(
             call(
                 4,
