@@ -404,9 +404,7 @@ impl Collect {
 
     /// Adds the cell `<prefix><A1>` whose typed value is in `self.typed`.
     fn add(&mut self, prefix: &str, row: u32, col: u32) -> Result<(), String> {
-        if self.objects.len().is_multiple_of(CLOCK_EVERY) && Instant::now() > self.deadline {
-            return Err(late());
-        }
+        self.on_time()?;
         let mut id = String::with_capacity(prefix.len() + 12);
         id.push_str(prefix);
         push_cell_name(&mut id, row, col);
@@ -414,12 +412,19 @@ impl Collect {
         Ok(())
     }
 
-    /// Adds the merged range `<prefix><A1>:<C1>` from `start` to `end`
-    /// (row, column), whose content is that it is merged.
-    fn merged(&mut self, prefix: &str, start: (u32, u32), end: (u32, u32)) -> Result<(), String> {
+    /// Past the deadline, an error; looked at once every [`CLOCK_EVERY`]
+    /// objects.
+    fn on_time(&self) -> Result<(), String> {
         if self.objects.len().is_multiple_of(CLOCK_EVERY) && Instant::now() > self.deadline {
             return Err(late());
         }
+        Ok(())
+    }
+
+    /// Adds the merged range `<prefix><A1>:<C1>` from `start` to `end`
+    /// (row, column), whose content is that it is merged.
+    fn merged(&mut self, prefix: &str, start: (u32, u32), end: (u32, u32)) -> Result<(), String> {
+        self.on_time()?;
         let mut id = String::with_capacity(prefix.len() + 24);
         id.push_str(prefix);
         push_cell_name(&mut id, start.0, start.1);

@@ -64,6 +64,27 @@ impl Harvested {
         }
     }
 
+    /// A value an earlier successful call of this plan sent as argument
+    /// `key`, and so made or acted on: the plan's own.
+    pub fn sent_by(
+        tool: &str,
+        step: u32,
+        key: &str,
+        value: Value,
+        shape: Option<PathKind>,
+    ) -> Self {
+        Self {
+            key: key.to_owned(),
+            value,
+            tool: tool.to_owned(),
+            step,
+            path: format!("arguments.{key}"),
+            collection: None,
+            source: Source::Plan,
+            shape,
+        }
+    }
+
     /// A path a declared store's baseline listed, and what it is.
     pub fn seeded_path(value: String, shape: PathKind, object: StoreObject) -> Self {
         Self {
@@ -271,16 +292,8 @@ impl Pool {
         value: &Value,
         shape: Option<PathKind>,
     ) {
-        self.items.push(Harvested {
-            key: key.to_owned(),
-            value: value.clone(),
-            tool: tool.to_owned(),
-            step,
-            path: format!("arguments.{key}"),
-            collection: None,
-            source: Source::Plan,
-            shape,
-        });
+        self.items
+            .push(Harvested::sent_by(tool, step, key, value.clone(), shape));
     }
 
     /// A rename of step `step` succeeded: every value that was `old` now

@@ -449,16 +449,13 @@ impl<'a> Runner<'a> {
             // Recorded as the counterpart had it: a value it invented
             // stays invented, a real one names the call it came from.
             let spec = if argument.source.is_real() {
-                ArgSpec::Chosen(Box::new(crate::plan::harvest::Harvested {
-                    key: argument.name.clone(),
-                    value: argument.value.clone(),
-                    tool: call.tool.clone(),
-                    step: call.step,
-                    path: format!("arguments.{}", argument.name),
-                    collection: None,
-                    source: crate::plan::harvest::Source::Plan,
-                    shape: None,
-                }))
+                ArgSpec::Chosen(Box::new(crate::plan::harvest::Harvested::sent_by(
+                    &call.tool,
+                    call.step,
+                    &argument.name,
+                    argument.value.clone(),
+                    None,
+                )))
             } else {
                 ArgSpec::Synthesized(argument.value.clone())
             };
