@@ -389,6 +389,16 @@ impl Pool {
             // name a line) is a list of the things the tool's name lists.
             if let Some((collection, names)) = plain_list(tool, text) {
                 for (i, name) in names.into_iter().enumerate() {
+                    if let Some(bare) = without_note(name) {
+                        self.push(
+                            "[]",
+                            &Value::String(bare.to_owned()),
+                            tool,
+                            step,
+                            &format!("text[{i}].bare"),
+                            Some(&collection),
+                        );
+                    }
                     self.push(
                         "[]",
                         &Value::String(name.to_owned()),
@@ -471,17 +481,18 @@ impl Pool {
             Value::Array(items) => {
                 for (i, item) in items.iter().enumerate().take(MAX_ITEMS) {
                     let here = format!("{path}[{i}]");
-                    if item.is_string() {
+                    if let Some(text) = item.as_str() {
                         // A list of plain strings is usually a list of ids or names.
                         let k = key.unwrap_or("[]");
-                        self.push(
-                            if id_shaped(k) { k } else { "[]" },
-                            item,
-                            tool,
-                            step,
-                            &here,
-                            key,
-                        );
+                        let k = if id_shaped(k) { k } else { "[]" };
+                        // A name written with a note for people (`vegetables
+                        // (2 chunks)`, `main (current)`) is offered bare
+                        // first: the server knows the thing by its name.
+                        if let Some(bare) = without_note(text) {
+                            let bare = Value::String(bare.to_owned());
+                            self.push(k, &bare, tool, step, &format!("{here}.bare"), key);
+                        }
+                        self.push(k, item, tool, step, &here, key);
                     } else {
                         self.walk(tool, step, here, key, item, depth + 1);
                     }
@@ -1131,6 +1142,16 @@ pub fn singular(word: &str) -> String {
     }
 }
 
+/// `text` without a short note in parentheses at its end (`vegetables
+/// (2 chunks)` is `vegetables`), when it has one and something before it.
+fn without_note(text: &str) -> Option<&str> {
+    let inner = text.strip_suffix(')')?;
+    let open = inner.rfind(" (")?;
+    let (name, note) = (inner[..open].trim_end(), &inner[open + 2..]);
+    (!name.is_empty() && !name.contains('(') && !note.contains('(') && note.len() <= 32)
+        .then_some(name)
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -1215,6 +1236,29 @@ mod tests {
             .map(|h| h.value.clone());
         assert_eq!(named, Some(json!("notes")));
         assert!(pool.candidate("read_vault", "page").is_none());
+    }
+
+    #[test]
+    fn a_listed_name_with_a_note_for_people_is_offered_bare_first() {
+        let mut pool = Pool::default();
+        pool.absorb(
+            "get_project_stats",
+            1,
+            &json!({"structuredContent": {"categoryNames": ["vegetables (2 chunks)", "tools"]}}),
+        );
+        let values: Vec<Value> = pool.items().map(|h| h.value.clone()).collect();
+        assert_eq!(
+            values,
+            [
+                json!("vegetables"),
+                json!("vegetables (2 chunks)"),
+                json!("tools")
+            ]
+        );
+        assert_eq!(without_note("main (current)"), Some("main"));
+        assert_eq!(without_note("(draft)"), None);
+        assert_eq!(without_note("f(x)"), None);
+        assert_eq!(without_note("a (b (c))"), None);
     }
 
     #[test]

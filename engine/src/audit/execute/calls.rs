@@ -79,6 +79,13 @@ pub(super) struct Runner<'a> {
     /// What errors taught each tool's calls, by tool: values a retry that
     /// did its job was given for a parameter the audit had invented.
     learned: BTreeMap<String, Vec<(String, Value)>>,
+    /// What a retry taught about the server's roots, for every tool: the
+    /// root it refused for a parameter and the one it took
+    /// ([`crate::plan::strategy::root_lesson`]).
+    roots_taught: Vec<crate::plan::strategy::root_lesson::RootLesson>,
+    /// Tools a second thing was made for
+    /// ([`crate::plan::strategy::second_object`]), each once.
+    seconds_made: Vec<String>,
     /// How long the last call took, from its request to its settled moment:
     /// the next idle control's window.
     last_window: Option<Duration>,
@@ -156,6 +163,8 @@ impl<'a> Runner<'a> {
             answers: None,
             called_first: Vec::new(),
             learned: BTreeMap::new(),
+            roots_taught: Vec::new(),
+            seconds_made: Vec::new(),
             last_window: None,
             steps: BTreeMap::new(),
             context,
@@ -327,6 +336,7 @@ impl<'a> Runner<'a> {
             {
                 self.learn(step, &retry.step);
             }
+            self.learn_root(first, before);
             // A store path refused absolute and taken relative: the server
             // keeps one form, so every later path goes relative.
             if relative
@@ -350,8 +360,81 @@ impl<'a> Runner<'a> {
                 });
                 self.step(&form)?;
             }
+            return ControlFlow::Continue(());
+        }
+        if status.is_refusal() {
+            self.with_a_second(step, first)?;
         }
         ControlFlow::Continue(())
+    }
+
+    /// When failed call `failed` of `step` needed a second thing of a kind
+    /// the plan made one of ([`crate::plan::strategy::second_object`]):
+    /// the maker is called again, and `step` sent the new thing, each
+    /// within its tool's budget. A plan file's steps are never retried.
+    fn with_a_second(&mut self, step: &PlanStep, failed: u32) -> ControlFlow<()> {
+        use crate::plan::strategy::second_object;
+        // Once a tool: a second that did not help is not made a third time.
+        if step.cues.tool.is_empty()
+            || self.seconds_made.contains(&step.tool)
+            || self.calls_of(&step.tool) >= super::passes::MAX_CALLS_PER_TOOL
+        {
+            return ControlFlow::Continue(());
+        }
+        let calls = &self.draft.report.calls;
+        let Some(record) = calls.iter().find(|c| c.id == failed) else {
+            return ControlFlow::Continue(());
+        };
+        let text = crate::plan::strategy::read_error::error_text(record);
+        // A step whose call did its job and changed the store made what
+        // its answer gave.
+        let made = |no: u32| {
+            calls.iter().any(|c| {
+                c.step == no && c.repeat_of.is_none() && c.succeeded() && !c.effects.is_empty()
+            })
+        };
+        let Some(needed) = second_object::needed(step, &record.arguments, &text, &self.pool, &made)
+        else {
+            return ControlFlow::Continue(());
+        };
+        let record = record.clone();
+        let Some(maker) = self.steps.get(&needed.maker.step) else {
+            return ControlFlow::Continue(());
+        };
+        if self.calls_of(&maker.tool) >= super::passes::MAX_CALLS_PER_TOOL {
+            return ControlFlow::Continue(());
+        }
+        let again = second_object::again(maker);
+        self.seconds_made.push(step.tool.clone());
+        let made_at = self.steps_done + 1;
+        self.answers = Some(ErrorAnswer {
+            call: failed,
+            reading: format!(
+                "a second {} made by {} for {}: the call needs two",
+                needed.maker.key, needed.maker.tool, needed.param
+            ),
+        });
+        self.step(&again)?;
+        let Some(second) = second_object::second(&self.pool, &needed, made_at) else {
+            return ControlFlow::Continue(());
+        };
+        let mut retry = step.clone();
+        // The first thing stays where it was sent: filled from the pool,
+        // it would now be the newest, the second itself.
+        for argument in &record.arguments {
+            if argument.name != needed.param && argument.value == needed.maker.value {
+                retry.set(
+                    &argument.name,
+                    ArgSpec::Chosen(Box::new(needed.maker.clone())),
+                );
+            }
+        }
+        retry.set(&needed.param, ArgSpec::Chosen(Box::new(second.clone())));
+        self.answers = Some(ErrorAnswer {
+            call: failed,
+            reading: format!("the second {} for {}", needed.maker.key, needed.param),
+        });
+        self.step(&retry)
     }
 
     /// Keeps what the retry `retry` of `step`, which did its job, was given
@@ -377,6 +460,33 @@ impl<'a> Runner<'a> {
         }
     }
 
+    /// Keeps what the retry made after call `failed` (the first call of
+    /// its tool in the ledger from index `from`) taught about the server's
+    /// roots, replacing an earlier lesson for the same parameter.
+    fn learn_root(&mut self, failed: u32, from: usize) {
+        let calls = &self.draft.report.calls;
+        let Some(refused) = calls.iter().find(|c| c.id == failed) else {
+            return;
+        };
+        let Some(retry) = calls
+            .get(from..)
+            .and_then(|made| made.iter().find(|c| c.tool == refused.tool))
+        else {
+            return;
+        };
+        let error = (retry.outcome.status != CallStatus::Ok)
+            .then(|| crate::plan::strategy::read_error::error_text(retry));
+        if let Some(lesson) = crate::plan::strategy::root_lesson::learnt(
+            &refused.arguments,
+            &retry.arguments,
+            error.as_deref(),
+            &self.pool,
+        ) {
+            self.roots_taught.retain(|l| l.param != lesson.param);
+            self.roots_taught.push(lesson);
+        }
+    }
+
     /// `step` with what errors taught its tool ([`Self::learn`]), where
     /// the step still sends a value the audit invented (or leaves the
     /// parameter out): a form's own choice (a pinned operation, a fresh
@@ -388,6 +498,15 @@ impl<'a> Runner<'a> {
         }
         let mut taught = step.clone();
         let mut changed = self.undo_as_done(&mut taught);
+        if !self.roots_taught.is_empty()
+            && let Ok(resolved) = resolve(&taught, &self.results, &self.pool)
+        {
+            changed |= crate::plan::strategy::root_lesson::apply(
+                &mut taught,
+                &resolved.arguments,
+                &self.roots_taught,
+            );
+        }
         let Some(learned) = self.learned.get(&step.tool) else {
             return changed.then_some(taught);
         };

@@ -5,14 +5,23 @@
 //! - [`read_error`]: a failed call is tried again with what its error text
 //!   asks for (a flag, a required field, a listed value, a form, the next
 //!   real object).
+//! - [`already_there`]: a real value an error says is already in place
+//!   (`Chunk is already in that category`) is swapped for the next of its
+//!   kind.
 //! - [`change_fields`]: an in-place change by id alone is also given a
 //!   field to change, and a move where to.
 //! - [`scope`]: optional parameters that choose where a call acts are
 //!   filled with the store.
 //! - [`operations`]: every value of an operation enum is asked, each as its
 //!   own form.
+//! - [`root_lesson`]: a store's root the server refused for a parameter
+//!   (`store must not equal workspace root`) is replaced, for every tool,
+//!   by the root a retry got past the refusal with.
 //! - [`named_first`]: the tool an error says to call first is called
 //!   first, and the failed step asked again.
+//! - [`existing_folder`]: a value an error says must be an existing
+//!   folder (`export destination must be an existing directory`) is a
+//!   folder a store holds.
 //! - [`front_matter`]: fields an error says a note lacks (`missing
 //!   required field: title`) are given in the front matter its text opens
 //!   with.
@@ -28,22 +37,29 @@
 //!   jail, with no network, can reach.
 //! - [`written_choices`]: a parameter whose valid values are written in
 //!   prose (`type: fact|decision`) is sent the first of them.
+//! - [`second_object`]: a tool that links two things (`memory_link`)
+//!   and was given one thing twice, or found no second, has the first's
+//!   maker called again for a second.
 //! - [`undo_pairs`]: an undo (`unmerge_cells`, `remove_dependency`) is
 //!   sent what its counterpart's call that did its job sent.
 //! - [`example_shape`]: a value an error shows by example (`must look like
 //!   'notes/a.md:12#ab12'`) is answered by a value of that shape the
 //!   server wrote in an earlier answer, else by the example.
 
+pub mod already_there;
 pub mod change_fields;
 pub mod example_shape;
+pub mod existing_folder;
 pub mod file_text;
 pub mod front_matter;
 pub mod local_urls;
 pub mod named_first;
 pub mod operations;
 pub mod read_error;
+pub mod root_lesson;
 pub mod scope;
 pub mod search_terms;
+pub mod second_object;
 pub mod store_objects;
 pub mod switches;
 pub mod undo_pairs;

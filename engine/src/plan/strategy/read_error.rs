@@ -98,8 +98,10 @@ pub fn answer(
         .or_else(|| front_matter(step, sent, error, properties))
         .or_else(|| listed(step, sent, error, tried))
         .or_else(|| exists(step, sent, error, &lowered, pool))
+        .or_else(|| super::already_there::retry(step, sent, &lowered, pool, tried))
         .or_else(|| extension(step, sent, error, pool, tried))
         .or_else(|| not_found(step, sent, error, &lowered, pool, tried))
+        .or_else(|| super::existing_folder::retry(step, sent, error, &lowered, pool, tried))
         .or_else(|| super::example_shape::retry(step, sent, error, pool, tried))
         .or_else(|| path_refused(step, sent, error, &lowered, pool, tried))
         .or_else(|| no_fields(step, sent, &lowered, schema, properties))
@@ -1365,6 +1367,12 @@ const NOT_FOUND: [&str; 7] = [
     "no matching",
 ];
 
+/// Whether `lowered` (an error's text, lowercased) says a thing was not
+/// found.
+pub(super) fn says_not_found(lowered: &str) -> bool {
+    NOT_FOUND.iter().any(|p| lowered.contains(p))
+}
+
 /// A real object the error quotes back as refused for some other reason
 /// (`Task '<id>' is not pending`, `... is locked`): another real object
 /// of the same kind, as for one not found.
@@ -1456,7 +1464,7 @@ fn not_found(
     pool: &Pool,
     tried: &[Value],
 ) -> Option<Retry> {
-    if !NOT_FOUND.iter().any(|p| lowered.contains(p)) {
+    if !says_not_found(lowered) {
         return None;
     }
     let quoted = |a: &&Argument| {
@@ -1633,7 +1641,7 @@ const GENERIC_KEYS: [&str; 7] = ["id", "name", "slug", "key", "title", "uuid", "
 /// `Repository not found: x`, `Task id 5 does not exist`), or the word
 /// after `unknown` or `no such` (`Unknown project 'x'`). `sent` is taken
 /// out first, and so is what stands in parentheses.
-fn missing_kind(error: &str, sent: &str) -> Option<String> {
+pub(super) fn missing_kind(error: &str, sent: &str) -> Option<String> {
     let mut text = error.to_lowercase();
     if !sent.is_empty() {
         text = text.replace(&sent.to_lowercase(), " ");
@@ -1693,7 +1701,7 @@ fn missing_kind(error: &str, sent: &str) -> Option<String> {
 
 /// Whether `word` names the kind `kind`: the same word, singular or
 /// plural, or one a short form of the other (`repo`, `repository`).
-fn is_kind(word: &str, kind: &str) -> bool {
+pub(super) fn is_kind(word: &str, kind: &str) -> bool {
     use crate::plan::harvest::singular;
     let (a, b) = (singular(word), singular(kind));
     let (short, long) = if a.len() <= b.len() {
@@ -1709,7 +1717,7 @@ fn is_kind(word: &str, kind: &str) -> bool {
 /// (`target_category`): a value found under that kind's own key, or the
 /// name or id of a collection of such things or of an answer about them
 /// (`list_categories` → `[{"name": "orders"}]`).
-fn of_missing_kind<'p>(
+pub(super) fn of_missing_kind<'p>(
     pool: &'p Pool,
     error: &str,
     param: &str,
@@ -1810,10 +1818,7 @@ fn another_root(
     pool: &Pool,
     tried: &[Value],
 ) -> Option<Retry> {
-    let about_place = ["root", "workspace", "directory", "folder", "store", "repo"]
-        .iter()
-        .any(|w| lowered.contains(w));
-    if !about_place {
+    if !super::root_lesson::speaks_of_place(lowered) {
         return None;
     }
     let roots: Vec<&Harvested> = pool
@@ -1914,7 +1919,7 @@ fn without_scope(step: &PlanStep, sent: &[Argument], tried: &[Value]) -> Option<
 /// Another real object for parameter `param`, of the kind `like` was: a
 /// path of the same shape, or a value found under the same key, newest
 /// answers and the store's objects alike, never one `sent_before`.
-fn next_object<'p>(
+pub(super) fn next_object<'p>(
     pool: &'p Pool,
     step: &PlanStep,
     param: &str,
