@@ -271,8 +271,17 @@ const CHANGE_WORDS: [&str; 17] = [
 ];
 
 /// Words of a key that make it a time or a name, not a count (`created_at`,
-/// `updated_by`).
-const NOT_COUNTS: [&str; 6] = ["at", "time", "date", "by", "id", "on"];
+/// `updated_by`, `elapsed_ms`).
+const NOT_COUNTS: [&str; 9] = [
+    "at", "time", "date", "by", "id", "on", "elapsed", "ms", "seconds",
+];
+
+/// Participles of reading and finding: a count of none of them (`"matched":
+/// 0`) says a search found nothing, not that a change had nothing to do.
+const READ_PARTICIPLES: [&str; 11] = [
+    "matched", "returned", "listed", "filtered", "searched", "scanned", "checked", "skipped",
+    "failed", "loaded", "fetched",
+];
 
 /// Statuses that say the call left everything as it was.
 const UNCHANGED_STATUSES: [&str; 6] = [
@@ -393,7 +402,12 @@ fn unchanged_object(value: &Value) -> Option<String> {
         if (change_word || participle) && did_something {
             return None;
         }
-        counted |= change_word && !value.is_boolean();
+        // A count of a participle (`"converted": 0`, `"bytes_freed": 0`)
+        // counts what the call was to do as much as a change word does;
+        // a participle's `false` (`"truncated": false`) is a state, not a
+        // count, and so is a change word's.
+        let read_word = words.iter().any(|w| READ_PARTICIPLES.contains(&w.as_str()));
+        counted |= (change_word || (participle && !read_word)) && !value.is_boolean();
     }
     counted.then(|| clip(&value.to_string()))
 }
@@ -577,6 +591,7 @@ mod tests {
             r#"{"rowsAffected": 0}"#,
             r#"{"moved": [], "ok": true}"#,
             r#"{"status": "unchanged"}"#,
+            r#"{"converted": 0, "eligible": 0, "bytes_freed": 0, "keep_seconds": 604800}"#,
         ] {
             assert!(done(text(body)), "{body}");
         }
@@ -598,6 +613,9 @@ mod tests {
             r#"{"upserted": 3, "inserted": 0}"#,
             r#"{"saved": true, "updated": 0}"#,
             r#"{"created_at": 0, "updated_by": 0}"#,
+            r#"{"results": [], "elapsed_ms": 0}"#,
+            r#"{"text": "a", "truncated": false}"#,
+            r#"{"query": "q", "matched": 0, "returned": 0}"#,
             "UPDATE: 10 rows affected",
             "Created task 'nothing to lose'",
         ] {

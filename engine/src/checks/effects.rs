@@ -4,8 +4,8 @@
 use witness_model::audit::{CallForm, CallRecord, EvidenceOriginalWrite, Verdict};
 
 use super::{
-    Outcome, Subject, acted_on_existing, effects_where, evidence_of, form_unmet, named_a_thing,
-    said_nothing_done, unexercised,
+    Outcome, Subject, acted_on_existing, all_said_idle, effects_where, evidence_of, form_unmet,
+    named_a_thing, said_nothing_done, unexercised,
 };
 
 /// EFF-01: a tool declared read-only changed nothing.
@@ -69,6 +69,13 @@ pub(super) fn read_only(subject: &Subject<'_>) -> Outcome {
         },
         "the call asked to write",
     ) {
+        return (
+            Verdict::Untestable,
+            format!("declared read-only, but {why}"),
+            evidence_of(calls, vec![]),
+        );
+    }
+    if let Some(why) = all_said_idle(calls) {
         return (
             Verdict::Untestable,
             format!("declared read-only, but {why}"),
@@ -146,6 +153,13 @@ pub(super) fn destructive(subject: &Subject<'_>) -> Outcome {
             "the call asked to change or remove something that existed",
         )
     {
+        return (
+            Verdict::Untestable,
+            format!("declared to destroy nothing, but {why}"),
+            evidence_of(calls, vec![]),
+        );
+    }
+    if denies && let Some(why) = all_said_idle(calls) {
         return (
             Verdict::Untestable,
             format!("declared to destroy nothing, but {why}"),

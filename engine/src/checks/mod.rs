@@ -348,6 +348,24 @@ pub(crate) fn said_nothing_done(call: &CallRecord) -> Option<String> {
     witness_model::answer::nothing_done(call.response.as_ref()?)
 }
 
+/// Why a claim about what a tool writes cannot rest on `calls`, when every
+/// one that answered ok said it changed nothing (`{"converted": 0}`) and
+/// none was seen to change anything: the tool had nothing to do, whatever
+/// form the planner gave its calls, so nothing of what it writes was
+/// exercised.
+pub(crate) fn all_said_idle(calls: &[&CallRecord]) -> Option<String> {
+    let answered: Vec<&&CallRecord> = calls.iter().filter(|c| c.succeeded()).collect();
+    let last = answered.last()?;
+    if !answered.iter().all(|c| said_nothing_done(c).is_some()) {
+        return None;
+    }
+    let text = said_nothing_done(last)?;
+    Some(format!(
+        "every call that answered ok said it changed nothing (call {}: {text})",
+        last.id
+    ))
+}
+
 /// Whether `call` named a thing a store holds, not only a store's root:
 /// a real argument (or part) that is no root (a harvested id, a note's
 /// path, a row). A store's root is where a call acts, not what it acts
@@ -1325,6 +1343,54 @@ mod tests {
             verdict(&checks, "EFF-01", "write_index"),
             Verdict::Untestable
         );
+        // EFF-01 and EFF-02, whatever the form: every call that answered ok
+        // counted nothing done, so nothing the tool writes was exercised.
+        let tools = [tool(
+            "compress",
+            json!({"readOnlyHint": true, "destructiveHint": false}),
+        )];
+        let zero = shaped(
+            said(
+                call(4, "compress", CallStatus::Ok, Provenance::Store, &[]),
+                r#"{"converted": 0, "bytes_freed": 0}"#,
+            ),
+            CallForm::Read,
+        );
+        let checks = evaluate(
+            &tools,
+            std::slice::from_ref(&zero),
+            &[],
+            false,
+            &[],
+            None,
+            Controls::default(),
+        );
+        for id in ["EFF-01", "EFF-02"] {
+            assert_eq!(
+                verdict(&checks, id, "compress"),
+                Verdict::Untestable,
+                "{id}"
+            );
+            assert!(reason(&checks, id, "compress").contains("said it changed nothing"));
+        }
+        // One call that answered otherwise carries the pass.
+        let mut other = said(
+            call(5, "compress", CallStatus::Ok, Provenance::Store, &[]),
+            r#"{"steps": 3}"#,
+        );
+        other.form = Some(CallForm::Read);
+        let checks = evaluate(
+            &tools,
+            &[zero, other],
+            &[],
+            false,
+            &[],
+            None,
+            Controls::default(),
+        );
+        for id in ["EFF-01", "EFF-02"] {
+            assert_eq!(verdict(&checks, id, "compress"), Verdict::Pass, "{id}");
+        }
     }
 
     #[test]

@@ -655,16 +655,21 @@ impl<'a> Runner<'a> {
             .as_ref()
             .or_else(|| entry.and_then(|t| t.input_schema.as_ref()));
         let text = crate::plan::strategy::read_error::error_text(record);
-        let retry = crate::plan::strategy::read_error::answer(
+        // A retry must send something not sent before; a rule whose retry
+        // would not gives way to the next.
+        let new = |retry: &PlanStep| {
+            resolve(retry, &self.results, &self.pool)
+                .is_ok_and(|now| !tried.contains(&now.arguments))
+        };
+        crate::plan::strategy::read_error::answer_anew(
             step,
             &record.arguments,
             &text,
             schema,
             &self.pool,
             &tried,
-        )?;
-        let now = resolve(&retry.step, &self.results, &self.pool).ok()?;
-        (!tried.contains(&now.arguments)).then_some(retry)
+            &new,
+        )
     }
 
     /// The retry of call `id` of `step`, which succeeded, changed nothing

@@ -22,6 +22,11 @@
 //! - [`existing_folder`]: a value an error says must be an existing
 //!   folder (`export destination must be an existing directory`) is a
 //!   folder a store holds.
+//! - [`no_dot`]: a value with a leading dot (a root sent as `.`) where
+//!   an error refuses hidden names is a folder not hidden, or a fresh name.
+//! - [`opaque_error`]: an error that says nothing (`Error executing tool
+//!   x`) is answered by names made up without hyphens and real things for
+//!   invented ones.
 //! - [`front_matter`]: fields an error says a note lacks (`missing
 //!   required field: title`) are given in the front matter its text opens
 //!   with.
@@ -54,6 +59,8 @@ pub mod file_text;
 pub mod front_matter;
 pub mod local_urls;
 pub mod named_first;
+pub mod no_dot;
+pub mod opaque_error;
 pub mod operations;
 pub mod read_error;
 pub mod root_lesson;

@@ -27,7 +27,8 @@
 //!   of that type there, so a server that lists no schema teaches its
 //!   shape a level at a time;
 //! - valid values the text lists (`Available projects: main`, `must be one
-//!   of a, b`, `valid values: ...`; a marker with no list after it, as in
+//!   of a, b`, `valid values: ...`, `Ambiguous name 'x': matches a-1,
+//!   a-2`; a marker with no list after it, as in
 //!   `not a valid note:`, gives way to the next): the first the call did
 //!   not send, for the parameter the text names or whose value it quotes;
 //!   roots listed for a refused path (`Allowed roots: ['/v']`) take the
@@ -81,34 +82,56 @@ pub fn answer(
     pool: &Pool,
     tried: &[Value],
 ) -> Option<Retry> {
+    answer_anew(step, sent, error, schema, pool, tried, &|_| true)
+}
+
+/// Like [`answer`], but a rule whose retry `new` refuses (it would send
+/// what was sent before) gives way to the next rule: the first rule that
+/// reads the error is not always the one that can still change the call.
+pub fn answer_anew(
+    step: &PlanStep,
+    sent: &[Argument],
+    error: &str,
+    schema: Option<&Value>,
+    pool: &Pool,
+    tried: &[Value],
+    new: &dyn Fn(&PlanStep) -> bool,
+) -> Option<Retry> {
     let properties = schema
         .and_then(|s| s.get("properties"))
         .and_then(Value::as_object);
     let lowered = error.to_lowercase();
-    flag(step, sent, error, properties)
-        .or_else(|| assigned_choice(step, sent, error, properties, tried))
+    let rules: [&dyn Fn() -> Option<Retry>; 23] = [
+        &|| flag(step, sent, error, properties),
+        &|| assigned_choice(step, sent, error, properties, tried),
         // The form of a value sent before a field to add: `path must be
         // relative. Provide a project or prefix the path with 'project/'`
         // is answered by the relative path, not by an invented project.
-        .or_else(|| form(step, sent, &lowered, pool))
-        .or_else(|| under_folder(step, sent, error, pool, tried))
-        .or_else(|| required(step, sent, &lowered, schema, properties))
-        .or_else(|| validator_missing(step, sent, error))
-        .or_else(|| validator_shape(step, sent, error))
-        .or_else(|| front_matter(step, sent, error, properties))
-        .or_else(|| listed(step, sent, error, tried))
-        .or_else(|| exists(step, sent, error, &lowered, pool))
-        .or_else(|| super::already_there::retry(step, sent, &lowered, pool, tried))
-        .or_else(|| extension(step, sent, error, pool, tried))
-        .or_else(|| not_found(step, sent, error, &lowered, pool, tried))
-        .or_else(|| super::existing_folder::retry(step, sent, error, &lowered, pool, tried))
-        .or_else(|| super::example_shape::retry(step, sent, error, pool, tried))
-        .or_else(|| path_refused(step, sent, error, &lowered, pool, tried))
-        .or_else(|| no_fields(step, sent, &lowered, schema, properties))
-        .or_else(|| refused_object(step, sent, error, pool, tried))
-        .or_else(|| another_root(step, sent, &lowered, pool, tried))
-        .or_else(|| nothing_sent(step, sent, schema, properties))
-        .or_else(|| without_scope(step, sent, tried))
+        &|| form(step, sent, &lowered, pool),
+        &|| under_folder(step, sent, error, pool, tried),
+        &|| required(step, sent, &lowered, schema, properties),
+        &|| validator_missing(step, sent, error),
+        &|| validator_shape(step, sent, error),
+        &|| front_matter(step, sent, error, properties),
+        &|| listed(step, sent, error, tried),
+        &|| exists(step, sent, error, &lowered, pool),
+        &|| super::already_there::retry(step, sent, &lowered, pool, tried),
+        &|| extension(step, sent, error, pool, tried),
+        &|| not_found(step, sent, error, &lowered, pool, tried),
+        &|| super::existing_folder::retry(step, sent, error, &lowered, pool, tried),
+        &|| super::no_dot::retry(step, sent, &lowered, pool),
+        &|| super::example_shape::retry(step, sent, error, pool, tried),
+        &|| path_refused(step, sent, error, &lowered, pool, tried),
+        &|| no_fields(step, sent, &lowered, schema, properties),
+        &|| refused_object(step, sent, error, pool, tried),
+        &|| super::opaque_error::retry(step, sent, error, pool),
+        &|| another_root(step, sent, &lowered, pool, tried),
+        &|| nothing_sent(step, sent, schema, properties),
+        &|| without_scope(step, sent, tried),
+    ];
+    rules
+        .iter()
+        .find_map(|rule| rule().filter(|retry| new(&retry.step)))
         .map(|mut retry| {
             // A writer the retry first gave a fresh file (a schema that
             // listed no parameters) is asked to overwrite too, as its
@@ -986,7 +1009,7 @@ fn plain_of(sub: &Value, tool: &str) -> Value {
 }
 
 /// Words after which a text lists the values it accepts.
-const LIST_MARKERS: [&str; 20] = [
+const LIST_MARKERS: [&str; 23] = [
     // Servers answer in their authors' languages too: Spanish, Portuguese,
     // French and German words for valid, available and allowed.
     "válid",
@@ -1009,6 +1032,12 @@ const LIST_MARKERS: [&str; 20] = [
     "options are",
     "options:",
     "supported",
+    // A name that fits several things lists them (`Ambiguous name 'x':
+    // matches a-1, a-2`); only after `ambiguous`, since `matches` alone
+    // is as often a search's word.
+    "matches ",
+    "did you mean",
+    "candidates:",
 ];
 
 /// The values a text lists after one of [`LIST_MARKERS`]: `Available
@@ -1042,6 +1071,7 @@ pub fn listed_values(error: &str) -> Vec<String> {
                 .map(|(at, _)| at)
                 // `is not one of: a, b` still lists the valid ones.
                 .filter(|at| starts_word(*at) && (*m == "one of" || !negated(*at)))
+                .filter(|at| *m != "matches " || lowered[..*at].contains("ambiguous"))
                 .map(move |at| (at, *m))
         })
         .collect();
@@ -2099,6 +2129,23 @@ mod tests {
     }
 
     #[test]
+    fn a_rule_whose_retry_was_sent_before_gives_way_to_the_next() {
+        let schema = json!({"properties": {"project": {"type": "string"},
+            "force": {"type": "boolean"}}});
+        let st = step("remove", &[("project", json!("witness"))]);
+        let args = sent(&[("project", json!("witness"), Provenance::Synthesized)]);
+        let error = "Refused. Use force: true. Available projects: main";
+        let pool = Pool::default();
+        let first = answer(&st, &args, error, Some(&schema), &pool, &[]).unwrap();
+        assert_eq!(first.reading, "the flag force");
+        // The flag was sent before: the listed project is the retry.
+        let no_flag = |retry: &PlanStep| !retry.args.iter().any(|(n, _)| n == "force");
+        let next = answer_anew(&st, &args, error, Some(&schema), &pool, &[], &no_flag).unwrap();
+        assert_eq!(spec(&next, "project"), &ArgSpec::Pinned(json!("main")));
+        assert!(answer_anew(&st, &args, error, Some(&schema), &pool, &[], &|_| false).is_none());
+    }
+
+    #[test]
     fn a_field_said_to_be_required_is_given() {
         let schema = json!({"properties": {"query": {"type": "string"},
             "tags": {"type": "array", "items": {"type": "string"}}}});
@@ -2327,6 +2374,13 @@ mod tests {
             ["x", "y"]
         );
         assert!(listed_values("Nothing listed here").is_empty());
+        // A name that fits several things lists them; `matches` without
+        // `ambiguous` lists nothing.
+        assert_eq!(
+            listed_values("Ambiguous name 'witness': matches s03-witness-a, s04-witness-b"),
+            ["s03-witness-a", "s04-witness-b"]
+        );
+        assert!(listed_values("No note matches the query today").is_empty());
         // A marker with no list after it is passed over for a later one.
         assert_eq!(
             listed_values(
