@@ -283,6 +283,25 @@ const READ_PARTICIPLES: [&str; 11] = [
     "failed", "loaded", "fetched",
 ];
 
+/// Participles that name a state a thing is in, whose count is of things
+/// in that state (`"completed": 0` tasks), not of what a call did.
+const STATE_PARTICIPLES: [&str; 14] = [
+    "completed",
+    "blocked",
+    "locked",
+    "expired",
+    "pinned",
+    "starred",
+    "enabled",
+    "disabled",
+    "required",
+    "allowed",
+    "selected",
+    "closed",
+    "opened",
+    "assigned",
+];
+
 /// Statuses that say the call left everything as it was.
 const UNCHANGED_STATUSES: [&str; 6] = [
     "unchanged",
@@ -386,6 +405,11 @@ fn unchanged_object(value: &Value) -> Option<String> {
         return Some(clip(&value.to_string()));
     }
     let mut counted = false;
+    // A list or an object in the answer makes it a reader's: its counts
+    // of participles are of things in a state, not of what it changed.
+    let read_state = object
+        .values()
+        .any(|v| v.as_array().is_some_and(|a| !a.is_empty()) || v.is_object());
     for (key, value) in object {
         let words = key_words(key);
         if words.iter().any(|w| NOT_COUNTS.contains(&w.as_str())) {
@@ -402,12 +426,20 @@ fn unchanged_object(value: &Value) -> Option<String> {
         if (change_word || participle) && did_something {
             return None;
         }
-        // A count of a participle (`"converted": 0`, `"bytes_freed": 0`)
-        // counts what the call was to do as much as a change word does;
-        // a participle's `false` (`"truncated": false`) is a state, not a
-        // count, and so is a change word's.
-        let read_word = words.iter().any(|w| READ_PARTICIPLES.contains(&w.as_str()));
-        counted |= (change_word || (participle && !read_word)) && !value.is_boolean();
+        // A count of an action's participle (`"converted": 0`,
+        // `"bytes_freed": 0`) counts what the call was to do as much as a
+        // change word does, in a report of counts (an answer that also
+        // carries a list or an object is a reader's, whose `"completed":
+        // 0` counts things in a state). A `false` is a state, not a count.
+        let counted_action = !read_state
+            && words.iter().any(|w| {
+                w.len() >= 6
+                    && w.ends_with("ed")
+                    && !w.ends_with("eed")
+                    && !READ_PARTICIPLES.contains(&w.as_str())
+                    && !STATE_PARTICIPLES.contains(&w.as_str())
+            });
+        counted |= (change_word || counted_action) && !value.is_boolean();
     }
     counted.then(|| clip(&value.to_string()))
 }
@@ -616,6 +648,9 @@ mod tests {
             r#"{"results": [], "elapsed_ms": 0}"#,
             r#"{"text": "a", "truncated": false}"#,
             r#"{"query": "q", "matched": 0, "returned": 0}"#,
+            r#"{"tasks": 5, "completed": 0}"#,
+            r#"{"value": 42, "seed": 0}"#,
+            r#"{"items": ["a"], "processed": 0}"#,
             "UPDATE: 10 rows affected",
             "Created task 'nothing to lose'",
         ] {

@@ -389,16 +389,7 @@ impl Pool {
             // name a line) is a list of the things the tool's name lists.
             if let Some((collection, names)) = plain_list(tool, text) {
                 for (i, name) in names.into_iter().enumerate() {
-                    if let Some(bare) = without_note(name) {
-                        self.push(
-                            "[]",
-                            &Value::String(bare.to_owned()),
-                            tool,
-                            step,
-                            &format!("text[{i}].bare"),
-                            Some(&collection),
-                        );
-                    }
+                    let name = without_note(name).unwrap_or(name);
                     self.push(
                         "[]",
                         &Value::String(name.to_owned()),
@@ -488,11 +479,16 @@ impl Pool {
                         // A name written with a note for people (`vegetables
                         // (2 chunks)`, `main (current)`) is offered bare
                         // first: the server knows the thing by its name.
-                        if let Some(bare) = without_note(text) {
-                            let bare = Value::String(bare.to_owned());
-                            self.push(k, &bare, tool, step, &format!("{here}.bare"), key);
+                        // A name written with a note for people (`vegetables
+                        // (2 chunks)`, `main (current)`) is the thing's name
+                        // without it: the server knows the thing by that.
+                        match without_note(text) {
+                            Some(bare) => {
+                                let bare = Value::String(bare.to_owned());
+                                self.push(k, &bare, tool, step, &here, key);
+                            }
+                            None => self.push(k, item, tool, step, &here, key),
                         }
-                        self.push(k, item, tool, step, &here, key);
                     } else {
                         self.walk(tool, step, here, key, item, depth + 1);
                     }
@@ -1142,14 +1138,30 @@ pub fn singular(word: &str) -> String {
     }
 }
 
-/// `text` without a short note in parentheses at its end (`vegetables
-/// (2 chunks)` is `vegetables`), when it has one and something before it.
+/// `text` without a note for people in parentheses at its end, when the
+/// note is a count (`vegetables (2 chunks)`) or a state (`main
+/// (current)`), not a part of the name (`Photos (2019)`, `New Folder
+/// (2)`).
 fn without_note(text: &str) -> Option<&str> {
+    const STATES: [&str; 6] = [
+        "current",
+        "default",
+        "active",
+        "selected",
+        "empty",
+        "checked out",
+    ];
     let inner = text.strip_suffix(')')?;
     let open = inner.rfind(" (")?;
     let (name, note) = (inner[..open].trim_end(), &inner[open + 2..]);
-    (!name.is_empty() && !name.contains('(') && !note.contains('(') && note.len() <= 32)
-        .then_some(name)
+    let mut words = note.split_whitespace();
+    let count = matches!(
+        (words.next(), words.next(), words.next()),
+        (Some(n), Some(unit), None)
+            if n.chars().all(|c| c.is_ascii_digit()) && unit.chars().all(char::is_alphabetic)
+    );
+    let state = STATES.contains(&note.to_lowercase().as_str());
+    (!name.is_empty() && !name.contains('(') && (count || state)).then_some(name)
 }
 
 #[cfg(test)]
@@ -1239,7 +1251,7 @@ mod tests {
     }
 
     #[test]
-    fn a_listed_name_with_a_note_for_people_is_offered_bare_first() {
+    fn a_listed_name_with_a_note_for_people_is_offered_bare() {
         let mut pool = Pool::default();
         pool.absorb(
             "get_project_stats",
@@ -1247,15 +1259,11 @@ mod tests {
             &json!({"structuredContent": {"categoryNames": ["vegetables (2 chunks)", "tools"]}}),
         );
         let values: Vec<Value> = pool.items().map(|h| h.value.clone()).collect();
-        assert_eq!(
-            values,
-            [
-                json!("vegetables"),
-                json!("vegetables (2 chunks)"),
-                json!("tools")
-            ]
-        );
+        assert_eq!(values, [json!("vegetables"), json!("tools")]);
         assert_eq!(without_note("main (current)"), Some("main"));
+        // A note that is part of the name: kept whole.
+        assert_eq!(without_note("Photos (2019)"), None);
+        assert_eq!(without_note("New Folder (2)"), None);
         assert_eq!(without_note("(draft)"), None);
         assert_eq!(without_note("f(x)"), None);
         assert_eq!(without_note("a (b (c))"), None);

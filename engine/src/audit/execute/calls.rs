@@ -86,6 +86,9 @@ pub(super) struct Runner<'a> {
     /// Tools a second thing was made for
     /// ([`crate::plan::strategy::second_object`]), each once.
     seconds_made: Vec<String>,
+    /// Tools made a second time because their first call created files
+    /// under names of its own ([`crate::plan::strategy::second_make`]).
+    made_again: Vec<String>,
     /// How long the last call took, from its request to its settled moment:
     /// the next idle control's window.
     last_window: Option<Duration>,
@@ -165,6 +168,7 @@ impl<'a> Runner<'a> {
             learned: BTreeMap::new(),
             roots_taught: Vec::new(),
             seconds_made: Vec::new(),
+            made_again: Vec::new(),
             last_window: None,
             steps: BTreeMap::new(),
             context,
@@ -275,7 +279,8 @@ impl<'a> Runner<'a> {
             }
             self.follow_pages(&call, first)?;
         }
-        if self.repeats(step, &expect, status) {
+        let repeated = self.repeats(step, &expect, status);
+        if repeated {
             if self.wrote_files(first) {
                 wait_for_the_next_second();
             }
@@ -287,6 +292,20 @@ impl<'a> Runner<'a> {
             self.call(&repeat)?;
         }
         self.events_after(step_no)?;
+        if status == CallStatus::Ok && !repeated && self.makes_again(step, first) {
+            // It made files under names of its own: the same call again
+            // replaces them, the overwrite a second ask meets.
+            self.made_again.push(step.tool.clone());
+            self.answers = Some(ErrorAnswer {
+                call: first,
+                reading: "the same call again: it made files under names of its own, which a \
+                          second call replaces"
+                    .into(),
+            });
+            wait_for_the_next_second();
+            self.step(step)?;
+            return ControlFlow::Continue(());
+        }
         if status == CallStatus::Ok
             && let Some(retry) = self.idle_retry(step, first)
         {
@@ -368,6 +387,24 @@ impl<'a> Runner<'a> {
         ControlFlow::Continue(())
     }
 
+    /// Whether call `id` of `step` is to be made again
+    /// ([`crate::plan::strategy::second_make`]): it created files only,
+    /// under names no argument sent, and its tool was not made again
+    /// before and has calls left. A plan file's steps are never repeated
+    /// unasked.
+    fn makes_again(&self, step: &PlanStep, id: u32) -> bool {
+        !step.cues.tool.is_empty()
+            && !self.made_again.contains(&step.tool)
+            && self.calls_of(&step.tool) < super::passes::MAX_CALLS_PER_TOOL
+            && self
+                .draft
+                .report
+                .calls
+                .iter()
+                .find(|c| c.id == id)
+                .is_some_and(crate::plan::strategy::second_make::named_its_own)
+    }
+
     /// When failed call `failed` of `step` needed a second thing of a kind
     /// the plan made one of ([`crate::plan::strategy::second_object`]):
     /// the maker is called again, and `step` sent the new thing, each
@@ -418,6 +455,9 @@ impl<'a> Runner<'a> {
         let Some(second) = second_object::second(&self.pool, &needed, made_at) else {
             return ControlFlow::Continue(());
         };
+        if self.calls_of(&step.tool) >= super::passes::MAX_CALLS_PER_TOOL {
+            return ControlFlow::Continue(());
+        }
         let mut retry = step.clone();
         // The first thing stays where it was sent: filled from the pool,
         // it would now be the newest, the second itself.
@@ -462,7 +502,7 @@ impl<'a> Runner<'a> {
 
     /// Keeps what the retry made after call `failed` (the first call of
     /// its tool in the ledger from index `from`) taught about the server's
-    /// roots, replacing an earlier lesson for the same parameter.
+    /// roots, replacing an earlier lesson about the same refused root.
     fn learn_root(&mut self, failed: u32, from: usize) {
         let calls = &self.draft.report.calls;
         let Some(refused) = calls.iter().find(|c| c.id == failed) else {
@@ -476,13 +516,18 @@ impl<'a> Runner<'a> {
         };
         let error = (retry.outcome.status != CallStatus::Ok)
             .then(|| crate::plan::strategy::read_error::error_text(retry));
+        let refusal = crate::plan::strategy::read_error::error_text(refused);
         if let Some(lesson) = crate::plan::strategy::root_lesson::learnt(
             &refused.arguments,
+            &refusal,
             &retry.arguments,
             error.as_deref(),
             &self.pool,
         ) {
-            self.roots_taught.retain(|l| l.param != lesson.param);
+            // One lesson a root refused: a later refusal of the root once
+            // taken adds its own, and the two stand side by side.
+            self.roots_taught
+                .retain(|l| l.param != lesson.param || l.refused != lesson.refused);
             self.roots_taught.push(lesson);
         }
     }
@@ -657,8 +702,10 @@ impl<'a> Runner<'a> {
         let text = crate::plan::strategy::read_error::error_text(record);
         // A retry must send something not sent before; a rule whose retry
         // would not gives way to the next.
+        // As it will be sent: with what errors taught the server's tools.
         let new = |retry: &PlanStep| {
-            resolve(retry, &self.results, &self.pool)
+            let taught = self.taught(retry);
+            resolve(taught.as_ref().unwrap_or(retry), &self.results, &self.pool)
                 .is_ok_and(|now| !tried.contains(&now.arguments))
         };
         crate::plan::strategy::read_error::answer_anew(

@@ -6,9 +6,10 @@
 //! and nothing about the claim is learnt from it; the object that was
 //! first to hand is simply the one the thing already had.
 //!
-//! So when an error says `already` (but not `already exists`, which asks
-//! for a fresh name instead) and the attempt before it sent a different
-//! value for a parameter that now carries a real value, that parameter is
+//! So when an error says `already` (but not `already exists`, `already
+//! taken` or `in use`, which ask for a fresh name instead) and the
+//! attempt before it differs from it in exactly one parameter, which now
+//! carries a real value, that parameter is
 //! sent the next real object of the kind its name says (`target_category`:
 //! a category), else of the kind of the value sent: one not sent before
 //! and not named by another argument of the call. Without an earlier attempt
@@ -31,7 +32,18 @@ use crate::plan::{ArgSpec, PlanStep};
 /// Whether `lowered` (an error's text, lowercased) says the value sent is
 /// the one already in place, not that a thing of that name exists.
 fn says_already(lowered: &str) -> bool {
-    lowered.contains("already") && !lowered.contains("already exist")
+    // A name already taken, in use or registered asks for a fresh one, as
+    // one that already exists does.
+    const FRESH: [&str; 7] = [
+        "already exist",
+        "already taken",
+        "already in use",
+        "already registered",
+        "already defined",
+        "already used",
+        "already running",
+    ];
+    lowered.contains("already") && !FRESH.iter().any(|p| lowered.contains(p))
 }
 
 /// The retry of a call of `step` that sent `sent` and failed with
@@ -49,10 +61,20 @@ pub fn retry(
     if !says_already(lowered) || tried.len() < 2 {
         return None;
     }
+    // The attempt before is this call's own earlier try only when the two
+    // differ in the one value the retry changed: an earlier call of
+    // another step of the tool differs in more, and says nothing here.
     let before = &tried[tried.len() - 2];
-    let target = sent
+    let changed: Vec<&Argument> = sent
         .iter()
-        .find(|a| a.source.is_real() && before.get(&a.name) != Some(&a.value))?;
+        .filter(|a| before.get(&a.name) != Some(&a.value))
+        .collect();
+    let [target] = changed.as_slice() else {
+        return None;
+    };
+    if !target.source.is_real() {
+        return None;
+    }
     let sent_before = |v: &Value| {
         tried.iter().any(|t| t.get(&target.name) == Some(v))
             || sent.iter().any(|a| a.name != target.name && a.value == *v)
@@ -248,6 +270,24 @@ mod tests {
             json!({"id": "c1", "target_category": "witness-2"}),
         ];
         assert!(retry(&step(), &sent, "already in that category", &pool(), &tried).is_none());
+    }
+
+    #[test]
+    fn an_earlier_call_that_differs_in_more_than_the_value_says_nothing() {
+        let sent = [
+            argument("id", json!("c1"), Provenance::Store),
+            argument("target_category", json!("orders"), Provenance::Store),
+        ];
+        let tried = [
+            json!({"id": "c9", "target_category": "tools"}),
+            json!({"id": "c1", "target_category": "orders"}),
+        ];
+        assert!(retry(&step(), &sent, "already in that category", &pool(), &tried).is_none());
+        let taken = [
+            json!({"id": "c1", "target_category": "witness"}),
+            json!({"id": "c1", "target_category": "orders"}),
+        ];
+        assert!(retry(&step(), &sent, "name already taken", &pool(), &taken).is_none());
     }
 
     #[test]

@@ -56,9 +56,14 @@ pub fn retry(
     if !ASKS_FOR_A_FOLDER.iter().any(|p| lowered.contains(p)) {
         return None;
     }
+    // The longest value the error quotes, of three characters or more:
+    // a root in its relative form (`.`) or a folder that contains the
+    // value refused (`/j/work` in `/j/work/witness`) is not what it is
+    // about.
     let quoted = sent
         .iter()
-        .find(|a| text(a).is_some_and(|v| error.contains(v)));
+        .filter(|a| text(a).is_some_and(|v| v.len() >= 3 && error.contains(v)))
+        .max_by_key(|a| text(a).map_or(0, str::len));
     let named = || sent.iter().find(|a| names_param(error, &a.name));
     let invented = || {
         let mut made_up = sent
@@ -175,6 +180,17 @@ mod tests {
         let sent = [argument("to", "witness", Provenance::Synthesized)];
         let other = "destination is read-only";
         assert!(retry(&step(), &sent, other, other, &pool(), &[]).is_none());
+    }
+
+    #[test]
+    fn the_longest_value_quoted_is_the_one_the_error_is_about() {
+        let sent = [
+            argument("root", "/j/work", Provenance::Store),
+            argument("to", "/j/work/witness", Provenance::Synthesized),
+        ];
+        let error = "'/j/work/witness' is not a directory.";
+        let retry = retry(&step(), &sent, error, error, &pool(), &[]).expect("a retry");
+        assert_eq!(retry.step.args[0].0, "to");
     }
 
     #[test]

@@ -42,6 +42,8 @@
 //!   jail, with no network, can reach.
 //! - [`written_choices`]: a parameter whose valid values are written in
 //!   prose (`type: fact|decision`) is sent the first of them.
+//! - [`second_make`]: a call that created files under names it chose
+//!   itself is made a second time, which replaces them.
 //! - [`second_object`]: a tool that links two things (`memory_link`)
 //!   and was given one thing twice, or found no second, has the first's
 //!   maker called again for a second.
@@ -66,6 +68,7 @@ pub mod read_error;
 pub mod root_lesson;
 pub mod scope;
 pub mod search_terms;
+pub mod second_make;
 pub mod second_object;
 pub mod store_objects;
 pub mod switches;

@@ -44,9 +44,20 @@ pub fn retry(step: &PlanStep, sent: &[Argument], lowered: &str, pool: &Pool) -> 
     if !REFUSES_DOTS.iter().any(|w| lowered.contains(w)) {
         return None;
     }
+    // A value that is `.` or has a part that starts with a dot (never
+    // `..`, a way up, nor `./`, a way in), a parameter that takes a place
+    // first.
+    let hidden = |v: &str| {
+        v == "."
+            || v.split('/')
+                .any(|part| part.starts_with('.') && part != "." && part != "..")
+    };
+    let dotted = |a: &&Argument| a.value.as_str().is_some_and(hidden);
     let target = sent
         .iter()
-        .find(|a| a.value.as_str().is_some_and(|v| v.starts_with('.')))?;
+        .filter(dotted)
+        .find(|a| step.cues.path_kind(&a.name).is_some())
+        .or_else(|| sent.iter().find(dotted))?;
     let relative = target.value.as_str().is_some_and(|v| !v.starts_with('/'));
     let spec = match step.cues.path_kind(&target.name) {
         Some(_) => {
@@ -154,7 +165,11 @@ mod tests {
 
     #[test]
     fn no_dot_sent_or_no_word_about_hidden_names_retries_nothing() {
-        let sent = [argument("repo", "garden")];
+        let sent = [
+            argument("repo", "garden"),
+            argument("up", "../notes"),
+            argument("here", "./notes/a.md"),
+        ];
         assert!(retry(&step(), &sent, REFUSED, &pool()).is_none());
         let dot = [argument("repo", ".")];
         assert!(retry(&step(), &dot, "repo not found", &pool()).is_none());

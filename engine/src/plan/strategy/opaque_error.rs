@@ -26,7 +26,7 @@ use crate::plan::harvest::Pool;
 use crate::plan::{ArgSpec, PlanStep};
 
 /// Words a failure is written in that say nothing about its cause.
-const EMPTY_WORDS: [&str; 14] = [
+const EMPTY_WORDS: [&str; 13] = [
     "error",
     "executing",
     "tool",
@@ -38,17 +38,19 @@ const EMPTY_WORDS: [&str; 14] = [
     "occurred",
     "while",
     "calling",
-    "unknown",
     "call",
     "the",
 ];
 
-/// Whether `error` says nothing but that the call of `tool` failed.
+/// Whether `error` says nothing but that the call of `tool` failed (never
+/// `Unknown tool`, which says the tool is not there).
 pub fn says_nothing(error: &str, tool: &str) -> bool {
-    let tool = tool.to_lowercase();
-    super::text_words(error)
-        .iter()
-        .all(|w| *w == tool || EMPTY_WORDS.contains(&w.as_str()))
+    let tool_words = super::text_words(tool);
+    let words = super::text_words(error);
+    !words.is_empty()
+        && words
+            .iter()
+            .all(|w| tool_words.contains(w) || EMPTY_WORDS.contains(&w.as_str()))
 }
 
 /// The retry of a call of `step` that sent `sent` and failed with `error`,
@@ -70,7 +72,13 @@ pub fn retry(step: &PlanStep, sent: &[Argument], error: &str, pool: &Pool) -> Op
         }
     }
     for argument in sent {
+        // Only what the planner invented or would fill: a value the schema
+        // offers or an error listed (recorded as synthesized too) stays.
+        let invented = step.args.iter().any(|(n, spec)| {
+            *n == argument.name && matches!(spec, ArgSpec::Synthesized(_) | ArgSpec::Auto(_))
+        });
         if argument.source != Provenance::Synthesized
+            || !invented
             || !crate::plan::harvest::names_an_object(&argument.name)
             || step.cues.new_name(&argument.name)
             || mended.contains(&argument.name)
@@ -125,6 +133,12 @@ mod tests {
             "create_table"
         ));
         assert!(says_nothing("Internal error", "create_table"));
+        assert!(says_nothing(
+            "Error executing tool create-table",
+            "create-table"
+        ));
+        assert!(!says_nothing("Unknown tool: create_table", "create_table"));
+        assert!(!says_nothing("", "create_table"));
         assert!(!says_nothing(
             "Error executing tool create_table: Table name invalid",
             "create_table"

@@ -36,14 +36,26 @@
 //! - a path it quotes back as refused: relative to the store's root when
 //!   it is the store's, under that root by its name when it is another
 //!   machine's (a description's example);
-//! - `already exists`: a fresh name instead of the existing one;
+//! - `already exists`: a fresh name instead of the existing one; `already`
+//!   otherwise, after a retry that changed one value: the next real
+//!   object of that parameter's kind ([`super::already_there`]);
 //! - `not found`, `does not exist`, `no such`: for a file's name not
 //!   found as a thing of another kind (`Project "a.json" not found`), the
 //!   name without its extension;
 //!   otherwise the next real object of the store (or of the answers) of the
 //!   same kind, one not sent before;
+//! - a value that must be an existing folder: a store's folder
+//!   ([`super::existing_folder`]); a hidden name refused: one without a
+//!   leading dot ([`super::no_dot`]); a value shown by example: one of
+//!   its shape ([`super::example_shape`]);
+//! - an error that says nothing (`Error executing tool x`): made-up names
+//!   without hyphens, real things for invented ones
+//!   ([`super::opaque_error`]);
 //! - a store's root refused in words about roots, workspaces or stores
 //!   (`store must not equal workspace root`): another store's root.
+//!
+//! A rule whose retry would send what the tool was sent before gives way
+//! to the next ([`answer_anew`]).
 //!
 //! Example: `delete_note {"path": "a.md"}` answers `Refusing to delete
 //! without confirmation. Use force: true`; the schema has `force:
@@ -1009,7 +1021,7 @@ fn plain_of(sub: &Value, tool: &str) -> Value {
 }
 
 /// Words after which a text lists the values it accepts.
-const LIST_MARKERS: [&str; 23] = [
+const LIST_MARKERS: [&str; 22] = [
     // Servers answer in their authors' languages too: Spanish, Portuguese,
     // French and German words for valid, available and allowed.
     "válid",
@@ -1033,10 +1045,9 @@ const LIST_MARKERS: [&str; 23] = [
     "options:",
     "supported",
     // A name that fits several things lists them (`Ambiguous name 'x':
-    // matches a-1, a-2`); only after `ambiguous`, since `matches` alone
-    // is as often a search's word.
+    // matches a-1, a-2`). `matches` only after `ambiguous`, since alone
+    // it is as often a search's word.
     "matches ",
-    "did you mean",
     "candidates:",
 ];
 
@@ -1114,7 +1125,7 @@ fn values_after(rest: &str) -> Vec<String> {
         .flat_map(|part| part.split(" or "))
         .map(|v| {
             v.trim()
-                .trim_matches(|c: char| "\"'`[](){}.".contains(c) || c.is_whitespace())
+                .trim_matches(|c: char| "\"'`[](){}.?!".contains(c) || c.is_whitespace())
                 .to_owned()
         })
         .filter(|v| !v.is_empty() && !v.contains(' ') && v.len() <= 80)

@@ -48,18 +48,25 @@ pub struct RootLesson {
     pub taken: Harvested,
 }
 
-/// The lesson of a retry: `failed` is what the refused call sent, `retried`
-/// what its retry sent, `retry_error` the retry's error text (`None` when
-/// it did its job). A lesson when one parameter went from a store's root
-/// to another store's root and the retry's answer, if an error, is not
+/// The lesson of a retry: `failed` is what the refused call sent and
+/// `refusal` its error text, `retried` what its retry sent, `retry_error`
+/// the retry's error text (`None` when it did its job). A lesson when the
+/// refusal speaks of places, one parameter went from a store's root to
+/// another store's root, and the retry's answer, if an error, is not
 /// about places.
 pub fn learnt(
     failed: &[Argument],
+    refusal: &str,
     retried: &[Argument],
     retry_error: Option<&str>,
     pool: &Pool,
 ) -> Option<RootLesson> {
-    if retry_error.is_some_and(|e| speaks_of_place(&e.to_lowercase())) {
+    // The refusal was about the place (a thing not found under one root
+    // teaches nothing about the server's root), and the retry's answer,
+    // if an error, is not.
+    if !speaks_of_place(&refusal.to_lowercase())
+        || retry_error.is_some_and(|e| speaks_of_place(&e.to_lowercase()))
+    {
         return None;
     }
     let root = |v: &Value| {
@@ -89,7 +96,11 @@ pub fn apply(step: &mut PlanStep, resolved: &Value, lessons: &[RootLesson]) -> b
     let mut changed = false;
     for lesson in lessons {
         let filled = step.args.iter().any(|(n, spec)| {
-            *n == lesson.param && matches!(spec, ArgSpec::Auto(_) | ArgSpec::Synthesized(_))
+            *n == lesson.param
+                && matches!(
+                    spec,
+                    ArgSpec::Auto(_) | ArgSpec::Synthesized(_) | ArgSpec::IfReal(_)
+                )
         });
         if filled && resolved.get(&lesson.param) == Some(&lesson.refused) {
             step.set(
@@ -143,6 +154,7 @@ mod tests {
     fn lesson() -> RootLesson {
         learnt(
             &[argument("root", "/j/store")],
+            "store must not equal workspace root",
             &[argument("root", "/j/workspace")],
             Some(r#"{"error": "no active task"}"#),
             &pool(),
@@ -162,6 +174,7 @@ mod tests {
     fn a_retry_refused_in_words_about_places_or_a_change_of_no_root_teaches_nothing() {
         let refused_again = learnt(
             &[argument("root", "/j/store")],
+            "store must not equal workspace root",
             &[argument("root", "/j/workspace")],
             Some("workspace root is not a git repository"),
             &pool(),
@@ -169,11 +182,21 @@ mod tests {
         assert_eq!(refused_again, None);
         let not_a_root = learnt(
             &[argument("root", "/j/store/a")],
+            "store must not equal workspace root",
             &[argument("root", "/j/workspace")],
             None,
             &pool(),
         );
         assert_eq!(not_a_root, None);
+        // A thing not found under one root says nothing of the place.
+        let not_found = learnt(
+            &[argument("root", "/j/store")],
+            "task t1 not found",
+            &[argument("root", "/j/workspace")],
+            None,
+            &pool(),
+        );
+        assert_eq!(not_found, None);
     }
 
     #[test]

@@ -87,10 +87,18 @@ fn missing_second<'p>(
         return None;
     }
     let text = |v: &Value| v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+    // Quoted as a word of its own: an id `1` is not in `Initiative 13`.
+    let quotes = |v: &str| {
+        error.match_indices(v).any(|(at, _)| {
+            let before = error[..at].chars().next_back();
+            let after = error[at + v.len()..].chars().next();
+            !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+        })
+    };
     let missing = sent.iter().find(|a| {
         (a.value.is_string() || a.value.is_number()) && {
             let v = text(&a.value);
-            !v.is_empty() && error.contains(&v)
+            !v.is_empty() && quotes(&v)
         }
     })?;
     let kind = missing_kind(error, &text(&missing.value))?;
@@ -109,27 +117,34 @@ fn missing_second<'p>(
         })
 }
 
-/// The maker's step made again: each word the audit invented or made
-/// fresh is marked as a second (`witness-memory_write-2`), so that a
-/// server that refuses a duplicate name makes a new thing.
+/// The maker's step made again: each name the audit made fresh (or
+/// invented for a parameter that names a new thing) is marked as a second
+/// (`witness-memory_write-2`, `witness-a-2.md`), so that a server that
+/// refuses a duplicate name makes a new thing; other values stay.
 pub fn again(maker: &PlanStep) -> PlanStep {
     let mut step = maker.clone();
-    for (_, spec) in &mut step.args {
-        match spec {
-            ArgSpec::Fresh(Value::String(s)) | ArgSpec::Synthesized(Value::String(s)) => {
-                s.push_str("-2");
-            }
-            _ => {}
-        }
+    let cues = step.cues.clone();
+    for (name, spec) in &mut step.args {
+        let made_up = match spec {
+            ArgSpec::Fresh(Value::String(s)) => s,
+            ArgSpec::Synthesized(Value::String(s)) if cues.new_name(name) => s,
+            _ => continue,
+        };
+        // Before a file's extension: `witness-a.md` is `witness-a-2.md`.
+        let stem_end = made_up
+            .rfind('.')
+            .filter(|dot| *dot > made_up.rfind('/').map_or(0, |slash| slash + 1))
+            .unwrap_or(made_up.len());
+        made_up.insert_str(stem_end, "-2");
     }
     step
 }
 
-/// The thing the maker's call at plan step `made_at` gave under the key
-/// the first was found under, other than the first.
+/// The thing the maker's call at plan step `made_at`, or a retry of it,
+/// gave under the key the first was found under, other than the first.
 pub fn second<'p>(pool: &'p Pool, needed: &Needed, made_at: u32) -> Option<&'p Harvested> {
     pool.items().find(|h| {
-        h.step == made_at
+        h.step >= made_at
             && h.tool == needed.maker.tool
             && h.key == needed.maker.key
             && h.value != needed.maker.value
@@ -259,12 +274,22 @@ mod tests {
             args: vec![
                 ("content".into(), ArgSpec::Synthesized(json!("witness"))),
                 ("type".into(), ArgSpec::Pinned(json!("episode"))),
+                ("name".into(), ArgSpec::Fresh(json!("witness-memory_write"))),
+                ("file".into(), ArgSpec::Fresh(json!("notes/witness-a.md"))),
             ],
             cues: Default::default(),
         };
         let again = again(&maker);
-        assert_eq!(again.args[0].1, ArgSpec::Synthesized(json!("witness-2")));
+        assert_eq!(again.args[0].1, ArgSpec::Synthesized(json!("witness")));
         assert_eq!(again.args[1].1, ArgSpec::Pinned(json!("episode")));
+        assert_eq!(
+            again.args[2].1,
+            ArgSpec::Fresh(json!("witness-memory_write-2"))
+        );
+        assert_eq!(
+            again.args[3].1,
+            ArgSpec::Fresh(json!("notes/witness-a-2.md"))
+        );
         let needed = Needed {
             param: "id_b".into(),
             maker: answered("memory_write", 3, "id", json!("m1")),
@@ -274,6 +299,6 @@ mod tests {
             second(&pool, &needed, 5).map(|h| h.value.clone()),
             Some(json!("m2"))
         );
-        assert_eq!(second(&pool, &needed, 3), None);
+        assert_eq!(second(&pool, &needed, 6), None);
     }
 }
