@@ -104,19 +104,9 @@ mod tests {
     use serde_json::json;
     use witness_model::audit::{Provenance, StoreObject};
 
+    use super::super::test_support::argument;
     use super::*;
     use crate::plan::harvest::Source;
-
-    fn argument(name: &str, value: Value, source: Provenance) -> Argument {
-        Argument {
-            name: name.into(),
-            value,
-            source,
-            from: None,
-            object: None,
-            parts: Vec::new(),
-        }
-    }
 
     fn category(name: &str, at: &str) -> Harvested {
         Harvested::seeded(

@@ -107,14 +107,7 @@ mod tests {
     use crate::plan::harvest::Harvested;
 
     fn argument(name: &str, value: &str, source: Provenance) -> Argument {
-        Argument {
-            name: name.into(),
-            value: json!(value),
-            source,
-            from: None,
-            object: None,
-            parts: Vec::new(),
-        }
+        super::super::test_support::argument(name, json!(value), source)
     }
 
     fn pool() -> Pool {

@@ -104,3 +104,23 @@ pub(crate) fn names_param(text: &str, param: &str) -> bool {
             .all(|(w, p)| w == p || singular(w) == *p || singular(p) == *w)
     })
 }
+
+/// What the strategies' tests build their calls from.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use serde_json::Value;
+    use witness_model::audit::{Argument, Provenance};
+
+    /// An argument as a call sent it: `value` for `name`, of `source`, taken
+    /// from no answer and no store object.
+    pub(crate) fn argument(name: &str, value: Value, source: Provenance) -> Argument {
+        Argument {
+            name: name.into(),
+            value,
+            source,
+            from: None,
+            object: None,
+            parts: Vec::new(),
+        }
+    }
+}

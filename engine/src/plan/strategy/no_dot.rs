@@ -99,14 +99,7 @@ mod tests {
     use crate::plan::harvest::Harvested;
 
     fn argument(name: &str, value: &str) -> Argument {
-        Argument {
-            name: name.into(),
-            value: json!(value),
-            source: Provenance::Store,
-            from: None,
-            object: None,
-            parts: Vec::new(),
-        }
+        super::super::test_support::argument(name, json!(value), Provenance::Store)
     }
 
     fn step() -> PlanStep {

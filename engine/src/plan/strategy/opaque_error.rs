@@ -178,14 +178,11 @@ mod tests {
                 ..Default::default()
             },
         };
-        let sent = [Argument {
-            name: "memory_id".into(),
-            value: json!("witness"),
-            source: Provenance::Synthesized,
-            from: None,
-            object: None,
-            parts: Vec::new(),
-        }];
+        let sent = [super::super::test_support::argument(
+            "memory_id",
+            json!("witness"),
+            Provenance::Synthesized,
+        )];
         let retry =
             retry(&step, &sent, "Error executing tool memory_link", &pool).expect("a retry");
         match &retry.step.args[0].1 {

@@ -121,14 +121,7 @@ mod tests {
     use super::*;
 
     fn argument(name: &str, value: &str) -> Argument {
-        Argument {
-            name: name.into(),
-            value: json!(value),
-            source: Provenance::Store,
-            from: None,
-            object: None,
-            parts: Vec::new(),
-        }
+        super::super::test_support::argument(name, json!(value), Provenance::Store)
     }
 
     fn root(path: &str, store: &str) -> Harvested {

@@ -161,15 +161,11 @@ mod tests {
     /// An argument taken from the answer of plan step `step`, at `path`.
     fn argument(name: &str, value: Value, step: u32, path: &str) -> Argument {
         Argument {
-            name: name.into(),
-            value,
-            source: Provenance::Harvested,
             from: Some(witness_model::audit::Origin {
                 call: format!("call {step}"),
                 path: path.into(),
             }),
-            object: None,
-            parts: Vec::new(),
+            ..super::super::test_support::argument(name, value, Provenance::Harvested)
         }
     }
 
