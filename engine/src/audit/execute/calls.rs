@@ -302,7 +302,7 @@ impl<'a> Runner<'a> {
                           second call replaces"
                     .into(),
             });
-            wait_for_the_next_second();
+            wait_for_the_next_even_second();
             self.step(step)?;
             return ControlFlow::Continue(());
         }
@@ -1378,12 +1378,43 @@ fn wait_for_the_next_second() {
     std::thread::sleep(rest + Duration::from_millis(20));
 }
 
+/// Waits until the wall clock is past the next whole even second: a zip
+/// archive (`.docx`, `.xlsx`, `.pptx`, `.odt`) stamps each member with a
+/// DOS time, which counts seconds in twos, so a document saved again one
+/// second later may keep every byte, and whether a second call of a
+/// generator shows its replace would hang on the clock.
+fn wait_for_the_next_even_second() {
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    std::thread::sleep(until_even_second(since) + Duration::from_millis(20));
+}
+
+/// How long from `since` (time since the epoch) to the next whole even
+/// second.
+fn until_even_second(since: Duration) -> Duration {
+    let next = (since.as_secs() / 2 + 1) * 2;
+    Duration::from_secs(next).saturating_sub(since)
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::*;
     use crate::audit::fakes;
+
+    #[test]
+    fn the_even_second_wait_ends_where_a_dos_time_changes() {
+        let at = |secs: u64, millis: u64| Duration::from_millis(secs * 1000 + millis);
+        // From inside an even second: to the next even one, not the odd one.
+        assert_eq!(until_even_second(at(100, 300)), Duration::from_millis(1700));
+        // From inside an odd second: to the next even one.
+        assert_eq!(until_even_second(at(101, 300)), Duration::from_millis(700));
+        // On an even boundary: a whole two seconds, since that second's
+        // DOS time is the one just written.
+        assert_eq!(until_even_second(at(100, 0)), Duration::from_secs(2));
+    }
 
     #[test]
     fn only_writing_flags_and_words_for_no_object_are_taught() {

@@ -9,8 +9,10 @@
 //! So a call that did its job by creating files only, none of them named
 //! by its arguments (neither the path nor the file's name appears in any
 //! value sent), is made once more with the same arguments, once a tool and
-//! within its budget. A tool repeated already (declared idempotent, so
-//! its identical repeat ran) is not. Whatever the second call does is
+//! within its budget, after the next even second: a zip document's
+//! members carry a DOS time, which counts seconds in twos, so a second
+//! call one second later may write the very same bytes. A tool repeated
+//! already (declared idempotent, so its identical repeat ran) is not. Whatever the second call does is
 //! seen as any call's effects are: a replace of the first's files, a new
 //! file beside them (a timestamped name), or nothing.
 //!
