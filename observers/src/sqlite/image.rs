@@ -294,39 +294,65 @@ impl Images {
         let Some(cursor) = self.wal else {
             return Ok(None);
         };
-        let scan = match File::open(&wal_path) {
-            Ok(file) => {
-                scan_wal(&file, self.page_size, Some(cursor), deadline).map_err(io_err(path))?
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => WalScan::default(),
+        let wal = match File::open(&wal_path) {
+            Ok(file) => Some(file),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
             Err(e) => return Err(io_err(path)(e)),
         };
-        let after = stamps(path)?;
-        let same_wal = scan.cursor.is_some_and(|c| c.header == cursor.header);
-        if !same_wal || after.db != self.db_stamp {
-            // Restarted, or checkpointed into a main file that moved: read
-            // everything, with the consistency rules of a full read.
-            let size = after.db.map_or(0, |s| s.size);
-            return self.read_all(path, size, budget, deadline, held);
-        }
-        let wal = File::open(&wal_path).map_err(io_err(path))?;
-        let page_count = scan.commit_pages.unwrap_or(self.page_count);
-        let mut changed = Changed {
-            pages: BTreeMap::new(),
-            page_count,
-            page_size: self.page_size,
+        let scan = match &wal {
+            Some(file) => {
+                scan_wal(file, self.page_size, Some(cursor), deadline).map_err(io_err(path))?
+            }
+            None => WalScan::default(),
         };
+        let after = stamps(path)?;
+        let continued = scan.cursor.is_some_and(|c| c.header == cursor.header);
+        let tail = match (wal, continued && after.db == self.db_stamp) {
+            (Some(wal), true) => self.tail_pages(&wal, &scan).map_err(io_err(path))?,
+            _ => None,
+        };
+        match tail {
+            Some(changed) => Ok(Some((changed, scan.cursor))),
+            // Restarted (before or while its frames were read), or
+            // checkpointed into a main file that moved: read everything,
+            // with the consistency rules of a full read.
+            None => {
+                let size = after.db.map_or(0, |s| s.size);
+                self.read_all(path, size, budget, deadline, held)
+            }
+        }
+    }
+
+    /// The pages of the frames `scan` found, read through the handle it
+    /// scanned; `None` when the WAL was restarted or cut short meanwhile.
+    fn tail_pages(&self, wal: &File, scan: &WalScan) -> io::Result<Option<Changed>> {
+        let Some(now) = scan.cursor else {
+            return Ok(None);
+        };
+        let page_count = scan.commit_pages.unwrap_or(self.page_count);
+        let mut frames = Vec::with_capacity(scan.frames.len());
         for (&page, &offset) in &scan.frames {
             if page > page_count {
                 continue;
             }
             let mut content = vec![0u8; self.page_size as usize];
-            wal.read_exact_at(&mut content, offset)
-                .map_err(io_err(path))?;
-            self.keep_if_changed(page, content, &mut changed)
-                .map_err(io_err(path))?;
+            if read_up_to(wal, &mut content, offset)? < content.len() {
+                return Ok(None);
+            }
+            frames.push((page, content));
         }
-        Ok(Some((changed, scan.cursor)))
+        if !same_wal(wal, &now)? {
+            return Ok(None);
+        }
+        let mut changed = Changed {
+            pages: BTreeMap::new(),
+            page_count,
+            page_size: self.page_size,
+        };
+        for (page, content) in frames {
+            self.keep_if_changed(page, content, &mut changed)?;
+        }
+        Ok(Some(changed))
     }
 
     /// Every page of the main file, overlaid with the WAL. `Ok(None)` when
@@ -385,10 +411,17 @@ impl Images {
                     budget: budget.max_time,
                 },
             })?;
-        let scan = match File::open(&wal_path) {
-            Ok(file) => scan_wal(&file, page_size, None, deadline).map_err(io_err(path))?,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => WalScan::default(),
+        // One handle for the scan and the frames' pages: a WAL deleted or
+        // restarted between them (a writer closing checkpoints and removes
+        // it) must not leave an image of the main file without its frames.
+        let wal = match File::open(&wal_path) {
+            Ok(file) => Some(file),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
             Err(e) => return Err(io_err(path)(e)),
+        };
+        let scan = match &wal {
+            Some(file) => scan_wal(file, page_size, None, deadline).map_err(io_err(path))?,
+            None => WalScan::default(),
         };
         let wal_after = read_wal_header(&wal_path).map_err(io_err(path))?;
         let after = stamps(path)?;
@@ -408,25 +441,44 @@ impl Images {
         changed.page_count = scan
             .commit_pages
             .unwrap_or_else(|| header_page_count(&header, got).unwrap_or(file_pages));
-        self.overlay(&wal_path, &scan, &mut changed)
-            .map_err(io_err(path))?;
+        if !self
+            .overlay(wal.as_ref(), &scan, &mut changed)
+            .map_err(io_err(path))?
+        {
+            return Ok(None);
+        }
         Ok(Some((changed, scan.cursor)))
     }
 
     /// Lays the WAL's committed frames over what the main file gave, and
-    /// drops pages past the committed size.
-    fn overlay(&self, wal_path: &Path, scan: &WalScan, changed: &mut Changed) -> io::Result<()> {
-        if let Ok(wal) = File::open(wal_path) {
+    /// drops pages past the committed size. `Ok(false)` when the WAL was
+    /// restarted or cut short while its frames were read: the read is torn.
+    fn overlay(
+        &self,
+        wal: Option<&File>,
+        scan: &WalScan,
+        changed: &mut Changed,
+    ) -> io::Result<bool> {
+        if let (Some(wal), Some(cursor)) = (wal, scan.cursor) {
+            let mut frames = Vec::with_capacity(scan.frames.len());
             for (&page, &offset) in &scan.frames {
                 let mut content = vec![0u8; changed.page_size as usize];
-                wal.read_exact_at(&mut content, offset)?;
+                if read_up_to(wal, &mut content, offset)? < content.len() {
+                    return Ok(false);
+                }
+                frames.push((page, content));
+            }
+            if !same_wal(wal, &cursor)? {
+                return Ok(false);
+            }
+            for (page, content) in frames {
                 changed.pages.remove(&page);
                 self.keep_if_changed(page, content, changed)?;
             }
         }
         let count = changed.page_count;
         changed.pages.retain(|&p, _| p <= count);
-        Ok(())
+        Ok(true)
     }
 
     /// Reads the main file page by page, keeping those that differ from
@@ -768,6 +820,13 @@ fn copy_file(from: &File, to: &File) -> io::Result<()> {
     }
 }
 
+/// The WAL behind `wal` still has the header `cursor` was read under: not
+/// restarted (a restart rewrites the header before any frame).
+fn same_wal(wal: &File, cursor: &WalCursor) -> io::Result<bool> {
+    let mut header = [0u8; WAL_HEADER];
+    Ok(read_up_to(wal, &mut header, 0)? == WAL_HEADER && header == cursor.header)
+}
+
 fn read_wal_header(path: &Path) -> io::Result<Option<[u8; WAL_HEADER]>> {
     match File::open(path) {
         Ok(file) => {
@@ -875,6 +934,79 @@ fn scan_wal(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A store in WAL mode whose image holds the empty table `t`, and a
+    /// writer, still open, whose insert into `t` sits in the WAL.
+    fn images_behind_a_wal() -> (tempfile::TempDir, PathBuf, Images, rusqlite::Connection) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("store.db");
+        rusqlite::Connection::open(&path)
+            .and_then(|c| c.execute_batch("PRAGMA journal_mode=WAL; CREATE TABLE t(x);"))
+            .expect("create");
+        let budget = Budget::DEFAULT;
+        let images = Images::first(&path, &budget, budget.deadline())
+            .expect("read")
+            .expect("exists");
+        let writer = rusqlite::Connection::open(&path).expect("open");
+        writer
+            .execute_batch("INSERT INTO t VALUES (randomblob(100));")
+            .expect("insert");
+        (dir, path, images, writer)
+    }
+
+    fn scanned(path: &Path, images: &Images) -> (File, WalScan) {
+        let wal = File::open(with_suffix(path, WAL)).expect("wal");
+        let scan =
+            scan_wal(&wal, images.page_size, None, Budget::DEFAULT.deadline()).expect("scan");
+        assert!(!scan.frames.is_empty(), "the insert is in the WAL");
+        (wal, scan)
+    }
+
+    #[test]
+    fn frames_are_read_through_the_handle_scanned_even_when_the_wal_is_removed_meanwhile() {
+        // A writer that closes checkpoints the WAL into the main file and
+        // removes it; a read that looked for the frames by name after that
+        // laid none over a main file it had read before the checkpoint.
+        let (_dir, path, images, _writer) = images_behind_a_wal();
+        let (wal, scan) = scanned(&path, &images);
+        std::fs::remove_file(with_suffix(&path, WAL)).expect("remove");
+        let mut changed = Changed {
+            pages: BTreeMap::new(),
+            page_count: scan.commit_pages.expect("a commit"),
+            page_size: images.page_size,
+        };
+        assert!(
+            images
+                .overlay(Some(&wal), &scan, &mut changed)
+                .expect("overlay")
+        );
+        assert!(!changed.pages.is_empty(), "the frames' pages are laid over");
+        let tail = images.tail_pages(&wal, &scan).expect("tail");
+        assert!(tail.is_some_and(|c| !c.pages.is_empty()));
+    }
+
+    #[test]
+    fn frames_of_a_wal_restarted_while_they_were_read_make_the_read_torn() {
+        let (_dir, path, images, _writer) = images_behind_a_wal();
+        let (wal, scan) = scanned(&path, &images);
+        // A restart writes a new header (new salts) before any new frame.
+        let rewrite = OpenOptions::new()
+            .write(true)
+            .open(with_suffix(&path, WAL))
+            .expect("open");
+        rewrite.write_all_at(&[0xA5; 8], 16).expect("salts");
+        let mut changed = Changed {
+            pages: BTreeMap::new(),
+            page_count: scan.commit_pages.expect("a commit"),
+            page_size: images.page_size,
+        };
+        assert!(
+            !images
+                .overlay(Some(&wal), &scan, &mut changed)
+                .expect("overlay")
+        );
+        assert!(images.tail_pages(&wal, &scan).expect("tail").is_none());
+    }
 
     #[test]
     fn a_read_is_judged_by_the_writes_during_it_not_by_one_before_it() {
