@@ -192,15 +192,16 @@ fn a_hostile_listener_is_out_of_reach_and_its_connect_out_recorded() {
     let ports = free_ports();
     let mark = mark();
     let child = audit(dir.path(), "hostile", ports, &mark, &[]);
-    let up = format!("{mark}-listening");
+    // The server is in its `hold` call, which lasts until this test ends
+    // the `-holding` child: it listens now, and from the host neither its
+    // loopback port nor its any-address port answers, on the host's
+    // loopback or its outward address.
+    let holding = format!("{mark}-holding");
     let deadline = Instant::now() + Duration::from_secs(60);
-    while processes_with(&up).is_empty() {
-        assert!(Instant::now() < deadline, "the server never listened");
+    while processes_with(&holding).is_empty() {
+        assert!(Instant::now() < deadline, "the server never held");
         std::thread::sleep(Duration::from_millis(20));
     }
-    // The server listens now (its `hold` tool keeps it a while): from the
-    // host, neither its loopback port nor its any-address port answers,
-    // on the host's loopback or its outward address.
     let mut addresses = vec![IpAddr::V4(Ipv4Addr::LOCALHOST)];
     addresses.extend(host_address().map(IpAddr::V4));
     let mut reached = Vec::new();
@@ -211,7 +212,11 @@ fn a_hostile_listener_is_out_of_reach_and_its_connect_out_recorded() {
             }
         }
     }
-    assert!(!processes_with(&up).is_empty(), "the server was still up");
+    let held = processes_with(&holding);
+    assert!(!held.is_empty(), "the server was still up");
+    for pid in held {
+        let _ = kill_process(pid, Signal::KILL);
+    }
     let (code, report, stderr) = finish(child);
     assert!(reached.is_empty(), "reached from the host: {reached:?}");
     assert_eq!(report["isolation"]["network_observer"]["observed"], true);
