@@ -46,15 +46,19 @@ pub fn needed(
     made: &dyn Fn(u32) -> bool,
 ) -> Option<Needed> {
     let scalar = |a: &&Argument| a.source.is_real() && (a.value.is_string() || a.value.is_number());
-    // The answer or call of another tool the argument's value was taken
-    // from, where that call changed the store: its maker. By where it was
-    // taken from, not by its value: a `1` is many things' id.
+    // The answer the argument's value was taken from names its key, by
+    // where it was taken from, not by its value: a `1` is many things' id.
+    // An answer that only echoed it (a feedback call naming the memory) is
+    // not its maker: the earliest call of another tool that gave the same
+    // value under the same key, and changed the store, is.
     let maker = |argument: &Argument| {
         let from = argument.from.as_ref()?;
+        let taken = pool.items().find(|h| {
+            Some(h.step) == from.step() && h.path == from.path && h.value == argument.value
+        })?;
         pool.items().find(|h| {
-            Some(h.step) == from.step()
-                && h.path == from.path
-                && h.value == argument.value
+            h.value == taken.value
+                && h.key == taken.key
                 && h.step > 0
                 && h.tool != step.tool
                 && matches!(h.source, Source::Answer | Source::Plan)
@@ -198,12 +202,17 @@ mod tests {
 
     #[test]
     fn one_value_sent_for_two_parameters_asks_its_maker_for_another() {
-        let pool = pool(vec![answered("memory_write", 3, "id", json!("m1"))]);
+        // The value was taken from a feedback call's echo (step 4), which
+        // changed the store too; the maker is the write that gave it first.
+        let pool = pool(vec![
+            answered("memory_write", 3, "id", json!("m1")),
+            answered("memory_feedback", 4, "id", json!("m1")),
+        ]);
         let sent = [
-            argument("id_a", json!("m1"), 3, "json.id"),
-            argument("id_b", json!("m1"), 3, "json.id"),
+            argument("id_a", json!("m1"), 4, "json.id"),
+            argument("id_b", json!("m1"), 4, "json.id"),
         ];
-        let needed = needed(&step("memory_link"), &sent, "Error", &pool, &|s| s == 3)
+        let needed = needed(&step("memory_link"), &sent, "Error", &pool, &|s| s >= 3)
             .expect("a second memory");
         assert_eq!(needed.param, "id_b");
         assert_eq!(needed.maker.tool, "memory_write");
