@@ -280,8 +280,9 @@ impl Images {
             && now.wal.is_some()
     }
 
-    /// New frames only. `Ok(None)` is never given: anything unexpected (a
-    /// restarted WAL, a main file that moved) reads everything instead.
+    /// New frames only. Anything unexpected (a restarted WAL, a main file
+    /// that moved) reads everything instead, a read that may itself be
+    /// torn (`Ok(None)`).
     #[allow(clippy::type_complexity)]
     fn read_wal_tail(
         &mut self,
@@ -330,7 +331,11 @@ impl Images {
             return Ok(None);
         };
         let page_count = scan.commit_pages.unwrap_or(self.page_count);
-        let mut frames = Vec::with_capacity(scan.frames.len());
+        let mut changed = Changed {
+            pages: BTreeMap::new(),
+            page_count,
+            page_size: self.page_size,
+        };
         for (&page, &offset) in &scan.frames {
             if page > page_count {
                 continue;
@@ -339,20 +344,10 @@ impl Images {
             if read_up_to(wal, &mut content, offset)? < content.len() {
                 return Ok(None);
             }
-            frames.push((page, content));
-        }
-        if !same_wal(wal, &now)? {
-            return Ok(None);
-        }
-        let mut changed = Changed {
-            pages: BTreeMap::new(),
-            page_count,
-            page_size: self.page_size,
-        };
-        for (page, content) in frames {
             self.keep_if_changed(page, content, &mut changed)?;
         }
-        Ok(Some(changed))
+        // Checked after the frames: a restart writes its header first.
+        Ok(same_wal(wal, &now)?.then_some(changed))
     }
 
     /// Every page of the main file, overlaid with the WAL. `Ok(None)` when
@@ -460,20 +455,17 @@ impl Images {
         changed: &mut Changed,
     ) -> io::Result<bool> {
         if let (Some(wal), Some(cursor)) = (wal, scan.cursor) {
-            let mut frames = Vec::with_capacity(scan.frames.len());
             for (&page, &offset) in &scan.frames {
                 let mut content = vec![0u8; changed.page_size as usize];
                 if read_up_to(wal, &mut content, offset)? < content.len() {
                     return Ok(false);
                 }
-                frames.push((page, content));
-            }
-            if !same_wal(wal, &cursor)? {
-                return Ok(false);
-            }
-            for (page, content) in frames {
                 changed.pages.remove(&page);
                 self.keep_if_changed(page, content, changed)?;
+            }
+            // Checked after the frames: a restart writes its header first.
+            if !same_wal(wal, &cursor)? {
+                return Ok(false);
             }
         }
         let count = changed.page_count;
