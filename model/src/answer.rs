@@ -524,18 +524,19 @@ fn names_an_exception(line: &str) -> bool {
 /// then the answer is what was asked for.
 fn quotes_what_was_sent(lowered: &str, sent: &Value) -> bool {
     let mut values = Vec::new();
-    strings(sent, &mut values);
+    string_leaves(sent, &mut values);
     CUE_WORDS
         .iter()
         .filter(|w| lowered.contains(*w))
         .any(|w| values.iter().any(|v| v.to_lowercase() == *w))
 }
 
-fn strings<'v>(value: &'v Value, out: &mut Vec<&'v str>) {
+/// Every string inside `value`, however deep, in document order.
+pub fn string_leaves<'v>(value: &'v Value, out: &mut Vec<&'v str>) {
     match value {
         Value::String(s) => out.push(s),
-        Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
-        Value::Object(map) => map.values().for_each(|v| strings(v, out)),
+        Value::Array(items) => items.iter().for_each(|v| string_leaves(v, out)),
+        Value::Object(map) => map.values().for_each(|v| string_leaves(v, out)),
         _ => {}
     }
 }

@@ -20,7 +20,6 @@
 //! created `out/document.docx`; it is called again with the same
 //! arguments, and `out/document.docx` is replaced.
 
-use serde_json::Value;
 use witness_model::audit::{CallRecord, Op};
 
 /// Whether `call` did its job by creating files only, each under a name
@@ -31,7 +30,7 @@ pub fn named_its_own(call: &CallRecord) -> bool {
     }
     let mut sent = Vec::new();
     for argument in &call.arguments {
-        strings(&argument.value, &mut sent);
+        witness_model::answer::string_leaves(&argument.value, &mut sent);
     }
     let mut files = 0;
     for effect in &call.effects {
@@ -50,20 +49,10 @@ pub fn named_its_own(call: &CallRecord) -> bool {
     files > 0
 }
 
-/// Every string inside `value`, however deep.
-fn strings<'v>(value: &'v Value, out: &mut Vec<&'v str>) {
-    match value {
-        Value::String(s) => out.push(s),
-        Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
-        Value::Object(map) => map.values().for_each(|v| strings(v, out)),
-        _ => {}
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     fn call(arguments: &[(&str, Value)], effects: &[(&str, &str)]) -> CallRecord {
         let arguments: Vec<Value> = arguments
