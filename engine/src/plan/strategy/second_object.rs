@@ -46,24 +46,29 @@ pub fn needed(
     made: &dyn Fn(u32) -> bool,
 ) -> Option<Needed> {
     let scalar = |a: &&Argument| a.source.is_real() && (a.value.is_string() || a.value.is_number());
-    // The answer the argument's value was taken from names its key, by
-    // where it was taken from, not by its value: a `1` is many things' id.
-    // An answer that only echoed it (a feedback call naming the memory) is
-    // not its maker: the earliest call of another tool that gave the same
-    // value under the same key, and changed the store, is.
+    // The answer the argument's value was taken from is its maker, found
+    // by where it was taken from, not by its value: a `1` is many things'
+    // id. An answer that only echoed a value it was sent (a feedback call
+    // naming the memory) is not: then the earliest call of another tool
+    // that gave the same value under the same key, unasked, and changed
+    // the store is.
+    let qualifies = |h: &Harvested| {
+        h.step > 0
+            && h.tool != step.tool
+            && matches!(h.source, Source::Answer | Source::Plan)
+            && made(h.step)
+            && !pool.asked_for(h).iter().any(|(_, v)| *v == h.value)
+    };
     let maker = |argument: &Argument| {
         let from = argument.from.as_ref()?;
         let taken = pool.items().find(|h| {
             Some(h.step) == from.step() && h.path == from.path && h.value == argument.value
         })?;
-        pool.items().find(|h| {
-            h.value == taken.value
-                && h.key == taken.key
-                && h.step > 0
-                && h.tool != step.tool
-                && matches!(h.source, Source::Answer | Source::Plan)
-                && made(h.step)
-        })
+        if qualifies(taken) {
+            return Some(taken);
+        }
+        pool.items()
+            .find(|h| h.value == taken.value && h.key == taken.key && qualifies(h))
     };
     // One value sent for two parameters: the second gets another.
     let twice = sent.iter().filter(scalar).enumerate().find_map(|(i, a)| {
@@ -204,7 +209,7 @@ mod tests {
     fn one_value_sent_for_two_parameters_asks_its_maker_for_another() {
         // The value was taken from a feedback call's echo (step 4), which
         // changed the store too; the maker is the write that gave it first.
-        let pool = pool(vec![
+        let mut pool = pool(vec![
             answered("memory_write", 3, "id", json!("m1")),
             answered("memory_feedback", 4, "id", json!("m1")),
         ]);
@@ -212,6 +217,19 @@ mod tests {
             argument("id_a", json!("m1"), 4, "json.id"),
             argument("id_b", json!("m1"), 4, "json.id"),
         ];
+        // Unasked, the feedback call gave the value first-hand: its maker.
+        let needed_now = needed(&step("memory_link"), &sent, "Error", &pool, &|s| s >= 3)
+            .expect("a second memory");
+        assert_eq!(needed_now.maker.tool, "memory_feedback");
+        // Asked about `m1`, it only echoed it.
+        pool.absorb_answer(
+            "memory_feedback",
+            4,
+            &json!("ok"),
+            &[],
+            &[],
+            &[("memory_id".into(), json!("m1"))],
+        );
         let needed = needed(&step("memory_link"), &sent, "Error", &pool, &|s| s >= 3)
             .expect("a second memory");
         assert_eq!(needed.param, "id_b");
