@@ -73,7 +73,12 @@ pub(super) struct Runner<'a> {
     /// While earlier failures are retried after a setup call: its id.
     pub(super) retry_after: Option<u32>,
     /// For the next call: the failed call whose error it answers.
-    answers: Option<ErrorAnswer>,
+    pub(super) answers: Option<ErrorAnswer>,
+    /// While the last looks run ([`crate::plan::strategy::late_look`]):
+    /// the store has changed since the values were harvested, so a
+    /// value refused then is no evidence that the server refused one it
+    /// holds (a note a delete took away since).
+    pub(super) looking: bool,
     /// Tools an error named to call first, each called once.
     called_first: Vec<String>,
     /// What errors taught each tool's calls, by tool: values a retry that
@@ -164,6 +169,7 @@ impl<'a> Runner<'a> {
             failure_restarts: 0,
             retry_after: None,
             answers: None,
+            looking: false,
             called_first: Vec::new(),
             learned: BTreeMap::new(),
             roots_taught: Vec::new(),
@@ -233,6 +239,9 @@ impl<'a> Runner<'a> {
         self.steps_done += 1;
         let step_no = self.steps_done;
         let expect = self.expect.get(&step_no).cloned().unwrap_or_default();
+        // Kept whether or not it resolves: a later look may ask it again,
+        // once what it lacked exists.
+        self.steps.insert(step_no, step.clone());
         let resolved = match resolve(step, &self.results, &self.pool) {
             Ok(mut resolved) => {
                 crate::plan::strategy::file_text::fill(&mut resolved, &step.cues, &self.pool);
@@ -252,7 +261,6 @@ impl<'a> Runner<'a> {
             confirms: None,
             expect: &expect,
         };
-        self.steps.insert(step_no, step.clone());
         let (first, status) = self.call(&call)?;
         if status == CallStatus::Ok {
             // What it made is there now: later calls may refer to it.
@@ -651,17 +659,12 @@ impl<'a> Runner<'a> {
 
     /// How many calls `tool` has had, its repeats, pages and confirmations
     /// not counted: what its budget counts.
-    fn calls_of(&self, tool: &str) -> usize {
+    pub(super) fn calls_of(&self, tool: &str) -> usize {
         self.draft
             .report
             .calls
             .iter()
-            .filter(|c| {
-                c.tool == tool
-                    && c.repeat_of.is_none()
-                    && c.page_of.is_none()
-                    && c.confirms.is_none()
-            })
+            .filter(|c| c.tool == tool && crate::plan::strategy::late_look::counted(c))
             .count()
     }
 
@@ -875,6 +878,8 @@ impl<'a> Runner<'a> {
         };
         let mut record = record(self.next_id, step_no, &step.tool, outcome);
         record.expect = expect.to_vec();
+        // Why it was asked stays with it, not with the next call sent.
+        record.answers = self.answers.take();
         // Unresolved, its form is what the step asked: a SQL statement
         // that was never written reads as nothing.
         let unresolved = Resolved {
@@ -998,9 +1003,9 @@ impl<'a> Runner<'a> {
             // A credential the call handed over (a password in its SQL, a
             // key in its answer) can only be tried by a probe that heard it.
             let mut texts = Vec::new();
-            string_leaves(&call.resolved.arguments, &mut texts);
+            witness_model::answer::string_leaves(&call.resolved.arguments, &mut texts);
             if let Some(response) = &record.response {
-                string_leaves(response, &mut texts);
+                witness_model::answer::string_leaves(response, &mut texts);
             }
             if let Some(detail) = &record.outcome.detail {
                 texts.push(detail.as_str());
@@ -1022,7 +1027,9 @@ impl<'a> Runner<'a> {
         );
         record.original_writes = original_writes;
         record.confirmations = self.session.server.rpc.take_elicitations();
-        self.draft.report.findings.extend(rejected_values(&record));
+        if !self.looking {
+            self.draft.report.findings.extend(rejected_values(&record));
+        }
         self.draft.report.calls.push(record);
         self.observed
             .report_warnings(&mut self.draft.report.findings, Some(id));
@@ -1254,16 +1261,6 @@ fn record(id: u32, step: u32, tool: &str, outcome: Outcome) -> CallRecord {
 
 /// How a call ended in the ledger's terms, and the result when one came.
 /// An RPC error's message is the server's text: it is clipped.
-/// Every string inside `value`, in document order.
-fn string_leaves<'v>(value: &'v serde_json::Value, out: &mut Vec<&'v str>) {
-    match value {
-        serde_json::Value::String(s) => out.push(s),
-        serde_json::Value::Array(items) => items.iter().for_each(|v| string_leaves(v, out)),
-        serde_json::Value::Object(map) => map.values().for_each(|v| string_leaves(v, out)),
-        _ => {}
-    }
-}
-
 /// A result without `isError` whose content says the call failed is an
 /// in-band error, its text the detail ([`CallStatus::of_answer`]).
 fn ledger_outcome(outcome: CallOutcome, sent: &Value) -> (Outcome, Option<Value>) {

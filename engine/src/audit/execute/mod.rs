@@ -706,8 +706,24 @@ mod tests {
                 (4, 4, "list_notes", CallStatus::Ok),
                 (5, 5, "open_note", CallStatus::Ok),
                 (6, 6, "delete_note", CallStatus::Ok),
+                // The last looks, the delete having changed the store
+                // since: the reader reads it again, the reader of the
+                // note the delete took away fails, and the creator,
+                // which had only made things, makes again.
+                (7, 7, "list_notes", CallStatus::Ok),
+                (8, 8, "open_note", CallStatus::RpcError),
+                (9, 9, "add_note", CallStatus::Ok),
             ]
         );
+        // A value refused after the store changed is no finding.
+        assert!(
+            report.findings.iter().all(|f| f.call != Some(8)),
+            "{:?}",
+            report.findings
+        );
+        let look = report.calls[8].answers.as_ref().expect("why it was asked");
+        assert_eq!(look.call, 3);
+        assert!(look.reading.starts_with("a last look"), "{}", look.reading);
         assert_eq!(report.planner.harvest_calls, [1, 4]);
         assert_eq!(report.calls[1].arguments[0].source, Provenance::Synthesized);
         assert_eq!(report.calls[1].outcome.code, Some(-32602));

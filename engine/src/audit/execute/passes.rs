@@ -1,5 +1,6 @@
-//! The order of the calls: the harvest pass, the plan's other steps, and
-//! one retry pass for tools that failed on invented arguments.
+//! The order of the calls: the harvest pass, the plan's other steps, one
+//! retry pass for tools that failed on invented arguments, and a last look
+//! at tools that did nothing before others changed the store.
 //!
 //! The decisions are plain functions of the ledger so far ([`retries`],
 //! [`failed_on_invention`], [`reharvest_sources`]); [`Runner::run_plan`]
@@ -9,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ops::ControlFlow;
 
 use serde_json::Value;
-use witness_model::audit::{CallRecord, Op};
+use witness_model::audit::{CallRecord, ErrorAnswer, Op};
 
 use super::calls::Runner;
 use crate::plan::harvest::Pool;
@@ -63,10 +64,57 @@ impl Runner<'_> {
             self.step(&step)?;
             self.after_setup(plan, &step)?;
         }
+        // The failures so far are confirmed before the last looks, whose
+        // calls make things a confirmation on fresh values would otherwise
+        // take (a goal just made is no goal to reopen); the looks' own
+        // failures after them.
         if self.context.confirm {
             self.confirm_failures()?;
         }
+        let looked = self.late_pass()?;
+        if self.context.confirm && looked {
+            self.confirm_failures()?;
+        }
         ControlFlow::Continue(())
+    }
+
+    /// One last look at each tool that did nothing, or destroyed nothing,
+    /// before another tool changed the store
+    /// ([`crate::plan::strategy::late_look`]).
+    /// Gives whether any call was made.
+    fn late_pass(&mut self) -> ControlFlow<(), bool> {
+        let looks = crate::plan::strategy::late_look::late_looks(
+            &self.draft.report.calls,
+            MAX_CALLS_PER_TOOL,
+            &crate::plan::takes_away,
+        );
+        let mut looked = false;
+        let mut confirmed = false;
+        for look in looks {
+            // A look before it may have spent this tool's budget.
+            if self.calls_of(&look.tool) >= MAX_CALLS_PER_TOOL {
+                continue;
+            }
+            // The other looks' failures are confirmed before a remover
+            // takes away what they changed, as the plan's are.
+            if looked && !confirmed && self.context.confirm && crate::plan::takes_away(&look.tool) {
+                confirmed = true;
+                self.confirm_failures()?;
+            }
+            let Some(step) = self.steps.get(&look.step).cloned() else {
+                continue;
+            };
+            self.answers = Some(ErrorAnswer {
+                call: look.after,
+                reading: look.reading,
+            });
+            self.looking = true;
+            let flow = self.step(&step);
+            self.looking = false;
+            flow?;
+            looked = true;
+        }
+        ControlFlow::Continue(looked)
     }
 
     /// When `step` was a setup call that succeeded (its name says it sets

@@ -47,6 +47,9 @@
 //! - [`second_object`]: a tool that links two things (`memory_link`)
 //!   and was given one thing twice, or found no second, has the first's
 //!   maker called again for a second.
+//! - [`late_look`]: once every step has run, a tool that did nothing, or
+//!   destroyed nothing, before another tool changed the store is asked
+//!   once more (a reader too: it reads what changed).
 //! - [`undo_pairs`]: an undo (`unmerge_cells`, `remove_dependency`) is
 //!   sent what its counterpart's call that did its job sent.
 //! - [`example_shape`]: a value an error shows by example (`must look like
@@ -59,6 +62,7 @@ pub mod example_shape;
 pub mod existing_folder;
 pub mod file_text;
 pub mod front_matter;
+pub mod late_look;
 pub mod local_urls;
 pub mod named_first;
 pub mod no_dot;
