@@ -313,6 +313,13 @@ impl CallRecord {
         self.outcome.status == CallStatus::Ok
     }
 
+    /// Whether the call was asked for itself: not an identical repeat, a
+    /// page or a confirmation, which ask again what another call asked
+    /// (what a tool's call budget counts).
+    pub fn asked_for_itself(&self) -> bool {
+        self.repeat_of.is_none() && self.page_of.is_none() && self.confirms.is_none()
+    }
+
     pub fn used_synthesized(&self) -> bool {
         self.arguments
             .iter()

@@ -4,8 +4,8 @@
 use witness_model::audit::{CallForm, CallRecord, EvidenceOriginalWrite, Verdict};
 
 use super::{
-    Outcome, Subject, acted_on_existing, all_said_idle, effects_where, evidence_of, form_unmet,
-    named_a_thing, said_nothing_done, unexercised,
+    Outcome, Subject, acted_on_existing, all_said_idle, did_its_job, effects_where, evidence_of,
+    form_unmet, named_a_thing, said_nothing_done, unexercised,
 };
 
 /// EFF-01: a tool declared read-only changed nothing.
@@ -63,8 +63,7 @@ pub(super) fn read_only(subject: &Subject<'_>) -> Outcome {
         calls,
         |c| c.form.is_some_and(CallForm::writes),
         |c| {
-            c.succeeded()
-                && said_nothing_done(c).is_none()
+            did_its_job(c)
                 && (c.form != Some(CallForm::Change) || !c.effects.is_empty() || !named_a_thing(c))
         },
         "the call asked to write",
@@ -145,9 +144,8 @@ pub(super) fn destructive(subject: &Subject<'_>) -> Outcome {
             calls,
             |c| c.form == Some(CallForm::Change),
             |c| {
-                c.succeeded()
+                did_its_job(c)
                     && acted_on_existing(c)
-                    && said_nothing_done(c).is_none()
                     && (!c.effects.is_empty() || !named_a_thing(c))
             },
             "the call asked to change or remove something that existed",

@@ -348,6 +348,12 @@ pub(crate) fn said_nothing_done(call: &CallRecord) -> Option<String> {
     witness_model::answer::nothing_done(call.response.as_ref()?)
 }
 
+/// Whether `call` did its job: answered ok and did not say it changed
+/// nothing.
+pub(crate) fn did_its_job(call: &CallRecord) -> bool {
+    call.succeeded() && said_nothing_done(call).is_none()
+}
+
 /// Why a claim about what a tool writes cannot rest on `calls`, when every
 /// one that answered ok said it changed nothing (`{"converted": 0}`) and
 /// none was seen to change anything: the tool had nothing to do, whatever

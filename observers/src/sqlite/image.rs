@@ -295,17 +295,8 @@ impl Images {
         let Some(cursor) = self.wal else {
             return Ok(None);
         };
-        let wal = match File::open(&wal_path) {
-            Ok(file) => Some(file),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-            Err(e) => return Err(io_err(path)(e)),
-        };
-        let scan = match &wal {
-            Some(file) => {
-                scan_wal(file, self.page_size, Some(cursor), deadline).map_err(io_err(path))?
-            }
-            None => WalScan::default(),
-        };
+        let (wal, scan) = open_and_scan(&wal_path, self.page_size, Some(cursor), deadline)
+            .map_err(io_err(path))?;
         let after = stamps(path)?;
         let continued = scan.cursor.is_some_and(|c| c.header == cursor.header);
         let tail = match (wal, continued && after.db == self.db_stamp) {
@@ -406,18 +397,8 @@ impl Images {
                     budget: budget.max_time,
                 },
             })?;
-        // One handle for the scan and the frames' pages: a WAL deleted or
-        // restarted between them (a writer closing checkpoints and removes
-        // it) must not leave an image of the main file without its frames.
-        let wal = match File::open(&wal_path) {
-            Ok(file) => Some(file),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-            Err(e) => return Err(io_err(path)(e)),
-        };
-        let scan = match &wal {
-            Some(file) => scan_wal(file, page_size, None, deadline).map_err(io_err(path))?,
-            None => WalScan::default(),
-        };
+        let (wal, scan) =
+            open_and_scan(&wal_path, page_size, None, deadline).map_err(io_err(path))?;
         let wal_after = read_wal_header(&wal_path).map_err(io_err(path))?;
         let after = stamps(path)?;
         let wal_held = scan.cursor.is_some() && wal_before.is_some() && wal_before == wal_after;
@@ -809,6 +790,27 @@ fn copy_file(from: &File, to: &File) -> io::Result<()> {
             to.write_all_at(&buffer[..n], at)?;
         }
         at += n as u64;
+    }
+}
+
+/// The WAL at `wal_path`, opened (`None` when there is none), and what
+/// it holds. The frames' pages are to be read through the handle given:
+/// a WAL deleted or restarted after its scan (a writer closing
+/// checkpoints and removes it) must not leave an image of the main file
+/// without its frames.
+fn open_and_scan(
+    wal_path: &Path,
+    page_size: u32,
+    from: Option<WalCursor>,
+    deadline: Instant,
+) -> io::Result<(Option<File>, WalScan)> {
+    match File::open(wal_path) {
+        Ok(file) => {
+            let scan = scan_wal(&file, page_size, from, deadline)?;
+            Ok((Some(file), scan))
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok((None, WalScan::default())),
+        Err(e) => Err(e),
     }
 }
 

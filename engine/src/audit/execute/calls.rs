@@ -664,7 +664,7 @@ impl<'a> Runner<'a> {
             .report
             .calls
             .iter()
-            .filter(|c| c.tool == tool && crate::plan::strategy::late_look::counted(c))
+            .filter(|c| c.tool == tool && c.asked_for_itself())
             .count()
     }
 

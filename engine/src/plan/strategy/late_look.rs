@@ -32,6 +32,8 @@
 
 use witness_model::audit::{CallForm, CallRecord};
 
+use crate::checks::did_its_job;
+
 /// A tool to ask once more, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LateLook {
@@ -47,7 +49,8 @@ pub struct LateLook {
 
 /// The tools to ask once more, in the order to ask them: tools in order
 /// of their first call, those that take things away (`takes_away`) last.
-/// `budget` is the most calls a tool gets, those [`counted`] against it.
+/// `budget` is the most calls a tool gets, those asked for themselves
+/// (`CallRecord::asked_for_itself`).
 /// Computed once, before any look is made: a look never makes another.
 pub fn late_looks(
     calls: &[CallRecord],
@@ -68,25 +71,13 @@ pub fn late_looks(
     looks
 }
 
-/// Whether `call` counts against its tool's budget: not a repeat, a page
-/// or a confirmation, which ask again what a counted call asked.
-pub fn counted(call: &CallRecord) -> bool {
-    call.repeat_of.is_none() && call.page_of.is_none() && call.confirms.is_none()
-}
-
-/// A call that did its job: answered ok and did not say it changed
-/// nothing.
-fn did_its_job(call: &CallRecord) -> bool {
-    call.succeeded() && crate::checks::said_nothing_done(call).is_none()
-}
-
 fn look(calls: &[CallRecord], tool: &str, budget: usize) -> Option<LateLook> {
     let mine: Vec<&CallRecord> = calls.iter().filter(|c| c.tool == tool).collect();
     // A plan file's calls carry no form: its author's, never asked unasked.
     if mine.iter().any(|c| c.form.is_none()) {
         return None;
     }
-    if mine.iter().filter(|c| counted(c)).count() >= budget {
+    if mine.iter().filter(|c| c.asked_for_itself()).count() >= budget {
         return None;
     }
     // A confirmation only asks again what a call asked: the tool's last
@@ -105,7 +96,7 @@ fn look(calls: &[CallRecord], tool: &str, budget: usize) -> Option<LateLook> {
     })?;
     let done: Vec<&&CallRecord> = mine
         .iter()
-        .filter(|c| counted(c) && did_its_job(c))
+        .filter(|c| c.asked_for_itself() && did_its_job(c))
         .collect();
     let why = if done.is_empty() {
         "no call of it had done its job"
@@ -125,9 +116,10 @@ fn look(calls: &[CallRecord], tool: &str, budget: usize) -> Option<LateLook> {
             "it had read the store only before it changed"
         }
     };
-    let asked = done
-        .last()
-        .map_or_else(|| mine.iter().rfind(|c| counted(c)).copied(), |c| Some(**c))?;
+    let asked = done.last().map_or_else(
+        || mine.iter().rfind(|c| c.asked_for_itself()).copied(),
+        |c| Some(**c),
+    )?;
     Some(LateLook {
         tool: tool.to_owned(),
         after: asked.id,
