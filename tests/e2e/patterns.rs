@@ -366,3 +366,37 @@ fn the_repeat_of_a_file_write_comes_in_a_later_second() {
         assert_eq!(code, 1, "{text}");
     }
 }
+
+/// An export replaces its previous output only once what it exports has
+/// changed: asked again after the audit added an item, it rewrites
+/// `export.txt`, and the claim that it destroys nothing fails, confirmed
+/// after the item is added once more. Asked only after the add, and again
+/// with nothing changed, it wrote the same bytes, and the claim passed.
+#[test]
+fn an_output_asked_again_after_its_input_changed_shows_what_it_replaces() {
+    let (code, text, report) = audit("stale", &["groceries.txt"]);
+    let exports = calls_of(&report, "export_items");
+    let refreshed = exports
+        .iter()
+        .find(|c| {
+            c["answers"]["reading"]
+                .as_str()
+                .is_some_and(|r| r.starts_with("its output again"))
+        })
+        .unwrap_or_else(|| panic!("no refresh of the export: {:#}", report["calls"]));
+    let id = refreshed["id"].as_u64().unwrap_or_default();
+    let adds = calls_of(&report, "add_item");
+    assert!(
+        adds.iter()
+            .any(|c| argument(c, "name")["value"] == "witness-add_item-more"),
+        "the change is the add, on a fresh name: {:#}",
+        report["calls"]
+    );
+    assert!(
+        exports.iter().any(|c| c["confirms"].as_u64() == Some(id)),
+        "the refresh's failure is confirmed: {:#}",
+        report["calls"]
+    );
+    assert_eq!(verdict(&report, "EFF-02", "export_items"), "fail", "{text}");
+    assert_eq!(code, 1, "{text}");
+}

@@ -99,6 +99,11 @@ pub(super) struct Runner<'a> {
     last_window: Option<Duration>,
     /// Every step carried out, by step number: what a confirmation repeats.
     pub(super) steps: BTreeMap<u32, PlanStep>,
+    /// The calls an output was asked for again after a change the audit
+    /// made ([`crate::plan::strategy::stale_output`]), each with the call
+    /// whose step that change asked again: its confirmation makes the
+    /// change again first.
+    pub(super) refreshed: BTreeMap<u32, u32>,
     pub(super) context: Context<'a>,
 }
 
@@ -177,6 +182,7 @@ impl<'a> Runner<'a> {
             made_again: Vec::new(),
             last_window: None,
             steps: BTreeMap::new(),
+            refreshed: BTreeMap::new(),
             context,
         }
     }

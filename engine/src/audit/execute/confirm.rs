@@ -21,7 +21,7 @@ use witness_model::audit::{CallRecord, Provenance, Verdict};
 
 use super::calls::{Call, Runner};
 use crate::checks::{self, CONFIRMED, Controls};
-use crate::plan::{ArgSpec, PlanStep, resolve};
+use crate::plan::{ArgSpec, PlanStep, Resolved, resolve};
 
 impl Runner<'_> {
     /// Makes one confirmation call for every failing call of a confirmed
@@ -55,7 +55,29 @@ impl Runner<'_> {
                 continue;
             };
             let step_no = original.step;
-            let Some(step) = self.steps.get(&step_no).map(|s| afresh(s, original)) else {
+            // An output asked for again after a change is confirmed after
+            // the change is made once more, on the values it was sent:
+            // without the change the output's bytes are the same, and
+            // fresh values would make a new output rather than replace one.
+            if let Some(change) = self.refreshed.get(&id).copied() {
+                let (Some(step), resolved) = (self.steps.get(&step_no).cloned(), as_sent(original))
+                else {
+                    continue;
+                };
+                self.change_again(change, id)?;
+                let call = Call {
+                    step: &step,
+                    step_no,
+                    resolved: &resolved,
+                    repeat_of: None,
+                    page_of: None,
+                    confirms: Some(id),
+                    expect: &[],
+                };
+                self.call(&call)?;
+                continue;
+            }
+            let Some(step) = self.steps.get(&step_no).map(|s| afresh(s, original, AGAIN)) else {
                 continue;
             };
             // A step that cannot be resolved again leaves its failure as
@@ -76,7 +98,61 @@ impl Runner<'_> {
         }
         ControlFlow::Continue(())
     }
+
+    /// Makes the change of call `change` once more, on names fresh again,
+    /// before the confirmation of `output`, the refreshed output's call.
+    fn change_again(&mut self, change: u32, output: u32) -> ControlFlow<()> {
+        let calls = &self.draft.report.calls;
+        let Some(made) = calls.iter().find(|c| c.id == change) else {
+            return ControlFlow::Continue(());
+        };
+        let suffix = format!("{MORE}{AGAIN}");
+        let Some(step) = self.steps.get(&made.step).map(|s| afresh(s, made, &suffix)) else {
+            return ControlFlow::Continue(());
+        };
+        let Ok(resolved) = resolve(&step, &self.results, &self.pool) else {
+            return ControlFlow::Continue(());
+        };
+        self.answers = Some(witness_model::audit::ErrorAnswer {
+            call: made.id,
+            reading: format!("the change made again before call {output}'s output is confirmed"),
+        });
+        let call = Call {
+            step: &step,
+            step_no: made.step,
+            resolved: &resolved,
+            repeat_of: None,
+            page_of: None,
+            confirms: None,
+            expect: &[],
+        };
+        self.call(&call)?;
+        ControlFlow::Continue(())
+    }
 }
+
+/// The arguments `call` was sent, as they were sent and recorded: what
+/// asks the same again, where resolving its step anew might choose
+/// another value (the thing made last).
+pub(super) fn as_sent(call: &CallRecord) -> Resolved {
+    let arguments: serde_json::Map<String, serde_json::Value> = call
+        .arguments
+        .iter()
+        .map(|a| (a.name.clone(), a.value.clone()))
+        .collect();
+    Resolved {
+        arguments: serde_json::Value::Object(arguments),
+        recorded: call.arguments.clone(),
+        creates: Vec::new(),
+    }
+}
+
+/// What a confirmation adds to a fresh name.
+const AGAIN: &str = "-again";
+
+/// What a change made for an output's refresh adds to a fresh name
+/// ([`crate::plan::strategy::stale_output`]).
+pub(super) const MORE: &str = "-more";
 
 /// `step` with every fresh name made anew (`witness-note` becomes
 /// `witness-note-again`): what the first call made exists now, and a
@@ -86,12 +162,12 @@ impl Runner<'_> {
 /// `new_name` sent again as it was would rename the thing to the name it
 /// already has. Content is left as it was: the same bytes written again
 /// over what they replaced is what a repeat cannot redo.
-fn afresh(step: &PlanStep, original: &CallRecord) -> PlanStep {
+pub(super) fn afresh(step: &PlanStep, original: &CallRecord, suffix: &str) -> PlanStep {
     let mut step = step.clone();
     let invented = serde_json::Value::String(crate::plan::synth::fresh_name(&step.tool));
     for (name, spec) in &mut step.args {
         if let ArgSpec::Fresh(serde_json::Value::String(fresh)) = spec {
-            fresh.push_str("-again");
+            fresh.push_str(suffix);
             continue;
         }
         let sent_invented = !crate::plan::synth::is_content(&name.to_ascii_lowercase())
@@ -99,7 +175,7 @@ fn afresh(step: &PlanStep, original: &CallRecord) -> PlanStep {
                 a.name == *name && a.value == invented && a.source == Provenance::Synthesized
             });
         if sent_invented {
-            let again = format!("{}-again", crate::plan::synth::fresh_name(&step.tool));
+            let again = format!("{}{suffix}", crate::plan::synth::fresh_name(&step.tool));
             *spec = ArgSpec::Synthesized(serde_json::Value::String(again));
         }
     }
@@ -145,7 +221,7 @@ mod tests {
             ],
             ..PlanStep::default()
         };
-        let again = afresh(&step, &sent(&[("body", "text")]));
+        let again = afresh(&step, &sent(&[("body", "text")]), AGAIN);
         assert_eq!(
             again.args[0].1,
             ArgSpec::Fresh(json!("witness-create_note-again"))
@@ -177,7 +253,7 @@ mod tests {
             ("note", "witness"),
             ("content", "witness-rename_category"),
         ]);
-        let again = afresh(&step, &original);
+        let again = afresh(&step, &original, AGAIN);
         assert_eq!(
             again.args[1].1,
             ArgSpec::Synthesized(json!("witness-rename_category-again"))

@@ -75,7 +75,123 @@ impl Runner<'_> {
         if self.context.confirm && looked {
             self.confirm_failures()?;
         }
+        let refreshed = self.refresh_pass()?;
+        if self.context.confirm && refreshed {
+            self.confirm_failures()?;
+        }
         ControlFlow::Continue(())
+    }
+
+    /// Each output asked for again after a change the audit makes to what
+    /// it is made from ([`crate::plan::strategy::stale_output`]); one
+    /// change for every output that chose it. Gives whether any output
+    /// was asked for.
+    fn refresh_pass(&mut self) -> ControlFlow<(), bool> {
+        let steps = &self.steps;
+        let names_its_own = |call: &CallRecord| {
+            steps
+                .get(&call.step)
+                .is_some_and(crate::plan::strategy::stale_output::names_its_own)
+        };
+        let refreshes = crate::plan::strategy::stale_output::stale_outputs(
+            &self.draft.report.calls,
+            &crate::plan::takes_away,
+            &names_its_own,
+        );
+        // The change each refresh chose, once made: whether it changed a
+        // store.
+        let mut changes: BTreeMap<u32, bool> = BTreeMap::new();
+        let mut refreshed = false;
+        for refresh in refreshes {
+            let changed = match changes.get(&refresh.change) {
+                Some(changed) => *changed,
+                None => {
+                    let changed = self.make_change(&refresh)?;
+                    changes.insert(refresh.change, changed);
+                    changed
+                }
+            };
+            if !changed {
+                continue;
+            }
+            let Some(output) = self
+                .draft
+                .report
+                .calls
+                .iter()
+                .find(|c| c.id == refresh.after)
+                .map(super::confirm::as_sent)
+            else {
+                continue;
+            };
+            let Some(step) = self.steps.get(&refresh.step).cloned() else {
+                continue;
+            };
+            self.answers = Some(ErrorAnswer {
+                call: refresh.after,
+                reading: format!(
+                    "its output again, on the values it was sent, after the audit changed what it is made from (call {} of {} asked again)",
+                    refresh.change, refresh.change_tool
+                ),
+            });
+            self.looking = true;
+            let call = super::calls::Call {
+                step: &step,
+                step_no: refresh.step,
+                resolved: &output,
+                repeat_of: None,
+                page_of: None,
+                confirms: None,
+                expect: &[],
+            };
+            let flow = self.call(&call);
+            self.looking = false;
+            let (id, _) = flow?;
+            self.refreshed.insert(id, refresh.change);
+            refreshed = true;
+        }
+        ControlFlow::Continue(refreshed)
+    }
+
+    /// Asks the change a refresh chose again, on fresh names. Gives
+    /// whether it did its job and changed a store.
+    fn make_change(
+        &mut self,
+        refresh: &crate::plan::strategy::stale_output::Refresh,
+    ) -> ControlFlow<(), bool> {
+        let Some(made) = self
+            .draft
+            .report
+            .calls
+            .iter()
+            .find(|c| c.id == refresh.change)
+        else {
+            return ControlFlow::Continue(false);
+        };
+        let Some(step) = self
+            .steps
+            .get(&made.step)
+            .map(|s| super::confirm::afresh(s, made, super::confirm::MORE))
+        else {
+            return ControlFlow::Continue(false);
+        };
+        self.answers = Some(ErrorAnswer {
+            call: refresh.change,
+            reading: format!(
+                "a change to what the output of {} is made from, before it is asked again",
+                refresh.tool
+            ),
+        });
+        let before = self.draft.report.calls.len();
+        self.step(&step)?;
+        let changed = self
+            .draft
+            .report
+            .calls
+            .get(before..)
+            .and_then(|made| made.iter().find(|c| c.tool == refresh.change_tool))
+            .is_some_and(|c| crate::checks::did_its_job(c) && !c.effects.is_empty());
+        ControlFlow::Continue(changed)
     }
 
     /// One last look at each tool that did nothing, or destroyed nothing,

@@ -50,6 +50,9 @@
 //! - [`late_look`]: once every step has run, a tool that did nothing, or
 //!   destroyed nothing, before another tool changed the store is asked
 //!   once more (a reader too: it reads what changed).
+//! - [`stale_output`]: after the looks, a tool that made or changed
+//!   things and destroyed none is asked again after the audit changed
+//!   what its output is made from, so that its output is replaced.
 //! - [`undo_pairs`]: an undo (`unmerge_cells`, `remove_dependency`) is
 //!   sent what its counterpart's call that did its job sent.
 //! - [`example_shape`]: a value an error shows by example (`must look like
@@ -74,6 +77,7 @@ pub mod scope;
 pub mod search_terms;
 pub mod second_make;
 pub mod second_object;
+pub mod stale_output;
 pub mod store_objects;
 pub mod switches;
 pub mod undo_pairs;
