@@ -431,6 +431,15 @@ impl ToolCues {
         let has = |w: &str| self.text.contains(w);
         let words = words(&self.tool);
         let word = |w: &str| words.iter().any(|x| x == w);
+        // A search over a database's index (`search`: "full-text search
+        // over the local SQLite index") is asked for words, not SQL,
+        // unless its name or text speaks of statements.
+        let searches = ["search", "find", "grep", "lookup", "recall", "locate"]
+            .iter()
+            .any(|w| word(w));
+        if searches && !word("sql") && !word("query") && !has("select") && !has("sql query") {
+            return None;
+        }
         Some(if (has("create") && has("table")) || word("ddl") {
             SqlKind::CreateTable
         } else if has("alter") || has("add column") || (has("modify") && has("schema")) {
@@ -943,6 +952,16 @@ mod tests {
             kind("search_nodes", "Search for nodes in the knowledge graph"),
             None,
             "a search query is not SQL"
+        );
+        assert_eq!(
+            kind("search", "Full-text search over the local SQLite index"),
+            None,
+            "a search over a database's index is asked for words"
+        );
+        assert_eq!(
+            kind("search_rows", "Run a SELECT over the table"),
+            Some(SqlKind::Select),
+            "a search that says it runs statements"
         );
         assert_eq!(
             tool("read_query", unknown.clone(), "Execute SELECT queries").sql_kind("limit"),
