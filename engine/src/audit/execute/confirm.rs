@@ -59,31 +59,24 @@ impl Runner<'_> {
             // the change is made once more, on the values it was sent:
             // without the change the output's bytes are the same, and
             // fresh values would make a new output rather than replace one.
-            if let Some(change) = self.refreshed.get(&id).copied() {
-                let (Some(step), resolved) = (self.steps.get(&step_no).cloned(), as_sent(original))
+            let (step, resolved) = if let Some(change) = self.refreshed.get(&id).copied() {
+                let Some(step) = self.steps.get(&step_no).cloned() else {
+                    continue;
+                };
+                let resolved = as_sent(original);
+                self.change_again(change, id)?;
+                (step, resolved)
+            } else {
+                let Some(step) = self.steps.get(&step_no).map(|s| afresh(s, original, AGAIN))
                 else {
                     continue;
                 };
-                self.change_again(change, id)?;
-                let call = Call {
-                    step: &step,
-                    step_no,
-                    resolved: &resolved,
-                    repeat_of: None,
-                    page_of: None,
-                    confirms: Some(id),
-                    expect: &[],
+                // A step that cannot be resolved again leaves its failure
+                // as observed: unconfirmed, never invented.
+                let Ok(resolved) = resolve(&step, &self.results, &self.pool) else {
+                    continue;
                 };
-                self.call(&call)?;
-                continue;
-            }
-            let Some(step) = self.steps.get(&step_no).map(|s| afresh(s, original, AGAIN)) else {
-                continue;
-            };
-            // A step that cannot be resolved again leaves its failure as
-            // observed: unconfirmed, never invented.
-            let Ok(resolved) = resolve(&step, &self.results, &self.pool) else {
-                continue;
+                (step, resolved)
             };
             let call = Call {
                 step: &step,
