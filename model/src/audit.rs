@@ -182,6 +182,13 @@ pub struct CallRecord {
     /// the session (`set_working_dir`, `use_vault`, `connect`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_after: Option<u32>,
+    /// Set on a call that asks an output again, on the values it was
+    /// sent, after the audit itself changed what it is made from (an
+    /// export after an item was added): the id of that change's call. A
+    /// confirmation of such a call carries the id of the change made
+    /// again before it, and only an effect it shows again confirms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_change: Option<u32>,
     /// Set on a call that tries again after a failed call of the same
     /// tool, with what that failure's text asked for: which call's error it
     /// answers, and what the planner read there (`the flag force`, `valid

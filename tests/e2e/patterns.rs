@@ -392,11 +392,40 @@ fn an_output_asked_again_after_its_input_changed_shows_what_it_replaces() {
         "the change is the add, on a fresh name: {:#}",
         report["calls"]
     );
-    assert!(
-        exports.iter().any(|c| c["confirms"].as_u64() == Some(id)),
-        "the refresh's failure is confirmed: {:#}",
-        report["calls"]
+    assert_eq!(
+        refreshed["after_change"].as_u64(),
+        adds.iter()
+            .find(|c| argument(c, "name")["value"] == "witness-add_item-more")
+            .and_then(|c| c["id"].as_u64()),
+        "the ledger names the change: {refreshed:#}"
     );
-    assert_eq!(verdict(&report, "EFF-02", "export_items"), "fail", "{text}");
+    // Confirmed after the add is made once more, by the export showing
+    // its replace again.
+    let confirmation = exports
+        .iter()
+        .find(|c| c["confirms"].as_u64() == Some(id))
+        .unwrap_or_else(|| panic!("the refresh is not confirmed: {:#}", report["calls"]));
+    let remade = adds
+        .iter()
+        .find(|c| argument(c, "name")["value"] == "witness-add_item-more-anew")
+        .unwrap_or_else(|| panic!("the change is not made again: {:#}", report["calls"]));
+    assert!(remade["id"].as_u64() < confirmation["id"].as_u64());
+    assert_eq!(confirmation["after_change"], remade["id"]);
+    let check = report["checks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["id"] == "EFF-02" && c["tool"] == "export_items")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(check["verdict"], "fail", "{text}");
+    assert!(
+        check["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("confirmed by call")),
+        "{check:#}"
+    );
+    // The add that was made again only made things.
+    assert_eq!(verdict(&report, "EFF-02", "add_item"), "pass", "{text}");
     assert_eq!(code, 1, "{text}");
 }

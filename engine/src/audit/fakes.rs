@@ -247,6 +247,7 @@ pub(super) fn call(
         repeat_of: None,
         page_of: None,
         retry_after: None,
+        after_change: None,
         answers: None,
         confirms: None,
         expect: Vec::new(),

@@ -20,7 +20,10 @@
 //!    tool writes objects of that kind).
 //!    Otherwise — fresh values that changed nothing, or
 //!    objects that proved to be background — the effect was not
-//!    reproduced: `untestable`.
+//!    reproduced: `untestable`. An output asked again after a change
+//!    the audit made (`after_change`) is confirmed only by an effect its
+//!    confirmation shows again, after the change is made again: that
+//!    repeat can redo what was done.
 //!
 //! A failure with no confirmation call (`--no-confirm`, or a server that
 //! could not be asked again) stands as observed; the report says whether
@@ -131,6 +134,25 @@ pub(super) fn confirmed(check: &Check, subject: &Subject<'_>, controls: &Control
     let original = first
         .confirms
         .and_then(|id| subject.all.iter().find(|c| c.id == id));
+    // An output asked again after a change the audit made can show its
+    // effect again once the change is made again before its
+    // confirmation: a confirmation that shows nothing then speaks against
+    // the effect, as fresh values that change nothing do (the effect may
+    // have been the change's own write, finished late).
+    if let Some(change) = original.and_then(|o| o.after_change) {
+        let again = first.after_change.filter(|c| *c != change).map_or_else(
+            || "the change could not be made again".to_owned(),
+            |c| format!("after call {c} made the change again"),
+        );
+        return (
+            Verdict::Untestable,
+            format!(
+                "effect not reproduced: call {} asked the output again on the same values, {again}, and it replaced nothing",
+                first.id
+            ),
+            with_confirmations(evidence),
+        );
+    }
     // The same values sent: where each came from (the answer it was read
     // in) does not change what the server was asked.
     let sent = |c: &CallRecord| -> Vec<(String, serde_json::Value)> {

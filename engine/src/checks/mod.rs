@@ -463,6 +463,7 @@ mod tests {
             repeat_of: None,
             page_of: None,
             retry_after: None,
+            after_change: None,
             answers: None,
             confirms: None,
             expect: Vec::new(),
@@ -842,6 +843,81 @@ mod tests {
         let check = judge("n2");
         assert_eq!(check.verdict, Verdict::Fail, "{}", check.reason);
         assert!(check.reason.contains("confirmed by the controls"));
+    }
+
+    #[test]
+    fn an_output_asked_again_after_a_change_is_confirmed_only_by_showing_it_again() {
+        // `export` replaced its file after the audit's change (call 2);
+        // its confirmation, after the change made again (call 4), sends
+        // the same values.
+        let judge = |shown: &[(&str, &str)], remade: Option<u32>| {
+            let tools = [
+                tool("export", json!({"destructiveHint": false})),
+                tool("add", json!({"readOnlyHint": false})),
+            ];
+            let add = call(
+                2,
+                "add",
+                CallStatus::Ok,
+                Provenance::Literal,
+                &[("items/b", "create")],
+            );
+            let mut export = call(
+                3,
+                "export",
+                CallStatus::Ok,
+                Provenance::Literal,
+                &[("export.txt", "update")],
+            );
+            export.after_change = Some(2);
+            let remake = call(
+                4,
+                "add",
+                CallStatus::Ok,
+                Provenance::Literal,
+                &[("items/c", "create")],
+            );
+            let mut again = call(5, "export", CallStatus::Ok, Provenance::Literal, shown);
+            again.confirms = Some(3);
+            again.after_change = remade;
+            evaluate(
+                &tools,
+                &[add, export, remake, again],
+                &[],
+                false,
+                &[],
+                None,
+                Controls::default(),
+            )
+            .into_iter()
+            .find(|c| c.id == CheckId::Eff02 && c.tool == "export")
+            .expect("EFF-02 on export")
+        };
+        let shown = judge(&[("export.txt", "update")], Some(4));
+        assert_eq!(shown.verdict, Verdict::Fail, "{}", shown.reason);
+        assert!(
+            shown.reason.contains("confirmed by call 5"),
+            "{}",
+            shown.reason
+        );
+        // The same values changing nothing is no control here: once the
+        // change is made again, the repeat can redo what was done.
+        let nothing = judge(&[], Some(4));
+        assert_eq!(nothing.verdict, Verdict::Untestable, "{}", nothing.reason);
+        assert!(
+            nothing
+                .reason
+                .contains("after call 4 made the change again"),
+            "{}",
+            nothing.reason
+        );
+        let unmade = judge(&[], Some(2));
+        assert_eq!(unmade.verdict, Verdict::Untestable);
+        assert!(
+            unmade.reason.contains("could not be made again"),
+            "{}",
+            unmade.reason
+        );
     }
 
     #[test]

@@ -437,7 +437,18 @@ impl ToolCues {
         let searches = ["search", "find", "grep", "lookup", "recall", "locate"]
             .iter()
             .any(|w| word(w));
-        if searches && !word("sql") && !word("query") && !has("select") && !has("sql query") {
+        let says = |w: &str| {
+            self.text
+                .split(|c: char| !c.is_ascii_alphanumeric())
+                .any(|t| t == w)
+        };
+        if searches
+            && flat == "query"
+            && !word("sql")
+            && !word("query")
+            && !says("select")
+            && !has("sql query")
+        {
             return None;
         }
         Some(if (has("create") && has("table")) || word("ddl") {

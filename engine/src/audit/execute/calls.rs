@@ -104,6 +104,9 @@ pub(super) struct Runner<'a> {
     /// whose step that change asked again: its confirmation makes the
     /// change again first.
     pub(super) refreshed: BTreeMap<u32, u32>,
+    /// For the next call: the change the audit made just before it, when
+    /// the call asks an output again after it.
+    pub(super) after_change: Option<u32>,
     pub(super) context: Context<'a>,
 }
 
@@ -183,6 +186,7 @@ impl<'a> Runner<'a> {
             last_window: None,
             steps: BTreeMap::new(),
             refreshed: BTreeMap::new(),
+            after_change: None,
             context,
         }
     }
@@ -995,6 +999,7 @@ impl<'a> Runner<'a> {
         record.repeat_of = call.repeat_of;
         record.page_of = call.page_of;
         record.retry_after = self.retry_after;
+        record.after_change = self.after_change.take();
         if call.repeat_of.is_none() && call.page_of.is_none() && call.confirms.is_none() {
             record.answers = self.answers.take();
         }
@@ -1244,6 +1249,7 @@ fn record(id: u32, step: u32, tool: &str, outcome: Outcome) -> CallRecord {
         repeat_of: None,
         page_of: None,
         retry_after: None,
+        after_change: None,
         answers: None,
         confirms: None,
         expect: Vec::new(),

@@ -11,10 +11,14 @@
 //! its step resolved anew, so an argument the planner made fresh is fresh
 //! again (a one-shot effect, such as creating a new name, is confirmed on a
 //! fresh object), and like every call it waits for its idle control first.
+//! An output asked again after a change the audit made
+//! ([`crate::plan::strategy::stale_output`]) is confirmed otherwise: the
+//! change is made again first (once a pass, however many outputs chose
+//! it), and the output is sent the very values it was sent.
 //! The checks then hold each failure to its confirmation
 //! ([`crate::checks`]'s `confirm`).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::ControlFlow;
 
 use witness_model::audit::{CallRecord, Provenance, Verdict};
@@ -50,6 +54,9 @@ impl Runner<'_> {
             .filter_map(|c| c.evidence.effects.first().map(|e| e.call))
             .filter(|id| !confirmed.contains(id))
             .collect();
+        // The changes made again in this pass, for the outputs asked again
+        // after them: each once, however many outputs chose it.
+        let mut remade: BTreeMap<u32, Option<u32>> = BTreeMap::new();
         for id in failing {
             let Some(original) = self.draft.report.calls.iter().find(|c| c.id == id) else {
                 continue;
@@ -64,7 +71,19 @@ impl Runner<'_> {
                     continue;
                 };
                 let resolved = as_sent(original);
-                self.change_again(change, id)?;
+                let tool = original.tool.clone();
+                let again = match remade.get(&change) {
+                    Some(again) => *again,
+                    None => {
+                        let again = self.make_change(change, &tool, ANEW)?;
+                        remade.insert(change, again);
+                        again
+                    }
+                };
+                // Judged by what it shows again alone
+                // (`checks::confirm`): a change that could not be made
+                // again leaves an output with nothing to replace.
+                self.after_change = again.or(Some(change));
                 (step, resolved)
             } else {
                 let Some(step) = self.steps.get(&step_no).map(|s| afresh(s, original, AGAIN))
@@ -89,37 +108,6 @@ impl Runner<'_> {
             };
             self.call(&call)?;
         }
-        ControlFlow::Continue(())
-    }
-
-    /// Makes the change of call `change` once more, on names fresh again,
-    /// before the confirmation of `output`, the refreshed output's call.
-    fn change_again(&mut self, change: u32, output: u32) -> ControlFlow<()> {
-        let calls = &self.draft.report.calls;
-        let Some(made) = calls.iter().find(|c| c.id == change) else {
-            return ControlFlow::Continue(());
-        };
-        let suffix = format!("{MORE}{AGAIN}");
-        let Some(step) = self.steps.get(&made.step).map(|s| afresh(s, made, &suffix)) else {
-            return ControlFlow::Continue(());
-        };
-        let Ok(resolved) = resolve(&step, &self.results, &self.pool) else {
-            return ControlFlow::Continue(());
-        };
-        self.answers = Some(witness_model::audit::ErrorAnswer {
-            call: made.id,
-            reading: format!("the change made again before call {output}'s output is confirmed"),
-        });
-        let call = Call {
-            step: &step,
-            step_no: made.step,
-            resolved: &resolved,
-            repeat_of: None,
-            page_of: None,
-            confirms: None,
-            expect: &[],
-        };
-        self.call(&call)?;
         ControlFlow::Continue(())
     }
 }
@@ -147,8 +135,12 @@ const AGAIN: &str = "-again";
 /// ([`crate::plan::strategy::stale_output`]).
 pub(super) const MORE: &str = "-more";
 
-/// `step` with every fresh name made anew (`witness-note` becomes
-/// `witness-note-again`): what the first call made exists now, and a
+/// What the same change, made again before the output's confirmation,
+/// adds instead: a name no confirmation of the change itself makes.
+const ANEW: &str = "-more-anew";
+
+/// `step` with every fresh name made anew, `suffix` added to it
+/// (`witness-note` becomes `witness-note-again`): what the first call made exists now, and a
 /// one-shot effect is only reproduced on a fresh object. The name the
 /// planner invented for the tool counts as fresh wherever `original` (the
 /// call confirmed) sent it, synthesized, to any parameter but content: a rename's

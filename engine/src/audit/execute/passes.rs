@@ -13,6 +13,7 @@ use serde_json::Value;
 use witness_model::audit::{CallRecord, ErrorAnswer, Op};
 
 use super::calls::Runner;
+use super::confirm::MORE;
 use crate::plan::harvest::Pool;
 use crate::plan::{ArgSpec, Plan, PlanStep, resolve, satisfiable};
 
@@ -98,22 +99,22 @@ impl Runner<'_> {
             &crate::plan::takes_away,
             &names_its_own,
         );
-        // The change each refresh chose, once made: whether it changed a
-        // store.
-        let mut changes: BTreeMap<u32, bool> = BTreeMap::new();
+        // The change each refresh chose, once made: its call, when it did
+        // its job and changed a store.
+        let mut changes: BTreeMap<u32, Option<u32>> = BTreeMap::new();
         let mut refreshed = false;
         for refresh in refreshes {
-            let changed = match changes.get(&refresh.change) {
-                Some(changed) => *changed,
+            let made = match changes.get(&refresh.change) {
+                Some(made) => *made,
                 None => {
-                    let changed = self.make_change(&refresh)?;
-                    changes.insert(refresh.change, changed);
-                    changed
+                    let made = self.make_change(refresh.change, &refresh.tool, MORE)?;
+                    changes.insert(refresh.change, made);
+                    made
                 }
             };
-            if !changed {
+            let Some(made) = made else {
                 continue;
-            }
+            };
             let Some(output) = self
                 .draft
                 .report
@@ -135,6 +136,7 @@ impl Runner<'_> {
                 ),
             });
             self.looking = true;
+            self.after_change = Some(made);
             let call = super::calls::Call {
                 step: &step,
                 step_no: refresh.step,
@@ -153,45 +155,48 @@ impl Runner<'_> {
         ControlFlow::Continue(refreshed)
     }
 
-    /// Asks the change a refresh chose again, on fresh names. Gives
-    /// whether it did its job and changed a store.
-    fn make_change(
+    /// Asks call `change` (of another tool than `output`'s) again, its
+    /// fresh names made anew with `suffix`, as a change to what `output`
+    /// is made from. Gives the call made, when it did its job and changed
+    /// a store. A value refused now is no evidence against the harvest:
+    /// the store has changed since, as for a last look.
+    pub(super) fn make_change(
         &mut self,
-        refresh: &crate::plan::strategy::stale_output::Refresh,
-    ) -> ControlFlow<(), bool> {
-        let Some(made) = self
-            .draft
-            .report
-            .calls
-            .iter()
-            .find(|c| c.id == refresh.change)
-        else {
-            return ControlFlow::Continue(false);
+        change: u32,
+        output: &str,
+        suffix: &str,
+    ) -> ControlFlow<(), Option<u32>> {
+        let Some(made) = self.draft.report.calls.iter().find(|c| c.id == change) else {
+            return ControlFlow::Continue(None);
         };
+        let tool = made.tool.clone();
         let Some(step) = self
             .steps
             .get(&made.step)
-            .map(|s| super::confirm::afresh(s, made, super::confirm::MORE))
+            .map(|s| super::confirm::afresh(s, made, suffix))
         else {
-            return ControlFlow::Continue(false);
+            return ControlFlow::Continue(None);
         };
         self.answers = Some(ErrorAnswer {
-            call: refresh.change,
+            call: change,
             reading: format!(
-                "a change to what the output of {} is made from, before it is asked again",
-                refresh.tool
+                "a change to what the output of {output} is made from, before it is asked again"
             ),
         });
         let before = self.draft.report.calls.len();
-        self.step(&step)?;
-        let changed = self
+        self.looking = true;
+        let flow = self.step(&step);
+        self.looking = false;
+        flow?;
+        let made = self
             .draft
             .report
             .calls
             .get(before..)
-            .and_then(|made| made.iter().find(|c| c.tool == refresh.change_tool))
-            .is_some_and(|c| crate::checks::did_its_job(c) && !c.effects.is_empty());
-        ControlFlow::Continue(changed)
+            .and_then(|made| made.iter().find(|c| c.tool == tool))
+            .filter(|c| crate::checks::did_its_job(c) && !c.effects.is_empty())
+            .map(|c| c.id);
+        ControlFlow::Continue(made)
     }
 
     /// One last look at each tool that did nothing, or destroyed nothing,

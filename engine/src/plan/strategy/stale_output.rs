@@ -16,12 +16,16 @@
 //! second note), is asked once more after a change the audit makes: the
 //! latest call of another tool that did its job by making or changing
 //! things, and deleted nothing, is asked again with fresh names (`-more`),
-//! preferring one that was handed a value the output's call was handed
-//! too (the project both name), and one that made something. Its effects
-//! are its own tool's, as any call's; one change serves every output that
-//! chose it. When the output's call is confirmed, the change is made once
-//! more before it, since without it the confirmation only writes the same
-//! bytes again.
+//! preferring one that changed a thing the output's call names (the
+//! document a render was handed), then one handed a value the output's
+//! call was handed too (the project both name), then one that made
+//! something; a change in none of the output's stores, naming nothing it
+//! names, is never chosen. Its effects are its own tool's, as any call's;
+//! one change serves every output that chose it. The output is then sent
+//! the very values it was sent before. When that call is confirmed, the
+//! change is made once more before it (`-more-anew`), since without it
+//! the confirmation only writes the same bytes again, and only an effect
+//! the confirmation shows again confirms (`checks::confirm`).
 //!
 //! Example: `export_project {project, save_to_file: true}` created
 //! `garden.export.json` and its repeat wrote it again unchanged; after
@@ -47,7 +51,7 @@ pub fn names_its_own(step: &PlanStep) -> bool {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refresh {
     pub tool: String,
-    /// The tool's call whose step is asked again: its last that did its
+    /// The tool's call whose values are sent again: its last that did its
     /// job and changed something.
     pub after: u32,
     /// The step number of that call.
@@ -61,8 +65,9 @@ pub struct Refresh {
 
 /// The outputs to ask for again, in the order of their first call, each
 /// with the change to make before it. A refresh and its change are asked
-/// beyond the tools' budgets of calls, as a confirmation is: each asks
-/// again a call that did its job, once. `takes_away` says a tool removes things
+/// whatever calls the tools' budgets have left (they count toward them,
+/// as any call asked for itself does), as a confirmation is: each asks
+/// again a call that did its job, once a refresh. `takes_away` says a tool removes things
 /// (never an output, never a change); `names_its_own` says a call's step
 /// gave the tool a fresh name of a thing of its own (a second call makes a
 /// second thing rather than replacing the first).
