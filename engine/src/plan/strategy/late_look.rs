@@ -57,18 +57,24 @@ pub fn late_looks(
     budget: usize,
     takes_away: &dyn Fn(&str) -> bool,
 ) -> Vec<LateLook> {
+    let mut looks: Vec<LateLook> = planned_tools(calls)
+        .into_iter()
+        .filter_map(|tool| look(calls, tool, budget))
+        .collect();
+    looks.sort_by_key(|l| takes_away(&l.tool));
+    looks
+}
+
+/// The tools the planner shaped calls for (a plan file's carry no form),
+/// in the order of their first call.
+pub(crate) fn planned_tools(calls: &[CallRecord]) -> Vec<&str> {
     let mut tools: Vec<&str> = Vec::new();
     for call in calls {
         if call.form.is_some() && !tools.contains(&call.tool.as_str()) {
             tools.push(&call.tool);
         }
     }
-    let mut looks: Vec<LateLook> = tools
-        .into_iter()
-        .filter_map(|tool| look(calls, tool, budget))
-        .collect();
-    looks.sort_by_key(|l| takes_away(&l.tool));
-    looks
+    tools
 }
 
 fn look(calls: &[CallRecord], tool: &str, budget: usize) -> Option<LateLook> {

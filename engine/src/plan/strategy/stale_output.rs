@@ -67,23 +67,17 @@ pub struct Refresh {
 /// with the change to make before it. A refresh and its change are asked
 /// whatever calls the tools' budgets have left (they count toward them,
 /// as any call asked for itself does), as a confirmation is: each asks
-/// again a call that did its job, once a refresh. `takes_away` says a tool removes things
-/// (never an output, never a change); `names_its_own` says a call's step
-/// gave the tool a fresh name of a thing of its own (a second call makes a
-/// second thing rather than replacing the first).
+/// again a call that did its job, once a refresh. `takes_away` says a
+/// tool removes things (never an output, never a change); `names_its_own`
+/// says a call's step gave the tool a fresh name of a thing of its own (a
+/// second call makes a second thing rather than replacing the first).
 /// Computed once: a refresh never makes another.
 pub fn stale_outputs(
     calls: &[CallRecord],
     takes_away: &dyn Fn(&str) -> bool,
     names_its_own: &dyn Fn(&CallRecord) -> bool,
 ) -> Vec<Refresh> {
-    let mut tools: Vec<&str> = Vec::new();
-    for call in calls {
-        if call.form.is_some() && !tools.contains(&call.tool.as_str()) {
-            tools.push(&call.tool);
-        }
-    }
-    tools
+    super::late_look::planned_tools(calls)
         .into_iter()
         .filter(|tool| !takes_away(tool))
         .filter_map(|tool| refresh(calls, tool, takes_away, names_its_own))
