@@ -1229,9 +1229,8 @@ fn invented_scalars(
     (made, other)
 }
 
-/// A call record with nothing observed yet.
 /// The object of arguments a call sent, as recorded.
-fn sent_object(arguments: &[Argument]) -> Value {
+pub(super) fn sent_object(arguments: &[Argument]) -> Value {
     Value::Object(
         arguments
             .iter()
@@ -1240,6 +1239,7 @@ fn sent_object(arguments: &[Argument]) -> Value {
     )
 }
 
+/// A call record with nothing observed yet.
 fn record(id: u32, step: u32, tool: &str, outcome: Outcome) -> CallRecord {
     CallRecord {
         id,

@@ -116,13 +116,8 @@ impl Runner<'_> {
 /// asks the same again, where resolving its step anew might choose
 /// another value (the thing made last).
 pub(super) fn as_sent(call: &CallRecord) -> Resolved {
-    let arguments: serde_json::Map<String, serde_json::Value> = call
-        .arguments
-        .iter()
-        .map(|a| (a.name.clone(), a.value.clone()))
-        .collect();
     Resolved {
-        arguments: serde_json::Value::Object(arguments),
+        arguments: super::calls::sent_object(&call.arguments),
         recorded: call.arguments.clone(),
         creates: Vec::new(),
     }
