@@ -429,3 +429,37 @@ fn an_output_asked_again_after_its_input_changed_shows_what_it_replaces() {
     assert_eq!(verdict(&report, "EFF-02", "add_item"), "pass", "{text}");
     assert_eq!(code, 1, "{text}");
 }
+
+/// An export of the list the audit had just made, still empty, answers
+/// `{"exported": 0}` and writes nothing even when asked to save; the
+/// next real list (named in `show_lists`' answer) exports its items. The
+/// tool's form that asks to save is then sent that list, not the empty
+/// one, writes `groceries.export.txt`, and the claim that the tool only
+/// reads fails, confirmed on the same list.
+#[test]
+fn the_object_a_tool_did_its_job_on_is_the_one_its_switched_form_gets() {
+    let (code, text, report) = audit_holding("idle", &[("groceries.list", "milk\nbread\n".into())]);
+    let exports = calls_of(&report, "export_copy");
+    let list = |c: &Value| argument(c, "list")["value"].clone();
+    let first = exports
+        .first()
+        .unwrap_or_else(|| panic!("no export: {text}"));
+    assert_eq!(list(first), "witness-make_list", "{:#}", report["calls"]);
+    let next = exports
+        .iter()
+        .find(|c| c["answers"]["call"] == first["id"])
+        .unwrap_or_else(|| panic!("no retry of the idle export: {:#}", report["calls"]));
+    assert_eq!(list(next), "groceries");
+    let saved: Vec<&&Value> = exports
+        .iter()
+        .filter(|c| argument(c, "save_to_file")["value"] == true)
+        .collect();
+    assert!(!saved.is_empty(), "no switched form: {:#}", report["calls"]);
+    assert!(
+        saved.iter().all(|c| list(c) == "groceries"),
+        "every form that saves is sent the list done on: {:#}",
+        report["calls"]
+    );
+    assert_eq!(verdict(&report, "EFF-01", "export_copy"), "fail", "{text}");
+    assert_eq!(code, 1, "{text}");
+}

@@ -213,6 +213,13 @@ impl Pool {
         self.items.iter()
     }
 
+    /// The value equal to `value` the pool still holds, the oldest: how
+    /// an object a call was sent is known to exist still (a deleted
+    /// store object, and a path under it, are dropped).
+    pub fn holding(&self, value: &Value) -> Option<&Harvested> {
+        self.items.iter().find(|h| h.value == *value)
+    }
+
     /// The texts of the answers absorbed, oldest first.
     pub fn texts(&self) -> &[AnswerText] {
         &self.texts

@@ -413,13 +413,16 @@ impl PlanStep {
     }
 
     /// Whether this step asks the tool to make, change or remove
-    /// something: a fresh name or place, or a SQL statement that writes. A
-    /// tool the harvest pass already called is called again in such a step,
-    /// since its reader-shaped call could never have shown a write.
+    /// something: a fresh name or place, a SQL statement that writes, or a
+    /// switch thrown to the side its name says writes (`save_to_file:
+    /// true`, [`strategy::switches`]). A tool the harvest pass already
+    /// called is called again in such a step, since its reader-shaped call
+    /// could never have shown a write.
     pub fn writer_shaped(&self) -> bool {
-        self.args.iter().any(|(_, spec)| match spec {
+        self.args.iter().any(|(name, spec)| match spec {
             ArgSpec::Fresh(_) => true,
             ArgSpec::Sql(kind) => *kind != SqlKind::Select,
+            ArgSpec::Pinned(Value::Bool(on)) => strategy::switches::writing_side(name) == Some(*on),
             _ => false,
         })
     }
@@ -2059,6 +2062,27 @@ mod tests {
             argument(&made, "path").value,
             json!("/jail/stores/fs/tree/witness-create_directory")
         );
+    }
+
+    #[test]
+    fn a_switched_form_of_a_reader_is_asked_again_after_the_harvest() {
+        let mut step = PlanStep {
+            tool: "export_list".into(),
+            args: vec![("list".into(), ArgSpec::Auto(json!("witness")))],
+            ..PlanStep::default()
+        };
+        assert!(!step.writer_shaped());
+        // A switch thrown to the side its name says writes.
+        step.set("save_to_file", ArgSpec::Pinned(json!(true)));
+        assert!(step.writer_shaped());
+        // A rehearsal switch thrown off writes; left on, it does not.
+        let mut rehearsal = step.clone();
+        rehearsal.set("save_to_file", ArgSpec::Pinned(json!(false)));
+        assert!(!rehearsal.writer_shaped());
+        rehearsal.set("dry_run", ArgSpec::Pinned(json!(true)));
+        assert!(!rehearsal.writer_shaped());
+        rehearsal.set("dry_run", ArgSpec::Pinned(json!(false)));
+        assert!(rehearsal.writer_shaped());
     }
 
     #[test]

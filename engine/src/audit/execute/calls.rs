@@ -88,6 +88,10 @@ pub(super) struct Runner<'a> {
     /// root it refused for a parameter and the one it took
     /// ([`crate::plan::strategy::root_lesson`]).
     roots_taught: Vec<crate::plan::strategy::root_lesson::RootLesson>,
+    /// What idle retries taught each tool: the object a call did nothing
+    /// on and the one its retry did its job on
+    /// ([`crate::plan::strategy::idle_lesson`]).
+    idle_taught: Vec<crate::plan::strategy::idle_lesson::IdleLesson>,
     /// Tools a second thing was made for
     /// ([`crate::plan::strategy::second_object`]), each once.
     seconds_made: Vec<String>,
@@ -181,6 +185,7 @@ impl<'a> Runner<'a> {
             called_first: Vec::new(),
             learned: BTreeMap::new(),
             roots_taught: Vec::new(),
+            idle_taught: Vec::new(),
             seconds_made: Vec::new(),
             made_again: Vec::new(),
             last_window: None,
@@ -332,7 +337,9 @@ impl<'a> Runner<'a> {
                 call: first,
                 reading: retry.reading,
             });
+            let before = self.draft.report.calls.len();
             self.step(&retry.step)?;
+            self.learn_idle(first, &retry.step, before);
             return ControlFlow::Continue(());
         }
         if status.is_refusal()
@@ -550,6 +557,33 @@ impl<'a> Runner<'a> {
         }
     }
 
+    /// Keeps what idle retry `retry` of call `idle` (made from the ledger's
+    /// index `from`) taught its tool, when the retry's own call did its
+    /// job: answered without saying it changed nothing, or changed the
+    /// store where the idle call had only changed nothing observed.
+    fn learn_idle(&mut self, idle: u32, retry: &PlanStep, from: usize) {
+        let calls = &self.draft.report.calls;
+        let Some(idle) = calls.iter().find(|c| c.id == idle) else {
+            return;
+        };
+        let said = crate::checks::said_nothing_done(idle).is_some();
+        let done = calls.get(from..).and_then(|made| {
+            made.iter()
+                .find(|c| c.tool == idle.tool && c.asked_for_itself())
+        });
+        if !done.is_some_and(|c| crate::checks::did_its_job(c) && (said || !c.effects.is_empty())) {
+            return;
+        }
+        if let Some(lesson) =
+            crate::plan::strategy::idle_lesson::learnt(&idle.tool, &idle.arguments, retry)
+        {
+            self.idle_taught.retain(|l| {
+                l.tool != lesson.tool || l.param != lesson.param || l.idle != lesson.idle
+            });
+            self.idle_taught.push(lesson);
+        }
+    }
+
     /// `step` with what errors taught its tool ([`Self::learn`]), where
     /// the step still sends a value the audit invented (or leaves the
     /// parameter out): a form's own choice (a pinned operation, a fresh
@@ -568,6 +602,15 @@ impl<'a> Runner<'a> {
                 &mut taught,
                 &resolved.arguments,
                 &self.roots_taught,
+            );
+        }
+        if self.idle_taught.iter().any(|l| l.tool == step.tool)
+            && let Ok(resolved) = resolve(&taught, &self.results, &self.pool)
+        {
+            changed |= crate::plan::strategy::idle_lesson::apply(
+                &mut taught,
+                &resolved.arguments,
+                &self.idle_taught,
             );
         }
         let Some(learned) = self.learned.get(&step.tool) else {

@@ -86,10 +86,11 @@ impl Runner<'_> {
                 self.after_change = again.or(Some(change));
                 (step, resolved)
             } else {
-                let Some(step) = self.steps.get(&step_no).map(|s| afresh(s, original, AGAIN))
+                let Some(mut step) = self.steps.get(&step_no).map(|s| afresh(s, original, AGAIN))
                 else {
                     continue;
                 };
+                on_the_same_objects(&mut step, original, &self.pool);
                 // A step that cannot be resolved again leaves its failure
                 // as observed: unconfirmed, never invented.
                 let Ok(resolved) = resolve(&step, &self.results, &self.pool) else {
@@ -123,6 +124,34 @@ pub(super) fn as_sent(call: &CallRecord) -> Resolved {
     }
 }
 
+/// Gives `step` the real objects `original` was sent, for each parameter
+/// the pool fills, where the pool still holds the object: resolved anew,
+/// the pool would hand the object made last (an empty list the audit
+/// made since), on which the effect being confirmed cannot show again.
+/// An object taken away since (a deleted file) is no longer held, and
+/// its parameter is filled anew.
+fn on_the_same_objects(
+    step: &mut PlanStep,
+    original: &CallRecord,
+    pool: &crate::plan::harvest::Pool,
+) {
+    for (name, spec) in &mut step.args {
+        if !matches!(spec, ArgSpec::Auto(_) | ArgSpec::IfReal(_)) {
+            continue;
+        }
+        let Some(sent) = original
+            .arguments
+            .iter()
+            .find(|a| a.name == *name && a.source.is_real())
+        else {
+            continue;
+        };
+        if let Some(held) = pool.holding(&sent.value) {
+            *spec = ArgSpec::Chosen(Box::new(held.clone()));
+        }
+    }
+}
+
 /// What a confirmation adds to a fresh name.
 const AGAIN: &str = "-again";
 
@@ -140,23 +169,39 @@ const ANEW: &str = "-more-anew";
 /// planner invented for the tool counts as fresh wherever `original` (the
 /// call confirmed) sent it, synthesized, to any parameter but content: a rename's
 /// `new_name` sent again as it was would rename the thing to the name it
-/// already has. Content is left as it was: the same bytes written again
-/// over what they replaced is what a repeat cannot redo.
+/// already has. For a confirmation, content is left as it was: the same
+/// bytes written again over what they replaced is what a repeat cannot
+/// redo. For a change made before an output is asked again (any other
+/// `suffix`), the text the audit invented is made anew too, content
+/// included: a field set again to the value it holds (`license:
+/// witness`) changes nothing the output is made from.
 pub(super) fn afresh(step: &PlanStep, original: &CallRecord, suffix: &str) -> PlanStep {
     let mut step = step.clone();
-    let invented = serde_json::Value::String(crate::plan::synth::fresh_name(&step.tool));
+    let invented = crate::plan::synth::fresh_name(&step.tool);
+    let change = suffix != AGAIN;
     for (name, spec) in &mut step.args {
         if let ArgSpec::Fresh(serde_json::Value::String(fresh)) = spec {
             fresh.push_str(suffix);
             continue;
         }
-        let sent_invented = !crate::plan::synth::is_content(&name.to_ascii_lowercase())
-            && original.arguments.iter().any(|a| {
-                a.name == *name && a.value == invented && a.source == Provenance::Synthesized
-            });
-        if sent_invented {
-            let again = format!("{}{suffix}", crate::plan::synth::fresh_name(&step.tool));
-            *spec = ArgSpec::Synthesized(serde_json::Value::String(again));
+        let Some(text) = original
+            .arguments
+            .iter()
+            .find(|a| a.name == *name && a.source == Provenance::Synthesized)
+            .and_then(|a| a.value.as_str())
+        else {
+            continue;
+        };
+        let renames =
+            text == invented && !crate::plan::synth::is_content(&name.to_ascii_lowercase());
+        // Text the audit made up, not a value the schema pins, SQL, or
+        // JSON written into a string, which a suffix would break.
+        let rewrites = change
+            && matches!(spec, ArgSpec::Synthesized(_) | ArgSpec::Auto(_))
+            && text.contains("witness")
+            && !text.trim_start().starts_with(['[', '{']);
+        if renames || rewrites {
+            *spec = ArgSpec::Synthesized(serde_json::Value::String(format!("{text}{suffix}")));
         }
     }
     step
@@ -242,5 +287,72 @@ mod tests {
         assert_eq!(again.args[2].1, step.args[2].1);
         // Content that happens to be the invented name is content.
         assert_eq!(again.args[3].1, step.args[3].1);
+    }
+
+    #[test]
+    fn a_confirmation_is_sent_the_real_objects_its_call_was_sent_while_they_exist() {
+        let mut pool = crate::plan::harvest::Pool::default();
+        pool.absorb(
+            "show_lists",
+            1,
+            &json!({"structuredContent": {"lists": [{"name": "groceries"}]}}),
+        );
+        // Made since: the pool would hand it first.
+        pool.created("make_list", 2, "list", &json!("witness-make_list"), None);
+        let step = PlanStep {
+            tool: "export_list".into(),
+            args: vec![
+                ("list".into(), ArgSpec::Auto(json!("witness"))),
+                ("note".into(), ArgSpec::Auto(json!("witness"))),
+                ("save".into(), ArgSpec::Pinned(json!(true))),
+            ],
+            ..PlanStep::default()
+        };
+        let mut original = sent(&[("list", "groceries"), ("note", "gone")]);
+        for argument in &mut original.arguments {
+            argument.source = Provenance::Harvested;
+        }
+        let mut again = step.clone();
+        on_the_same_objects(&mut again, &original, &pool);
+        assert!(
+            matches!(&again.args[0].1, ArgSpec::Chosen(h) if h.value == json!("groceries")),
+            "{:?}",
+            again.args[0]
+        );
+        // Not held any more: filled anew; a pinned value stays.
+        assert_eq!(again.args[1].1, step.args[1].1);
+        assert_eq!(again.args[2].1, step.args[2].1);
+    }
+
+    #[test]
+    fn a_change_made_for_an_output_writes_new_text_where_a_confirmation_keeps_it() {
+        let step = PlanStep {
+            tool: "bulk_update_metadata".into(),
+            args: vec![
+                ("field".into(), ArgSpec::Pinned(json!("license"))),
+                ("value".into(), ArgSpec::Synthesized(json!("witness"))),
+                ("items".into(), ArgSpec::Synthesized(json!("[\"witness\"]"))),
+                ("when".into(), ArgSpec::Synthesized(json!("2024-01-01"))),
+            ],
+            ..PlanStep::default()
+        };
+        let original = sent(&[
+            ("field", "license"),
+            ("value", "witness"),
+            ("items", "[\"witness\"]"),
+            ("when", "2024-01-01"),
+        ]);
+        let more = afresh(&step, &original, MORE);
+        assert_eq!(more.args[1].1, ArgSpec::Synthesized(json!("witness-more")));
+        for kept in [0, 2, 3] {
+            assert_eq!(more.args[kept].1, step.args[kept].1, "argument {kept}");
+        }
+        let anew = afresh(&step, &original, ANEW);
+        assert_eq!(
+            anew.args[1].1,
+            ArgSpec::Synthesized(json!("witness-more-anew"))
+        );
+        // A confirmation sends the same text.
+        assert_eq!(afresh(&step, &original, AGAIN).args[1].1, step.args[1].1);
     }
 }

@@ -17,6 +17,9 @@
 //! - [`root_lesson`]: a store's root the server refused for a parameter
 //!   (`store must not equal workspace root`) is replaced, for every tool,
 //!   by the root a retry got past the refusal with.
+//! - [`idle_lesson`]: the object an idle retry did a tool's job on is
+//!   the one that tool's later forms are sent in place of the object it
+//!   did nothing on.
 //! - [`named_first`]: the tool an error says to call first is called
 //!   first, and the failed step asked again.
 //! - [`existing_folder`]: a value an error says must be an existing
@@ -65,6 +68,7 @@ pub mod example_shape;
 pub mod existing_folder;
 pub mod file_text;
 pub mod front_matter;
+pub mod idle_lesson;
 pub mod late_look;
 pub mod local_urls;
 pub mod named_first;

@@ -1991,6 +1991,16 @@ pub(super) fn next_object<'p>(
         });
     }
     let same = pool.items().find(|h| h.value == *like);
+    // A thing the plan made is known by the key it was sent under, not by
+    // where an answer listed things of its kind: the next one is also
+    // one listed in a collection the parameter names (`list` in `lists`).
+    let word = crate::plan::cues::words(param).pop();
+    let of_kind = |h: &Harvested| {
+        h.collection.as_deref().is_some_and(|c| {
+            word.as_deref()
+                == Some(crate::plan::harvest::singular(&c.to_ascii_lowercase()).as_str())
+        })
+    };
     // A folder a tool moves or deletes is one below a store's root (see
     // `Pool::path`).
     let below_root =
@@ -2002,7 +2012,8 @@ pub(super) fn next_object<'p>(
         }
         (Some(_), None) => false,
         (None, _) => same.map_or(h.key == param, |s| {
-            s.key == h.key && s.collection == h.collection
+            (s.key == h.key && s.collection == h.collection)
+                || (matches!(s.source, Source::Plan) && s.key == h.key && of_kind(h))
         }),
     })
 }
@@ -2900,6 +2911,27 @@ mod tests {
         assert!(
             matches!(spec(&retry, "files"), ArgSpec::Chosen(h) if h.value == json!(["notes.txt"]))
         );
+    }
+
+    #[test]
+    fn a_thing_the_plan_made_that_held_nothing_gives_way_to_one_listed_of_its_kind() {
+        let mut pool = Pool::default();
+        pool.absorb(
+            "show_lists",
+            1,
+            &json!({"structuredContent": {"lists": [{"name": "groceries"}]}}),
+        );
+        pool.created("make_list", 2, "name", &json!("witness-make_list"), None);
+        let st = step("export_copy", &[("list", json!("witness"))]);
+        let made = sent(&[("list", json!("witness-make_list"), Provenance::Harvested)]);
+        let retry = idle(&st, &made, &pool, &[], true).unwrap_or_else(|| panic!("no retry"));
+        assert!(
+            matches!(spec(&retry, "list"), ArgSpec::Chosen(h) if h.value == json!("groceries"))
+        );
+        // A parameter that names another kind is not sent a list.
+        let other = step("export_copy", &[("project", json!("witness"))]);
+        let sent_project = sent(&[("project", json!("witness-make_list"), Provenance::Harvested)]);
+        assert!(idle(&other, &sent_project, &pool, &[], true).is_none());
     }
 
     #[test]

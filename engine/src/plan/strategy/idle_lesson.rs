@@ -1,0 +1,189 @@
+//! **The object a tool did its job on is the one its later forms get.**
+//! A tool handed the first object of its kind often has nothing to do on
+//! it: an export of a project the audit had just made, still empty
+//! (`"exported": 0`), a count of an empty folder. The idle retry
+//! ([`super::read_error::idle`]) then finds the next real object, on which
+//! the call does its job. But the tool's later forms (its switched form
+//! `save_to_file: true`, its overwrite form, a form after a setup call)
+//! are built from the planned step and filled from the pool as the first
+//! call was, so they go back to the empty object: the export is saved
+//! with nothing in it, and a change the audit makes afterwards to what
+//! the output is made from changes nothing the output holds, so the
+//! replace a claim is about is never shown.
+//!
+//! So when an idle retry changed one argument from the object the call
+//! did nothing on to another and that retry did its job (it answered
+//! without saying it changed nothing, or changed the store), every later
+//! call of the same tool that would send the idle object for that
+//! parameter is sent the one the job was done on. Only a value the
+//! planner filled or invented is changed, never one a retry or a form
+//! chose or a plan file gave, and only where the value sent would be the
+//! idle object itself; other tools keep theirs (an empty project is the
+//! right one for a tool that adds to it).
+//!
+//! Example: `export_project {"project": "witness-create_project"}`
+//! answered `{"exported": 0, "data": []}`, its retry `{"project":
+//! "garden-guide"}` exported 3 chunks; the switched form is sent
+//! `{"project": "garden-guide", "save_to_file": true}`, not the empty
+//! project.
+
+use serde_json::Value;
+use witness_model::audit::Argument;
+
+use crate::plan::harvest::Harvested;
+use crate::plan::{ArgSpec, PlanStep};
+
+/// What an idle retry taught one tool: for parameter `param`, the value
+/// the tool did nothing on and the object it did its job on.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IdleLesson {
+    pub tool: String,
+    pub param: String,
+    pub idle: Value,
+    pub done: Harvested,
+}
+
+/// The lesson of idle retry `retry` of `tool`: `idle` is what the call
+/// that did nothing sent. A lesson when the retry chose an object for one
+/// parameter (as [`super::read_error::idle`] does) whose value differs
+/// from what the idle call sent for it. Whether the retry did its job is
+/// the caller's to judge, from the ledger.
+pub fn learnt(tool: &str, idle: &[Argument], retry: &PlanStep) -> Option<IdleLesson> {
+    retry.args.iter().find_map(|(name, spec)| {
+        let ArgSpec::Chosen(done) = spec else {
+            return None;
+        };
+        let then = idle.iter().find(|a| a.name == *name)?;
+        (then.value != done.value).then(|| IdleLesson {
+            tool: tool.to_owned(),
+            param: name.clone(),
+            idle: then.value.clone(),
+            done: (**done).clone(),
+        })
+    })
+}
+
+/// Gives `step` the objects `lessons` taught its tool, for each parameter
+/// whose spec the planner filled or invented and whose value, as
+/// `resolved` (the step's argument object) has it, is the idle one.
+/// Whether it changed `step`.
+pub fn apply(step: &mut PlanStep, resolved: &Value, lessons: &[IdleLesson]) -> bool {
+    let mut changed = false;
+    let tool = step.tool.clone();
+    for lesson in lessons.iter().filter(|l| l.tool == tool) {
+        let filled = step.args.iter().any(|(n, spec)| {
+            *n == lesson.param
+                && matches!(
+                    spec,
+                    ArgSpec::Auto(_) | ArgSpec::Synthesized(_) | ArgSpec::IfReal(_)
+                )
+        });
+        if filled && resolved.get(&lesson.param) == Some(&lesson.idle) {
+            step.set(
+                &lesson.param,
+                ArgSpec::Chosen(Box::new(lesson.done.clone())),
+            );
+            changed = true;
+        }
+    }
+    changed
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use witness_model::audit::Provenance;
+
+    use super::*;
+
+    fn chosen(value: &str) -> ArgSpec {
+        ArgSpec::Chosen(Box::new(Harvested::sent_by(
+            "list_projects",
+            1,
+            "name",
+            json!(value),
+            None,
+        )))
+    }
+
+    fn retry() -> PlanStep {
+        PlanStep {
+            tool: "export_project".into(),
+            args: vec![("project".into(), chosen("garden-guide"))],
+            ..PlanStep::default()
+        }
+    }
+
+    fn lesson() -> IdleLesson {
+        let idle = [super::super::test_support::argument(
+            "project",
+            json!("witness-create_project"),
+            Provenance::Harvested,
+        )];
+        learnt("export_project", &idle, &retry()).unwrap_or_else(|| panic!("no lesson"))
+    }
+
+    #[test]
+    fn a_retry_that_chose_another_object_teaches_it() {
+        let lesson = lesson();
+        assert_eq!(lesson.param, "project");
+        assert_eq!(lesson.idle, json!("witness-create_project"));
+        assert_eq!(lesson.done.value, json!("garden-guide"));
+        // A retry that chose the value already sent teaches nothing.
+        let same = [super::super::test_support::argument(
+            "project",
+            json!("garden-guide"),
+            Provenance::Harvested,
+        )];
+        assert_eq!(learnt("export_project", &same, &retry()), None);
+    }
+
+    #[test]
+    fn a_later_form_of_the_tool_that_would_send_the_idle_object_gets_the_one_done() {
+        let mut switched = PlanStep {
+            tool: "export_project".into(),
+            args: vec![
+                ("project".into(), ArgSpec::Auto(json!("witness"))),
+                ("save_to_file".into(), ArgSpec::Pinned(json!(true))),
+            ],
+            ..PlanStep::default()
+        };
+        let resolved = json!({"project": "witness-create_project", "save_to_file": true});
+        assert!(apply(&mut switched, &resolved, &[lesson()]));
+        match &switched.args[0].1 {
+            ArgSpec::Chosen(h) => assert_eq!(h.value, json!("garden-guide")),
+            other => panic!("expected the object done on, got {other:?}"),
+        }
+        assert_eq!(switched.args[1].1, ArgSpec::Pinned(json!(true)));
+    }
+
+    #[test]
+    fn another_tool_another_value_or_a_chosen_one_is_kept() {
+        // A tool that adds to the empty project keeps it.
+        let mut other_tool = PlanStep {
+            tool: "add_chunk".into(),
+            args: vec![("project".into(), ArgSpec::Auto(json!("witness")))],
+            ..PlanStep::default()
+        };
+        let resolved = json!({"project": "witness-create_project"});
+        assert!(!apply(&mut other_tool, &resolved, &[lesson()]));
+        // The same tool sending another object keeps it.
+        let mut elsewhere = PlanStep {
+            tool: "export_project".into(),
+            args: vec![("project".into(), ArgSpec::Auto(json!("witness")))],
+            ..PlanStep::default()
+        };
+        assert!(!apply(
+            &mut elsewhere,
+            &json!({"project": "shop-faq"}),
+            &[lesson()]
+        ));
+        // A value a form chose stays.
+        let mut picked = PlanStep {
+            tool: "export_project".into(),
+            args: vec![("project".into(), chosen("witness-create_project"))],
+            ..PlanStep::default()
+        };
+        assert!(!apply(&mut picked, &resolved, &[lesson()]));
+    }
+}
