@@ -461,5 +461,11 @@ fn the_object_a_tool_did_its_job_on_is_the_one_its_switched_form_gets() {
         report["calls"]
     );
     assert_eq!(verdict(&report, "EFF-01", "export_copy"), "fail", "{text}");
+    // Confirmed on the list it wrote for, not on the list made since.
+    let confirmation = exports
+        .iter()
+        .find(|c| c["confirms"].is_u64())
+        .unwrap_or_else(|| panic!("no confirmation: {:#}", report["calls"]));
+    assert_eq!(list(confirmation), "groceries", "{confirmation:#}");
     assert_eq!(code, 1, "{text}");
 }

@@ -8,8 +8,9 @@
 //!    (learnt by [`background_key`], possibly after the call was made), the
 //!    failure rests on the server's own activity: `untestable`.
 //! 2. **Confirmation.** The audit repeated the failing call after the
-//!    stores were quiet (with fresh values where the planner makes them),
-//!    recorded with `confirms`. The failure stands when the same check
+//!    stores were quiet (with fresh values where the planner makes them,
+//!    and the real objects it was sent while they are there), recorded
+//!    with `confirms`. The failure stands when the same check
 //!    fails on the confirmation alone. A repeat with the very same
 //!    arguments cannot redo what is already done (a record already
 //!    deleted, content already overwritten), so when it changed nothing the

@@ -213,9 +213,10 @@ impl Pool {
         self.items.iter()
     }
 
-    /// The value equal to `value` the pool still holds, the oldest: how
-    /// an object a call was sent is known to exist still (a deleted
-    /// store object, and a path under it, are dropped).
+    /// The value equal to `value` the pool still holds, the oldest. A
+    /// store object a call deleted, and a path under it, are no longer
+    /// held; a name or id read from an answer stays held after its thing
+    /// is deleted, so holding it is no proof the thing exists.
     pub fn holding(&self, value: &Value) -> Option<&Harvested> {
         self.items.iter().find(|h| h.value == *value)
     }

@@ -339,7 +339,7 @@ impl<'a> Runner<'a> {
             });
             let before = self.draft.report.calls.len();
             self.step(&retry.step)?;
-            self.learn_idle(first, &retry.step, before);
+            self.learn_idle(first, step, &retry.step, before);
             return ControlFlow::Continue(());
         }
         if status.is_refusal()
@@ -561,27 +561,37 @@ impl<'a> Runner<'a> {
     /// index `from`) taught its tool, when the retry's own call did its
     /// job: answered without saying it changed nothing, or changed the
     /// store where the idle call had only changed nothing observed.
-    fn learn_idle(&mut self, idle: u32, retry: &PlanStep, from: usize) {
+    fn learn_idle(&mut self, idle: u32, planned: &PlanStep, retry: &PlanStep, from: usize) {
         let calls = &self.draft.report.calls;
-        let Some(idle) = calls.iter().find(|c| c.id == idle) else {
+        let Some(record) = calls.iter().find(|c| c.id == idle) else {
             return;
         };
-        let said = crate::checks::said_nothing_done(idle).is_some();
+        let said = crate::checks::said_nothing_done(record).is_some();
         let done = calls.get(from..).and_then(|made| {
             made.iter()
-                .find(|c| c.tool == idle.tool && c.asked_for_itself())
+                .find(|c| c.tool == record.tool && c.asked_for_itself())
         });
         if !done.is_some_and(|c| crate::checks::did_its_job(c) && (said || !c.effects.is_empty())) {
             return;
         }
         if let Some(lesson) =
-            crate::plan::strategy::idle_lesson::learnt(&idle.tool, &idle.arguments, retry)
+            crate::plan::strategy::idle_lesson::learnt(&record.arguments, planned, retry)
         {
             self.idle_taught.retain(|l| {
                 l.tool != lesson.tool || l.param != lesson.param || l.idle != lesson.idle
             });
             self.idle_taught.push(lesson);
         }
+    }
+
+    /// Whether `value` names a thing taken away since it was harvested: a
+    /// call of a tool named to take things away did its job on it.
+    pub(super) fn taken_away(&self, value: &Value) -> bool {
+        self.draft.report.calls.iter().any(|c| {
+            crate::plan::takes_away(&c.tool)
+                && crate::checks::did_its_job(c)
+                && c.arguments.iter().any(|a| a.value == *value)
+        })
     }
 
     /// `step` with what errors taught its tool ([`Self::learn`]), where
@@ -611,6 +621,7 @@ impl<'a> Runner<'a> {
                 &mut taught,
                 &resolved.arguments,
                 &self.idle_taught,
+                &|value| self.taken_away(value),
             );
         }
         let Some(learned) = self.learned.get(&step.tool) else {

@@ -10,7 +10,10 @@
 //! recorded with `confirms`:
 //! its step resolved anew, so an argument the planner made fresh is fresh
 //! again (a one-shot effect, such as creating a new name, is confirmed on a
-//! fresh object), and like every call it waits for its idle control first.
+//! fresh object), while a real object it was sent is sent again as long as
+//! it is there (resolved anew, the pool would hand the object made last,
+//! on which the effect cannot show), and like every call it waits for its
+//! idle control first.
 //! An output asked again after a change the audit made
 //! ([`crate::plan::strategy::stale_output`]) is confirmed otherwise: the
 //! change is made again first (once a pass, however many outputs chose
@@ -90,7 +93,7 @@ impl Runner<'_> {
                 else {
                     continue;
                 };
-                on_the_same_objects(&mut step, original, &self.pool);
+                on_the_same_objects(&mut step, original, &self.pool, &|a| self.gone_since(a));
                 // A step that cannot be resolved again leaves its failure
                 // as observed: unconfirmed, never invented.
                 let Ok(resolved) = resolve(&step, &self.results, &self.pool) else {
@@ -125,15 +128,16 @@ pub(super) fn as_sent(call: &CallRecord) -> Resolved {
 }
 
 /// Gives `step` the real objects `original` was sent, for each parameter
-/// the pool fills, where the pool still holds the object: resolved anew,
-/// the pool would hand the object made last (an empty list the audit
-/// made since), on which the effect being confirmed cannot show again.
-/// An object taken away since (a deleted file) is no longer held, and
-/// its parameter is filled anew.
+/// the pool fills, where the pool still holds the object and it is not
+/// `gone` (deleted or taken away since): resolved anew, the pool would
+/// hand the object made last (an empty list the audit made since), on
+/// which the effect being confirmed cannot show again. An object gone
+/// since is filled anew, as before.
 fn on_the_same_objects(
     step: &mut PlanStep,
     original: &CallRecord,
     pool: &crate::plan::harvest::Pool,
+    gone: &dyn Fn(&witness_model::audit::Argument) -> bool,
 ) {
     for (name, spec) in &mut step.args {
         if !matches!(spec, ArgSpec::Auto(_) | ArgSpec::IfReal(_)) {
@@ -146,9 +150,30 @@ fn on_the_same_objects(
         else {
             continue;
         };
+        if gone(sent) {
+            continue;
+        }
         if let Some(held) = pool.holding(&sent.value) {
             *spec = ArgSpec::Chosen(Box::new(held.clone()));
         }
+    }
+}
+
+impl Runner<'_> {
+    /// Whether what `argument` named is gone since: its store object was
+    /// deleted by a call, or a tool named to take things away did its job
+    /// on its value.
+    fn gone_since(&self, argument: &witness_model::audit::Argument) -> bool {
+        let deleted = argument.object.as_ref().is_some_and(|o| {
+            self.draft.report.calls.iter().any(|c| {
+                c.effects.iter().any(|e| {
+                    e.op == witness_model::audit::Op::Delete
+                        && e.store == o.store
+                        && e.object == o.object
+                })
+            })
+        });
+        deleted || self.taken_away(&argument.value)
     }
 }
 
@@ -174,11 +199,13 @@ const ANEW: &str = "-more-anew";
 /// redo. For a change made before an output is asked again (any other
 /// `suffix`), the text the audit invented is made anew too, content
 /// included: a field set again to the value it holds (`license:
-/// witness`) changes nothing the output is made from.
+/// witness`) changes nothing the output is made from. A path keeps its
+/// text, as a suffix would change its extension or its place.
 pub(super) fn afresh(step: &PlanStep, original: &CallRecord, suffix: &str) -> PlanStep {
     let mut step = step.clone();
     let invented = crate::plan::synth::fresh_name(&step.tool);
     let change = suffix != AGAIN;
+    let step_cues = step.cues.clone();
     for (name, spec) in &mut step.args {
         if let ArgSpec::Fresh(serde_json::Value::String(fresh)) = spec {
             fresh.push_str(suffix);
@@ -198,6 +225,7 @@ pub(super) fn afresh(step: &PlanStep, original: &CallRecord, suffix: &str) -> Pl
         // JSON written into a string, which a suffix would break.
         let rewrites = change
             && matches!(spec, ArgSpec::Synthesized(_) | ArgSpec::Auto(_))
+            && step_cues.path_kind(name).is_none()
             && text.contains("witness")
             && !text.trim_start().starts_with(['[', '{']);
         if renames || rewrites {
@@ -308,12 +336,17 @@ mod tests {
             ],
             ..PlanStep::default()
         };
-        let mut original = sent(&[("list", "groceries"), ("note", "gone")]);
+        let mut original = sent(&[
+            ("list", "groceries"),
+            ("note", "gone"),
+            ("save", "groceries"),
+        ]);
         for argument in &mut original.arguments {
             argument.source = Provenance::Harvested;
         }
         let mut again = step.clone();
-        on_the_same_objects(&mut again, &original, &pool);
+        let never = |_: &witness_model::audit::Argument| false;
+        on_the_same_objects(&mut again, &original, &pool, &never);
         assert!(
             matches!(&again.args[0].1, ArgSpec::Chosen(h) if h.value == json!("groceries")),
             "{:?}",
@@ -322,6 +355,11 @@ mod tests {
         // Not held any more: filled anew; a pinned value stays.
         assert_eq!(again.args[1].1, step.args[1].1);
         assert_eq!(again.args[2].1, step.args[2].1);
+        // Taken away since: filled anew.
+        let mut after = step.clone();
+        let list_gone = |a: &witness_model::audit::Argument| a.name == "list";
+        on_the_same_objects(&mut after, &original, &pool, &list_gone);
+        assert_eq!(after.args[0].1, step.args[0].1);
     }
 
     #[test]
@@ -333,6 +371,10 @@ mod tests {
                 ("value".into(), ArgSpec::Synthesized(json!("witness"))),
                 ("items".into(), ArgSpec::Synthesized(json!("[\"witness\"]"))),
                 ("when".into(), ArgSpec::Synthesized(json!("2024-01-01"))),
+                (
+                    "file_path".into(),
+                    ArgSpec::Synthesized(json!("/j/witness.md")),
+                ),
             ],
             ..PlanStep::default()
         };
@@ -341,10 +383,11 @@ mod tests {
             ("value", "witness"),
             ("items", "[\"witness\"]"),
             ("when", "2024-01-01"),
+            ("file_path", "/j/witness.md"),
         ]);
         let more = afresh(&step, &original, MORE);
         assert_eq!(more.args[1].1, ArgSpec::Synthesized(json!("witness-more")));
-        for kept in [0, 2, 3] {
+        for kept in [0, 2, 3, 4] {
             assert_eq!(more.args[kept].1, step.args[kept].1, "argument {kept}");
         }
         let anew = afresh(&step, &original, ANEW);

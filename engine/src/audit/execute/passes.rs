@@ -58,7 +58,8 @@ impl Runner<'_> {
             let step = steps[index].clone();
             index += 1;
             let retried = index <= retries_end;
-            if !retried && harvested.contains(&step.tool) && !step.writer_shaped() {
+            let asked_alike = !step.writer_shaped() || plan.steps[..plan.harvest].contains(&step);
+            if !retried && harvested.contains(&step.tool) && asked_alike {
                 // Already called in the harvest pass, and asked the same way.
                 continue;
             }

@@ -43,19 +43,24 @@ pub struct IdleLesson {
     pub done: Harvested,
 }
 
-/// The lesson of idle retry `retry` of `tool`: `idle` is what the call
-/// that did nothing sent. A lesson when the retry chose an object for one
-/// parameter (as [`super::read_error::idle`] does) whose value differs
-/// from what the idle call sent for it. Whether the retry did its job is
-/// the caller's to judge, from the ledger.
-pub fn learnt(tool: &str, idle: &[Argument], retry: &PlanStep) -> Option<IdleLesson> {
+/// The lesson of idle retry `retry` of `planned` (the step whose call did
+/// nothing; `idle` is what that call sent). A lesson when the retry chose
+/// an object for the one parameter it changed (as
+/// [`super::read_error::idle`] does) whose value differs from what the
+/// idle call sent for it: a value the step had chosen already is no
+/// lesson. Whether the retry did its job is the caller's to judge, from
+/// the ledger.
+pub fn learnt(idle: &[Argument], planned: &PlanStep, retry: &PlanStep) -> Option<IdleLesson> {
     retry.args.iter().find_map(|(name, spec)| {
         let ArgSpec::Chosen(done) = spec else {
             return None;
         };
+        if planned.args.iter().any(|(n, s)| n == name && s == spec) {
+            return None;
+        }
         let then = idle.iter().find(|a| a.name == *name)?;
         (then.value != done.value).then(|| IdleLesson {
-            tool: tool.to_owned(),
+            tool: retry.tool.clone(),
             param: name.clone(),
             idle: then.value.clone(),
             done: (**done).clone(),
@@ -65,9 +70,15 @@ pub fn learnt(tool: &str, idle: &[Argument], retry: &PlanStep) -> Option<IdleLes
 
 /// Gives `step` the objects `lessons` taught its tool, for each parameter
 /// whose spec the planner filled or invented and whose value, as
-/// `resolved` (the step's argument object) has it, is the idle one.
-/// Whether it changed `step`.
-pub fn apply(step: &mut PlanStep, resolved: &Value, lessons: &[IdleLesson]) -> bool {
+/// `resolved` (the step's argument object) has it, is the idle one, while
+/// the object done on is not `gone` (taken away since: the later form
+/// would only be refused). Whether it changed `step`.
+pub fn apply(
+    step: &mut PlanStep,
+    resolved: &Value,
+    lessons: &[IdleLesson],
+    gone: &dyn Fn(&Value) -> bool,
+) -> bool {
     let mut changed = false;
     let tool = step.tool.clone();
     for lesson in lessons.iter().filter(|l| l.tool == tool) {
@@ -78,7 +89,8 @@ pub fn apply(step: &mut PlanStep, resolved: &Value, lessons: &[IdleLesson]) -> b
                     ArgSpec::Auto(_) | ArgSpec::Synthesized(_) | ArgSpec::IfReal(_)
                 )
         });
-        if filled && resolved.get(&lesson.param) == Some(&lesson.idle) {
+        if filled && resolved.get(&lesson.param) == Some(&lesson.idle) && !gone(&lesson.done.value)
+        {
             step.set(
                 &lesson.param,
                 ArgSpec::Chosen(Box::new(lesson.done.clone())),
@@ -114,13 +126,25 @@ mod tests {
         }
     }
 
+    fn planned() -> PlanStep {
+        PlanStep {
+            tool: "export_project".into(),
+            args: vec![("project".into(), ArgSpec::Auto(json!("witness")))],
+            ..PlanStep::default()
+        }
+    }
+
     fn lesson() -> IdleLesson {
         let idle = [super::super::test_support::argument(
             "project",
             json!("witness-create_project"),
             Provenance::Harvested,
         )];
-        learnt("export_project", &idle, &retry()).unwrap_or_else(|| panic!("no lesson"))
+        learnt(&idle, &planned(), &retry()).unwrap_or_else(|| panic!("no lesson"))
+    }
+
+    fn never(_: &Value) -> bool {
+        false
     }
 
     #[test]
@@ -135,7 +159,14 @@ mod tests {
             json!("garden-guide"),
             Provenance::Harvested,
         )];
-        assert_eq!(learnt("export_project", &same, &retry()), None);
+        assert_eq!(learnt(&same, &planned(), &retry()), None);
+        // A value the step had chosen already is no lesson.
+        let idle = [super::super::test_support::argument(
+            "project",
+            json!("witness-create_project"),
+            Provenance::Harvested,
+        )];
+        assert_eq!(learnt(&idle, &retry(), &retry()), None);
     }
 
     #[test]
@@ -149,12 +180,16 @@ mod tests {
             ..PlanStep::default()
         };
         let resolved = json!({"project": "witness-create_project", "save_to_file": true});
-        assert!(apply(&mut switched, &resolved, &[lesson()]));
+        let mut taken_away = switched.clone();
+        assert!(apply(&mut switched, &resolved, &[lesson()], &never));
         match &switched.args[0].1 {
             ArgSpec::Chosen(h) => assert_eq!(h.value, json!("garden-guide")),
             other => panic!("expected the object done on, got {other:?}"),
         }
         assert_eq!(switched.args[1].1, ArgSpec::Pinned(json!(true)));
+        // Not once the object done on was taken away.
+        let gone = |v: &Value| *v == json!("garden-guide");
+        assert!(!apply(&mut taken_away, &resolved, &[lesson()], &gone));
     }
 
     #[test]
@@ -166,7 +201,7 @@ mod tests {
             ..PlanStep::default()
         };
         let resolved = json!({"project": "witness-create_project"});
-        assert!(!apply(&mut other_tool, &resolved, &[lesson()]));
+        assert!(!apply(&mut other_tool, &resolved, &[lesson()], &never));
         // The same tool sending another object keeps it.
         let mut elsewhere = PlanStep {
             tool: "export_project".into(),
@@ -176,7 +211,8 @@ mod tests {
         assert!(!apply(
             &mut elsewhere,
             &json!({"project": "shop-faq"}),
-            &[lesson()]
+            &[lesson()],
+            &never
         ));
         // A value a form chose stays.
         let mut picked = PlanStep {
@@ -184,6 +220,6 @@ mod tests {
             args: vec![("project".into(), chosen("witness-create_project"))],
             ..PlanStep::default()
         };
-        assert!(!apply(&mut picked, &resolved, &[lesson()]));
+        assert!(!apply(&mut picked, &resolved, &[lesson()], &never));
     }
 }

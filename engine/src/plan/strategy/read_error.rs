@@ -1958,8 +1958,10 @@ fn without_scope(step: &PlanStep, sent: &[Argument], tried: &[Value]) -> Option<
 }
 
 /// Another real object for parameter `param`, of the kind `like` was: a
-/// path of the same shape, or a value found under the same key, newest
-/// answers and the store's objects alike, never one `sent_before`.
+/// path of the same shape, or a value found under the same key (for a
+/// thing the plan made, also one an answer listed in a collection the
+/// parameter names), newest answers and the store's objects alike, never
+/// one `sent_before`.
 pub(super) fn next_object<'p>(
     pool: &'p Pool,
     step: &PlanStep,
