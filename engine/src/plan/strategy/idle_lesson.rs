@@ -82,20 +82,8 @@ pub fn apply(
     let mut changed = false;
     let tool = step.tool.clone();
     for lesson in lessons.iter().filter(|l| l.tool == tool) {
-        let filled = step.args.iter().any(|(n, spec)| {
-            *n == lesson.param
-                && matches!(
-                    spec,
-                    ArgSpec::Auto(_) | ArgSpec::Synthesized(_) | ArgSpec::IfReal(_)
-                )
-        });
-        if filled && resolved.get(&lesson.param) == Some(&lesson.idle) && !gone(&lesson.done.value)
-        {
-            step.set(
-                &lesson.param,
-                ArgSpec::Chosen(Box::new(lesson.done.clone())),
-            );
-            changed = true;
+        if !gone(&lesson.done.value) {
+            changed |= super::teach(step, resolved, &lesson.param, &lesson.idle, &lesson.done);
         }
     }
     changed

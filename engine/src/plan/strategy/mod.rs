@@ -117,6 +117,33 @@ pub(crate) fn names_param(text: &str, param: &str) -> bool {
     })
 }
 
+/// Sends `taught` for parameter `param` of `step` where the planner fills
+/// or invents it (never a value a form or a retry chose, the schema pins
+/// or a plan file gives) and, as `resolved` (the step's argument object)
+/// has it, it would be `was`: how a lesson is applied. Whether it changed
+/// `step`.
+pub(crate) fn teach(
+    step: &mut crate::plan::PlanStep,
+    resolved: &serde_json::Value,
+    param: &str,
+    was: &serde_json::Value,
+    taught: &crate::plan::harvest::Harvested,
+) -> bool {
+    use crate::plan::ArgSpec;
+    let filled = step.args.iter().any(|(n, spec)| {
+        n == param
+            && matches!(
+                spec,
+                ArgSpec::Auto(_) | ArgSpec::Synthesized(_) | ArgSpec::IfReal(_)
+            )
+    });
+    if !filled || resolved.get(param) != Some(was) {
+        return false;
+    }
+    step.set(param, ArgSpec::Chosen(Box::new(taught.clone())));
+    true
+}
+
 /// What the strategies' tests build their calls from.
 #[cfg(test)]
 pub(crate) mod test_support {

@@ -26,9 +26,9 @@
 use serde_json::Value;
 use witness_model::audit::Argument;
 
+use crate::plan::PlanStep;
 use crate::plan::cues::PathKind;
 use crate::plan::harvest::{Harvested, Pool};
-use crate::plan::{ArgSpec, PlanStep};
 
 /// Words an error about the place a call acts in uses.
 pub(crate) const PLACE_WORDS: [&str; 6] =
@@ -95,20 +95,13 @@ pub fn learnt(
 pub fn apply(step: &mut PlanStep, resolved: &Value, lessons: &[RootLesson]) -> bool {
     let mut changed = false;
     for lesson in lessons {
-        let filled = step.args.iter().any(|(n, spec)| {
-            *n == lesson.param
-                && matches!(
-                    spec,
-                    ArgSpec::Auto(_) | ArgSpec::Synthesized(_) | ArgSpec::IfReal(_)
-                )
-        });
-        if filled && resolved.get(&lesson.param) == Some(&lesson.refused) {
-            step.set(
-                &lesson.param,
-                ArgSpec::Chosen(Box::new(lesson.taken.clone())),
-            );
-            changed = true;
-        }
+        changed |= super::teach(
+            step,
+            resolved,
+            &lesson.param,
+            &lesson.refused,
+            &lesson.taken,
+        );
     }
     changed
 }
@@ -119,6 +112,7 @@ mod tests {
     use witness_model::audit::{Provenance, StoreObject};
 
     use super::*;
+    use crate::plan::ArgSpec;
 
     fn argument(name: &str, value: &str) -> Argument {
         super::super::test_support::argument(name, json!(value), Provenance::Store)
