@@ -187,7 +187,7 @@ fn new_folder_param(flat: &str) -> bool {
 
 /// Bare parameter names of the place a creator writes to: new only when
 /// the creator makes files ([`ToolCues::makes_files`]).
-const FILE_PLACE_PARAMS: [&str; 2] = ["path", "filename"];
+const FILE_PLACE_PARAMS: [&str; 3] = ["path", "filename", "filepath"];
 
 /// Verbs that make a thing whole when the name has no noun (`write`,
 /// `create`): their `path` is the new file.
@@ -812,6 +812,10 @@ mod tests {
         ] {
             assert!(tool(name, write(), "").new_name("path"), "{name}");
         }
+        // A creator's `file_path` is the new file as its `path` is.
+        assert!(tool("create_excel_file", write(), "").new_name("file_path"));
+        assert!(tool("create_excel_file", write(), "").new_name("filePath"));
+        assert!(!tool("append_rows", write(), "").new_name("file_path"));
         // Parts of a file, and anything that appends: the file exists.
         for name in [
             "append_rows",
