@@ -205,8 +205,8 @@ pub(super) fn afresh(step: &PlanStep, original: &CallRecord, suffix: &str) -> Pl
     let mut step = step.clone();
     let invented = crate::plan::synth::fresh_name(&step.tool);
     let change = suffix != AGAIN;
-    let step_cues = step.cues.clone();
-    for (name, spec) in &mut step.args {
+    let PlanStep { args, cues, .. } = &mut step;
+    for (name, spec) in args.iter_mut() {
         if let ArgSpec::Fresh(serde_json::Value::String(fresh)) = spec {
             fresh.push_str(suffix);
             continue;
@@ -225,7 +225,7 @@ pub(super) fn afresh(step: &PlanStep, original: &CallRecord, suffix: &str) -> Pl
         // JSON written into a string, which a suffix would break.
         let rewrites = change
             && matches!(spec, ArgSpec::Synthesized(_) | ArgSpec::Auto(_))
-            && step_cues.path_kind(name).is_none()
+            && cues.path_kind(name).is_none()
             && text.contains("witness")
             && !text.trim_start().starts_with(['[', '{']);
         if renames || rewrites {

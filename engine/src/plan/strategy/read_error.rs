@@ -1992,7 +1992,7 @@ pub(super) fn next_object<'p>(
                 })
         });
     }
-    let same = pool.items().find(|h| h.value == *like);
+    let same = pool.holding(like);
     // A thing the plan made is known by the key it was sent under, not by
     // where an answer listed things of its kind: the next one is also
     // one listed in a collection the parameter names (`list` in `lists`).
