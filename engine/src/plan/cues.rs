@@ -77,6 +77,11 @@ pub struct ToolCues {
     pub speaks_sql: bool,
     /// Its name and description, lowercased (for the kind of SQL it runs).
     pub text: String,
+    /// Path parameters whose own words (the schema's description, or the
+    /// line the tool's text writes about them) say a file or a directory:
+    /// `list_sheets`'s `path: Path to the .xlsx file` is a file, though a
+    /// listing's bare `path` is otherwise a directory.
+    pub described: Vec<(String, PathKind)>,
 }
 
 /// Words in a name that say the tool makes something new. Shared with the
@@ -298,6 +303,7 @@ impl ToolCues {
                 .any(|w| DIR_WORDS.contains(&w.as_str()) || w.starts_with("dir")),
             speaks_sql,
             text,
+            described: described_paths(tool),
         }
     }
 
@@ -321,7 +327,15 @@ impl ToolCues {
         // decided by the tool as a bare `path` is.
         let bare = PATH_PARAMS.contains(&flat.as_str()) || self.new_place(key) || !stem.is_empty();
         let named_format = NAMED_FORMATS.iter().any(|f| flat.ends_with(f)) && flat.len() > 3;
-        if flat.contains("file") || named_format || (bare && !self.dir_tool) {
+        if flat.contains("file") || named_format {
+            return Some(PathKind::File);
+        }
+        // A name that says no kind: the parameter's own words, then the
+        // tool's.
+        if bare && let Some((_, kind)) = self.described.iter().find(|(n, _)| n == key) {
+            return Some(*kind);
+        }
+        if bare && !self.dir_tool {
             return Some(PathKind::File);
         }
         bare.then_some(PathKind::Dir)
@@ -735,6 +749,58 @@ pub(crate) fn is_verb(word: &str) -> bool {
 }
 
 /// `git_create_branch` → `git`, `create`, `branch`; `readFile` → `read`, `file`.
+/// What each parameter of `tool` is said to be, where its words say a
+/// file or a directory (see [`said_kind`]).
+fn described_paths(tool: &ToolEntry) -> Vec<(String, PathKind)> {
+    let text = tool.description.as_deref().unwrap_or("");
+    let Some(properties) = tool
+        .input_schema
+        .as_ref()
+        .and_then(|s| s.get("properties"))
+        .and_then(serde_json::Value::as_object)
+    else {
+        return Vec::new();
+    };
+    properties
+        .iter()
+        .filter_map(|(name, sub)| {
+            let doc = sub
+                .get("description")
+                .and_then(serde_json::Value::as_str)
+                .filter(|d| !d.trim().is_empty())
+                .map(str::to_owned)
+                .or_else(|| crate::plan::synth::parameter_doc(text, name))?;
+            said_kind(&doc).map(|kind| (name.clone(), kind))
+        })
+        .collect()
+}
+
+/// A file or a directory, as a parameter's own words say (`Path to the
+/// .xlsx file`, `Directory to search`): a file when they name a file or a
+/// file format's extension and no folder, a directory when they name a
+/// folder and no file; neither when they say both or none (`a file or a
+/// directory`).
+fn said_kind(doc: &str) -> Option<PathKind> {
+    let lowered = doc.to_lowercase();
+    let said = words(&lowered);
+    // `parent directory must exist` says where the thing goes, not what
+    // it is.
+    let dir = said.iter().enumerate().any(|(at, w)| {
+        matches!(w.as_str(), "directory" | "folder" | "dir")
+            && (at == 0 || said[at - 1] != "parent")
+    });
+    let extension = FILE_TYPES
+        .iter()
+        .flat_map(|(_, extensions)| extensions.iter())
+        .any(|e| lowered.contains(&format!(".{e}")));
+    let file = extension || said.iter().any(|w| w == "file");
+    match (file, dir) {
+        (true, false) => Some(PathKind::File),
+        (false, true) => Some(PathKind::Dir),
+        _ => None,
+    }
+}
+
 pub(crate) fn words(name: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut current = String::new();
@@ -1089,5 +1155,62 @@ mod tests {
         assert_eq!(words("git_create_branch"), ["git", "create", "branch"]);
         assert_eq!(words("readFile"), ["read", "file"]);
         assert_eq!(words("get-env"), ["get", "env"]);
+    }
+
+    fn with_schema(name: &str, schema: serde_json::Value, description: &str) -> ToolCues {
+        let hints = Hints::from_annotations(None);
+        ToolCues::of(&ToolEntry {
+            name: name.into(),
+            title: None,
+            description: Some(description.into()),
+            class: hints.class(),
+            hints,
+            annotations: None,
+            input_schema: Some(schema),
+            execution: None,
+            has_output_schema: false,
+            output_schema: None,
+        })
+    }
+
+    #[test]
+    fn a_path_its_own_words_call_a_file_or_a_folder_is_one() {
+        let path = json!({"properties": {"path": {"type": "string"}}});
+        // A listing's bare path is a folder, unless its words say a file,
+        // in the schema or on the tool's docstring line.
+        let listing = with_schema("list_sheets", path.clone(), "List every sheet.");
+        assert_eq!(listing.path_kind("path"), Some(PathKind::Dir));
+        let docstring = "List every sheet.\n\n    Args:\n        path: Path to the .xlsx file, or the name of a preloaded one.";
+        let sheets = with_schema("list_sheets", path.clone(), docstring);
+        assert_eq!(sheets.path_kind("path"), Some(PathKind::File));
+        let described = json!({"properties": {"path": {"type": "string", "description": "The file to search"}}});
+        assert_eq!(
+            with_schema("search_in", described, "").path_kind("path"),
+            Some(PathKind::File)
+        );
+        // A writer's path said to be a folder is one.
+        let folder = json!({"properties": {"path": {"type": "string", "description": "Folder the note goes in"}}});
+        assert_eq!(
+            with_schema("update_note", folder, "").path_kind("path"),
+            Some(PathKind::Dir)
+        );
+        // A name that says a file is one, whatever its words add; the
+        // parent folder a place needs is not what the place is.
+        let place = json!({"properties": {
+            "file_path": {"type": "string", "description": "Output folder"},
+            "path": {"type": "string", "description": "Destination path; parent directory must exist"}}});
+        let maker = with_schema("create_note", place, "");
+        assert_eq!(maker.path_kind("file_path"), Some(PathKind::File));
+        assert_eq!(maker.path_kind("path"), Some(PathKind::File));
+        // Words that say both, or a parameter that is no path, change nothing.
+        let both = json!({"properties": {
+            "path": {"type": "string", "description": "A file or directory"},
+            "content": {"type": "string", "description": "Text of the file"}}});
+        let either = with_schema("list_entries", both.clone(), "");
+        assert_eq!(either.path_kind("path"), Some(PathKind::Dir));
+        assert_eq!(
+            with_schema("write_note", both, "").path_kind("content"),
+            None
+        );
     }
 }

@@ -52,6 +52,10 @@ pub fn seeds(stores: &[JailedStore], present: &[(&str, &str)]) -> (Vec<Harvested
                 at(object),
             ));
         }
+        if store.spec.kind == StoreKind::Fs {
+            let objects = present.iter().filter(|(s, _)| *s == name).map(|(_, o)| *o);
+            out.extend(used_ranges(objects, &at));
+        }
     }
     // The branch checked out is offered last among revisions (first in
     // the pool, which takes the newest): a checkout, merge or branch
@@ -87,6 +91,94 @@ pub fn seeds(stores: &[JailedStore], present: &[(&str, &str)]) -> (Vec<Harvested
             ))
     });
     (out, roots)
+}
+
+/// The key under which a sheet's used range is offered: never a
+/// parameter's name, so only a rule that asks for it by this key gets it.
+pub const USED_RANGE: &str = "used range";
+
+/// Each sheet's used range (`A1:C6`, from its first filled cell's column
+/// and row to its last's), read from the ids of the cells the baseline
+/// holds (`xlsx/budget.xlsx#Q1!C6`), under [`USED_RANGE`], its object the
+/// sheet's first cell. Only a cell's place is read, never its value.
+fn used_ranges<'a>(
+    objects: impl Iterator<Item = &'a str>,
+    at: &dyn Fn(&str) -> StoreObject,
+) -> Vec<Harvested> {
+    // Per sheet (`xlsx/budget.xlsx#Q1`): its first cell's id, and the
+    // columns and rows its cells span.
+    let mut boxes: Vec<(String, String, CellBox)> = Vec::new();
+    for id in objects {
+        if !matches!(id.split_once('/'), Some(("xlsx" | "ods", _))) {
+            continue;
+        }
+        let Some((_, inner)) = content_file(id) else {
+            continue;
+        };
+        let Some((sheet, cell)) = inner.rsplit_once('!') else {
+            continue;
+        };
+        let Some((column, row)) = cell_place(cell) else {
+            continue;
+        };
+        let file_sheet = id.rsplit_once('!').map_or(id, |(fs, _)| fs);
+        match boxes.iter_mut().find(|(fs, _, _)| fs == file_sheet) {
+            Some((_, first, (c0, r0, c1, r1))) => {
+                if (row, column) < (*r0, *c0) {
+                    *first = id.to_owned();
+                }
+                *c0 = (*c0).min(column);
+                *r0 = (*r0).min(row);
+                *c1 = (*c1).max(column);
+                *r1 = (*r1).max(row);
+            }
+            None if !sheet.is_empty() => boxes.push((
+                file_sheet.to_owned(),
+                id.to_owned(),
+                (column, row, column, row),
+            )),
+            None => {}
+        }
+    }
+    boxes
+        .into_iter()
+        .filter(|(_, _, (c0, r0, c1, r1))| c1 > c0 || r1 > r0)
+        .map(|(_, first, (c0, r0, c1, r1))| {
+            let range = format!("{}{r0}:{}{r1}", column_letters(c0), column_letters(c1));
+            Harvested::seeded(USED_RANGE, Value::String(range), at(&first), None)
+        })
+        .collect()
+}
+
+/// First column, first row, last column, last row.
+type CellBox = (u32, u32, u32, u32);
+
+/// `C6` → (3, 6); `None` for anything but one cell (a merged range, a
+/// sheet's own id).
+fn cell_place(cell: &str) -> Option<(u32, u32)> {
+    let split = cell.find(|c: char| c.is_ascii_digit())?;
+    let (letters, digits) = cell.split_at(split);
+    if letters.is_empty() || !letters.chars().all(|c| c.is_ascii_uppercase()) {
+        return None;
+    }
+    if !digits.chars().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let column = letters.chars().try_fold(0u32, |n, c| {
+        n.checked_mul(26)?.checked_add(c as u32 - 'A' as u32 + 1)
+    })?;
+    Some((column, digits.parse().ok()?))
+}
+
+/// 3 → `C`, 28 → `AB`.
+fn column_letters(mut column: u32) -> String {
+    let mut out = Vec::new();
+    while column > 0 {
+        let digit = (column - 1) % 26;
+        out.push(char::from(b'A' + digit as u8));
+        column = (column - 1) / 26;
+    }
+    out.iter().rev().collect()
 }
 
 /// The branch a repository's working tree has checked out, read from its
@@ -527,5 +619,38 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    #[test]
+    fn a_sheets_used_range_runs_from_its_first_filled_cell_to_its_last() {
+        let (seeds, _) = seeds(
+            &[store("sheets", StoreKind::Fs, "/jail/stores/sheets/tree")],
+            &[
+                ("sheets", "file/budget.xlsx"),
+                ("sheets", "xlsx/budget.xlsx#Q1!"),
+                ("sheets", "xlsx/budget.xlsx#Q1!B2"),
+                ("sheets", "xlsx/budget.xlsx#Q1!A1"),
+                ("sheets", "xlsx/budget.xlsx#Q1!AB6"),
+                ("sheets", "xlsx/budget.xlsx#Q1!A1:C1"),
+                ("sheets", "xlsx/budget.xlsx#Q2!A1"),
+            ],
+        );
+        let ranges: Vec<_> = shown(&seeds)
+            .into_iter()
+            .filter(|(key, ..)| key == USED_RANGE)
+            .collect();
+        // Q2 has one cell, which is no range; a merge is no cell.
+        assert_eq!(
+            ranges,
+            vec![(
+                USED_RANGE.to_owned(),
+                json!("A1:AB6"),
+                None,
+                "sheets:xlsx/budget.xlsx#Q1!A1".to_owned()
+            )]
+        );
+        assert_eq!(column_letters(28), "AB");
+        assert_eq!(cell_place("AB6"), Some((28, 6)));
+        assert_eq!(cell_place("A1:C1"), None);
     }
 }

@@ -194,7 +194,7 @@ pub fn with_parameter_docs(schema: &Value, description: &str) -> Option<Value> {
 /// What a tool's description says about parameter `name` on a line of its
 /// own: the rest of the line after `@param name:`, `:param name:`, `name:`,
 /// `name (type):` or `name -`.
-fn parameter_doc(description: &str, name: &str) -> Option<String> {
+pub(crate) fn parameter_doc(description: &str, name: &str) -> Option<String> {
     description.lines().find_map(|line| {
         let line = line.trim().trim_start_matches(['-', '*', ' ']);
         let rest = line

@@ -219,8 +219,14 @@ pub(super) fn afresh(step: &PlanStep, original: &CallRecord, suffix: &str) -> Pl
         else {
             continue;
         };
-        let renames =
-            text == invented && !crate::plan::synth::is_content(&name.to_ascii_lowercase());
+        // The invented name, or the one a change made for an output gave
+        // it: confirming that change sends a name the thing does not have
+        // yet, never the one it was just given.
+        let named = text == invented
+            || [ANEW, MORE]
+                .iter()
+                .any(|made| text.strip_suffix(made) == Some(invented.as_str()));
+        let renames = named && !crate::plan::synth::is_content(&name.to_ascii_lowercase());
         // Text the audit made up, not a value the schema pins, SQL, or
         // JSON written into a string, which a suffix would break.
         let rewrites = change
@@ -397,5 +403,23 @@ mod tests {
         );
         // A confirmation sends the same text.
         assert_eq!(afresh(&step, &original, AGAIN).args[1].1, step.args[1].1);
+    }
+
+    #[test]
+    fn a_confirmation_of_a_change_made_for_an_output_renames_to_a_new_name() {
+        let step = PlanStep {
+            tool: "rename_list".into(),
+            args: vec![(
+                "new_name".into(),
+                ArgSpec::Synthesized(json!("witness-rename_list-more")),
+            )],
+            ..PlanStep::default()
+        };
+        let change = sent(&[("new_name", "witness-rename_list-more")]);
+        let again = afresh(&step, &change, AGAIN);
+        assert_eq!(
+            again.args[0].1,
+            ArgSpec::Synthesized(json!("witness-rename_list-more-again"))
+        );
     }
 }
