@@ -843,15 +843,24 @@ mod tests {
     use super::*;
 
     fn tool(name: &str, annotations: serde_json::Value, description: &str) -> ToolCues {
-        let hints = Hints::from_annotations(Some(&annotations));
+        entry(name, Some(annotations), None, description)
+    }
+
+    fn entry(
+        name: &str,
+        annotations: Option<serde_json::Value>,
+        schema: Option<serde_json::Value>,
+        description: &str,
+    ) -> ToolCues {
+        let hints = Hints::from_annotations(annotations.as_ref());
         ToolCues::of(&ToolEntry {
             name: name.into(),
             title: None,
             description: Some(description.into()),
             class: hints.class(),
             hints,
-            annotations: Some(annotations),
-            input_schema: None,
+            annotations,
+            input_schema: schema,
             execution: None,
             has_output_schema: false,
             output_schema: None,
@@ -1158,19 +1167,7 @@ mod tests {
     }
 
     fn with_schema(name: &str, schema: serde_json::Value, description: &str) -> ToolCues {
-        let hints = Hints::from_annotations(None);
-        ToolCues::of(&ToolEntry {
-            name: name.into(),
-            title: None,
-            description: Some(description.into()),
-            class: hints.class(),
-            hints,
-            annotations: None,
-            input_schema: Some(schema),
-            execution: None,
-            has_output_schema: false,
-            output_schema: None,
-        })
+        entry(name, None, Some(schema), description)
     }
 
     #[test]

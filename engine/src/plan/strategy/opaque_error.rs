@@ -342,10 +342,6 @@ mod tests {
 
     #[test]
     fn a_thing_the_plan_made_gives_way_to_the_stores_own_of_the_file_named() {
-        let object = |o: &str| StoreObject {
-            store: "sheets".into(),
-            object: o.into(),
-        };
         let mut pool = Pool::default();
         pool.seed(
             vec![
@@ -421,16 +417,20 @@ mod tests {
         retry(step, sent, "Error executing tool create_table", pool).is_none()
     }
 
+    /// A workbook's object in the store `sheets`.
+    fn object(id: &str) -> StoreObject {
+        StoreObject {
+            store: "sheets".into(),
+            object: id.into(),
+        }
+    }
+
     fn argument(name: &str, value: Value, source: Provenance) -> Argument {
         super::super::test_support::argument(name, value, source)
     }
 
     #[test]
     fn a_made_up_range_on_a_store_sheet_becomes_the_range_it_fills() {
-        let object = |o: &str| StoreObject {
-            store: "sheets".into(),
-            object: o.into(),
-        };
         let mut pool = Pool::default();
         pool.seed(
             vec![
