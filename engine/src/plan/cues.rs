@@ -748,7 +748,6 @@ pub(crate) fn is_verb(word: &str) -> bool {
     .contains(&word)
 }
 
-/// `git_create_branch` → `git`, `create`, `branch`; `readFile` → `read`, `file`.
 /// What each parameter of `tool` is said to be, where its words say a
 /// file or a directory (see [`said_kind`]).
 fn described_paths(tool: &ToolEntry) -> Vec<(String, PathKind)> {
@@ -801,6 +800,7 @@ fn said_kind(doc: &str) -> Option<PathKind> {
     }
 }
 
+/// `git_create_branch` → `git`, `create`, `branch`; `readFile` → `read`, `file`.
 pub(crate) fn words(name: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut current = String::new();

@@ -93,14 +93,18 @@ pub fn seeds(stores: &[JailedStore], present: &[(&str, &str)]) -> (Vec<Harvested
     (out, roots)
 }
 
-/// The key under which a sheet's used range is offered: never a
-/// parameter's name, so only a rule that asks for it by this key gets it.
+/// The key under which a sheet's used range is offered: a name with a
+/// space, which parameters seldom have, so that in practice only a rule
+/// that asks for it by this key gets it (a lookup by the value alone, as
+/// `Pool::holding`, can still meet it).
 pub const USED_RANGE: &str = "used range";
 
-/// Each sheet's used range (`A1:C6`, from its first filled cell's column
-/// and row to its last's), read from the ids of the cells the baseline
-/// holds (`xlsx/budget.xlsx#Q1!C6`), under [`USED_RANGE`], its object the
-/// sheet's first cell. Only a cell's place is read, never its value.
+/// Each sheet's used range (`A1:C6`, the smallest box holding every
+/// filled cell), read from the ids of the cells the baseline
+/// holds (`xlsx/budget.xlsx#Q1!C6`), under [`USED_RANGE`], its object
+/// one of the sheet's cells (near its top left: the first cell met that
+/// lies above, or level with and left of, every cell met before it).
+/// Only a cell's place is read, never its value.
 fn used_ranges<'a>(
     objects: impl Iterator<Item = &'a str>,
     at: &dyn Fn(&str) -> StoreObject,

@@ -17,8 +17,10 @@
 //! underscores in place of hyphens, every invented value of a parameter
 //! that names an existing thing a real one of the pool, where there is
 //! one, and in place of a thing the plan made, the store's own of the
-//! same parameter (one of the file the call names, where it names one).
-//! When none changes the call, nothing is retried.
+//! same parameter (one of the file the call names, where it names one),
+//! and in place of a range made up from the schema's example on a sheet
+//! the store held, the range that sheet's cells fill. When none changes
+//! the call, nothing is retried.
 //!
 //! Example: `create_table {"sheet": "witness_create_sheet", "table_name":
 //! "witness-create_table", ...}` answered `Error executing tool
